@@ -1,0 +1,167 @@
+"""Drafters: whatever proposes the next few tokens for the target to verify.
+
+The verifier needs only the proposed ids and the distribution q each was drawn from, so any
+proposer fits behind this interface (a smaller model here; prompt lookup or early exit later), as
+in transformers' CandidateGenerator: produce candidates, then learn how many were accepted.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Protocol
+
+import torch
+from transformers import DynamicCache
+
+from specviz.sampling import Sampler
+
+GAMMA_MIN, GAMMA_MAX = 1, 16
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """The tokens a drafter proposes for one cycle."""
+
+    token_ids: torch.Tensor  # (n,) long
+    q_draft: torch.Tensor  # (n, V) float32: the distribution each token was drawn from
+    forwards: int  # forward passes the drafter spent (0 for model-free drafters)
+    seconds: float
+
+
+class Drafter(Protocol):
+    """Proposes candidates for the verifier and adapts to how many were accepted."""
+
+    @property
+    def gamma(self) -> int:
+        """How many tokens the next proposal will hold at most."""
+        ...
+
+    @property
+    def cache_len(self) -> int:
+        """KV entries the drafter holds (0 if it has no cache)."""
+        ...
+
+    def start(self, prompt_ids: torch.Tensor, gamma: int, adaptive: bool) -> float:
+        """Reset for a new prompt (1, T); returns the seconds spent on prefill."""
+        ...
+
+    def propose(self, max_tokens: int, sampler: Sampler) -> Proposal:
+        """Draft up to min(gamma, max_tokens) tokens following the committed context."""
+        ...
+
+    def commit(self, accepted_len: int, next_token: int) -> None:
+        """Keep the first accepted_len proposed tokens, append next_token, adapt gamma."""
+        ...
+
+
+def next_gamma(gamma: int, accepted_len: int, proposed: int) -> int:
+    """transformers' "heuristic" schedule: +2 after a full accept, -1 after any rejection."""
+    if proposed == 0:
+        return gamma
+    if accepted_len == proposed:
+        return min(gamma + 2, GAMMA_MAX)
+    return max(gamma - 1, GAMMA_MIN)
+
+
+def sync(device: torch.device) -> None:
+    """Wait for queued GPU work so that wall-clock timings mean what they say."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def new_cache(model: torch.nn.Module) -> DynamicCache:
+    """A fresh KV cache laid out for the model (sliding-window layers where its config says so)."""
+    return DynamicCache(config=getattr(model, "config", None))
+
+
+@torch.inference_mode()
+def prefill(model: torch.nn.Module, prompt_ids: torch.Tensor, cache: DynamicCache) -> None:
+    """Fill the cache with every prompt token but the last, which the first decode step feeds.
+
+    Holding back one token makes every later step uniform: each forward starts from a token the
+    model has not seen yet, whether that is the prompt's last token or the last one emitted.
+    """
+    if prompt_ids.shape[1] > 1:
+        model(
+            input_ids=prompt_ids[:, :-1],
+            past_key_values=cache,
+            use_cache=True,
+            logits_to_keep=1,
+        )
+
+
+class ModelDrafter:
+    """A small causal LM that drafts autoregressively from its own KV cache."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        self.model = model
+        self.device = next(model.parameters()).device
+        self._cache = new_cache(model)
+        self._gamma = 4
+        self._adaptive = False
+        # Tokens in the committed context that the draft model has not fed yet: the last prompt
+        # token at the start, then the resampled/bonus token (plus the last draft after a full
+        # accept, which was sampled but never fed).
+        self._unseen: list[int] = []
+        self._proposed: list[int] = []
+
+    @property
+    def gamma(self) -> int:
+        return self._gamma
+
+    @property
+    def cache_len(self) -> int:
+        return self._cache.get_seq_length()
+
+    def start(self, prompt_ids: torch.Tensor, gamma: int, adaptive: bool) -> float:
+        began = time.perf_counter()
+        self._cache = new_cache(self.model)
+        self._gamma, self._adaptive = gamma, adaptive
+        prefill(self.model, prompt_ids.to(self.device), self._cache)
+        self._unseen = [int(prompt_ids[0, -1])]
+        self._proposed = []
+        sync(self.device)
+        return time.perf_counter() - began
+
+    @torch.inference_mode()
+    def propose(self, max_tokens: int, sampler: Sampler) -> Proposal:
+        began = time.perf_counter()
+        count = min(self._gamma, max_tokens)
+        feed = torch.tensor([self._unseen], device=self.device)  # (1, 1 or 2)
+        tokens: list[torch.Tensor] = []
+        dists: list[torch.Tensor] = []
+        for _ in range(count):
+            # logits_to_keep=1: the vocabulary projection is a large share of a small model's cost,
+            # and only the last position's distribution is needed.
+            logits = self.model(
+                input_ids=feed,
+                past_key_values=self._cache,
+                use_cache=True,
+                logits_to_keep=1,
+            ).logits[0, -1]  # (V,)
+            dist = sampler.probs(logits)
+            token = sampler.draw(dist)  # stays on the device: no host sync inside the loop
+            tokens.append(token)
+            dists.append(dist)
+            feed = token.view(1, 1)
+        token_ids = torch.stack(tokens) if tokens else torch.empty(0, dtype=torch.long)
+        q_draft = torch.stack(dists) if dists else torch.empty(0, 0)
+        self._proposed = token_ids.tolist()
+        sync(self.device)
+        return Proposal(token_ids, q_draft, count, time.perf_counter() - began)
+
+    def commit(self, accepted_len: int, next_token: int) -> None:
+        proposed = len(self._proposed)
+        if proposed == 0:
+            self._unseen = self._unseen + [next_token]
+        elif accepted_len == proposed:
+            # The last draft token was sampled but never fed; feed it with the bonus next cycle.
+            self._unseen = [self._proposed[-1], next_token]
+        else:
+            # The cache holds the unseen tokens plus drafts 1..n-1; keep drafts 1..accepted_len.
+            self._cache.crop(-(proposed - 1 - accepted_len))
+            self._unseen = [next_token]
+        if self._adaptive:
+            self._gamma = next_gamma(self._gamma, accepted_len, proposed)
+        self._proposed = []

@@ -1,0 +1,173 @@
+"""Plain records that flow from the engine to the UI, CLI and benchmark.
+
+Everything here is a frozen dataclass of Python numbers and strings: no tensors, so a record can be
+rendered, serialised to JSON or compared in a test without torch. Every number the UI shows lives in
+one of these records; the UI never reaches back into the engine for more.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from enum import Enum
+from typing import Any
+
+
+class Origin(str, Enum):
+    """Why a token ended up in the output (or did not)."""
+
+    ACCEPTED = "accepted"  # a draft token that passed the test u < min(1, p/q)
+    REJECTED = "rejected"  # a draft token that failed it; shown, never emitted
+    RESAMPLED = "resampled"  # drawn from norm(max(0, p - q)) at the first rejection
+    BONUS = "bonus"  # drawn from p after all drafted tokens were accepted
+    TARGET = "target"  # plain autoregressive decoding of the target
+
+
+@dataclass(frozen=True)
+class TokenProb:
+    """One bar of a probability chart."""
+
+    token_id: int
+    text: str
+    prob: float
+
+
+@dataclass(frozen=True)
+class DraftToken:
+    """A token the drafter proposed, and the verdict of the target on it."""
+
+    position: int  # 1..γ within the cycle: the draft position the acceptance-by-position chart uses
+    seq_index: int  # index among generated tokens this token would take if accepted (0 = first new)
+    token_id: int
+    text: str  # decoded in the context of everything before it (multi-byte safe)
+    q_draft: float  # q(x): probability the drafter sampled x with (after temperature/top-k/top-p)
+    p_target: float  # p(x): the target's probability of x under the same transform
+    accept_prob: float  # min(1, p/q); in greedy mode 1.0 if x is the target's argmax else 0.0
+    uniform: float | None  # the u ~ U(0, 1) that decided it; None in greedy mode or if untested
+    tested: bool  # positions after the first rejection are never tested
+    accepted: bool
+
+
+@dataclass(frozen=True)
+class EmittedToken:
+    """A token that is part of the output."""
+
+    seq_index: int
+    token_id: int
+    text: str
+    origin: Origin
+    prob: float  # probability of this token under the distribution it was drawn from / tested with
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """Enough of p, q and the residual at the first rejected position to draw a bar chart."""
+
+    position: int  # draft position (1..γ) that was rejected
+    rejected_token: TokenProb  # the drafted token, with its q
+    resampled_token: TokenProb  # the replacement, with its residual probability
+    top_p: tuple[TokenProb, ...]
+    top_q: tuple[TokenProb, ...]
+    top_residual: tuple[TokenProb, ...]  # norm(max(0, p - q)); empty in greedy mode (argmax of p)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Wall-clock seconds spent in one cycle, split by what the time bought."""
+
+    draft_s: float  # drafter forwards (including catching up on the last emitted token)
+    verify_s: float  # the single target forward over the drafted tokens
+    overhead_s: float  # sampling, acceptance test, cache rollback, detokenisation, records
+
+    @property
+    def total_s(self) -> float:
+        return self.draft_s + self.verify_s + self.overhead_s
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Running counters since the start of the run (prefill excluded from the rates)."""
+
+    new_tokens: int
+    target_forwards: int  # forward passes of the target after prefill
+    draft_forwards: int
+    tested_positions: int  # draft positions that were actually tested (stop at first rejection)
+    accepted_positions: int
+    elapsed_s: float  # engine compute time after prefill: sum of cycle timings
+    prefill_s: float
+
+    @property
+    def acceptance_rate(self) -> float:
+        """α: accepted / tested draft positions (untested tails after a rejection do not count)."""
+        return self.accepted_positions / self.tested_positions if self.tested_positions else 0.0
+
+    @property
+    def tokens_per_target_pass(self) -> float:
+        """τ: new tokens per target forward, counting resampled and bonus tokens."""
+        return self.new_tokens / self.target_forwards if self.target_forwards else 0.0
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.new_tokens / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Cycle:
+    """One draft/verify cycle of speculative decoding."""
+
+    index: int  # 0-based cycle number
+    gamma: int  # number of tokens drafted this cycle (may be below the setting near the end/EOS)
+    greedy: bool
+    drafted: tuple[DraftToken, ...]
+    accepted_len: int  # how many drafted tokens were accepted (0..gamma)
+    emitted: tuple[
+        EmittedToken, ...
+    ]  # accepted drafts then the resampled/bonus token, truncated at stop
+    rejection: Rejection | None
+    timing: Timing
+    totals: Totals
+    target_cache_len: int  # KV entries held by the target after rollback
+    draft_cache_len: (
+        int  # KV entries held by the drafter after rollback (0 for model-free drafters)
+    )
+    context_len: int  # prompt + generated tokens so far
+    finished: bool
+    stop_reason: str | None  # "eos" | "max_new_tokens" | None while running
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict, with the derived rates included."""
+        return _with_rates(asdict(self), self.totals)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One token of plain autoregressive decoding of the target (the baseline)."""
+
+    index: int
+    token: EmittedToken
+    time_s: float  # engine time for this token (target forward + sampling)
+    totals: Totals
+    finished: bool
+    stop_reason: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict, with the derived rates included."""
+        return _with_rates(asdict(self), self.totals)
+
+
+def _with_rates(record: dict[str, Any], totals: Totals) -> dict[str, Any]:
+    record["totals"].update(
+        acceptance_rate=totals.acceptance_rate,
+        tokens_per_target_pass=totals.tokens_per_target_pass,
+        tokens_per_s=totals.tokens_per_s,
+    )
+    return _plain(record)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
