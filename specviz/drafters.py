@@ -154,7 +154,7 @@ class ModelDrafter:
     def commit(self, accepted_len: int, next_token: int) -> None:
         proposed = len(self._proposed)
         if proposed == 0:
-            self._unseen = self._unseen + [next_token]
+            self._unseen = [*self._unseen, next_token]
         elif accepted_len == proposed:
             # The last draft token was sampled but never fed; feed it with the bonus next cycle.
             self._unseen = [self._proposed[-1], next_token]

@@ -8,11 +8,11 @@ one of these records; the UI never reaches back into the engine for more.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Any
 
 
-class Origin(str, Enum):
+class Origin(StrEnum):
     """Why a token ended up in the output (or did not)."""
 
     ACCEPTED = "accepted"  # a draft token that passed the test u < min(1, p/q)

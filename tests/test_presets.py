@@ -68,7 +68,7 @@ def shipped_files() -> list[Path]:
 
 
 def test_presets_dir_is_repo_folder() -> None:
-    assert PRESETS_DIR == Path(__file__).resolve().parent.parent / "presets"
+    assert Path(__file__).resolve().parent.parent / "presets" == PRESETS_DIR
     assert len(shipped_files()) >= 5
 
 
@@ -429,7 +429,7 @@ def test_bad_file_in_directory_names_that_file(tmp_path: Path) -> None:
 def test_missing_or_empty_directory(tmp_path: Path) -> None:
     with pytest.raises(PresetError, match="does not exist"):
         load_presets(tmp_path / "missing")
-    with pytest.raises(PresetError, match="no \\*.toml"):
+    with pytest.raises(PresetError, match=r"no \*\.toml"):
         load_presets(tmp_path)
 
 
