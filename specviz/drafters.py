@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import torch
-from transformers import DynamicCache
 
+from specviz.model_steps import device_of, new_cache, prefill, sync
 from specviz.sampling import Sampler
 
 GAMMA_MIN, GAMMA_MAX = 1, 16
@@ -64,39 +64,12 @@ def next_gamma(gamma: int, accepted_len: int, proposed: int) -> int:
     return max(gamma - 1, GAMMA_MIN)
 
 
-def sync(device: torch.device) -> None:
-    """Wait for queued GPU work so that wall-clock timings mean what they say."""
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-def new_cache(model: torch.nn.Module) -> DynamicCache:
-    """A fresh KV cache laid out for the model (sliding-window layers where its config says so)."""
-    return DynamicCache(config=getattr(model, "config", None))
-
-
-@torch.inference_mode()
-def prefill(model: torch.nn.Module, prompt_ids: torch.Tensor, cache: DynamicCache) -> None:
-    """Fill the cache with every prompt token but the last, which the first decode step feeds.
-
-    Holding back one token makes every later step uniform: each forward starts from a token the
-    model has not seen yet, whether that is the prompt's last token or the last one emitted.
-    """
-    if prompt_ids.shape[1] > 1:
-        model(
-            input_ids=prompt_ids[:, :-1],
-            past_key_values=cache,
-            use_cache=True,
-            logits_to_keep=1,
-        )
-
-
 class ModelDrafter:
     """A small causal LM that drafts autoregressively from its own KV cache."""
 
     def __init__(self, model: torch.nn.Module) -> None:
         self.model = model
-        self.device = next(model.parameters()).device
+        self.device = device_of(model)
         self._cache = new_cache(model)
         self._gamma = 4
         self._adaptive = False

@@ -24,7 +24,7 @@ from typing import Protocol
 import torch
 
 from specviz.detok import IncrementalDetokenizer, TokenizerLike
-from specviz.drafters import GAMMA_MAX, GAMMA_MIN, Drafter, new_cache, prefill, sync
+from specviz.drafters import GAMMA_MAX, GAMMA_MIN, Drafter
 from specviz.events import (
     Cycle,
     DraftToken,
@@ -36,6 +36,7 @@ from specviz.events import (
     TokenProb,
     Totals,
 )
+from specviz.model_steps import device_of, new_cache, prefill, sync
 from specviz.sampling import (
     Sampler,
     Verdict,
@@ -106,7 +107,7 @@ class _Run:
             raise ValueError("prompt_ids must have shape (1, T) with T >= 1 (batch size 1)")
         self.pair = pair
         self.settings = settings
-        self.device = next(pair.target.parameters()).device
+        self.device = device_of(pair.target)
         self.prompt_len = prompt_ids.shape[1]
         self.sampler = settings.sampler(self.device)
         self.detok = IncrementalDetokenizer(pair.tokenizer, prompt_ids[0].tolist())

@@ -1,0 +1,146 @@
+"""Shared fixtures: tiny real models for fast tests, the bundled pair for slow ones.
+
+Fast tests never load the bundled pair; slow tests share one loaded pair per session.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"  # tests never touch the network
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import torch
+from transformers import DynamicCache, Qwen2Config, Qwen2ForCausalLM
+
+BYTE_VOCAB = 256
+EOS_ID = 256  # one special token after the 256 byte values
+
+
+class ByteTokenizer:
+    """A real byte-level tokenizer (as in ByT5): id b < 256 is the byte b; 256 is end-of-text.
+
+    Multi-byte UTF-8 characters span several tokens, which is what incremental detokenisation
+    has to get right.
+    """
+
+    eos_token_id = EOS_ID
+
+    def encode(self, text: str) -> list[int]:
+        return list(text.encode("utf-8"))
+
+    def decode(self, token_ids: list[int], skip_special_tokens: bool = False) -> str:
+        data = bytes(i for i in token_ids if i < BYTE_VOCAB)
+        text = data.decode("utf-8", errors="replace")
+        if not skip_special_tokens and EOS_ID in token_ids:
+            text += "</s>"
+        return text
+
+
+@dataclass
+class TinyPair:
+    """What the engine needs of a pair, around tiny in-memory models."""
+
+    draft: torch.nn.Module
+    target: torch.nn.Module
+    tokenizer: ByteTokenizer
+    eos_token_ids: frozenset[int]
+
+
+def tiny_qwen(seed: int, layers: int = 2, dtype: torch.dtype = torch.float32) -> Qwen2ForCausalLM:
+    """A randomly initialised Qwen2 with a byte vocabulary: real attention and KV cache, tiny."""
+    torch.manual_seed(seed)
+    config = Qwen2Config(
+        vocab_size=BYTE_VOCAB + 1,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        eos_token_id=EOS_ID,
+        tie_word_embeddings=False,
+    )
+    model = Qwen2ForCausalLM(config).to(dtype).eval()
+    # Sharpen the output layer so greedy choices are well separated and texts are not uniform noise.
+    with torch.no_grad():
+        model.lm_head.weight.mul_(8.0)
+    return model
+
+
+class MarkovLM(torch.nn.Module):
+    """A language model whose next-token law is a fixed Markov chain: P(next | last token).
+
+    It behaves like a transformers causal LM to the engine (input_ids, a DynamicCache it appends
+    to, logits_to_keep, .logits), so the engine's whole path runs, yet the exact distribution of
+    any continuation is known in closed form.
+    """
+
+    def __init__(self, transition: torch.Tensor) -> None:
+        super().__init__()
+        self.register_buffer("log_transition", transition.double().clamp_min(1e-300).log())
+        self.config = None
+
+    @property
+    def transition(self) -> torch.Tensor:
+        return self.log_transition.exp()
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        past_key_values: DynamicCache | None = None,
+        use_cache: bool = True,
+        logits_to_keep: int = 0,
+    ) -> Any:
+        length = input_ids.shape[1]
+        if past_key_values is not None:
+            # One dummy key/value per position, so cache lengths and cropping are real.
+            dummy = torch.zeros(1, 1, length, 1, dtype=torch.float64)
+            past_key_values.update(dummy, dummy, 0)
+        logits = self.log_transition[input_ids]  # (1, T, V)
+        if logits_to_keep:
+            logits = logits[:, -logits_to_keep:]
+        return SimpleNamespace(logits=logits)
+
+
+def random_transition(vocab: int, seed: int, concentration: float = 1.0) -> torch.Tensor:
+    """A random row-stochastic matrix (rows ~ Dirichlet(concentration))."""
+    generator = torch.Generator().manual_seed(seed)
+    gamma_draws = torch._standard_gamma(
+        torch.full((vocab, vocab), concentration, dtype=torch.float64), generator=generator
+    )
+    return gamma_draws / gamma_draws.sum(dim=1, keepdim=True)
+
+
+@pytest.fixture(scope="session")
+def tiny_pair() -> TinyPair:
+    """Two different tiny Qwen2 models sharing the byte tokenizer."""
+    return TinyPair(tiny_qwen(1), tiny_qwen(2, layers=3), ByteTokenizer(), frozenset({EOS_ID}))
+
+
+@pytest.fixture(scope="session")
+def bundled_pair() -> Iterator[Any]:
+    """The real bundled pair (bfloat16, the preset's int8 draft), loaded once per session."""
+    from specviz.models import ModelCache
+    from specviz.presets import default_preset, load_presets
+
+    cache = ModelCache()
+    yield cache.load_pair(default_preset(load_presets()))
+
+
+@pytest.fixture(scope="session")
+def bundled_pair_fp32() -> Iterator[Any]:
+    """The bundled pair in float32 with an unquantized draft, for exact greedy equality."""
+    from dataclasses import replace
+
+    from specviz.models import ModelCache
+    from specviz.presets import default_preset, load_presets
+
+    preset = replace(default_preset(load_presets()), draft_quantization="none")
+    yield ModelCache().load_pair(preset, dtype="float32")

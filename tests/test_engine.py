@@ -1,0 +1,309 @@
+"""The engine end to end on tiny models: exactness, greedy equality, caches, drafter behaviour."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from dataclasses import dataclass
+
+import pytest
+import torch
+from conftest import EOS_ID, ByteTokenizer, MarkovLM, TinyPair, random_transition, tiny_qwen
+from scipy.stats import chisquare
+
+import specviz.engine
+from specviz.drafters import ModelDrafter, Proposal, next_gamma
+from specviz.engine import GenerationSettings, autoregressive_generate, speculative_generate
+from specviz.events import Cycle, Origin
+from specviz.sampling import Sampler, Verdict, verify_sampled
+
+PROMPT = torch.tensor([list(b"def fib(n):")])
+
+
+def spec_ids(pair: TinyPair, settings: GenerationSettings, drafter=None) -> list[int]:
+    drafter = drafter or ModelDrafter(pair.draft)
+    cycles = list(speculative_generate(pair, PROMPT, settings, drafter))
+    return [token.token_id for cycle in cycles for token in cycle.emitted]
+
+
+def plain_ids(pair: TinyPair, settings: GenerationSettings) -> list[int]:
+    return [step.token.token_id for step in autoregressive_generate(pair, PROMPT, settings)]
+
+
+# -- greedy equality -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("gamma", [1, 3, 8])
+@pytest.mark.parametrize("adaptive", [False, True])
+def test_greedy_speculative_equals_plain_greedy(
+    tiny_pair: TinyPair, gamma: int, adaptive: bool
+) -> None:
+    settings = GenerationSettings(
+        gamma=gamma, adaptive_gamma=adaptive, max_new_tokens=40, stop_on_eos=False
+    )
+    expected = plain_ids(tiny_pair, settings)
+    assert len(expected) == 40
+    assert spec_ids(tiny_pair, settings) == expected
+
+
+def test_greedy_equality_is_a_real_check(tiny_pair: TinyPair) -> None:
+    """A different target gives a different greedy text, so the equality above is not vacuous."""
+    settings = GenerationSettings(max_new_tokens=20, stop_on_eos=False)
+    other = TinyPair(tiny_pair.draft, tiny_qwen(7), tiny_pair.tokenizer, tiny_pair.eos_token_ids)
+    assert plain_ids(other, settings) != plain_ids(tiny_pair, settings)
+
+
+# -- records and caches ----------------------------------------------------------------------
+
+
+def run_cycles(pair: TinyPair, settings: GenerationSettings) -> list[Cycle]:
+    return list(speculative_generate(pair, PROMPT, settings, ModelDrafter(pair.draft)))
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_cache_invariants_after_every_cycle(tiny_pair: TinyPair, temperature: float) -> None:
+    settings = GenerationSettings(
+        gamma=4, temperature=temperature, max_new_tokens=60, stop_on_eos=False
+    )
+    cycles = run_cycles(tiny_pair, settings)
+    assert cycles[-1].totals.new_tokens == 60
+    for cycle in cycles[:-1]:
+        # Everything but the pending token is in the target's cache: rollback cropped exactly the
+        # rejected drafts.
+        assert cycle.target_cache_len == cycle.context_len - 1
+        # The draft has not fed the newest token, nor the last draft after a full accept.
+        unseen = 2 if cycle.accepted_len == cycle.gamma > 0 else 1
+        assert cycle.draft_cache_len == cycle.context_len - unseen
+
+
+@pytest.mark.parametrize("temperature", [0.0, 0.8])
+def test_cycle_records_are_consistent(tiny_pair: TinyPair, temperature: float) -> None:
+    settings = GenerationSettings(
+        gamma=3, temperature=temperature, max_new_tokens=50, stop_on_eos=False, seed=3
+    )
+    cycles = run_cycles(tiny_pair, settings)
+    seq = 0
+    tested = accepted = 0
+    for cycle in cycles:
+        assert [d.position for d in cycle.drafted] == list(range(1, cycle.gamma + 1))
+        assert [d.accepted for d in cycle.drafted] == [
+            i < cycle.accepted_len for i in range(cycle.gamma)
+        ]
+        origins = [t.origin for t in cycle.emitted]
+        assert origins[: cycle.accepted_len] == [Origin.ACCEPTED] * cycle.accepted_len
+        if not cycle.finished:
+            extra = Origin.BONUS if cycle.accepted_len == cycle.gamma else Origin.RESAMPLED
+            assert origins[-1] == extra
+            assert (cycle.rejection is None) == (cycle.accepted_len == cycle.gamma)
+        for token in cycle.emitted:
+            assert token.seq_index == seq
+            seq += 1
+        for draft in cycle.drafted:
+            assert 0.0 <= draft.accept_prob <= 1.0
+            if draft.tested and not cycle.greedy:
+                assert draft.uniform is not None
+                assert draft.accepted == (draft.uniform < draft.accept_prob)
+                assert draft.accept_prob == pytest.approx(
+                    min(1.0, draft.p_target / draft.q_draft), rel=1e-5
+                )
+        tested += min(cycle.accepted_len + 1, cycle.gamma)
+        accepted += cycle.accepted_len
+        assert cycle.timing.draft_s > 0 and cycle.timing.verify_s > 0
+    totals = cycles[-1].totals
+    assert totals.new_tokens == seq == 50
+    assert totals.target_forwards == len(cycles)
+    assert totals.tested_positions == tested and totals.accepted_positions == accepted
+    assert totals.acceptance_rate == pytest.approx(accepted / tested)
+    assert totals.tokens_per_target_pass == pytest.approx(50 / len(cycles))
+    assert totals.draft_forwards == sum(c.gamma for c in cycles)
+    assert cycles[-1].stop_reason == "max_new_tokens"
+    cycles[-1].to_dict()  # JSON-ready
+
+
+def test_rejection_record_has_charts(tiny_pair: TinyPair) -> None:
+    cycles = run_cycles(
+        tiny_pair,
+        GenerationSettings(gamma=4, temperature=1.0, max_new_tokens=40, stop_on_eos=False),
+    )
+    rejected = [c for c in cycles if c.rejection is not None]
+    assert rejected
+    rejection = rejected[0].rejection
+    assert rejection is not None
+    assert rejection.position == rejected[0].accepted_len + 1
+    assert len(rejection.top_p) == len(rejection.top_q) == len(rejection.top_residual) == 10
+    assert rejection.top_p[0].prob >= rejection.top_p[-1].prob
+    resampled = rejected[0].emitted[rejected[0].accepted_len]
+    assert resampled.origin is Origin.RESAMPLED
+    assert rejection.resampled_token.token_id == resampled.token_id
+
+
+def test_stops_at_eos_and_respects_the_budget() -> None:
+    # A chain that always goes to EOS after one step: the run ends with stop_reason "eos".
+    vocab = EOS_ID + 1
+    transition = torch.full((vocab, vocab), 1e-9, dtype=torch.float64)
+    transition[:, ord("x")] = 1.0
+    transition[ord("x"), :] = 1e-9
+    transition[ord("x"), EOS_ID] = 1.0
+    transition /= transition.sum(dim=1, keepdim=True)
+    pair = TinyPair(
+        MarkovLM(transition), MarkovLM(transition), ByteTokenizer(), frozenset({EOS_ID})
+    )
+    cycles = list(
+        speculative_generate(pair, PROMPT, GenerationSettings(gamma=4), ModelDrafter(pair.draft))
+    )
+    assert [t.token_id for c in cycles for t in c.emitted] == [ord("x"), EOS_ID]
+    assert cycles[-1].stop_reason == "eos" and cycles[-1].finished
+    for max_new in (1, 2, 7):
+        settings = GenerationSettings(gamma=5, max_new_tokens=max_new, stop_on_eos=False)
+        assert len(spec_ids(pair, settings)) == max_new
+
+
+def test_multibyte_text_decodes_across_tokens() -> None:
+    """'é' is two byte-tokens; the first must contribute '' and the second 'é'."""
+    vocab = EOS_ID + 1
+    word = list("café".encode())  # c a f 0xC3 0xA9
+    transition = torch.full((vocab, vocab), 1e-12, dtype=torch.float64)
+    for a, b in itertools.pairwise([PROMPT[0, -1].item(), *word, EOS_ID]):
+        transition[a, b] = 1.0
+    transition /= transition.sum(dim=1, keepdim=True)
+    pair = TinyPair(
+        MarkovLM(transition), MarkovLM(transition), ByteTokenizer(), frozenset({EOS_ID})
+    )
+    cycles = list(
+        speculative_generate(pair, PROMPT, GenerationSettings(gamma=2), ModelDrafter(pair.draft))
+    )
+    texts = [t.text for c in cycles for t in c.emitted]
+    assert texts[:5] == ["c", "a", "f", "", "é"]
+    steps = list(autoregressive_generate(pair, PROMPT, GenerationSettings()))
+    assert [s.token.text for s in steps][:5] == ["c", "a", "f", "", "é"]
+
+
+# -- drafter behaviour -----------------------------------------------------------------------
+
+
+def test_target_as_its_own_draft_accepts_everything() -> None:
+    target = tiny_qwen(2, dtype=torch.float64)
+    pair = TinyPair(target, target, ByteTokenizer(), frozenset({EOS_ID}))
+    settings = GenerationSettings(gamma=5, temperature=1.0, max_new_tokens=60, stop_on_eos=False)
+    cycles = list(speculative_generate(pair, PROMPT, settings, ModelDrafter(target)))
+    assert cycles[-1].totals.acceptance_rate == 1.0
+    assert all(c.rejection is None for c in cycles)
+
+
+@dataclass
+class UniformDrafter:
+    """Proposes tokens uniformly at random: the worst sensible draft."""
+
+    vocab: int
+    gamma: int = 4
+    cache_len: int = 0
+
+    def start(self, prompt_ids: torch.Tensor, gamma: int, adaptive: bool) -> float:
+        self.gamma = gamma
+        return 0.0
+
+    def propose(self, max_tokens: int, sampler: Sampler) -> Proposal:
+        count = min(self.gamma, max_tokens)
+        q = torch.full((count, self.vocab), 1.0 / self.vocab)
+        return Proposal(sampler.draw(q), q, 0, 1e-6)
+
+    def commit(self, accepted_len: int, next_token: int) -> None:
+        pass
+
+
+def test_random_draft_accepts_almost_nothing() -> None:
+    vocab = EOS_ID + 1
+    peaked = random_transition(vocab, seed=5, concentration=0.02)
+    pair = TinyPair(MarkovLM(peaked), MarkovLM(peaked), ByteTokenizer(), frozenset({EOS_ID}))
+    settings = GenerationSettings(gamma=4, temperature=1.0, max_new_tokens=200, stop_on_eos=False)
+    cycles = list(speculative_generate(pair, PROMPT, settings, UniformDrafter(vocab)))
+    assert cycles[-1].totals.acceptance_rate < 0.1
+    assert cycles[-1].totals.tested_positions >= 150
+
+
+def test_adaptive_gamma_schedule() -> None:
+    assert next_gamma(5, 5, 5) == 7
+    assert next_gamma(15, 15, 15) == 16
+    assert next_gamma(5, 2, 5) == 4
+    assert next_gamma(1, 0, 1) == 1
+
+
+def test_settings_reject_bad_values() -> None:
+    for bad in (
+        {"gamma": 0},
+        {"gamma": 17},
+        {"top_p": 0.0},
+        {"temperature": -1.0},
+        {"max_new_tokens": 0},
+    ):
+        with pytest.raises(ValueError):
+            GenerationSettings(**bad)  # type: ignore[arg-type]
+
+
+# -- exactness: the whole engine against a known distribution -----------------------------------
+
+CHAIN_VOCAB = 4
+CHAIN_TOKENS = 3  # the test looks at the joint law of the first three generated tokens
+
+
+def chain_pair() -> TinyPair:
+    target = MarkovLM(random_transition(CHAIN_VOCAB, seed=11, concentration=1.0))
+    draft = MarkovLM(random_transition(CHAIN_VOCAB, seed=12, concentration=1.0))
+    return TinyPair(draft, target, ByteTokenizer(), frozenset())
+
+
+def sample_joint(pair: TinyPair, gamma: int, samples: int) -> Counter[tuple[int, ...]]:
+    prompt = torch.tensor([[0, 1]])
+    counts: Counter[tuple[int, ...]] = Counter()
+    for seed in range(samples):
+        settings = GenerationSettings(
+            gamma=gamma, temperature=1.0, max_new_tokens=CHAIN_TOKENS, seed=seed, stop_on_eos=False
+        )
+        cycles = speculative_generate(pair, prompt, settings, ModelDrafter(pair.draft))
+        counts[tuple(t.token_id for c in cycles for t in c.emitted)] += 1
+    return counts
+
+
+def chi_square_p_value(pair: TinyPair, counts: Counter[tuple[int, ...]]) -> float:
+    transition = pair.target.transition  # type: ignore[union-attr]
+    cells = list(itertools.product(range(CHAIN_VOCAB), repeat=CHAIN_TOKENS))
+    expected = []
+    for cell in cells:
+        prob, last = 1.0, 1  # the prompt ends with token 1
+        for token in cell:
+            prob *= float(transition[last, token])
+            last = token
+        expected.append(prob)
+    total = sum(counts.values())
+    observed = [counts[cell] for cell in cells]
+    return float(chisquare(observed, [e * total for e in expected]).pvalue)
+
+
+@pytest.mark.parametrize("gamma", [1, 2, 4])
+def test_speculative_sampling_reproduces_the_target_distribution(gamma: int) -> None:
+    pair = chain_pair()
+    counts = sample_joint(pair, gamma, samples=20_000)
+    assert chi_square_p_value(pair, counts) > 1e-3
+
+
+def wrong_verify(draft_ids, q_draft, p_target, uniforms, sampler) -> Verdict:  # type: ignore[no-untyped-def]
+    """The classic bug: after a rejection, resample from p instead of norm(max(0, p - q))."""
+    verdict = verify_sampled(draft_ids, q_draft, p_target, uniforms, sampler)
+    if verdict.accepted_len < draft_ids.shape[0]:
+        dist = p_target[verdict.accepted_len]
+        return Verdict(
+            verdict.accepted_len,
+            int(sampler.draw(dist)),
+            dist,
+            verdict.accept_probs,
+            verdict.p_at_draft,
+            verdict.q_at_draft,
+        )
+    return verdict
+
+
+def test_negative_control_a_wrong_rule_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(specviz.engine, "verify_sampled", wrong_verify)
+    pair = chain_pair()
+    counts = sample_joint(pair, gamma=2, samples=20_000)
+    assert chi_square_p_value(pair, counts) < 1e-6

@@ -1,0 +1,34 @@
+"""The real app on the bundled pair, launched once per test session and shared by UI tests.
+
+Not a test module: test_ui.py and test_browser.py import ``live_app`` from here (pytest puts
+tests/ on sys.path), and functools.cache makes both get the same server and loaded models.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+
+@functools.cache
+def live_app() -> str:
+    """Load the bundled pair, launch the app on a free localhost port, return its URL."""
+    from specviz.models import ModelCache
+    from specviz.presets import default_preset, load_presets
+    from specviz.ui import build_demo, launch_options
+
+    presets = load_presets()
+    cache = ModelCache()
+    # Load before serving, so a test's first Run measures generation rather than loading.
+    cache.load_pair(default_preset(presets))
+    demo = build_demo(presets, cache)
+    demo.queue()
+    _, url, _ = demo.launch(
+        server_name="127.0.0.1", prevent_thread_lock=True, quiet=True, **launch_options()
+    )
+    atexit.register(demo.close)
+    return str(url)
