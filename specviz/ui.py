@@ -9,6 +9,7 @@ generations at once even after a Stop leaves a cycle finishing in its worker thr
 
 from __future__ import annotations
 
+import inspect
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -91,6 +92,10 @@ class App:
             raise gr.Error(f"Unknown preset {preset_id!r}. Pick one from the list.")
         if not (prompt or "").strip():
             raise gr.Error("The prompt is empty. Type one or click an example.")
+        if any(value is None for value in numbers):
+            raise gr.Error(
+                "A setting is blank. Fill in γ, temperature, top-k, top-p, seed and max new tokens."
+            )
         try:
             settings = GenerationSettings(
                 gamma=int(gamma),
@@ -126,6 +131,8 @@ class App:
             prompt_ids = pair.encode_prompt(inputs.prompt, chat=inputs.chat)
         except ValueError as error:
             raise gr.Error(str(error)) from None
+        if inputs.chat and not getattr(pair.tokenizer, "chat_template", None):
+            gr.Warning("This model has no chat template, so the prompt is sent as raw text.")
         session.key = inputs.key
         session.cycles, session.steps, session.race_done = [], [], False
         session.cycles_iter = speculative_generate(
@@ -134,14 +141,17 @@ class App:
 
     def advance(self, session: Session) -> Cycle | None:
         """One more cycle of the session's run, or None when it is over."""
-        if session.cycles_iter is None:
+        cycles = session.cycles_iter
+        if cycles is None:
             return None
         try:
             with self.engine_lock:
-                cycle = next(session.cycles_iter, None)
+                cycle = next(cycles, None)
         except Exception as error:
             session.cycles_iter = None
             raise gr.Error(_plain_failure("generating", error)) from None
+        if session.cycles_iter is not cycles:
+            return None  # a handler cancelled by Stop finished its cycle after a new run began
         if cycle is None:
             session.cycles_iter = None
             return None
@@ -225,6 +235,15 @@ def build_demo(
                 prompt = gr.Textbox(
                     label="Prompt", lines=3, value=_first_prompt(first), elem_id="sv-prompt"
                 )
+                with gr.Row(elem_classes="sv-run-row"):
+                    run_btn = gr.Button("▶ Run", variant="primary", elem_id="sv-run")
+                    step_btn = gr.Button("⏭ Step", elem_id="sv-step")
+                    stop_btn = gr.Button("■ Stop", variant="stop", elem_id="sv-stop")
+                race = gr.Checkbox(
+                    value=False,
+                    label="Race: afterwards, run plain decoding of the target for comparison",
+                    elem_id="sv-race-toggle",
+                )
                 task = gr.Radio(
                     choices=_tasks(first), value=_tasks(first)[0], label="Examples by task"
                 )
@@ -259,16 +278,13 @@ def build_demo(
                     with gr.Row():
                         seed = gr.Number(value=0, precision=0, label="Seed")
                         max_new = gr.Slider(
-                            1, 512, value=first.max_new_tokens, step=1, label="Max new tokens"
+                            1,
+                            512,
+                            value=first.max_new_tokens,
+                            step=1,
+                            label="Max new tokens",
+                            elem_id="sv-max-new",
                         )
-                race = gr.Checkbox(
-                    value=False,
-                    label="Race: then run plain decoding of the target for comparison",
-                )
-                with gr.Row(elem_classes="sv-run-row"):
-                    run_btn = gr.Button("▶ Run", variant="primary", elem_id="sv-run")
-                    step_btn = gr.Button("⏭ Step", elem_id="sv-step")
-                    stop_btn = gr.Button("■ Stop", variant="stop", elem_id="sv-stop")
             with gr.Column(scale=3):
                 status = gr.HTML(
                     render.status_html("Ready. Pick an example and press Run."), elem_id="sv-status"
@@ -367,16 +383,30 @@ def build_demo(
                 )
             return update
 
-        # Handlers get {component: value} (inputs given as a set) so that gr.Progress, which Gradio
-        # finds among positional parameters, can follow; Gradio requires it as a default value.
+        # Explicit parameters keep the API's argument order fixed, and Gradio finds gr.Progress
+        # only among positional parameters, as a default value.
         def run(
-            values: dict[Any, Any],
+            sess: Session | None,
+            preset_id: str,
+            prompt_text: str,
+            chat_on: bool,
+            gamma_value: float,
+            adaptive_on: bool,
+            temperature_value: float,
+            top_k_value: float,
+            top_p_value: float,
+            seed_value: float,
+            max_new_value: float,
+            race_on: bool,
             progress: gr.Progress = gr.Progress(),  # noqa: B008
         ) -> Iterator[dict[Any, Any]]:
-            inputs = app.inputs(*(values[control] for control in controls))
-            sess = app.prepare(values[session], inputs, progress)
+            inputs = app.inputs(
+                preset_id, prompt_text, chat_on, gamma_value, adaptive_on, temperature_value,
+                top_k_value, top_p_value, seed_value, max_new_value, race_on,
+            )  # fmt: skip
+            sess = app.prepare(sess, inputs, progress)
             if not sess.cycles:
-                yield views(sess, "Running…", charts_too=True) | {
+                yield views(sess, "Running…", charts_too=False) | {
                     race_view: render.race_html([], [])
                 }
             last_chart = time.perf_counter()
@@ -402,11 +432,25 @@ def build_demo(
             yield done
 
         def step(
-            values: dict[Any, Any],
+            sess: Session | None,
+            preset_id: str,
+            prompt_text: str,
+            chat_on: bool,
+            gamma_value: float,
+            adaptive_on: bool,
+            temperature_value: float,
+            top_k_value: float,
+            top_p_value: float,
+            seed_value: float,
+            max_new_value: float,
+            race_on: bool,
             progress: gr.Progress = gr.Progress(),  # noqa: B008
         ) -> dict[Any, Any]:
-            inputs = app.inputs(*(values[control] for control in controls))
-            sess = app.prepare(values[session], inputs, progress)
+            inputs = app.inputs(
+                preset_id, prompt_text, chat_on, gamma_value, adaptive_on, temperature_value,
+                top_k_value, top_p_value, seed_value, max_new_value, race_on,
+            )  # fmt: skip
+            sess = app.prepare(sess, inputs, progress)
             cycle = app.advance(sess)
             if cycle is None or cycle.finished:
                 return views(sess, _done_message(sess), "done", charts_too=True)
@@ -448,8 +492,8 @@ def build_demo(
             }
 
         heavy = {"concurrency_id": ENGINE, "concurrency_limit": 1}
-        run_event = run_btn.click(run, {session, *controls}, outputs, api_name="run", **heavy)
-        step_event = step_btn.click(step, {session, *controls}, outputs, api_name="step", **heavy)
+        run_event = run_btn.click(run, [session, *controls], outputs, api_name="run", **heavy)
+        step_event = step_btn.click(step, [session, *controls], outputs, api_name="step", **heavy)
         replay_event = replay_btn.click(
             replay, session, race_view, api_name="replay", concurrency_limit=None
         )
@@ -525,6 +569,8 @@ def build_demo(
                     pass
             yield _final_text(sess), stats(sess)
 
+        # Resolve the string annotations (from __future__) so the API lists two typed outputs.
+        generate.__signature__ = inspect.signature(generate, eval_str=True)  # type: ignore[attr-defined]
         gr.api(generate, api_name="generate", **heavy)
     return demo
 

@@ -10,7 +10,6 @@ import os
 os.environ["HF_HUB_OFFLINE"] = "1"  # tests never touch the network
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -125,22 +124,16 @@ def tiny_pair() -> TinyPair:
 
 
 @pytest.fixture(scope="session")
-def bundled_pair() -> Iterator[Any]:
-    """The real bundled pair (bfloat16, the preset's int8 draft), loaded once per session."""
+def model_cache() -> Any:
+    """One in-process model cache for the whole session, so the real pair loads once."""
     from specviz.models import ModelCache
-    from specviz.presets import default_preset, load_presets
 
-    cache = ModelCache()
-    yield cache.load_pair(default_preset(load_presets()))
+    return ModelCache()
 
 
 @pytest.fixture(scope="session")
-def bundled_pair_fp32() -> Iterator[Any]:
-    """The bundled pair in float32 with an unquantized draft, for exact greedy equality."""
-    from dataclasses import replace
-
-    from specviz.models import ModelCache
+def bundled_pair(model_cache: Any) -> Any:
+    """The real bundled pair as the app runs it (bfloat16 target, the preset's int8 draft)."""
     from specviz.presets import default_preset, load_presets
 
-    preset = replace(default_preset(load_presets()), draft_quantization="none")
-    yield ModelCache().load_pair(preset, dtype="float32")
+    return model_cache.load_pair(default_preset(load_presets()))

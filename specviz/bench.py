@@ -1,0 +1,280 @@
+"""Benchmark: plain decoding vs specviz speculative decoding vs transformers' assisted generation.
+
+All three run in one process on the same loaded pair, prompts and settings, after a warm-up, so
+their ratios are comparable even on a noisy machine. Throughput is wall-clock tokens per second
+of the whole call (prefill included) for every method alike; each cell is the median of repeats.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from specviz.drafters import ModelDrafter
+from specviz.engine import GenerationSettings, autoregressive_generate, speculative_generate
+from specviz.presets import TASKS
+
+
+@dataclass
+class Measurement:
+    """Median throughput over repeats, with the acceptance statistics of the median run."""
+
+    tokens_per_s: float
+    new_tokens: int
+    acceptance_rate: float | None = None
+    tokens_per_target_pass: float | None = None
+    runs: list[float] = field(default_factory=list)
+
+
+@dataclass
+class Row:
+    task: str
+    temperature: float
+    gamma: str  # "5" or "adaptive(5)"
+    plain: Measurement
+    specviz: Measurement
+    transformers: Measurement | None
+
+    @property
+    def speedup(self) -> float:
+        return self.specviz.tokens_per_s / self.plain.tokens_per_s
+
+    @property
+    def transformers_speedup(self) -> float | None:
+        if self.transformers is None:
+            return None
+        return self.transformers.tokens_per_s / self.plain.tokens_per_s
+
+
+def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags of `python -m specviz bench`."""
+    parser.add_argument("--tasks", default=",".join(TASKS), help="comma-separated task groups")
+    parser.add_argument("--gammas", default="3,5,7", help="comma-separated fixed γ values")
+    parser.add_argument(
+        "--adaptive-start", type=int, default=5, help="starting γ of the adaptive row (0: none)"
+    )
+    parser.add_argument("--temperatures", default="0", help="comma-separated; 0 = greedy")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--max-new-tokens", type=int, default=64)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-transformers", action="store_true", help="skip assisted generation")
+    parser.add_argument("--out", default="bench-results/bench.json", help="JSON output path")
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    """Run the benchmark grid, print the table, write JSON."""
+    from specviz.cli import load_pair_for, preset_for
+
+    preset = preset_for(args)
+    pair = load_pair_for(args, preset)
+    tasks = [task.strip() for task in args.tasks.split(",") if task.strip()]
+    unknown = [task for task in tasks if task not in preset.prompts]
+    if unknown:
+        raise ValueError(f"preset {preset.id} has no prompts for {', '.join(unknown)}")
+    gammas = [int(g) for g in args.gammas.split(",") if g.strip()]
+    temperatures = [float(t) for t in args.temperatures.split(",") if t.strip()]
+    _warm_up(pair, preset)
+    rows: list[Row] = []
+    print(_header(), flush=True)
+    for temperature in temperatures:
+        for task in tasks:
+            prompt = preset.prompts[task][0]
+            prompt_ids = pair.encode_prompt(prompt, chat=preset.chat_template)
+            base = GenerationSettings(
+                max_new_tokens=args.max_new_tokens, temperature=temperature, seed=args.seed
+            )
+            plain = _measure_plain(pair, prompt_ids, base, args.repeats)
+            variants = [
+                (str(g), GenerationSettings(**{**asdict(base), "gamma": g})) for g in gammas
+            ]
+            if args.adaptive_start:
+                adaptive = GenerationSettings(
+                    **{**asdict(base), "gamma": args.adaptive_start, "adaptive_gamma": True}
+                )
+                variants.append((f"adaptive({args.adaptive_start})", adaptive))
+            for label, settings in variants:
+                spec = _measure_specviz(pair, prompt_ids, settings, args.repeats)
+                assisted = None
+                if not args.no_transformers:
+                    assisted = _measure_transformers(pair, prompt_ids, settings, args.repeats)
+                row = Row(task, temperature, label, plain, spec, assisted)
+                rows.append(row)
+                print(_format_row(row), flush=True)
+    _write_json(args, preset, pair, rows)
+    print(_summary(rows))
+    return 0
+
+
+def _warm_up(pair: Any, preset: Any) -> None:
+    """One short run of each path so one-time costs (allocations, kernels) are not measured."""
+    prompt_ids = pair.encode_prompt("Say hello.", chat=preset.chat_template)
+    settings = GenerationSettings(max_new_tokens=8)
+    list(autoregressive_generate(pair, prompt_ids, settings))
+    list(speculative_generate(pair, prompt_ids, settings, ModelDrafter(pair.draft)))
+    _assisted_once(pair, prompt_ids, settings)
+
+
+def _timed(run: Any) -> tuple[float, Any]:
+    began = time.perf_counter()
+    result = run()
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    return time.perf_counter() - began, result
+
+
+def _median_measurement(samples: list[tuple[float, int, Any]]) -> Measurement:
+    """samples: (seconds, new tokens, totals or None); the median by throughput."""
+    rates = [tokens / seconds for seconds, tokens, _ in samples]
+    order = sorted(range(len(samples)), key=lambda i: rates[i])
+    middle = order[len(order) // 2]
+    _, tokens, totals = samples[middle]
+    return Measurement(
+        tokens_per_s=statistics.median(rates),
+        new_tokens=tokens,
+        acceptance_rate=totals.acceptance_rate if totals else None,
+        tokens_per_target_pass=totals.tokens_per_target_pass if totals else None,
+        runs=[round(rate, 3) for rate in rates],
+    )
+
+
+def _measure_plain(
+    pair: Any, prompt_ids: torch.Tensor, settings: GenerationSettings, repeats: int
+) -> Measurement:
+    samples = []
+    for _ in range(repeats):
+        seconds, steps = _timed(lambda: list(autoregressive_generate(pair, prompt_ids, settings)))
+        samples.append((seconds, steps[-1].totals.new_tokens, None))
+    return _median_measurement(samples)
+
+
+def _measure_specviz(
+    pair: Any, prompt_ids: torch.Tensor, settings: GenerationSettings, repeats: int
+) -> Measurement:
+    samples = []
+    for _ in range(repeats):
+        seconds, cycles = _timed(
+            lambda: list(speculative_generate(pair, prompt_ids, settings, ModelDrafter(pair.draft)))
+        )
+        totals = cycles[-1].totals
+        samples.append((seconds, totals.new_tokens, totals))
+    return _median_measurement(samples)
+
+
+def _measure_transformers(
+    pair: Any, prompt_ids: torch.Tensor, settings: GenerationSettings, repeats: int
+) -> Measurement:
+    samples = []
+    for _ in range(repeats):
+        seconds, tokens = _timed(lambda: _assisted_once(pair, prompt_ids, settings))
+        samples.append((seconds, tokens, None))
+    return _median_measurement(samples)
+
+
+def _assisted_once(pair: Any, prompt_ids: torch.Tensor, settings: GenerationSettings) -> int:
+    """transformers' own speculative decoding: generate(assistant_model=draft), same settings."""
+    draft_config = pair.draft.generation_config
+    draft_config.num_assistant_tokens = settings.gamma
+    draft_config.num_assistant_tokens_schedule = (
+        "heuristic" if settings.adaptive_gamma else "constant"
+    )
+    sampling: dict[str, Any] = {"do_sample": False}
+    if settings.temperature > 0:
+        sampling = {
+            "do_sample": True,
+            "temperature": settings.temperature,
+            "top_k": settings.top_k or None,
+            "top_p": settings.top_p,
+        }
+    torch.manual_seed(settings.seed)
+    ids = prompt_ids.to(pair.device)
+    with torch.inference_mode():
+        output = pair.target.generate(
+            ids,
+            attention_mask=torch.ones_like(ids),
+            assistant_model=pair.draft,
+            max_new_tokens=settings.max_new_tokens,
+            eos_token_id=sorted(pair.eos_token_ids),
+            pad_token_id=pair.tokenizer.pad_token_id or sorted(pair.eos_token_ids)[0],
+            **sampling,
+        )
+    return int(output.shape[1] - ids.shape[1])
+
+
+def _header() -> str:
+    return (
+        f"{'task':12} {'T':>4} {'γ':>12} | {'plain':>7} | {'specviz':>7} {'α':>5} {'τ':>5} "
+        f"{'speedup':>7} | {'HF assist':>9} {'speedup':>7}\n" + "-" * 98
+    )
+
+
+def _format_row(row: Row) -> str:
+    hf = row.transformers
+    hf_cells = (
+        f"{hf.tokens_per_s:9.2f} {row.transformers_speedup:6.2f}x" if hf else f"{'-':>9} {'-':>7}"
+    )
+    alpha = row.specviz.acceptance_rate or 0.0
+    tau = row.specviz.tokens_per_target_pass or 0.0
+    return (
+        f"{row.task:12} {row.temperature:4.1f} {row.gamma:>12} | {row.plain.tokens_per_s:7.2f} | "
+        f"{row.specviz.tokens_per_s:7.2f} {alpha:5.2f} {tau:5.2f} {row.speedup:6.2f}x | {hf_cells}"
+    )
+
+
+def _summary(rows: list[Row]) -> str:
+    lines = ["", "tokens/s are wall-clock, prefill included, median of repeats; speedup = / plain."]
+    for temperature in sorted({row.temperature for row in rows}):
+        group = [row for row in rows if row.temperature == temperature]
+        best = max(group, key=lambda row: row.speedup)
+        losing = [row for row in group if row.speedup < 1.0]
+        lines.append(
+            f"T={temperature:g}: best speedup {best.speedup:.2f}x ({best.task}, γ={best.gamma}); "
+            f"rows where speculation loses: {len(losing)}"
+        )
+    beaten = [
+        row
+        for row in rows
+        if row.transformers and row.specviz.tokens_per_s <= row.transformers.tokens_per_s
+    ]
+    if any(row.transformers for row in rows):
+        lines.append(
+            f"rows where transformers' assisted generation is not slower than specviz: {len(beaten)}"
+        )
+    return "\n".join(lines)
+
+
+def _write_json(args: argparse.Namespace, preset: Any, pair: Any, rows: list[Row]) -> None:
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    report = {
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": "python -m specviz bench " + " ".join(sys.argv[2:]),
+        "preset": preset.id,
+        "draft_quantization": preset.draft_quantization,
+        "device": str(pair.device),
+        "dtype": str(pair.dtype).removeprefix("torch."),
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "machine": platform.processor() or platform.machine(),
+        "max_new_tokens": args.max_new_tokens,
+        "repeats": args.repeats,
+        "rows": [
+            {
+                **asdict(row),
+                "speedup": row.speedup,
+                "transformers_speedup": row.transformers_speedup,
+            }
+            for row in rows
+        ],
+    }
+    out.write_text(json.dumps(report, indent=1))
+    print(f"\nwrote {out}", file=sys.stderr)

@@ -1,0 +1,66 @@
+"""The command line, as a user runs it: a subprocess, real output, plain errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "specviz", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_presets_lists_the_default_first() -> None:
+    result = run_cli("presets")
+    assert result.returncode == 0
+    first = result.stdout.splitlines()[0]
+    assert first.startswith("*") and "qwen2.5-coder-bundled" in first
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["generate", "--prompt", "hi", "--gamma", "0"], "γ must be between 1 and 16"),
+        (["generate", "--prompt", "hi", "--top-p", "0"], "top-p must be in (0, 1]"),
+        (["generate", "--prompt", "   "], "the prompt is empty"),
+        (["generate", "--prompt", "hi", "--preset", "nope"], "unknown preset 'nope'"),
+    ],
+)
+def test_bad_input_is_a_plain_error_not_a_traceback(args: list[str], message: str) -> None:
+    result = run_cli(*args, timeout=120)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+def test_generate_json_prints_a_real_trace() -> None:
+    result = run_cli(
+        "generate", "--prompt", "def fibonacci(n):", "--json", "--max-new-tokens", "24"
+    )
+    assert result.returncode == 0, result.stderr
+    trace = json.loads(result.stdout)
+    assert trace["preset"] == "qwen2.5-coder-bundled"
+    assert trace["totals"]["new_tokens"] == len(
+        [token for cycle in trace["cycles"] for token in cycle["emitted"]]
+    )
+    first = trace["cycles"][0]
+    assert {"drafted", "emitted", "timing", "totals", "target_cache_len"} <= set(first)
+    drafted = first["drafted"][0]
+    assert {"q_draft", "p_target", "accept_prob", "uniform", "accepted", "text"} <= set(drafted)
+    assert trace["text"] == "".join(t["text"] for c in trace["cycles"] for t in c["emitted"])
