@@ -215,7 +215,7 @@ def _card(cycle: Cycle, token: DraftToken) -> str:
         u_pct = max(0.0, min(100.0, token.uniform * 100))
         marker = f'<span class="sv-bar-u" style="left:{u_pct:.1f}%" title="u = {token.uniform:.3f}"></span>'
     if cycle.greedy:
-        rule = "greedy: top choice of the target?"
+        rule = "greedy: is it the target's top choice?"
     else:
         rule = f"accept if u {_num(token.uniform, 2)} &lt; {_num(token.accept_prob, 2)}"
     return (
@@ -262,8 +262,10 @@ def cycle_cards_html(cycle: Cycle | None) -> str:
         outcome = f"rejected at draft {cycle.rejection.position}, the target supplied a replacement"
     elif emitted_extra:
         outcome = "all accepted, plus a bonus token"
+    elif cycle.stop_reason == "eos":
+        outcome = "all accepted, and the answer ended"
     else:
-        outcome = "all accepted"
+        outcome = "all accepted, and the token limit was reached"
     head = (
         f'<div class="sv-cards-head"><b>Cycle {cycle.index + 1}</b> · drafted γ = {cycle.gamma}'
         f" · {accepted} accepted · {_esc(outcome)} → <b>{len(cycle.emitted)} new token"

@@ -237,7 +237,7 @@ def build_demo(
                 )
                 with gr.Row(elem_classes="sv-run-row"):
                     run_btn = gr.Button("▶ Run", variant="primary", elem_id="sv-run")
-                    step_btn = gr.Button("⏭ Step", elem_id="sv-step")
+                    step_btn = gr.Button("▷ Step", elem_id="sv-step")
                     stop_btn = gr.Button("■ Stop", variant="stop", elem_id="sv-stop")
                 race = gr.Checkbox(
                     value=False,
@@ -492,8 +492,14 @@ def build_demo(
             }
 
         heavy = {"concurrency_id": ENGINE, "concurrency_limit": 1}
-        run_event = run_btn.click(run, [session, *controls], outputs, api_name="run", **heavy)
-        step_event = step_btn.click(step, [session, *controls], outputs, api_name="step", **heavy)
+        # Loading progress and errors show on the status line, not as overlays on every output.
+        shown = {"show_progress_on": status}
+        run_event = run_btn.click(
+            run, [session, *controls], outputs, api_name="run", **heavy, **shown
+        )
+        step_event = step_btn.click(
+            step, [session, *controls], outputs, api_name="step", **heavy, **shown
+        )
         replay_event = replay_btn.click(
             replay, session, race_view, api_name="replay", concurrency_limit=None
         )

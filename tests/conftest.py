@@ -10,6 +10,7 @@ import os
 os.environ["HF_HUB_OFFLINE"] = "1"  # tests never touch the network
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
+import functools
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -123,12 +124,18 @@ def tiny_pair() -> TinyPair:
     return TinyPair(tiny_qwen(1), tiny_qwen(2, layers=3), ByteTokenizer(), frozenset({EOS_ID}))
 
 
-@pytest.fixture(scope="session")
-def model_cache() -> Any:
-    """One in-process model cache for the whole session, so the real pair loads once."""
+@functools.cache
+def shared_model_cache() -> Any:
+    """One in-process model cache for the whole session (tests and the live app share it), so
+    the real pair is loaded into memory once."""
     from specviz.models import ModelCache
 
     return ModelCache()
+
+
+@pytest.fixture(scope="session")
+def model_cache() -> Any:
+    return shared_model_cache()
 
 
 @pytest.fixture(scope="session")

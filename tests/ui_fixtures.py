@@ -17,12 +17,13 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 @functools.cache
 def live_app() -> str:
     """Load the bundled pair, launch the app on a free localhost port, return its URL."""
-    from specviz.models import ModelCache
+    from conftest import shared_model_cache
+
     from specviz.presets import default_preset, load_presets
     from specviz.ui import build_demo, launch_options
 
     presets = load_presets()
-    cache = ModelCache()
+    cache = shared_model_cache()
     # Load before serving, so a test's first Run measures generation rather than loading.
     cache.load_pair(default_preset(presets))
     demo = build_demo(presets, cache)

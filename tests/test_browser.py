@@ -1,0 +1,114 @@
+"""The real app in Debian's chromium, driven by Playwright: what only a browser can show.
+
+Run, Step and a screenshot on a code example; and an XSS check that fails if model output, rendered
+as tokens, cards, tooltips or chart labels, ever opens a dialog or runs a script.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+# Screenshots go to a temporary folder unless SPECVIZ_SCREENSHOTS names one (use "assets" to
+# refresh the README's picture on purpose), so a test run does not dirty the work tree.
+SCREENSHOTS = os.environ.get("SPECVIZ_SCREENSHOTS")
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=ARGS
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    from ui_fixtures import live_app
+
+    context = browser.new_context(viewport={"width": 1440, "height": 1800})
+    page = context.new_page()
+    page.goto(live_app())
+    page.wait_for_selector("#sv-run")
+    yield page
+    context.close()
+
+
+def _set_number(page, elem_id: str, value: int) -> None:
+    """Type into a slider's number box (Gradio sliders pair a range with a number input)."""
+    box = page.locator(f"#{elem_id} input[type=number]")
+    box.fill(str(value))
+    box.press("Enter")
+
+
+def test_run_a_code_example_then_step(page, tmp_path):
+    page.get_by_label("code").check()
+    page.locator("#sv-examples").get_by_text("fibonacci", exact=False).first.click()
+    assert "fibonacci" in page.locator("#sv-prompt textarea").input_value()
+    _set_number(page, "sv-max-new", 24)
+
+    page.locator("#sv-run").click()
+    page.wait_for_selector("#sv-status .sv-status-done", timeout=120_000)
+    stream = page.locator("#sv-stream .sv-stream")
+    assert stream.locator(".sv-tok.sv-accepted").count() > 0
+    assert stream.locator(".sv-tok.sv-resampled, .sv-tok.sv-bonus").count() > 0
+    tokens = int(page.locator('#sv-counters [data-stat="tokens"] .sv-stat-value').inner_text())
+    passes = int(
+        page.locator('#sv-counters [data-stat="target_forwards"] .sv-stat-value').inner_text()
+    )
+    assert tokens == 24 and 0 < passes < tokens
+    # The tooltip is CSS on hover/focus; its text lives in data-tip.
+    tip = stream.locator(".sv-tok.sv-accepted").first.get_attribute("data-tip")
+    assert "q_draft" in tip and "p_target" in tip and "min(1, p/q)" in tip
+    page.wait_for_timeout(1500)  # let the cards' flip animation and the charts settle
+    folder = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
+    page.screenshot(path=str(folder / "screenshot-run.png"), full_page=True)
+    assert (folder / "screenshot-run.png").stat().st_size > 50_000
+
+    page.locator("#sv-step").click()
+    page.wait_for_selector("#sv-status :text('Paused after cycle 1')", timeout=60_000)
+    assert page.locator("#sv-stream .sv-cut").count() == 1
+    assert page.locator("#sv-cards .sv-card").count() >= 2
+
+
+def test_model_output_with_markup_is_shown_as_text(page):
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    payload = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
+    page.locator("#sv-prompt textarea").fill(
+        f'Repeat this line exactly, with nothing else: {payload} alert("x")'
+    )
+    _set_number(page, "sv-max-new", 24)
+    page.locator("#sv-run").click()
+    page.wait_for_selector("#sv-status .sv-status-done", timeout=120_000)
+    page.wait_for_timeout(500)
+
+    text = page.locator("#sv-stream .sv-stream").inner_text()
+    assert re.search(r"<(img|script)", text), f"the model did not echo the markup: {text!r}"
+    assert page.locator("#sv-stream img, #sv-stream script, #sv-cards img").count() == 0
+    assert page.evaluate("window.__pwned") is None
+    assert dialogs == []

@@ -1,0 +1,175 @@
+"""specviz.render: hand-built events rendered to strings and compared (no browser, no model)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from html.parser import HTMLParser
+
+from ui_events import REJECTION, XSS, XSS_IMG, plain_run, sample_run
+
+from specviz import render
+
+
+class _Tags(HTMLParser):
+    """Collects (tag, attrs) for every start tag, so tests can count elements and read attributes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def _tags(markup: str) -> list[tuple[str, dict[str, str | None]]]:
+    parser = _Tags()
+    parser.feed(markup)
+    return parser.tags
+
+
+def _token_spans(markup: str) -> list[dict[str, str | None]]:
+    return [
+        attrs
+        for tag, attrs in _tags(markup)
+        if tag == "span" and "sv-tok" in (attrs.get("class") or "").split()
+    ]
+
+
+def test_one_span_per_token_with_the_class_of_its_origin():
+    spans = _token_spans(render.stream_html(sample_run()))
+    classes = [span["class"].split()[1] for span in spans]
+    # Cycle 1: 2 accepted, the rejected guess, the untested tail, the resampled replacement.
+    # Cycle 2: 4 accepted and a bonus. Cycle 3: a rejected guess and its replacement.
+    assert classes == [
+        *["sv-accepted"] * 2, "sv-rejected", "sv-untested", "sv-resampled",
+        *["sv-accepted"] * 4, "sv-bonus",
+        "sv-rejected", "sv-resampled",
+    ]  # fmt: skip
+    assert [span["data-cycle"] for span in spans] == ["1"] * 5 + ["2"] * 5 + ["3"] * 2
+
+
+def test_token_data_and_tooltip_carry_q_p_acceptance_u_cycle_and_position():
+    rejected = _token_spans(render.stream_html(sample_run()))[2]
+    assert rejected["data-origin"] == "rejected"
+    assert (rejected["data-q"], rejected["data-p"]) == ("0.7000", "0.2000")
+    assert rejected["data-accept"] == "0.2857"  # min(1, 0.2 / 0.7)
+    assert rejected["data-u"] == "0.9300"
+    assert rejected["data-pos"] == "3"
+    tip = rejected["data-tip"]
+    for expected in ("q_draft = 0.700", "p_target = 0.200", "min(1, p/q) = 0.286", "u = 0.930"):
+        assert expected in tip
+    assert "cycle 1, draft position 3 of 4" in tip
+
+
+def test_cycle_boundaries_are_marked():
+    markup = render.stream_html(sample_run())
+    assert re.findall(r'<span class="sv-cut" data-cycle="(\d+)"', markup) == ["1", "2", "3"]
+    assert "token limit reached" in markup  # the last cycle finished the run
+
+
+def test_token_text_is_escaped_in_elements_and_attributes():
+    cycles = sample_run()
+    for markup in (
+        render.stream_html(cycles),
+        render.cycle_cards_html(cycles[0]),
+        render.rejection_caption(REJECTION, 1),
+    ):
+        assert "<script" not in markup and "<img" not in markup
+        assert "&lt;img src=x onerror=alert(1)&gt;" in markup
+    stream = render.stream_html(cycles)
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in stream
+    # Parsed back, the attribute holds the original text and the page holds no injected tags.
+    assert any(XSS in (span["data-tip"] or "") for span in _token_spans(stream))
+    assert {tag for tag, _ in _tags(stream)} == {"div", "span"}
+
+
+def test_quote_in_token_text_cannot_break_out_of_an_attribute():
+    cycle = sample_run()[0]
+    evil = '" onmouseover="alert(1)'
+    drafted = (cycle.drafted[0].__class__(**{**cycle.drafted[0].__dict__, "text": evil}),)
+    markup = render.cycle_tokens_html(cycle.__class__(**{**cycle.__dict__, "drafted": drafted}))
+    assert all("onmouseover" not in attrs for _, attrs in _tags(markup))
+    assert "&quot; onmouseover=&quot;alert(1)" in markup
+
+
+def test_newlines_are_kept_and_made_visible():
+    markup = render.stream_html(sample_run())
+    assert '<span class="sv-nl" aria-hidden="true">↵</span>\n' in markup
+
+
+def test_legend_names_every_origin_with_a_sample_of_its_style():
+    legend = render.legend_html(include_target=True)
+    for css, label in [
+        ("sv-accepted", "accepted draft"),
+        ("sv-rejected", "rejected draft"),
+        ("sv-untested", "never tested"),
+        ("sv-resampled", "resampled"),
+        ("sv-bonus", "bonus"),
+        ("sv-target", "plain decoding"),
+    ]:
+        assert f'<span class="sv-tok {css}">token</span><b>{label}</b>' in legend
+    assert "cycle boundary" in legend
+
+
+def test_cycle_cards_show_verdicts_bars_and_the_replacement():
+    cards = render.cycle_cards_html(sample_run()[0])
+    origins = re.findall(r'<div class="sv-card[^"]*" style="--i:\d+" data-origin="(\w+)"', cards)
+    assert origins == ["accepted", "accepted", "rejected", "untested", "resampled"]
+    assert 'style="width:75.0%"' in cards  # min(1, 0.6/0.8) for the accepted cards
+    assert 'style="width:28.6%"' in cards  # the rejected card's acceptance probability
+    assert 'style="left:93.0%"' in cards  # its u lies outside the bar: rejected
+    assert "rejected at draft 3" in cards and "<b>3 new tokens</b>" in cards
+    bonus = render.cycle_cards_html(sample_run()[1])
+    assert "all accepted, plus a bonus token" in bonus and "★ bonus" in bonus
+    assert "Press Run or Step" in render.cycle_cards_html(None)
+    # A cycle cut short by the token limit emits its accepted drafts and no extra token.
+    last = sample_run()[1]
+    cut = replace(last, emitted=last.emitted[:4], finished=True, stop_reason="max_new_tokens")
+    cards = render.cycle_cards_html(cut)
+    assert "token limit was reached" in cards and "sv-card-extra" not in cards
+
+
+def test_counters_show_the_running_totals():
+    totals = sample_run()[-1].totals  # 9 tokens, 3 target passes, 6 of 8 accepted, 0.4 s
+    counters = render.counters_html(totals, gamma_now=1)
+
+    def value(key: str) -> str:
+        match = re.search(rf'data-stat="{key}"><div class="sv-stat-value">([^<]+)<', counters)
+        assert match, key
+        return match.group(1)
+
+    assert value("tokens") == "9"
+    assert value("target_forwards") == "3"
+    assert value("saved") == "6"
+    assert value("draft") == "9"
+    assert value("alpha") == "75%"
+    assert value("tau") == "3.00"
+    assert value("tps") == "22.5"
+    assert value("gamma") == "1"
+    assert "67% fewer than plain decoding" in counters
+
+
+def test_race_shows_both_panels_speeds_speedup_and_method():
+    cycles, steps = sample_run(), plain_run(9, per_token_s=0.1)  # 22.5 vs 10 tokens/s
+    race = render.race_html(cycles, steps)
+    assert 'data-speedup="2.250"' in race and "2.25× faster" in race
+    assert race.count('class="sv-tok sv-target"') == 9
+    assert "compute time measured inside the engine" in race
+    assert "waiting for both runs" in render.race_html(cycles, [])
+
+
+def test_replay_reveals_tokens_by_engine_time():
+    cycles, steps = sample_run(), plain_run(9, per_token_s=0.1)
+    early = render.replay_frame(cycles, steps, 0.2)  # cycle 1 (0.125 s) and 2 plain tokens
+    assert early.count('class="sv-cut"') == 1
+    assert early.count('class="sv-tok sv-target"') == 2
+    assert render.replay_duration(cycles, steps) == 0.9
+    end = render.replay_frame(cycles, steps, 0.9)
+    assert end.count('class="sv-cut"') == 3 and end.count('class="sv-tok sv-target"') == 9
+
+
+def test_empty_state_placeholders_are_escaped():
+    assert "&lt;b&gt;" in render.stream_html([], placeholder="<b>")
+    assert 'class="sv-status sv-status-done">a &amp; b<' in render.status_html("a & b", kind="done")
+    assert XSS_IMG not in render.status_html(XSS_IMG)
