@@ -160,7 +160,8 @@ def _with_rates(record: dict[str, Any], totals: Totals) -> dict[str, Any]:
         tokens_per_target_pass=totals.tokens_per_target_pass,
         tokens_per_s=totals.tokens_per_s,
     )
-    return _plain(record)
+    plain: dict[str, Any] = _plain(record)
+    return plain
 
 
 def _plain(value: Any) -> Any:

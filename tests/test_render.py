@@ -173,3 +173,20 @@ def test_empty_state_placeholders_are_escaped():
     assert "&lt;b&gt;" in render.stream_html([], placeholder="<b>")
     assert 'class="sv-status sv-status-done">a &amp; b<' in render.status_html("a & b", kind="done")
     assert XSS_IMG not in render.status_html(XSS_IMG)
+
+
+def test_race_explains_why_greedy_texts_can_part() -> None:
+    cycles = [replace(cycle, greedy=True) for cycle in sample_run()]
+    tokens = [token for cycle in cycles for token in cycle.emitted]
+    same = [
+        replace(step, token=replace(step.token, token_id=token.token_id))
+        for step, token in zip(plain_run(len(tokens)), tokens, strict=True)
+    ]
+    assert "exactly the same tokens" in render.divergence_note(cycles, same)
+    parted = [*same[:1], replace(same[1], token=replace(same[1].token, token_id=-1)), *same[2:]]
+    note = render.divergence_note(cycles, parted)
+    assert "part at token 2" in note and "float32" in note
+    assert "float32" in render.race_html(cycles, parted)
+    assert render.divergence_note(cycles, same[:3]) == ""  # plain run not finished yet
+    sampled = [replace(cycle, greedy=False) for cycle in cycles]
+    assert "random numbers" in render.divergence_note(sampled, parted)
