@@ -68,6 +68,12 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-transformers", action="store_true", help="skip assisted generation")
+    parser.add_argument(
+        "--draft-stop-below",
+        type=float,
+        help="specviz and transformers both end a draft below this draft probability "
+        "(default: the preset's value)",
+    )
     parser.add_argument("--out", default="bench-results/bench.json", help="JSON output path")
 
 
@@ -83,6 +89,7 @@ def run_bench(args: argparse.Namespace) -> int:
         raise ValueError(f"preset {preset.id} has no prompts for {', '.join(unknown)}")
     gammas = [int(g) for g in args.gammas.split(",") if g.strip()]
     temperatures = [float(t) for t in args.temperatures.split(",") if t.strip()]
+    stop_below = preset.draft_stop_below if args.draft_stop_below is None else args.draft_stop_below
     _warm_up(pair, preset)
     rows: list[Row] = []
     print(_header(), flush=True)
@@ -91,7 +98,10 @@ def run_bench(args: argparse.Namespace) -> int:
             prompt = preset.prompts[task][0]
             prompt_ids = pair.encode_prompt(prompt, chat=preset.chat_template)
             base = GenerationSettings(
-                max_new_tokens=args.max_new_tokens, temperature=temperature, seed=args.seed
+                max_new_tokens=args.max_new_tokens,
+                temperature=temperature,
+                seed=args.seed,
+                draft_stop_below=stop_below,
             )
             plain = _measure_plain(pair, prompt_ids, base, args.repeats)
             variants = [
@@ -266,6 +276,9 @@ def _write_json(args: argparse.Namespace, preset: Any, pair: Any, rows: list[Row
         "threads": torch.get_num_threads(),
         "machine": platform.processor() or platform.machine(),
         "max_new_tokens": args.max_new_tokens,
+        "draft_stop_below": preset.draft_stop_below
+        if args.draft_stop_below is None
+        else args.draft_stop_below,
         "repeats": args.repeats,
         "rows": [
             {

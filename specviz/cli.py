@@ -81,6 +81,11 @@ def _add_setting_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-new-tokens", type=int)
     parser.add_argument("--raw", action="store_true", help="send the prompt without chat template")
     parser.add_argument("--no-stop", action="store_true", help="do not stop at end-of-sequence")
+    parser.add_argument(
+        "--draft-stop-below",
+        type=float,
+        help="end a draft early after a token the draft gave less probability (0 = never)",
+    )
 
 
 def preset_for(args: argparse.Namespace) -> Any:
@@ -134,6 +139,7 @@ def settings_for(args: argparse.Namespace, preset: Any) -> Any:
         top_p=pick(args.top_p, preset.top_p),
         seed=args.seed,
         stop_on_eos=not args.no_stop,
+        draft_stop_below=pick(args.draft_stop_below, preset.draft_stop_below),
     )
 
 

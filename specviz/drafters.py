@@ -15,8 +15,7 @@ import torch
 
 from specviz.model_steps import device_of, new_cache, prefill, sync
 from specviz.sampling import Sampler
-
-GAMMA_MIN, GAMMA_MAX = 1, 16
+from specviz.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
 
 
 @dataclass(frozen=True)
@@ -42,8 +41,8 @@ class Drafter(Protocol):
         """KV entries the drafter holds (0 if it has no cache)."""
         ...
 
-    def start(self, prompt_ids: torch.Tensor, gamma: int, adaptive: bool) -> float:
-        """Reset for a new prompt (1, T); returns the seconds spent on prefill."""
+    def start(self, prompt_ids: torch.Tensor, settings: GenerationSettings) -> float:
+        """Reset for a new prompt (1, T) and settings; returns the seconds spent on prefill."""
         ...
 
     def propose(self, max_tokens: int, sampler: Sampler) -> Proposal:
@@ -73,6 +72,7 @@ class ModelDrafter:
         self._cache = new_cache(model)
         self._gamma = 4
         self._adaptive = False
+        self._stop_below = 0.0
         # Tokens in the committed context that the draft model has not fed yet: the last prompt
         # token at the start, then the resampled/bonus token (plus the last draft after a full
         # accept, which was sampled but never fed).
@@ -87,10 +87,11 @@ class ModelDrafter:
     def cache_len(self) -> int:
         return self._cache.get_seq_length()
 
-    def start(self, prompt_ids: torch.Tensor, gamma: int, adaptive: bool) -> float:
+    def start(self, prompt_ids: torch.Tensor, settings: GenerationSettings) -> float:
         began = time.perf_counter()
         self._cache = new_cache(self.model)
-        self._gamma, self._adaptive = gamma, adaptive
+        self._gamma, self._adaptive = settings.gamma, settings.adaptive_gamma
+        self._stop_below = settings.draft_stop_below
         prefill(self.model, prompt_ids.to(self.device), self._cache)
         self._unseen = [int(prompt_ids[0, -1])]
         self._proposed = []
@@ -118,11 +119,15 @@ class ModelDrafter:
             tokens.append(token)
             dists.append(dist)
             feed = token.view(1, 1)
+            # The confidence stop reads one number back from the device per token; it is only
+            # paid when the stop is on.
+            if self._stop_below > 0.0 and float(dist[token]) < self._stop_below:
+                break
         token_ids = torch.stack(tokens) if tokens else torch.empty(0, dtype=torch.long)
         q_draft = torch.stack(dists) if dists else torch.empty(0, 0)
         self._proposed = token_ids.tolist()
         sync(self.device)
-        return Proposal(token_ids, q_draft, count, time.perf_counter() - began)
+        return Proposal(token_ids, q_draft, len(tokens), time.perf_counter() - began)
 
     def commit(self, accepted_len: int, next_token: int) -> None:
         proposed = len(self._proposed)

@@ -14,17 +14,19 @@ every target forward start from a token it has not seen, so step 2 yields exactl
 This module imports neither gradio nor any model loader.
 """
 
+# GenerationSettings is re-exported here: callers think of it as the engine's input.
+
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Protocol
 
 import torch
 
 from specviz.detok import IncrementalDetokenizer, TokenizerLike
-from specviz.drafters import GAMMA_MAX, GAMMA_MIN, Drafter
+from specviz.drafters import Drafter
 from specviz.events import (
     Cycle,
     DraftToken,
@@ -38,12 +40,12 @@ from specviz.events import (
 )
 from specviz.model_steps import device_of, new_cache, prefill, sync
 from specviz.sampling import (
-    Sampler,
     Verdict,
     top_entries,
     verify_greedy,
     verify_sampled,
 )
+from specviz.settings import GenerationSettings
 
 
 class ModelPairLike(Protocol):
@@ -57,41 +59,6 @@ class ModelPairLike(Protocol):
 
     @property
     def eos_token_ids(self) -> frozenset[int]: ...
-
-
-@dataclass(frozen=True)
-class GenerationSettings:
-    """Everything that decides what a run generates; shared by speculative and plain decoding."""
-
-    gamma: int = 5  # tokens drafted per cycle (the starting value when adaptive)
-    adaptive_gamma: bool = False  # grow γ after a full accept, shrink after a rejection
-    max_new_tokens: int = 128
-    temperature: float = 0.0  # 0 = greedy
-    top_k: int = 0  # 0 = off
-    top_p: float = 1.0  # 1 = off
-    seed: int = 0
-    stop_on_eos: bool = True
-
-    def __post_init__(self) -> None:
-        problems = []
-        if not GAMMA_MIN <= self.gamma <= GAMMA_MAX:
-            problems.append(f"γ must be between {GAMMA_MIN} and {GAMMA_MAX}, got {self.gamma}")
-        if self.max_new_tokens < 1:
-            problems.append(f"max new tokens must be at least 1, got {self.max_new_tokens}")
-        if not 0.0 <= self.temperature <= 10.0:
-            problems.append(f"temperature must be between 0 and 10, got {self.temperature}")
-        if self.top_k < 0:
-            problems.append(f"top-k must be 0 (off) or positive, got {self.top_k}")
-        if not 0.0 < self.top_p <= 1.0:
-            problems.append(f"top-p must be in (0, 1], got {self.top_p}")
-        if problems:
-            raise ValueError("; ".join(problems))
-
-    def sampler(self, device: torch.device) -> Sampler:
-        """A sampler with a fresh random stream seeded from the settings."""
-        generator = torch.Generator(device=device)
-        generator.manual_seed(self.seed)
-        return Sampler(self.temperature, self.top_k, self.top_p, generator)
 
 
 class _Run:
@@ -149,7 +116,7 @@ def speculative_generate(
 ) -> Iterator[Cycle]:
     """Speculative decoding of the target with the given drafter; yields one Cycle per cycle."""
     run = _Run(pair, prompt_ids, settings)
-    draft_prefill_s = drafter.start(prompt_ids, settings.gamma, settings.adaptive_gamma)
+    draft_prefill_s = drafter.start(prompt_ids, settings)
     run.totals = replace(run.totals, prefill_s=run.totals.prefill_s + draft_prefill_s)
     for index in range(settings.max_new_tokens):
         # At most remaining - 1 drafts, so drafts plus the resampled/bonus token fit the budget.

@@ -98,6 +98,7 @@ _OPTIONAL_DEFAULTS: Mapping[str, object] = types.MappingProxyType(
         "chat_template": True,
         "trust_remote_code": False,
         "draft_quantization": "none",
+        "draft_stop_below": 0.0,
         "default": False,
     }
 )
@@ -247,6 +248,7 @@ class Preset:
     # compares it.  __post_init__ freezes it into a read-only view.
     prompts: Mapping[str, tuple[str, ...]] = field(hash=False)
     draft_quantization: str = "none"  # "int8": dynamic int8 draft on the CPU (see above)
+    draft_stop_below: float = 0.0  # end a draft after a token the draft gave less probability
 
     def __post_init__(self) -> None:
         # All value checks live here, so presets built in code are held to the
@@ -270,6 +272,8 @@ class Preset:
                 f"must be one of {', '.join(DRAFT_QUANTIZATIONS)}, got {self.draft_quantization!r}",
                 field="draft_quantization",
             )
+        _check_float(self.draft_stop_below, "draft_stop_below", 0.0, 0.99)
+        object.__setattr__(self, "draft_stop_below", float(self.draft_stop_below))
         if self.dtype not in DTYPES:
             raise PresetError(
                 f"must be one of {', '.join(DTYPES)}, got {self.dtype!r}", field="dtype"
@@ -444,6 +448,7 @@ def _preset_from_mapping(data: Mapping[str, object]) -> Preset:
         trust_remote_code=values["trust_remote_code"],  # type: ignore[arg-type]
         default=values["default"],  # type: ignore[arg-type]
         draft_quantization=values["draft_quantization"],  # type: ignore[arg-type]
+        draft_stop_below=values["draft_stop_below"],  # type: ignore[arg-type]
         prompts=values["prompts"],  # type: ignore[arg-type]
     )
 

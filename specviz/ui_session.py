@@ -82,6 +82,7 @@ class App:
                 top_k=int(top_k),
                 top_p=float(top_p),
                 seed=int(seed),
+                draft_stop_below=self.presets[preset_id].draft_stop_below,
             )
         except (TypeError, ValueError) as error:
             raise gr.Error(f"Check the settings: {error}.") from None

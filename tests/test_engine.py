@@ -198,8 +198,8 @@ class UniformDrafter:
     gamma: int = 4
     cache_len: int = 0
 
-    def start(self, prompt_ids: torch.Tensor, gamma: int, adaptive: bool) -> float:
-        self.gamma = gamma
+    def start(self, prompt_ids: torch.Tensor, settings: GenerationSettings) -> float:
+        self.gamma = settings.gamma
         return 0.0
 
     def propose(self, max_tokens: int, sampler: Sampler) -> Proposal:
@@ -307,3 +307,23 @@ def test_negative_control_a_wrong_rule_is_caught(monkeypatch: pytest.MonkeyPatch
     pair = chain_pair()
     counts = sample_joint(pair, gamma=2, samples=20_000)
     assert chi_square_p_value(pair, counts) < 1e-6
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_confidence_stop_ends_drafts_at_the_first_unsure_token(
+    tiny_pair: TinyPair, temperature: float
+) -> None:
+    settings = GenerationSettings(
+        gamma=8, temperature=temperature, max_new_tokens=60, stop_on_eos=False, draft_stop_below=0.5
+    )
+    cycles = run_cycles(tiny_pair, settings)
+    shortened = 0
+    for cycle in cycles[:-1]:
+        confidences = [draft.q_draft for draft in cycle.drafted]
+        assert all(q >= 0.5 for q in confidences[:-1])
+        if cycle.gamma < 8:
+            shortened += 1
+            assert confidences[-1] < 0.5
+    assert shortened > 0
+    if temperature == 0.0:  # still exactly greedy decoding of the target
+        assert [t.token_id for c in cycles for t in c.emitted] == plain_ids(tiny_pair, settings)
