@@ -13,6 +13,7 @@ import platform
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -104,7 +105,7 @@ def run_bench(args: argparse.Namespace) -> int:
                 seed=args.seed,
                 draft_stop_below=stop_below,
             )
-            plain = _measure_plain(pair, prompt_ids, base, args.repeats)
+            plain = _measure(_plain_once, pair, prompt_ids, base, args.repeats)
             variants = [
                 (str(g), GenerationSettings(**{**asdict(base), "gamma": g})) for g in gammas
             ]
@@ -114,10 +115,10 @@ def run_bench(args: argparse.Namespace) -> int:
                 )
                 variants.append((f"adaptive({args.adaptive_start})", adaptive))
             for label, settings in variants:
-                spec = _measure_specviz(pair, prompt_ids, settings, args.repeats)
+                spec = _measure(_specviz_once, pair, prompt_ids, settings, args.repeats)
                 assisted = None
                 if not args.no_transformers:
-                    assisted = _measure_transformers(pair, prompt_ids, settings, args.repeats)
+                    assisted = _measure(_assisted_once, pair, prompt_ids, settings, args.repeats)
                 row = Row(task, temperature, label, plain, spec, assisted)
                 rows.append(row)
                 print(_format_row(row), flush=True)
@@ -130,9 +131,8 @@ def _warm_up(pair: Any, preset: Any) -> None:
     """One short run of each path so one-time costs (allocations, kernels) are not measured."""
     prompt_ids = pair.encode_prompt("Say hello.", chat=preset.chat_template)
     settings = GenerationSettings(max_new_tokens=8)
-    list(autoregressive_generate(pair, prompt_ids, settings))
-    list(speculative_generate(pair, prompt_ids, settings, ModelDrafter(pair.draft)))
-    _assisted_once(pair, prompt_ids, settings)
+    for once in (_plain_once, _specviz_once, _assisted_once):
+        once(pair, prompt_ids, settings)
 
 
 def _timed(run: Any) -> tuple[float, Any]:
@@ -159,40 +159,37 @@ def _median_measurement(samples: list[tuple[float, int, Any]]) -> Measurement:
     )
 
 
-def _measure_plain(
-    pair: Any, prompt_ids: torch.Tensor, settings: GenerationSettings, repeats: int
+Once = Callable[[Any, torch.Tensor, GenerationSettings], tuple[int, Any]]
+
+
+def _measure(
+    once: Once, pair: Any, prompt_ids: torch.Tensor, settings: GenerationSettings, repeats: int
 ) -> Measurement:
+    """Time one method (returning new tokens and engine totals or None) repeatedly; the median."""
     samples = []
     for _ in range(repeats):
-        seconds, steps = _timed(lambda: list(autoregressive_generate(pair, prompt_ids, settings)))
-        samples.append((seconds, steps[-1].totals.new_tokens, steps[-1].totals))
+        seconds, (tokens, totals) = _timed(lambda: once(pair, prompt_ids, settings))
+        samples.append((seconds, tokens, totals))
     return _median_measurement(samples)
 
 
-def _measure_specviz(
-    pair: Any, prompt_ids: torch.Tensor, settings: GenerationSettings, repeats: int
-) -> Measurement:
-    samples = []
-    for _ in range(repeats):
-        seconds, cycles = _timed(
-            lambda: list(speculative_generate(pair, prompt_ids, settings, ModelDrafter(pair.draft)))
-        )
-        totals = cycles[-1].totals
-        samples.append((seconds, totals.new_tokens, totals))
-    return _median_measurement(samples)
+def _plain_once(
+    pair: Any, prompt_ids: torch.Tensor, settings: GenerationSettings
+) -> tuple[int, Any]:
+    totals = list(autoregressive_generate(pair, prompt_ids, settings))[-1].totals
+    return totals.new_tokens, totals
 
 
-def _measure_transformers(
-    pair: Any, prompt_ids: torch.Tensor, settings: GenerationSettings, repeats: int
-) -> Measurement:
-    samples = []
-    for _ in range(repeats):
-        seconds, tokens = _timed(lambda: _assisted_once(pair, prompt_ids, settings))
-        samples.append((seconds, tokens, None))
-    return _median_measurement(samples)
+def _specviz_once(
+    pair: Any, prompt_ids: torch.Tensor, settings: GenerationSettings
+) -> tuple[int, Any]:
+    cycles = list(speculative_generate(pair, prompt_ids, settings, ModelDrafter(pair.draft)))
+    return cycles[-1].totals.new_tokens, cycles[-1].totals
 
 
-def _assisted_once(pair: Any, prompt_ids: torch.Tensor, settings: GenerationSettings) -> int:
+def _assisted_once(
+    pair: Any, prompt_ids: torch.Tensor, settings: GenerationSettings
+) -> tuple[int, None]:
     """transformers' own speculative decoding: generate(assistant_model=draft), same settings."""
     draft_config = pair.draft.generation_config
     draft_config.num_assistant_tokens = settings.gamma
@@ -219,7 +216,7 @@ def _assisted_once(pair: Any, prompt_ids: torch.Tensor, settings: GenerationSett
             pad_token_id=pair.tokenizer.pad_token_id or sorted(pair.eos_token_ids)[0],
             **sampling,
         )
-    return int(output.shape[1] - ids.shape[1])
+    return int(output.shape[1] - ids.shape[1]), None
 
 
 def _header() -> str:
