@@ -20,6 +20,7 @@ from specviz import charts, render
 from specviz.models import ModelCache
 from specviz.presets import TASKS, Preset, default_preset
 from specviz.ui_session import App, Session, stats
+from specviz.ui_session import final_text as run_text
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 ENGINE = "engine"  # the concurrency group every handler that runs a model belongs to
@@ -205,7 +206,7 @@ def build_demo(
                         hist_plot: charts.accepted_length_histogram(cycles),
                         tokens_plot: charts.tokens_vs_passes(cycles, sess.steps),
                         time_plot: charts.time_split(cycles),
-                        final_text: final_text(sess),
+                        final_text: run_text(sess),
                         final_stats: stats(sess),
                     }
                 )
@@ -397,11 +398,11 @@ def build_demo(
             )
             sess = app.prepare(None, inputs, None)
             while app.advance(sess) is not None:
-                yield final_text(sess), stats(sess)
+                yield run_text(sess), stats(sess)
             if inputs.race:
                 for _ in app.plain_steps(sess, inputs):
                     pass
-            yield final_text(sess), stats(sess)
+            yield run_text(sess), stats(sess)
 
         # Resolve the string annotations (from __future__) so the API lists two typed outputs.
         generate.__signature__ = inspect.signature(generate, eval_str=True)  # type: ignore[attr-defined]

@@ -105,7 +105,8 @@ def test_bundled_preset_contents() -> None:
     preset = load_presets()[BUNDLED_ID]
     assert str(preset.draft) == "bundled:qwen2.5-coder-0.5b-instruct"
     assert str(preset.target) == "bundled:qwen2.5-coder-1.5b-instruct"
-    assert (preset.dtype, preset.gamma, preset.adaptive_gamma) == ("bfloat16", 5, True)
+    assert (preset.dtype, preset.gamma, preset.adaptive_gamma) == ("bfloat16", 5, False)
+    assert (preset.draft_quantization, preset.draft_stop_below) == ("int8", 0.3)
     assert (preset.temperature, preset.top_k, preset.top_p) == (0.0, 0, 1.0)
     assert (preset.max_new_tokens, preset.chat_template) == (96, True)
     assert tuple(preset.prompts) == TASKS
@@ -440,3 +441,23 @@ def test_default_preset_requires_exactly_one() -> None:
         default_preset(non_default)
     with pytest.raises(PresetError, match="found 0"):
         default_preset({})
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "message"),
+    [
+        ('draft_quantization = "int4"', "draft_quantization", "none, int8"),
+        ("draft_stop_below = 1.5", "draft_stop_below", "draft_stop_below"),
+    ],
+)
+def test_draft_options_are_validated(tmp_path: Path, line: str, field: str, message: str) -> None:
+    text = (PRESETS_DIR / f"{BUNDLED_ID}.toml").read_text()
+    # Top-level keys must come before the [prompts] table, so the new line goes first.
+    rows = [row for row in text.splitlines() if not row.startswith(f"{field} =")]
+    text = "\n".join([line, *rows]) + "\n"
+    path = tmp_path / f"{BUNDLED_ID}.toml"
+    path.write_text(text)
+    with pytest.raises(PresetError) as raised:
+        load_preset(path)
+    assert path.name in str(raised.value) and field in str(raised.value)
+    assert message in str(raised.value)
