@@ -14,8 +14,6 @@ every target forward start from a token it has not seen, so step 2 yields exactl
 This module imports neither gradio nor any model loader.
 """
 
-# GenerationSettings is re-exported here: callers think of it as the engine's input.
-
 from __future__ import annotations
 
 import time
@@ -46,6 +44,9 @@ from specviz.sampling import (
     verify_sampled,
 )
 from specviz.settings import GenerationSettings
+
+# GenerationSettings is re-exported: callers think of it as the engine's input.
+__all__ = ["GenerationSettings", "ModelPairLike", "autoregressive_generate", "speculative_generate"]
 
 
 class ModelPairLike(Protocol):
