@@ -64,3 +64,21 @@ def test_generate_json_prints_a_real_trace() -> None:
     drafted = first["drafted"][0]
     assert {"q_draft", "p_target", "accept_prob", "uniform", "accepted", "text"} <= set(drafted)
     assert trace["text"] == "".join(t["text"] for c in trace["cycles"] for t in c["emitted"])
+
+
+@pytest.mark.slow
+def test_bench_prints_a_table_and_writes_json(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    result = run_cli(
+        "bench", "--tasks", "translation", "--gammas", "3", "--adaptive-start", "0",
+        "--repeats", "1", "--max-new-tokens", "8", "--out", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "translation" in result.stdout and "speedup" in result.stdout
+    report = json.loads(out.read_text())
+    (row,) = report["rows"]
+    assert row["gamma"] == "3" and row["plain"]["new_tokens"] > 0
+    assert row["speedup"] == pytest.approx(
+        row["specviz"]["tokens_per_s"] / row["plain"]["tokens_per_s"]
+    )
+    assert row["transformers"]["tokens_per_s"] > 0
