@@ -46,6 +46,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     generate.set_defaults(run=_generate)
 
+    cost = commands.add_parser(
+        "cost-curve", help="time one target forward over 1, 2, ... new tokens (verification cost)"
+    )
+    _add_model_options(cost)
+    cost.add_argument("--max-new-tokens", type=int, default=16)
+    cost.add_argument("--repeats", type=int, default=5)
+    cost.add_argument("--time-budget", type=float, default=120.0, help="seconds, at most")
+    cost.add_argument("--json", action="store_true")
+    cost.set_defaults(run=_cost_curve)
+
     from specviz.bench import add_bench_arguments, run_bench
 
     bench = commands.add_parser(
@@ -222,6 +232,29 @@ def _generate(args: argparse.Namespace) -> int:
             f"plain decoding: {plain['tokens_per_s']:.2f} tok/s · speedup "
             f"{summary['speedup']:.2f}x · {same}"
         )
+    return 0
+
+
+def _cost_curve(args: argparse.Namespace) -> int:
+    from specviz.cost_curve import measure_verification_cost
+
+    preset = preset_for(args)
+    pair = load_pair_for(args, preset)
+    prompt = preset.prompts_flat()[0][1]
+    context = pair.encode_prompt(prompt, chat=preset.chat_template)
+    curve = measure_verification_cost(
+        pair.target, context, args.max_new_tokens, args.repeats, args.time_budget
+    )
+    if args.json:
+        json.dump(asdict(curve) | {"relative": curve.relative()}, sys.stdout, indent=1)
+        print()
+        return 0
+    print(f"target forward time on {curve.device}, after a {curve.context_len}-token cache")
+    print(f"{'new tokens':>10} {'median ms':>10} {'× one token':>12}")
+    for point, ratio in zip(curve.points, curve.relative(), strict=True):
+        print(f"{point.new_tokens:>10} {point.median_s * 1000:>10.1f} {ratio:>12.2f}")
+    if not curve.complete:
+        print("(stopped early: time budget reached)")
     return 0
 
 

@@ -82,3 +82,12 @@ def test_bench_prints_a_table_and_writes_json(tmp_path: Path) -> None:
         row["specviz"]["tokens_per_s"] / row["plain"]["tokens_per_s"]
     )
     assert row["transformers"]["tokens_per_s"] > 0
+
+
+@pytest.mark.slow
+def test_cost_curve_json() -> None:
+    result = run_cli("cost-curve", "--max-new-tokens", "3", "--repeats", "1", "--json")
+    assert result.returncode == 0, result.stderr
+    curve = json.loads(result.stdout)
+    assert [point["new_tokens"] for point in curve["points"]] == [1, 2, 3]
+    assert curve["relative"][0] == 1.0 and curve["complete"]

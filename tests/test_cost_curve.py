@@ -1,0 +1,34 @@
+"""The verification-cost measurement on a tiny real model: shape, rollback, the time bound."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import tiny_qwen
+
+from specviz.cost_curve import measure_verification_cost
+
+CONTEXT = torch.tensor([list(b"def fibonacci(n):")])
+
+
+def test_measures_every_size_and_reports_relative_cost() -> None:
+    curve = measure_verification_cost(tiny_qwen(1), CONTEXT, max_new_tokens=6, repeats=3)
+    assert curve.complete
+    assert [point.new_tokens for point in curve.points] == [1, 2, 3, 4, 5, 6]
+    assert all(len(point.runs_s) == 3 and point.median_s > 0 for point in curve.points)
+    assert curve.relative()[0] == 1.0
+    assert curve.context_len == CONTEXT.shape[1] - 1
+
+
+def test_time_budget_stops_early_but_keeps_one_point() -> None:
+    curve = measure_verification_cost(
+        tiny_qwen(1), CONTEXT, max_new_tokens=16, repeats=2, time_budget_s=0.0
+    )
+    assert len(curve.points) == 1 and not curve.complete
+
+
+def test_bad_arguments_are_refused() -> None:
+    with pytest.raises(ValueError):
+        measure_verification_cost(tiny_qwen(1), CONTEXT[:, :1])
+    with pytest.raises(ValueError):
+        measure_verification_cost(tiny_qwen(1), CONTEXT, max_new_tokens=0)
