@@ -48,12 +48,12 @@ class ModelPair:
         if not text.strip():
             raise ValueError("The prompt is empty.")
         if chat and getattr(self.tokenizer, "chat_template", None):
-            ids = self.tokenizer.apply_chat_template(
+            templated = self.tokenizer.apply_chat_template(
                 [{"role": "user", "content": text}],
                 add_generation_prompt=True,
                 tokenize=False,
             )
-            token_ids = self.tokenizer(ids, add_special_tokens=False)["input_ids"]
+            token_ids = self.tokenizer(templated, add_special_tokens=False)["input_ids"]
         else:
             token_ids = self.tokenizer(text)["input_ids"]
         return torch.tensor([token_ids], dtype=torch.long)
