@@ -50,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
         "cost-curve", help="time one target forward over 1, 2, ... new tokens (verification cost)"
     )
     _add_model_options(cost)
+    cost.add_argument("--model", choices=["target", "draft"], default="target")
     cost.add_argument("--max-new-tokens", type=int, default=16)
     cost.add_argument("--repeats", type=int, default=5)
     cost.add_argument("--time-budget", type=float, default=120.0, help="seconds, at most")
@@ -242,14 +243,15 @@ def _cost_curve(args: argparse.Namespace) -> int:
     pair = load_pair_for(args, preset)
     prompt = preset.prompts_flat()[0][1]
     context = pair.encode_prompt(prompt, chat=preset.chat_template)
+    model = pair.target if args.model == "target" else pair.draft
     curve = measure_verification_cost(
-        pair.target, context, args.max_new_tokens, args.repeats, args.time_budget
+        model, context, args.max_new_tokens, args.repeats, args.time_budget
     )
     if args.json:
         json.dump(asdict(curve) | {"relative": curve.relative()}, sys.stdout, indent=1)
         print()
         return 0
-    print(f"target forward time on {curve.device}, after a {curve.context_len}-token cache")
+    print(f"{args.model} forward time on {curve.device}, after a {curve.context_len}-token cache")
     print(f"{'new tokens':>10} {'median ms':>10} {'× one token':>12}")
     for point, ratio in zip(curve.points, curve.relative(), strict=True):
         print(f"{point.new_tokens:>10} {point.median_s * 1000:>10.1f} {ratio:>12.2f}")

@@ -1,0 +1,92 @@
+"""Why does transformers' assisted generation win some benchmark rows? Count what each one does.
+
+Runs specviz and `generate(assistant_model=...)` on the same bundled pair, prompt, γ and draft
+confidence stop, and reports target passes, draft forwards, whether the texts are identical, and
+the draft's probability for the first drafted token in each (it depends on how the draft is fed):
+    .venv/bin/python scripts/compare_transformers.py [TASK] [GAMMA]
+"""
+
+import os
+import sys
+import time
+
+import torch
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from specviz.drafters import ModelDrafter
+from specviz.engine import (
+    GenerationSettings,
+    autoregressive_generate,
+    speculative_generate,
+)
+from specviz.models import ModelCache
+from specviz.presets import default_preset, load_presets
+
+task = sys.argv[1] if len(sys.argv) > 1 else "rewriting"
+gamma = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+preset = default_preset(load_presets())
+pair = ModelCache().load_pair(preset)
+prompt_ids = pair.encode_prompt(preset.prompts[task][0])
+settings = GenerationSettings(
+    gamma=gamma, max_new_tokens=64, draft_stop_below=preset.draft_stop_below
+)
+
+calls: list[tuple[str, int, float]] = []  # (model, tokens fed, draft prob of its top token)
+target_forward, draft_forward = pair.target.forward, pair.draft.forward
+
+
+def counted_target(*args, **kwargs):
+    calls.append(("target", kwargs["input_ids"].shape[1], 0.0))
+    return target_forward(*args, **kwargs)
+
+
+def counted_draft(*args, **kwargs):
+    out = draft_forward(*args, **kwargs)
+    probs = torch.softmax(out.logits[0, -1].float(), dim=-1)
+    calls.append(("draft", kwargs["input_ids"].shape[1], float(probs.max())))
+    return out
+
+
+def report(name: str, seconds: float, tokens: int, first_used: int) -> None:
+    """first_used: the index of the first draft forward whose output became a drafted token."""
+    target = [fed for model, fed, _ in calls if model == "target"]
+    draft = [(fed, prob) for model, fed, prob in calls if model == "draft"]
+    first_draft_prob = draft[first_used][1] if len(draft) > first_used else float("nan")
+    print(
+        f"{name:>13}: {tokens / seconds:5.2f} tok/s | target passes after prefill {len(target) - 1}, "
+        f"tokens verified {sum(target[1:])} | draft forwards {len(draft)}, "
+        f"tokens fed per draft forward {sorted({fed for fed, _ in draft[1:]})} | "
+        f"first drafted token's draft prob {first_draft_prob:.3f}"
+    )
+
+
+pair.target.forward, pair.draft.forward = counted_target, counted_draft
+plain = [step.token.token_id for step in autoregressive_generate(pair, prompt_ids, settings)]
+calls.clear()
+began = time.perf_counter()
+cycles = list(speculative_generate(pair, prompt_ids, settings, ModelDrafter(pair.draft)))
+ours = [token.token_id for cycle in cycles for token in cycle.emitted]
+# specviz prefills all but the last prompt token (output unused), then feeds that token.
+report("specviz", time.perf_counter() - began, len(ours), first_used=1)
+calls.clear()
+draft_config = pair.draft.generation_config  # the same γ and confidence stop as specviz
+draft_config.num_assistant_tokens = gamma
+draft_config.num_assistant_tokens_schedule = "constant"
+draft_config.assistant_confidence_threshold = settings.draft_stop_below
+began = time.perf_counter()
+with torch.inference_mode():
+    output = pair.target.generate(
+        prompt_ids,
+        attention_mask=torch.ones_like(prompt_ids),
+        assistant_model=pair.draft,
+        max_new_tokens=64,
+        do_sample=False,
+        eos_token_id=sorted(pair.eos_token_ids),
+        pad_token_id=pair.tokenizer.pad_token_id,
+    )
+seconds = time.perf_counter() - began
+theirs = output[0, prompt_ids.shape[1] :].tolist()
+# transformers drafts its first token straight from the whole-prompt prefill.
+report("transformers", seconds, len(theirs), first_used=0)
+print(f"identical text: specviz == plain {ours == plain}, transformers == plain {theirs == plain}")
