@@ -122,7 +122,7 @@ def run_bench(args: argparse.Namespace) -> int:
                 row = Row(task, temperature, label, plain, spec, assisted)
                 rows.append(row)
                 print(_format_row(row), flush=True)
-    _write_json(args, preset, pair, rows)
+    _write_json(args, preset, pair, rows, stop_below)
     print(_summary(rows))
     return 0
 
@@ -261,7 +261,9 @@ def _summary(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def _write_json(args: argparse.Namespace, preset: Any, pair: Any, rows: list[Row]) -> None:
+def _write_json(
+    args: argparse.Namespace, preset: Any, pair: Any, rows: list[Row], stop_below: float
+) -> None:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     report = {
@@ -275,9 +277,7 @@ def _write_json(args: argparse.Namespace, preset: Any, pair: Any, rows: list[Row
         "threads": torch.get_num_threads(),
         "machine": platform.processor() or platform.machine(),
         "max_new_tokens": args.max_new_tokens,
-        "draft_stop_below": preset.draft_stop_below
-        if args.draft_stop_below is None
-        else args.draft_stop_below,
+        "draft_stop_below": stop_below,
         "repeats": args.repeats,
         "rows": [
             {

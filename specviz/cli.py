@@ -181,17 +181,8 @@ def _generate(args: argparse.Namespace) -> int:
             print(_cycle_line(cycle), flush=True)
     text = "".join(token.text for cycle in cycles for token in cycle.emitted)
     totals = cycles[-1].totals
-    summary = {
-        "new_tokens": totals.new_tokens,
-        "target_forwards": totals.target_forwards,
-        "draft_forwards": totals.draft_forwards,
-        "acceptance_rate": totals.acceptance_rate,
-        "tokens_per_target_pass": totals.tokens_per_target_pass,
-        "tokens_per_s": totals.tokens_per_s,
-        "elapsed_s": totals.elapsed_s,
-        "prefill_s": totals.prefill_s,
-        "stop_reason": cycles[-1].stop_reason,
-    }
+    summary: dict[str, Any] = cycles[-1].to_dict()["totals"]  # counters plus α, τ, tokens/s
+    summary["stop_reason"] = cycles[-1].stop_reason
     plain: dict[str, Any] | None = None
     if args.plain:
         steps = list(autoregressive_generate(pair, prompt_ids, settings))

@@ -32,11 +32,6 @@ class Drafter(Protocol):
     """Proposes candidates for the verifier and adapts to how many were accepted."""
 
     @property
-    def gamma(self) -> int:
-        """How many tokens the next proposal will hold at most."""
-        ...
-
-    @property
     def cache_len(self) -> int:
         """KV entries the drafter holds (0 if it has no cache)."""
         ...
@@ -78,10 +73,6 @@ class ModelDrafter:
         # accept, which was sampled but never fed).
         self._unseen: list[int] = []
         self._proposed: list[int] = []
-
-    @property
-    def gamma(self) -> int:
-        return self._gamma
 
     @property
     def cache_len(self) -> int:

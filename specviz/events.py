@@ -16,7 +16,6 @@ class Origin(StrEnum):
     """Why a token ended up in the output (or did not)."""
 
     ACCEPTED = "accepted"  # a draft token that passed the test u < min(1, p/q)
-    REJECTED = "rejected"  # a draft token that failed it; shown, never emitted
     RESAMPLED = "resampled"  # drawn from norm(max(0, p - q)) at the first rejection
     BONUS = "bonus"  # drawn from p after all drafted tokens were accepted
     TARGET = "target"  # plain autoregressive decoding of the target
@@ -45,6 +44,13 @@ class DraftToken:
     uniform: float | None  # the u ~ U(0, 1) that decided it; None in greedy mode or if untested
     tested: bool  # positions after the first rejection are never tested
     accepted: bool
+
+    @property
+    def verdict(self) -> str:
+        """ "accepted", "rejected" (tested and failed) or "untested" (after the first rejection)."""
+        if self.accepted:
+            return "accepted"
+        return "rejected" if self.tested else "untested"
 
 
 @dataclass(frozen=True)

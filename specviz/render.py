@@ -85,7 +85,7 @@ def _span(css: str, text: str, tip_lines: Sequence[str], data: dict[str, str]) -
 
 
 def _draft_span(cycle: Cycle, token: DraftToken) -> str:
-    kind = "accepted" if token.accepted else ("rejected" if token.tested else "untested")
+    kind = token.verdict
     if cycle.greedy:
         rule = "greedy: accepted only if it is the target's top choice"
     else:
@@ -207,7 +207,7 @@ def legend_html(*, include_target: bool = False) -> str:
 
 
 def _card(cycle: Cycle, token: DraftToken) -> str:
-    kind = "accepted" if token.accepted else ("rejected" if token.tested else "untested")
+    kind = token.verdict
     verdict = {"accepted": "✓ accepted", "rejected": "✗ rejected", "untested": "– not tested"}
     accept_pct = max(0.0, min(100.0, token.accept_prob * 100))
     marker = ""
