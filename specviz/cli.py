@@ -58,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
     cost.set_defaults(run=_cost_curve)
 
     from specviz.bench import add_bench_arguments, run_bench
+    from specviz.cli_labs import add_lab_commands
+
+    add_lab_commands(commands, _add_model_options, _add_setting_options)
 
     bench = commands.add_parser(
         "bench", help="measure plain vs speculative vs transformers assisted generation"

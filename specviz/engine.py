@@ -40,6 +40,7 @@ from specviz.model_steps import device_of, new_cache, prefill, sync
 from specviz.sampling import (
     Verdict,
     top_entries,
+    top_entries_per_row,
     verify_greedy,
     verify_sampled,
 )
@@ -142,7 +143,7 @@ def speculative_generate(
         run.cache.crop(-(n - accepted_len))
         drafter.commit(accepted_len, verdict.next_token)
 
-        drafted = _drafted_records(run, draft_ids.tolist(), verdict, uniforms)
+        drafted = _drafted_records(run, draft_ids.tolist(), verdict, uniforms, q_draft, p_target)
         emitted, stop_reason = _emit(run, drafted, verdict)
         rejection = None
         if accepted_len < n:
@@ -180,7 +181,12 @@ def speculative_generate(
 
 
 def _drafted_records(
-    run: _Run, draft_ids: list[int], verdict: Verdict, uniforms: list[float | None]
+    run: _Run,
+    draft_ids: list[int],
+    verdict: Verdict,
+    uniforms: list[float | None],
+    q_draft: torch.Tensor,
+    p_target: torch.Tensor,
 ) -> tuple[DraftToken, ...]:
     """One record per drafted token; positions after the first rejection are marked untested."""
     accepted_len = verdict.accepted_len
@@ -188,6 +194,10 @@ def _drafted_records(
     p_at, q_at = verdict.p_at_draft.tolist(), verdict.q_at_draft.tolist()
     texts = run.detok.peek(draft_ids)
     start = run.totals.new_tokens
+    n = len(draft_ids)
+    # q and p rows of every drafted position in one topk: the inspector's bars.
+    tops = top_entries_per_row(torch.cat([q_draft[:n], p_target[:n]])) if n else []
+    tokenizer = run.pair.tokenizer
     return tuple(
         DraftToken(
             position=i + 1,
@@ -200,6 +210,8 @@ def _drafted_records(
             uniform=uniforms[i] if i <= accepted_len else None,
             tested=i <= accepted_len,
             accepted=i < accepted_len,
+            top_q=_token_probs(tokenizer, tops[i]),
+            top_p=_token_probs(tokenizer, tops[n + i]),
         )
         for i, token_id in enumerate(draft_ids)
     )
@@ -256,9 +268,14 @@ def _rejection_record(
 
 
 def _bars(tokenizer: TokenizerLike, dist: torch.Tensor) -> tuple[TokenProb, ...]:
+    return _token_probs(tokenizer, top_entries(dist))
+
+
+def _token_probs(
+    tokenizer: TokenizerLike, entries: list[tuple[int, float]]
+) -> tuple[TokenProb, ...]:
     return tuple(
-        TokenProb(token_id, _vocab_text(tokenizer, token_id), prob)
-        for token_id, prob in top_entries(dist)
+        TokenProb(token_id, _vocab_text(tokenizer, token_id), prob) for token_id, prob in entries
     )
 
 

@@ -44,6 +44,9 @@ class DraftToken:
     uniform: float | None  # the u ~ U(0, 1) that decided it; None in greedy mode or if untested
     tested: bool  # positions after the first rejection are never tested
     accepted: bool
+    # The most probable tokens under q and p at this position: the inspector's bar charts.
+    top_q: tuple[TokenProb, ...] = ()
+    top_p: tuple[TokenProb, ...] = ()
 
     @property
     def verdict(self) -> str:

@@ -13,6 +13,8 @@ import torch
 
 # Bars kept per distribution in a Rejection record: enough for a readable chart.
 TOP_N = 10
+# Bars kept per drafted position for the probability inspector (γ positions per cycle, so fewer).
+TOP_PER_POSITION = 6
 
 
 @dataclass
@@ -174,3 +176,14 @@ def top_entries(probs: torch.Tensor, count: int = TOP_N) -> list[tuple[int, floa
     """The count most probable (token id, probability) pairs of a (V,) distribution."""
     values, indices = torch.topk(probs, min(count, probs.shape[-1]))
     return list(zip(indices.tolist(), values.tolist(), strict=True))
+
+
+def top_entries_per_row(
+    probs: torch.Tensor, count: int = TOP_PER_POSITION
+) -> list[list[tuple[int, float]]]:
+    """top_entries for every row of (n, V) probabilities, in one topk and one host copy."""
+    values, indices = torch.topk(probs, min(count, probs.shape[-1]), dim=-1)
+    return [
+        list(zip(row_ids, row_values, strict=True))
+        for row_ids, row_values in zip(indices.tolist(), values.tolist(), strict=True)
+    ]

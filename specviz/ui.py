@@ -17,6 +17,7 @@ from typing import Any
 import gradio as gr
 
 from specviz import charts, render
+from specviz import ui_labs as labs
 from specviz.models import ModelCache
 from specviz.presets import TASKS, Preset, default_preset
 from specviz.ui_session import App, Session, stats
@@ -27,6 +28,13 @@ ENGINE = "engine"  # the concurrency group every handler that runs a model belon
 CHART_EVERY_S = 1.5  # live charts are redrawn at most this often; HTML updates every cycle
 RACE_EVERY_S = 0.1  # the plain run's panel is redrawn at most this often
 REPLAY_FPS = 12
+
+# Clicks on the stream's tokens become a "click" event carrying the cycle number (1-based).
+STREAM_CLICK_JS = (
+    "element.addEventListener('click', (event) => {"
+    " const cycle = event.target.closest('[data-cycle]');"
+    " if (cycle) trigger('click', {cycle: Number(cycle.dataset.cycle)}); });"
+)
 
 INTRO = (
     "A small **draft** model guesses the next γ tokens; the large **target** model checks all of "
@@ -114,41 +122,63 @@ def build_demo(
                             label="Max new tokens",
                             elem_id="sv-max-new",
                         )
-            with gr.Column(scale=3):
-                status = gr.HTML(
-                    render.status_html("Ready. Pick an example and press Run."), elem_id="sv-status"
-                )
-                gr.HTML(render.legend_html(), elem_id="sv-legend")
-                stream = gr.HTML(
-                    render.stream_html(
-                        [], placeholder="The generated text appears here, token by token."
-                    ),
-                    elem_id="sv-stream",
-                )
-                cards = gr.HTML(render.cycle_cards_html(None), elem_id="sv-cards")
-                counters = gr.HTML(render.counters_html(None), elem_id="sv-counters")
-                with gr.Row():
-                    rejection_plot = gr.Plot(
-                        charts.rejection_chart(None),
-                        label="Last rejection",
-                        show_label=False,
-                        scale=3,
+            with gr.Column(scale=3), gr.Tabs(elem_id="sv-tabs") as tabs:
+                with gr.Tab("Live run", id="live", elem_id="sv-tab-live"):
+                    status = gr.HTML(
+                        render.status_html("Ready. Pick an example and press Run."),
+                        elem_id="sv-status",
                     )
-                    rejection_note = gr.HTML(render.rejection_caption(None), scale=2)
-        with gr.Group(visible=False) as race_group:
-            race_view = gr.HTML(render.race_html([], []), elem_id="sv-race")
-            replay_btn = gr.Button(
-                "⟲ Replay the race at measured speed", interactive=False, elem_id="sv-replay"
-            )
-        with gr.Row():
-            accept_plot = gr.Plot(charts.acceptance_by_position([]), show_label=False)
-            hist_plot = gr.Plot(charts.accepted_length_histogram([]), show_label=False)
-        with gr.Row():
-            tokens_plot = gr.Plot(charts.tokens_vs_passes([]), show_label=False)
-            time_plot = gr.Plot(charts.time_split([]), show_label=False)
-        with gr.Accordion("Output text and stats", open=False):
-            final_text = gr.Textbox(label="Generated text", lines=6, elem_id="sv-final-text")
-            final_stats = gr.JSON(label="Stats", elem_id="sv-final-stats")
+                    gr.HTML(render.legend_html(), elem_id="sv-legend")
+                    stream = gr.HTML(
+                        render.stream_html(
+                            [], placeholder="The generated text appears here, token by token."
+                        ),
+                        elem_id="sv-stream",
+                        # A click on a token opens that cycle in the inspector (see labs).
+                        js_on_load=STREAM_CLICK_JS,
+                    )
+                    cards = gr.HTML(render.cycle_cards_html(None), elem_id="sv-cards")
+                    counters = gr.HTML(render.counters_html(None), elem_id="sv-counters")
+                    with gr.Row():
+                        rejection_plot = gr.Plot(
+                            charts.rejection_chart(None),
+                            label="Last rejection",
+                            show_label=False,
+                            scale=3,
+                        )
+                        rejection_note = gr.HTML(render.rejection_caption(None), scale=2)
+                    with gr.Group(visible=False) as race_group:
+                        race_view = gr.HTML(render.race_html([], []), elem_id="sv-race")
+                        replay_btn = gr.Button(
+                            "⟲ Replay the race at measured speed",
+                            interactive=False,
+                            elem_id="sv-replay",
+                        )
+                    with gr.Row():
+                        accept_plot = gr.Plot(charts.acceptance_by_position([]), show_label=False)
+                        hist_plot = gr.Plot(charts.accepted_length_histogram([]), show_label=False)
+                    with gr.Row():
+                        tokens_plot = gr.Plot(charts.tokens_vs_passes([]), show_label=False)
+                        time_plot = gr.Plot(charts.time_split([]), show_label=False)
+                    with gr.Accordion("Output text and stats", open=False):
+                        final_text = gr.Textbox(
+                            label="Generated text", lines=6, elem_id="sv-final-text"
+                        )
+                        final_stats = gr.JSON(label="Stats", elem_id="sv-final-stats")
+                inspector = labs.inspector_tab(session, tabs, stream)
+                settings_controls = [
+                    preset,
+                    prompt,
+                    chat,
+                    gamma,
+                    adaptive,
+                    temperature,
+                    top_k,
+                    top_p,
+                    seed,
+                    max_new,
+                ]
+                labs.lab_tabs(app, settings_controls, ENGINE)
 
         controls = [
             preset,
@@ -179,6 +209,7 @@ def build_demo(
             time_plot,
             final_text,
             final_stats,
+            *inspector.outputs,
         ]
 
         def views(
@@ -209,6 +240,7 @@ def build_demo(
                         final_text: run_text(sess),
                         final_stats: stats(sess),
                     }
+                    | inspector.latest(sess)
                 )
             return update
 
@@ -329,6 +361,14 @@ def build_demo(
         step_event = step_btn.click(
             step, [session, *controls], outputs, api_name="step", **heavy, **shown
         )
+        for button in (run_btn, step_btn):  # the live run shows on its own tab
+            button.click(
+                lambda: gr.Tabs(selected="live"),
+                None,
+                tabs,
+                queue=False,
+                api_visibility="private",
+            )
         replay_event = replay_btn.click(
             replay, session, race_view, api_name="replay", concurrency_limit=None
         )

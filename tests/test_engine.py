@@ -137,6 +137,31 @@ def test_rejection_record_has_charts(tiny_pair: TinyPair) -> None:
     assert rejection.resampled_token.token_id == resampled.token_id
 
 
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_every_drafted_position_carries_its_top_p_and_q(
+    tiny_pair: TinyPair, temperature: float
+) -> None:
+    """The inspector's bars: sorted top entries of q and p at each drafted position."""
+    settings = GenerationSettings(
+        gamma=4, temperature=temperature, max_new_tokens=30, stop_on_eos=False
+    )
+    drafted = [token for cycle in run_cycles(tiny_pair, settings) for token in cycle.drafted]
+    assert drafted
+    for token in drafted:
+        assert len(token.top_q) == len(token.top_p) == 6
+        for top in (token.top_q, token.top_p):
+            probs = [entry.prob for entry in top]
+            assert probs == sorted(probs, reverse=True)
+        by_id = {entry.token_id: entry.prob for entry in token.top_p}
+        if token.token_id in by_id:
+            assert by_id[token.token_id] == pytest.approx(token.p_target, rel=1e-5)
+        if temperature == 0.0:
+            # Greedy drafts the draft's argmax and accepts exactly the target's argmax.
+            assert token.top_q[0].token_id == token.token_id
+            if token.tested:
+                assert token.accepted == (token.top_p[0].token_id == token.token_id)
+
+
 def test_stops_at_eos_and_respects_the_budget() -> None:
     # A chain that always goes to EOS after one step: the run ends with stop_reason "eos".
     vocab = EOS_ID + 1

@@ -1,0 +1,92 @@
+"""The probability inspector: tables and panels read back from real and hand-built cycles."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import TinyPair
+from ui_events import XSS, XSS_IMG, sample_run
+
+from specviz.drafters import ModelDrafter
+from specviz.engine import GenerationSettings, speculative_generate
+from specviz.events import Cycle
+from specviz.inspector import (
+    decision_text,
+    extra_text,
+    inspector_figure,
+    inspector_html,
+    inspector_lines,
+)
+
+PROMPT = torch.tensor([list(b"def fib(n):")])
+
+
+def real_cycles(pair: TinyPair, temperature: float) -> list[Cycle]:
+    settings = GenerationSettings(
+        gamma=4, temperature=temperature, max_new_tokens=40, stop_on_eos=False
+    )
+    return list(speculative_generate(pair, PROMPT, settings, ModelDrafter(pair.draft)))
+
+
+def test_panels_show_q_and_p_with_the_drafted_token_marked(tiny_pair: TinyPair) -> None:
+    cycles = real_cycles(tiny_pair, 1.0)
+    cycle = next(c for c in cycles if c.rejection is not None and c.gamma >= 2)
+    fig = inspector_figure(cycle)
+    bars = [trace for trace in fig.data if trace.type == "bar"]
+    # q and p on every position, plus the residual on the rejected one.
+    assert len(bars) == 2 * cycle.gamma + 1
+    q_bars = [trace for trace in bars if trace.name == "q (draft)"]
+    p_bars = [trace for trace in bars if trace.name == "p (target)"]
+    for token, q_bar, p_bar in zip(cycle.drafted, q_bars, p_bars, strict=True):
+        marked = [i for i, label in enumerate(q_bar.x) if label.startswith("▶")]
+        assert len(marked) == 1
+        assert q_bar.y[marked[0]] == pytest.approx(token.q_draft)
+        assert p_bar.y[marked[0]] == pytest.approx(token.p_target)
+    residual = next(trace for trace in bars if trace.name.startswith("residual"))
+    assert max(residual.y) == pytest.approx(cycle.rejection.top_residual[0].prob)
+    resampled = cycle.emitted[cycle.accepted_len]
+    replacement_labels = [label for label in residual.x if label.endswith("↻")]
+    assert len(replacement_labels) == (
+        1 if resampled.token_id in {e.token_id for e in cycle.rejection.top_residual} else 0
+    )
+    titles = [annotation.text for annotation in fig.layout.annotations]
+    assert any("→ rejected" in title for title in titles)
+
+
+def test_table_states_each_decision(tiny_pair: TinyPair) -> None:
+    cycle = next(c for c in real_cycles(tiny_pair, 1.0) if c.rejection is not None)
+    page = inspector_html(cycle, 9)
+    assert f"Cycle {cycle.index + 1}</b> of 9" in page
+    assert page.count("<tr class=") == cycle.gamma
+    rejected = cycle.drafted[cycle.accepted_len]
+    assert f"{rejected.uniform:.3f} ≥ min(1, p/q) = {rejected.accept_prob:.3f} → rejected" in page
+    assert "residual norm(max(0, p − q))" in page
+
+
+def test_greedy_cycles_compare_argmaxes(tiny_pair: TinyPair) -> None:
+    cycles = real_cycles(tiny_pair, 0.0)
+    token = next(t for c in cycles for t in c.drafted if t.tested and not t.accepted)
+    cycle = next(c for c in cycles if token in c.drafted)
+    assert decision_text(cycle, token).startswith("the target's top choice is ")
+    assert "top choice" in extra_text(cycle)
+    lines = inspector_lines(cycle)
+    assert len(lines) == 1 + 3 * cycle.gamma + 1
+    assert lines[0].endswith("(greedy)")
+
+
+def test_token_text_cannot_inject_markup() -> None:
+    cycle = sample_run()[0]  # drafts and a resampled token made of script and img tags
+    page = inspector_html(cycle)
+    assert "<script" not in page and "<img" not in page
+    fig = inspector_figure(cycle)
+    shown = " ".join(
+        [annotation.text for annotation in fig.layout.annotations]
+        + [str(label) for trace in fig.data for label in trace.x]
+    )
+    assert "<script" not in shown and "<img" not in shown
+    assert XSS and XSS_IMG  # the fixtures really carry markup
+
+
+def test_placeholders_without_a_cycle() -> None:
+    assert "pick a cycle" in inspector_html(None)
+    assert inspector_figure(None).layout.annotations[0].text == "no cycle selected"
