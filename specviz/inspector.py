@@ -61,10 +61,14 @@ def extra_text(cycle: Cycle) -> str:
             f"All {cycle.gamma} drafts passed, so the target's own next distribution p gave a "
             f"bonus token {_quote(extra.text)} (p = {extra.prob:.3f})."
         )
-    source = "the target's top choice" if cycle.greedy else "the residual norm(max(0, p − q))"
+    if cycle.greedy:
+        return (
+            f"Draft {cycle.accepted_len + 1} was rejected; the target's top choice "
+            f"{_quote(extra.text)} (p = {extra.prob:.3f}) took its place."
+        )
     return (
         f"Draft {cycle.accepted_len + 1} was rejected; {_quote(extra.text)} was drawn from "
-        f"{source} with probability {extra.prob:.3f}."
+        f"the residual norm(max(0, p − q)) with probability {extra.prob:.3f}."
     )
 
 
@@ -107,7 +111,7 @@ def inspector_html(cycle: Cycle | None, cycle_count: int = 0) -> str:
     for token in cycle.drafted:
         ratio = token.p_target / token.q_draft if token.q_draft > 0 else float("inf")
         rows.append(
-            f'<tr class="sv-{token.verdict}" data-pos="{token.position}">'
+            f'<tr class="sv-row-{token.verdict}" data-pos="{token.position}">'
             f"<td>{token.position}</td>"
             f'<td class="sv-inspect-tok"><span class="sv-tok sv-{token.verdict}">'
             f"{_shown(token.text)}</span></td>"
@@ -123,7 +127,7 @@ def inspector_html(cycle: Cycle | None, cycle_count: int = 0) -> str:
         f"<th>decision</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
     extra = extra_token(cycle)
-    extra_css = f" sv-{extra.origin.value}" if extra is not None else ""
+    extra_css = f" sv-foot-{extra.origin.value}" if extra is not None else ""
     foot = f'<div class="sv-inspect-foot{extra_css}">{_esc(extra_text(cycle))}</div>'
     return f'<div class="sv-inspect" data-cycle="{cycle.index + 1}">{head}{table}{foot}</div>'
 
@@ -143,7 +147,12 @@ def inspector_figure(cycle: Cycle | None) -> go.Figure:
     _layout(
         fig, f"Cycle {cycle.index + 1}: q (draft) and p (target) at each drafted position", "", ""
     )
-    fig.update_layout(height=150 + 210 * len(cycle.drafted), barmode="group")
+    fig.update_layout(
+        height=120 + 210 * len(cycle.drafted),
+        barmode="group",
+        legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1, "xanchor": "right"},
+        margin={"t": 90, "b": 30},
+    )
     fig.update_annotations(font_size=12)
     fig.update_yaxes(rangemode="tozero")
     return fig
