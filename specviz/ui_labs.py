@@ -7,14 +7,14 @@ controls through ``App.inputs``, runs the lab under the engine lock and hands re
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import gradio as gr
 
-from specviz import inspector, render
-from specviz.ui_session import Session
+from specviz import inspector, lab_render, render, task_charts, task_dependence
+from specviz.ui_session import App, Inputs, Session
 
 
 @dataclass
@@ -82,13 +82,101 @@ def inspector_tab(session: gr.State, tabs: gr.Tabs, stream: gr.HTML) -> Inspecto
     return tab
 
 
-def lab_tabs(app: Any, controls: list[Any], engine_group: str) -> None:
+@dataclass
+class LabWiring:
+    """What every model-running lab needs: the app, the shared controls and one event recipe."""
+
+    app: App
+    controls: list[Any]
+    engine_group: str
+    chosen: gr.State  # the validated Inputs of the last lab start
+    warmed: set[str]  # presets that have run once in this process (first runs are slow)
+
+    def start(
+        self,
+        button: gr.Button,
+        handler: Callable[..., Any],
+        lab_inputs: list[Any],
+        outputs: list[Any],
+        status: gr.HTML,
+    ) -> Any:
+        """Validate the shared controls (errors show at once), then run the lab in the engine queue."""
+
+        def collect(*values: Any) -> Inputs:
+            return self.app.inputs(*values, False)
+
+        private: dict[str, Any] = {"api_visibility": "private"}
+        return button.click(collect, self.controls, self.chosen, queue=False, **private).success(
+            handler,
+            [self.chosen, *lab_inputs],
+            outputs,
+            concurrency_id=self.engine_group,
+            concurrency_limit=1,
+            show_progress_on=status,
+            **private,
+        )
+
+    def warm_up(self, inputs: Inputs) -> bool:
+        """True the first time a preset runs a lab here: one short unmeasured run comes first."""
+        first = inputs.preset.id not in self.warmed
+        self.warmed.add(inputs.preset.id)
+        return first
+
+
+def lab_tabs(app: App, controls: list[Any], engine_group: str) -> None:
     """Tabs 2-5: the labs that run models, each from the shared controls on the left."""
-    del app, controls, engine_group  # filled in as the labs land
+    wiring = LabWiring(app, controls, engine_group, gr.State(None), set())
+    tasks_tab(wiring)
+
+
+TASKS_INTRO = (
+    "The draft model only helps where it can guess what the target will write. Code and "
+    "translations are predictable, so most drafts pass; an open-ended story has many good "
+    "continuations, the two models pick different ones, and more drafts are rejected. One click "
+    "runs every task group's example prompt twice, speculatively and plainly, at the settings on "
+    "the left, and compares α (accepted / tested drafts), τ (tokens per target pass) and the "
+    "measured speedup (engine time, prefill excluded)."
+)
+
+
+def tasks_tab(wiring: LabWiring) -> None:
+    """Tab 5: α, τ and speedup per task group."""
+    with gr.Tab("Task dependence", id="tasks", elem_id="sv-tab-tasks"):
+        gr.Markdown(TASKS_INTRO, elem_classes="sv-lab-intro")
+        with gr.Row():
+            per_task = gr.Slider(1, 3, value=1, step=1, label="Prompts per task", scale=3)
+            button = gr.Button("▶ Run every task", variant="primary", elem_id="sv-tasks-run")
+        status = gr.HTML(_status("Not run yet."), elem_id="sv-tasks-status")
+        plot = gr.Plot(task_charts.task_chart(None), show_label=False, elem_id="sv-tasks-plot")
+        table = gr.HTML(lab_render.tasks_html(None), elem_id="sv-tasks-table")
+
+    def run(
+        inputs: Inputs,
+        per_task_value: float,
+        progress: gr.Progress = gr.Progress(),  # noqa: B008
+    ) -> Iterator[dict[Any, Any]]:
+        pair = wiring.app.load(inputs.preset, progress)
+        updates = task_dependence.iter_task_measurements(
+            pair,
+            inputs.preset.prompts,
+            lambda text: pair.encode_prompt(text, chat=inputs.chat),
+            inputs.settings,
+            int(per_task_value or 1),
+            warm_up=wiring.warm_up(inputs),
+        )
+        for update in wiring.app.locked(updates, "measuring the tasks"):
+            progress(update.fraction, desc=update.message)
+            done = update.report.complete
+            yield {
+                status: _status(
+                    "Done." if done else f"Running: {update.message}…", "done" if done else "info"
+                ),
+                plot: task_charts.task_chart(update.report),
+                table: lab_render.tasks_html(update.report),
+            }
+
+    wiring.start(button, run, [per_task], [status, plot, table], status)
 
 
 def _status(message: str, kind: str = "info") -> str:
     return render.status_html(message, kind=kind)
-
-
-ProgressFn = Callable[[float, str], None]

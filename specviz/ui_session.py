@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import gradio as gr
 
@@ -20,6 +20,9 @@ from specviz.engine import GenerationSettings, autoregressive_generate, speculat
 from specviz.events import Cycle, Step
 from specviz.models import ModelCache, ModelLoadError, ModelPair
 from specviz.presets import Preset
+
+T = TypeVar("T")
+_DONE = object()  # the end of an iterator, distinct from any item it yields
 
 
 @dataclass
@@ -143,6 +146,21 @@ class App:
             pair = self.load(inputs.preset, progress)
             self.start(session, inputs, pair)
         return session
+
+    def locked(self, items: Iterator[T], doing: str) -> Iterator[T]:
+        """A model-running iterator advanced one item at a time under the engine lock, with
+        failures turned into plain-worded errors (the labs run through this)."""
+        while True:
+            try:
+                with self.engine_lock:
+                    item = next(items, _DONE)
+            except gr.Error:
+                raise
+            except Exception as error:
+                raise gr.Error(_plain_failure(doing, error)) from None
+            if item is _DONE:
+                return
+            yield item  # type: ignore[misc]
 
     def plain_steps(self, session: Session, inputs: Inputs) -> Iterator[Step]:
         """The race's baseline: plain decoding of the same target with the same settings and seed."""

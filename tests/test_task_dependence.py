@@ -1,0 +1,174 @@
+"""The task-dependence lab on tiny models: pooling, the own-draft check, stopping, the chart."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import TinyPair
+
+from specviz.drafters import ModelDrafter
+from specviz.engine import GenerationSettings, speculative_generate
+from specviz.task_charts import task_chart
+from specviz.task_dependence import TaskReport, iter_task_measurements, measure_tasks
+
+# Given story first: the report must still follow TASKS order (code before story).
+PROMPTS = {
+    "story": ["Once upon a time", "The dragon said", "unused third prompt"],
+    "code": ["def add(a, b):", "for i in range(10):"],
+}
+SETTINGS = GenerationSettings(gamma=3, max_new_tokens=12, stop_on_eos=False)
+
+
+def encode_with(pair: TinyPair):
+    return lambda text: torch.tensor([pair.tokenizer.encode(text)])
+
+
+def own_draft(pair: TinyPair) -> TinyPair:
+    return TinyPair(pair.target, pair.target, pair.tokenizer, pair.eos_token_ids)
+
+
+@pytest.fixture(scope="module")
+def report(tiny_pair: TinyPair) -> TaskReport:
+    return measure_tasks(tiny_pair, PROMPTS, encode_with(tiny_pair), SETTINGS, prompts_per_task=2)
+
+
+def test_tasks_follow_tasks_order_with_their_first_prompts(report: TaskReport) -> None:
+    assert report.complete and report.settings == SETTINGS
+    assert [result.task for result in report.tasks] == ["code", "story"]
+    assert report.tasks[0].prompts == ("def add(a, b):", "for i in range(10):")
+    assert report.tasks[1].prompts == ("Once upon a time", "The dragon said")
+    for result in report.tasks:
+        for run in result.runs:
+            assert run.speculative.new_tokens == run.plain.new_tokens == 12
+            assert run.plain.target_forwards == 12  # plain decoding: one pass per token
+            assert run.speculative.elapsed_s > 0 and run.plain.elapsed_s > 0
+            # Greedy speculative decoding is lossless: same text as the target alone.
+            assert run.speculative_text == run.plain_text
+        outputs = [" ".join(run.speculative_text.split()) for run in result.runs]
+        assert result.sample and any(text.startswith(result.sample.rstrip("…")) for text in outputs)
+
+
+def test_pooled_measures_match_the_cycles(tiny_pair: TinyPair, report: TaskReport) -> None:
+    encode = encode_with(tiny_pair)
+    for result in report.tasks:
+        accepted = tested = passes = 0
+        for prompt in result.prompts:
+            drafter = ModelDrafter(tiny_pair.draft)
+            for cycle in speculative_generate(tiny_pair, encode(prompt), SETTINGS, drafter):
+                accepted += cycle.accepted_len
+                tested += sum(token.tested for token in cycle.drafted)
+                passes += 1
+        assert result.acceptance_rate == pytest.approx(accepted / tested)
+        assert result.tokens_per_target_pass == pytest.approx(24 / passes)
+        spec_seconds = sum(run.speculative.elapsed_s for run in result.runs)
+        plain_seconds = sum(run.plain.elapsed_s for run in result.runs)
+        assert result.speculative.tokens_per_s == pytest.approx(24 / spec_seconds)
+        assert result.speedup == pytest.approx((24 / spec_seconds) / (24 / plain_seconds))
+
+
+def test_own_draft_accepts_everything(tiny_pair: TinyPair) -> None:
+    pair = own_draft(tiny_pair)
+    report = measure_tasks(pair, PROMPTS, encode_with(pair), SETTINGS, warm_up=False)
+    for result in report.tasks:
+        assert result.acceptance_rate == 1.0
+        # 12 tokens at γ = 3: three cycles of 3 accepted drafts plus a bonus token.
+        assert result.tokens_per_target_pass == 4.0
+    assert report.narrative().startswith("The draft guesses code best (α 100%, τ 4.00")
+
+
+def test_progress_is_reported_before_each_run_and_at_the_end(tiny_pair: TinyPair) -> None:
+    calls: list[tuple[float, str]] = []
+    measure_tasks(
+        tiny_pair,
+        PROMPTS,
+        encode_with(tiny_pair),
+        SETTINGS,
+        progress=lambda fraction, message: calls.append((fraction, message)),
+    )
+    assert [message for _, message in calls] == [
+        "warming up",
+        "code 1/2: speculative decoding",
+        "code 1/2: plain decoding",
+        "story 2/2: speculative decoding",
+        "story 2/2: plain decoding",
+        "done",
+    ]
+    assert [fraction for fraction, _ in calls] == [0.0, 0.0, 0.25, 0.5, 0.75, 1.0]
+
+
+def test_stream_shows_each_finished_prompt(tiny_pair: TinyPair) -> None:
+    updates = list(
+        iter_task_measurements(
+            tiny_pair, PROMPTS, encode_with(tiny_pair), SETTINGS, 2, warm_up=False
+        )
+    )
+    assert len(updates) == 2 * 4 + 1
+    assert [len(update.report.tasks) for update in updates] == [0, 0, 1, 1, 1, 1, 2, 2, 2]
+    assert updates[3].report.tasks[0].prompts == ("def add(a, b):",)
+    assert not updates[-2].report.complete and updates[-1].report.complete
+
+
+def test_should_stop_keeps_only_finished_prompts(tiny_pair: TinyPair) -> None:
+    messages: list[str] = []
+    report = measure_tasks(
+        tiny_pair,
+        PROMPTS,
+        encode_with(tiny_pair),
+        SETTINGS,
+        progress=lambda _, message: messages.append(message),
+        should_stop=lambda: messages[-1].startswith("story"),
+        warm_up=False,
+    )
+    assert not report.complete
+    assert [result.task for result in report.tasks] == ["code"]
+    assert messages[-1] == "stopped after 2 of 4 runs"
+    assert "stopped early" in task_chart(report).layout.title.text
+
+
+def test_bad_arguments_are_refused_before_any_run(tiny_pair: TinyPair) -> None:
+    encode = encode_with(tiny_pair)
+    with pytest.raises(ValueError, match="at least 1"):
+        iter_task_measurements(tiny_pair, PROMPTS, encode, SETTINGS, prompts_per_task=0)
+    with pytest.raises(ValueError, match="no prompts"):
+        iter_task_measurements(tiny_pair, {"code": [], "story": ()}, encode, SETTINGS)
+    with pytest.raises(ValueError, match="no prompts"):
+        measure_tasks(tiny_pair, {}, encode, SETTINGS)
+    with pytest.raises(ValueError, match="list of strings"):
+        measure_tasks(tiny_pair, {"code": "def f():"}, encode, SETTINGS)
+
+
+def test_report_serialises_to_plain_values(report: TaskReport) -> None:
+    data = report.to_dict()
+    assert data["settings"]["gamma"] == 3 and data["complete"] is True
+    code = data["tasks"][0]
+    assert code["task"] == "code" and code["acceptance_rate"] == report.tasks[0].acceptance_rate
+    assert code["runs"][0]["speculative"]["new_tokens"] == 12
+
+
+def test_ranked_and_narrative(report: TaskReport) -> None:
+    ranked = report.ranked()
+    assert [result.acceptance_rate for result in ranked] == sorted(
+        (result.acceptance_rate for result in report.tasks), reverse=True
+    )
+    assert ranked[0].task in report.narrative() and ranked[-1].task in report.narrative()
+    assert TaskReport(SETTINGS, (), False).narrative() == "No task measured yet."
+
+
+def test_chart_carries_the_numbers(report: TaskReport) -> None:
+    fig = task_chart(report)
+    alpha, tau, speedup = fig.data
+    for trace in fig.data:
+        assert list(trace.x) == ["code", "story"]
+    assert list(alpha.y) == [result.acceptance_rate for result in report.tasks]
+    assert list(tau.y) == [result.tokens_per_target_pass for result in report.tasks]
+    assert list(speedup.y) == [result.speedup for result in report.tasks]
+    assert (alpha.xaxis, tau.xaxis, speedup.xaxis) == ("x", "x2", "x3")
+    # The dashed lines at 1 in the τ and speedup panels: plain decoding's level.
+    assert [(shape.y0, shape.yref) for shape in fig.layout.shapes] == [(1.0, "y2"), (1.0, "y3")]
+
+
+@pytest.mark.parametrize("empty", [None, TaskReport(SETTINGS, (), False)])
+def test_chart_without_results_shows_a_note(empty: TaskReport | None) -> None:
+    fig = task_chart(empty)
+    assert not fig.data
+    assert "no tasks measured yet" in {note.text for note in fig.layout.annotations}
