@@ -26,6 +26,18 @@ def add_lab_commands(commands: Any, add_model: Any, add_settings: Any) -> None:
     )
     inspect.set_defaults(run=_inspect)
 
+    exact = commands.add_parser(
+        "exactness", help="is it lossless? plain vs speculative samples, chi-square tested"
+    )
+    add_model(exact)
+    exact.add_argument("--prompt", required=True)
+    add_settings(exact)
+    exact.add_argument("--samples", type=int, default=2000, help="per arm")
+    exact.add_argument("--tokens", type=int, default=2, help="tokens per continuation (1-3)")
+    exact.add_argument("--rule", choices=["exact", "accept_draft"], default="exact")
+    exact.add_argument("--json", action="store_true", help="print the report as JSON")
+    exact.set_defaults(run=_exactness)
+
     tasks = commands.add_parser(
         "tasks", help="α, τ and speedup per task group (code, story, ...) at the same settings"
     )
@@ -62,6 +74,52 @@ def _inspect(args: argparse.Namespace) -> int:
         raise ValueError(f"the run has cycles 1..{len(cycles)}; no cycle {unknown[0]}")
     for number in wanted:
         print("\n".join(inspector_lines(cycles[number - 1])))
+    return 0
+
+
+def _exactness(args: argparse.Namespace) -> int:
+    from specviz.exactness import greedy_equality, run_exactness_lab
+
+    _, settings, pair, prompt_ids = _prepared(args)
+    if settings.temperature <= 0:
+        greedy = greedy_equality(pair, prompt_ids, settings)
+        if args.json:
+            _print_json(greedy)
+            return 0
+        where = (
+            "identical"
+            if greedy.identical
+            else f"part at token {(greedy.first_difference or 0) + 1}"
+        )
+        print(f"greedy ({greedy.target_dtype}): speculative and plain outputs are {where}")
+        print(f"speculative: {greedy.speculative_text!r}\nplain:       {greedy.plain_text!r}")
+        return 0
+    report = run_exactness_lab(
+        pair, prompt_ids, settings, args.samples, args.tokens, args.rule, _progress_line
+    )
+    if args.json:
+        _print_json(report)
+        return 0
+    print(
+        f"{report.samples} samples per arm, {report.tokens} token(s), rule {report.rule}, "
+        f"{report.elapsed_s:.1f} s ({report.target_prefixes} target prefixes in "
+        f"{report.target_forwards} forwards)"
+    )
+    for comparison in report.comparisons:
+        print(
+            f"first {comparison.length} token(s): TV {comparison.tv_distance:.3f} "
+            f"(noise alone ≈ {comparison.tv_if_equal:.3f}), chi-square p plain vs spec "
+            f"{comparison.homogeneity.p_value:.3g}, spec vs exact {comparison.speculative_fit.p_value:.3g}"
+        )
+        for outcome in comparison.outcomes[:5]:
+            print(
+                f"    {''.join(outcome.token_texts)!r:24} plain {outcome.plain:5d}  "
+                f"spec {outcome.speculative:5d}  exact p {outcome.exact_prob:.3f}"
+            )
+    print(
+        f"analytic first-token law vs p: max error {report.emission_max_error:.1e}; "
+        f"TV(p, q) = {report.draft_target_tv:.3f}"
+    )
     return 0
 
 

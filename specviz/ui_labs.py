@@ -13,7 +13,15 @@ from typing import Any
 
 import gradio as gr
 
-from specviz import inspector, lab_render, render, task_charts, task_dependence
+from specviz import (
+    exactness,
+    exactness_charts,
+    inspector,
+    lab_render,
+    render,
+    task_charts,
+    task_dependence,
+)
 from specviz.ui_session import App, Inputs, Session
 
 
@@ -126,7 +134,101 @@ class LabWiring:
 def lab_tabs(app: App, controls: list[Any], engine_group: str) -> None:
     """Tabs 2-5: the labs that run models, each from the shared controls on the left."""
     wiring = LabWiring(app, controls, engine_group, gr.State(None), set())
+    exactness_tab(wiring)
     tasks_tab(wiring)
+
+
+EXACTNESS_INTRO = (
+    "Speculative sampling claims that its output follows the **target's** distribution exactly, "
+    "whatever the draft proposes (Leviathan et al. 2023, Theorem 1; Chen et al. 2023). Test it: "
+    "from the prompt on the left, draw N short continuations with plain sampling of the target "
+    "and N with speculative sampling (same temperature, top-k, top-p), and compare the two "
+    "empirical distributions with a chi-square test. Then switch to the **wrong rule**, which "
+    "accepts every draft, and watch the test catch it. At temperature 0 the button compares "
+    "greedy outputs token for token instead."
+)
+RULE_CHOICES = [
+    ("The paper's rule: accept with min(1, p/q), resample from the residual", "exact"),
+    ("Wrong rule: accept every draft (ships the draft's q)", "accept_draft"),
+]
+
+
+def exactness_tab(wiring: LabWiring) -> None:
+    """Tab 2: is it really lossless? Distributions, tests, and greedy equality."""
+    with gr.Tab("Exactness lab", id="exactness", elem_id="sv-tab-exactness"):
+        gr.Markdown(EXACTNESS_INTRO, elem_classes="sv-lab-intro")
+        with gr.Row():
+            samples = gr.Slider(
+                100, 5000, value=2000, step=100, label="N samples per arm", elem_id="sv-exact-n"
+            )
+            tokens = gr.Radio([1, 2], value=2, label="Tokens per continuation")
+        rule = gr.Radio(RULE_CHOICES, value="exact", label="Acceptance rule", elem_id="sv-rule")
+        button = gr.Button("▶ Draw and compare", variant="primary", elem_id="sv-exact-run")
+        status = gr.HTML(_status("Not run yet."), elem_id="sv-exact-status")
+        with gr.Row():
+            first = gr.Plot(
+                exactness_charts.distribution_chart(None, 1),
+                show_label=False,
+                elem_id="sv-exact-first",
+            )
+            pairs = gr.Plot(
+                exactness_charts.distribution_chart(None, 2),
+                show_label=False,
+                elem_id="sv-exact-pairs",
+            )
+        summary = gr.HTML(lab_render.exactness_html(None), elem_id="sv-exact-summary")
+        needed = gr.Plot(exactness_charts.samples_needed_chart(None), show_label=False)
+
+    def run(
+        inputs: Inputs,
+        samples_value: float,
+        tokens_value: float,
+        rule_value: str,
+        progress: gr.Progress = gr.Progress(),  # noqa: B008
+    ) -> dict[Any, Any]:
+        pair = wiring.app.load(inputs.preset, progress)
+        prompt_ids = pair.encode_prompt(inputs.prompt, chat=inputs.chat)
+        if inputs.settings.temperature <= 0:
+            greedy = wiring.app.run_locked(
+                lambda: exactness.greedy_equality(pair, prompt_ids, inputs.settings),
+                "comparing greedy outputs",
+            )
+            return {
+                status: _status(
+                    "Temperature 0 is greedy decoding, so there is no distribution to sample: "
+                    "compared the two greedy outputs token for token. Raise the temperature to "
+                    "compare distributions.",
+                    "done",
+                ),
+                summary: lab_render.greedy_html(greedy),
+            }
+
+        def report_progress(fraction: float, message: str) -> None:
+            progress(fraction, desc=message)
+
+        report = wiring.app.run_locked(
+            lambda: exactness.run_exactness_lab(
+                pair,
+                prompt_ids,
+                inputs.settings,
+                samples=int(samples_value),
+                tokens=int(tokens_value),
+                rule=rule_value,
+                progress=report_progress,
+            ),
+            "sampling",
+        )
+        return {
+            status: _status(f"Done in {report.elapsed_s:.1f} s.", "done"),
+            first: exactness_charts.distribution_chart(report, 1),
+            pairs: exactness_charts.distribution_chart(report, 2),
+            summary: lab_render.exactness_html(report),
+            needed: exactness_charts.samples_needed_chart(report),
+        }
+
+    wiring.start(
+        button, run, [samples, tokens, rule], [status, first, pairs, summary, needed], status
+    )
 
 
 TASKS_INTRO = (

@@ -148,19 +148,25 @@ class App:
         return session
 
     def locked(self, items: Iterator[T], doing: str) -> Iterator[T]:
-        """A model-running iterator advanced one item at a time under the engine lock, with
-        failures turned into plain-worded errors (the labs run through this)."""
+        """A model-running iterator advanced one item at a time under the engine lock (the labs
+        stream through this); failures become plain-worded errors."""
         while True:
-            try:
-                with self.engine_lock:
-                    item = next(items, _DONE)
-            except gr.Error:
-                raise
-            except Exception as error:
-                raise gr.Error(_plain_failure(doing, error)) from None
+            item = self.run_locked(lambda: next(items, _DONE), doing)
             if item is _DONE:
                 return
             yield item  # type: ignore[misc]
+
+    def run_locked(self, work: Callable[[], T], doing: str) -> T:
+        """work() under the engine lock; a ValueError is shown as is, anything else in plain words."""
+        try:
+            with self.engine_lock:
+                return work()
+        except gr.Error:
+            raise
+        except ValueError as error:  # the labs' own input checks, already worded for users
+            raise gr.Error(str(error)) from None
+        except Exception as error:
+            raise gr.Error(_plain_failure(doing, error)) from None
 
     def plain_steps(self, session: Session, inputs: Inputs) -> Iterator[Step]:
         """The race's baseline: plain decoding of the same target with the same settings and seed."""
