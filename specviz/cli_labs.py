@@ -38,6 +38,29 @@ def add_lab_commands(commands: Any, add_model: Any, add_settings: Any) -> None:
     exact.add_argument("--json", action="store_true", help="print the report as JSON")
     exact.set_defaults(run=_exactness)
 
+    speedup = commands.add_parser(
+        "speedup", help="measured vs predicted speedup over γ (τ = (1 − α^(γ+1)) / (1 − α))"
+    )
+    add_model(speedup)
+    speedup.add_argument("--prompt", required=True)
+    add_settings(speedup)
+    speedup.add_argument("--gammas", default="1,3,5,8", help="comma-separated γ to measure")
+    speedup.add_argument("--time-budget", type=float, default=90.0, help="seconds, at most")
+    speedup.add_argument("--gpu", help="also project onto this GPU preset (see `project --list`)")
+    speedup.add_argument("--json", action="store_true")
+    speedup.set_defaults(run=_speedup)
+
+    project = commands.add_parser(
+        "project", help="what-if: the speedup a GPU would give (a roofline model, not measured)"
+    )
+    project.add_argument("--gpu", default="NVIDIA H100 SXM", help="a GPU preset name")
+    project.add_argument("--list", action="store_true", help="list the GPU presets")
+    project.add_argument("--alpha", type=float, default=0.8, help="acceptance rate α")
+    project.add_argument("--target-gb", type=float, default=3.087, help="target weights, bf16")
+    project.add_argument("--draft-gb", type=float, default=0.988, help="draft weights, bf16")
+    project.add_argument("--overhead-ms", type=float, default=0.0, help="fixed cost per forward")
+    project.set_defaults(run=_project)
+
     tasks = commands.add_parser(
         "tasks", help="α, τ and speedup per task group (code, story, ...) at the same settings"
     )
@@ -121,6 +144,101 @@ def _exactness(args: argparse.Namespace) -> int:
         f"TV(p, q) = {report.draft_target_tv:.3f}"
     )
     return 0
+
+
+def _speedup(args: argparse.Namespace) -> int:
+    from specviz.speedup_model import measure_speedup_lab
+
+    gammas = tuple(int(part) for part in args.gammas.split(",") if part.strip())
+    gpu = _gpu(args.gpu) if args.gpu else None  # a typo fails before minutes of loading
+    _, settings, pair, prompt_ids = _prepared(args)
+    lab = measure_speedup_lab(
+        pair, prompt_ids, settings, gammas, time_budget_s=args.time_budget, progress=_progress_line
+    )
+    projection = None
+    if gpu is not None:
+        projection = _projection(
+            lab.theory.alpha, gpu, _bf16_bytes(pair.target), _bf16_bytes(pair.draft), 0.0
+        )
+    if args.json:
+        _print_json({"measured": asdict(lab), "projection": projection and asdict(projection)})
+        return 0
+    theory = lab.theory
+    predicted = {row.gamma: row for row in theory.rows}
+    print(f"plain decoding {lab.plain_tokens_per_s:.2f} tok/s; measured in {lab.elapsed_s:.0f} s")
+    print(f"{'γ':>3} {'α':>6} {'τ':>6} {'τ pred':>7} {'speedup':>8} {'predicted':>10}")
+    for run in lab.runs:
+        row = predicted[run.gamma]
+        cut = "" if run.complete else "  (cut by the time budget)"
+        print(
+            f"{run.gamma:>3} {run.alpha:>6.2f} {run.tau:>6.2f} {row.tau:>7.2f} "
+            f"{run.speedup:>7.2f}× {row.speedup:>9.2f}×{cut}"
+        )
+    print(
+        f"pooled α {theory.alpha:.3f}, c {theory.draft_cost:.3f} (draft step "
+        f"{theory.draft_step_s * 1000:.1f} ms / target step {theory.target_step_s * 1000:.1f} ms); "
+        f"predicted best γ {theory.best_gamma} ({theory.best_speedup:.2f}×)"
+    )
+    if projection is not None:
+        _print_projection(projection)
+    return 0
+
+
+def _project(args: argparse.Namespace) -> int:
+    from specviz.speedup_model import GPU_PRESETS
+
+    if args.list:
+        for spec in GPU_PRESETS.values():
+            print(f"{spec.name:24} {spec.bandwidth_gb_s:>6.0f} GB/s {spec.tflops:>6.0f} TFLOPS")
+        return 0
+    projection = _projection(
+        args.alpha, _gpu(args.gpu), args.target_gb * 1e9, args.draft_gb * 1e9, args.overhead_ms
+    )
+    _print_projection(projection)
+    return 0
+
+
+def _gpu(name: str) -> Any:
+    from specviz.speedup_model import GPU_PRESETS
+
+    if name not in GPU_PRESETS:
+        raise ValueError(f"unknown GPU {name!r}; known: {', '.join(GPU_PRESETS)}")
+    return GPU_PRESETS[name]
+
+
+def _bf16_bytes(model: Any) -> float:
+    from specviz.speedup_model import model_footprint
+
+    return model_footprint(model).bytes_at(2)
+
+
+def _projection(
+    alpha: float, gpu: Any, target_bytes: float, draft_bytes: float, overhead_ms: float
+) -> Any:
+    from specviz.speedup_model import project_speedup
+
+    # bf16: two bytes per weight, so the weight count follows from the bytes.
+    return project_speedup(
+        alpha,
+        gpu,
+        target_bytes,
+        draft_bytes,
+        target_bytes / 2,
+        draft_bytes / 2,
+        overhead_s=overhead_ms / 1000,
+    )
+
+
+def _print_projection(projection: Any) -> None:
+    print(f"PROJECTION (roofline model, not measured) on {projection.gpu.name}:")
+    speedups = "  ".join(f"γ={row.gamma}: {row.speedup:.2f}×" for row in projection.rows[:8])
+    print(f"  {speedups}")
+    print(
+        f"  best γ {projection.best_gamma}: about {projection.best_speedup:.2f}×; "
+        f"c = {projection.draft_cost:.3f}"
+    )
+    for assumption in projection.assumptions:
+        print(f"  assumes: {assumption}")
 
 
 def _tasks(args: argparse.Namespace) -> int:

@@ -60,6 +60,7 @@ def build_demo(
     first = default_preset(presets)
     with gr.Blocks(title=title) as demo:
         session = gr.State(None)
+        lab_inputs = gr.State(None)  # outside the tabs: a State among Tabs' children confuses them
         gr.Markdown(f"# {title}\n{INTRO}", elem_classes="sv-title")
         with gr.Row(equal_height=False):
             with gr.Column(scale=1, min_width=320):
@@ -103,7 +104,12 @@ def build_demo(
                         label="Adaptive γ (+2 after a full accept, −1 after a rejection)",
                     )
                     temperature = gr.Slider(
-                        0, 2, value=first.temperature, step=0.05, label="Temperature (0 = greedy)"
+                        0,
+                        2,
+                        value=first.temperature,
+                        step=0.05,
+                        label="Temperature (0 = greedy)",
+                        elem_id="sv-temperature",
                     )
                     with gr.Row():
                         top_k = gr.Number(
@@ -178,7 +184,7 @@ def build_demo(
                     seed,
                     max_new,
                 ]
-                labs.lab_tabs(app, settings_controls, ENGINE)
+                labs.lab_tabs(app, settings_controls, lab_inputs, ENGINE)
 
         controls = [
             preset,
