@@ -177,7 +177,7 @@ def speedup_html(lab: SpeedupLab | None) -> str:
         f"{theory.target_step_s * 1000:.1f} ms, so c = {theory.draft_cost:.2f}. Predicted best "
         f"γ = {theory.best_gamma} ({theory.best_speedup:.2f}×). Measured in {lab.elapsed_s:.0f} s. "
         "The prediction leaves out per-cycle overhead (sampling, the acceptance test, "
-        "detokenisation), so measured speedups sit a little below it."
+        "detokenisation) and every time is measured on a shared machine, so expect some gap."
     )
     return panel_html([head, break_even_paragraph(theory)], table_html(headers, rows))
 

@@ -327,7 +327,15 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
     with gr.Tab("Verification cost", id="cost", elem_id="sv-tab-cost"):
         gr.Markdown(COST_INTRO, elem_classes="sv-lab-intro")
         with gr.Row():
-            sizes = gr.Slider(2, 16, value=16, step=1, label="Up to this many new tokens", scale=2)
+            sizes = gr.Slider(
+                2,
+                16,
+                value=16,
+                step=1,
+                label="Up to this many new tokens",
+                scale=2,
+                elem_id="sv-cost-sizes",
+            )
             repeats = gr.Slider(1, 9, value=3, step=1, label="Repeats (median)", scale=2)
             button = gr.Button("▶ Measure", variant="primary", elem_id="sv-cost-run")
         status = gr.HTML(_status("Not measured yet."), elem_id="sv-cost-status")
@@ -380,13 +388,25 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
             draft_gb: round(draft.bytes_at(2) / 1e9, 3),
         }
 
-    def project(*values: float | None) -> dict[Any, Any]:
-        if any(value is None for value in values):
+    def project(
+        name: str,
+        bandwidth_v: float | None,
+        tflops_v: float | None,
+        target_v: float | None,
+        draft_v: float | None,
+        alpha_v: float | None,
+        overhead_v: float | None,
+    ) -> dict[Any, Any]:
+        numbers = (bandwidth_v, tflops_v, target_v, draft_v, alpha_v, overhead_v)
+        if any(value is None for value in numbers):
             raise gr.Error("Fill in every number of the projection.")
         bandwidth_v, tflops_v, target_v, draft_v, alpha_v, overhead_v = (
-            float(v or 0) for v in values
+            float(value or 0) for value in numbers
         )
-        spec = speedup_model.GpuSpec("custom GPU", bandwidth_v, tflops_v)
+        preset = speedup_model.GPU_PRESETS.get(name)
+        if preset is None or (preset.bandwidth_gb_s, preset.tflops) != (bandwidth_v, tflops_v):
+            name = f"custom GPU ({bandwidth_v:g} GB/s, {tflops_v:g} TFLOPS)"
+        spec = speedup_model.GpuSpec(name, bandwidth_v, tflops_v)
         try:
             projection = speedup_model.project_speedup(
                 alpha_v,
@@ -414,8 +434,8 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
     )
     gpu.change(pick_gpu, gpu, [bandwidth, tflops], **private)
     numbers = [bandwidth, tflops, target_gb, draft_gb, alpha, overhead]
-    project_button.click(project, numbers, [projection_plot, projection_note], **private)
-    measured_alpha.change(lambda value: value, measured_alpha, alpha, **private)
+    project_button.click(project, [gpu, *numbers], [projection_plot, projection_note], **private)
+    measured_alpha.change(lambda value: round(value, 3), measured_alpha, alpha, **private)
 
 
 TASKS_INTRO = (

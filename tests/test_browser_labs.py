@@ -1,0 +1,101 @@
+"""Every teaching lab in Debian's chromium on the bundled pair, at small sizes: each tab runs and
+draws its charts, and the exactness lab's wrong rule is caught in the browser too."""
+
+from __future__ import annotations
+
+import pytest
+from test_browser import ARGS, CHROMIUM, _set_number
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def page():
+    from playwright.sync_api import sync_playwright
+    from ui_fixtures import live_app
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=ARGS
+        )
+        page = browser.new_page(viewport={"width": 1440, "height": 1400})
+        page.goto(live_app())
+        page.wait_for_selector("#sv-run")
+        yield page
+        browser.close()
+
+
+def _open(page, tab: str) -> None:
+    page.locator(f"#sv-tab-{tab}-button").click()
+    page.wait_for_selector(f"#sv-tab-{tab}", state="visible")
+
+
+def _bars(page, plot: str) -> int:
+    """Drawn Plotly points (one per bar, one per scatter marker) inside one plot component."""
+    return page.locator(f"{plot} .js-plotly-plot .point").count()
+
+
+def test_inspector_opens_the_clicked_cycle(page):
+    _set_number(page, "sv-max-new", 16)
+    page.locator("#sv-run").click()
+    page.wait_for_selector("#sv-status .sv-status-done", timeout=120_000)
+    cycles = page.locator("#sv-stream .sv-cycle")
+    second = cycles.nth(1)
+    second.locator(".sv-tok").first.click()
+    page.wait_for_selector('#sv-inspect [data-cycle="2"]', timeout=30_000)
+    assert page.locator("#sv-tab-inspector").is_visible()
+    rows = page.locator("#sv-inspect tbody tr").count()
+    assert rows >= 1
+    assert _bars(page, "#sv-inspect-plot") >= 2 * rows
+
+
+def test_exactness_lab_passes_the_rule_and_catches_the_wrong_one(page):
+    _set_number(page, "sv-temperature", 1)
+    _open(page, "exactness")
+    _set_number(page, "sv-exact-n", 300)
+    page.locator("#sv-exact-run").click()
+    page.wait_for_selector("#sv-exact-status .sv-status-done", timeout=240_000)
+    assert _bars(page, "#sv-exact-first") > 0 and _bars(page, "#sv-exact-pairs") > 0
+    assert "300 samples per arm" in page.locator("#sv-exact-summary").inner_text()
+
+    page.locator("#sv-rule").get_by_text("Wrong rule", exact=False).click()
+    page.locator("#sv-exact-run").click()
+    page.wait_for_selector("#sv-exact-summary .sv-lab-bad", timeout=240_000)
+    assert "the test sees a difference" in page.locator("#sv-exact-summary").inner_text()
+    page.locator("#sv-rule").get_by_text("The paper's rule", exact=False).click()
+    _set_number(page, "sv-temperature", 0)
+
+
+def test_speedup_and_cost_labs_measure_and_project(page):
+    _set_number(page, "sv-max-new", 12)
+    _open(page, "speedup")
+    page.locator("#sv-tab-speedup textarea, #sv-tab-speedup input[type=text]").first.fill("1,3")
+    page.locator("#sv-speedup-run").click()
+    page.wait_for_selector("#sv-speedup-status .sv-status-done", timeout=300_000)
+    summary = page.locator("#sv-speedup-summary").inner_text()
+    assert "Pooled α" in summary and "predicted" in summary
+    assert _bars(page, "#sv-speedup-plot") >= 2  # the measured points at γ = 1 and 3
+
+    _open(page, "cost")
+    _set_number(page, "sv-cost-sizes", 4)
+    page.locator("#sv-cost-run").click()
+    page.wait_for_selector("#sv-cost-status .sv-status-done", timeout=300_000)
+    assert _bars(page, "#sv-cost-plot") >= 4
+    page.locator("#sv-project").click()
+    page.wait_for_selector("#sv-projection-note :text('PROJECTION, not a measurement')")
+    assert _bars(page, "#sv-projection-plot") >= 16
+
+
+def test_task_dependence_lab_runs_every_task(page):
+    _set_number(page, "sv-max-new", 6)
+    _open(page, "tasks")
+    page.locator("#sv-tasks-run").click()
+    page.wait_for_selector("#sv-tasks-status .sv-status-done", timeout=400_000)
+    assert page.locator("#sv-tasks-table tbody tr").count() == 5
+    assert _bars(page, "#sv-tasks-plot") == 15  # α, τ and speedup for five tasks
