@@ -185,7 +185,7 @@ def _speedup(args: argparse.Namespace) -> int:
 
 
 def _project(args: argparse.Namespace) -> int:
-    from specviz.speedup_model import GPU_PRESETS
+    from specviz.gpu_projection import GPU_PRESETS
 
     if args.list:
         for spec in GPU_PRESETS.values():
@@ -199,7 +199,7 @@ def _project(args: argparse.Namespace) -> int:
 
 
 def _gpu(name: str) -> Any:
-    from specviz.speedup_model import GPU_PRESETS
+    from specviz.gpu_projection import GPU_PRESETS
 
     if name not in GPU_PRESETS:
         raise ValueError(f"unknown GPU {name!r}; known: {', '.join(GPU_PRESETS)}")
@@ -207,7 +207,7 @@ def _gpu(name: str) -> Any:
 
 
 def _bf16_bytes(model: Any) -> float:
-    from specviz.speedup_model import model_footprint
+    from specviz.gpu_projection import model_footprint
 
     return model_footprint(model).bytes_at(2)
 
@@ -215,7 +215,7 @@ def _bf16_bytes(model: Any) -> float:
 def _projection(
     alpha: float, gpu: Any, target_bytes: float, draft_bytes: float, overhead_ms: float
 ) -> Any:
-    from specviz.speedup_model import project_speedup
+    from specviz.gpu_projection import project_speedup
 
     # bf16: two bytes per weight, so the weight count follows from the bytes.
     return project_speedup(

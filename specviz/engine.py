@@ -47,7 +47,13 @@ from specviz.sampling import (
 from specviz.settings import GenerationSettings
 
 # GenerationSettings is re-exported: callers think of it as the engine's input.
-__all__ = ["GenerationSettings", "ModelPairLike", "autoregressive_generate", "speculative_generate"]
+__all__ = [
+    "DraftModelPairLike",
+    "GenerationSettings",
+    "ModelPairLike",
+    "autoregressive_generate",
+    "speculative_generate",
+]
 
 
 class ModelPairLike(Protocol):
@@ -61,6 +67,13 @@ class ModelPairLike(Protocol):
 
     @property
     def eos_token_ids(self) -> frozenset[int]: ...
+
+
+class DraftModelPairLike(ModelPairLike, Protocol):
+    """A pair with a draft model, for callers that build a ModelDrafter themselves (the labs)."""
+
+    @property
+    def draft(self) -> torch.nn.Module: ...
 
 
 class _Run:

@@ -147,11 +147,14 @@ def inspector_figure(cycle: Cycle | None) -> go.Figure:
     _layout(
         fig, f"Cycle {cycle.index + 1}: q (draft) and p (target) at each drafted position", "", ""
     )
+    height = 140 + 210 * len(cycle.drafted)
+    plot_px = height - 140  # the plotting area between the margins below
     fig.update_layout(
-        height=120 + 210 * len(cycle.drafted),
+        height=height,
         barmode="group",
-        legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1, "xanchor": "right"},
-        margin={"t": 90, "b": 30},
+        # Above the first panel's title: paper coordinates, so offset by pixels / plot height.
+        legend={"orientation": "h", "y": 1 + 34 / plot_px, "yanchor": "bottom", "x": 0},
+        margin={"t": 110, "b": 30},
     )
     fig.update_annotations(font_size=12)
     fig.update_yaxes(rangemode="tozero")

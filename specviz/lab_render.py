@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from specviz.exactness import ExactnessReport, GreedyReport
+from specviz.gpu_projection import Projection
 from specviz.render import _esc
 from specviz.speedup_charts import break_even_paragraph
-from specviz.speedup_model import Projection, SpeedupLab
+from specviz.speedup_model import SpeedupLab
 from specviz.task_dependence import TaskReport
 
 

@@ -15,7 +15,8 @@ from specviz.charts import ACCEPTED, BONUS, DRAFT_TIME, PLAIN, REJECTED, RESAMPL
 from specviz.charts import _empty_note as empty_note
 from specviz.charts import _layout as layout
 from specviz.cost_curve import CostCurve
-from specviz.speedup_model import MeasuredRun, Projection, SpeedupRow, SpeedupTheory
+from specviz.gpu_projection import Projection
+from specviz.speedup_model import MeasuredRun, SpeedupRow, SpeedupTheory
 
 PREDICTED = ACCEPTED
 MEASURED = REJECTED

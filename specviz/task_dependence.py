@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Protocol
+from typing import Any
 
 import torch
 
 from specviz.drafters import ModelDrafter
-from specviz.engine import ModelPairLike, autoregressive_generate, speculative_generate
+from specviz.engine import DraftModelPairLike, autoregressive_generate, speculative_generate
 from specviz.events import Cycle, Step, Totals
 from specviz.presets import TASKS
 from specviz.settings import GenerationSettings
@@ -33,13 +33,6 @@ __all__ = [
 
 _SAMPLE_CHARS = 80  # enough of the output to recognise the task, short enough for a table cell
 _WARM_UP_TOKENS = 4  # one-time costs (allocations, kernel choices) land here, not on the first task
-
-
-class DraftPairLike(ModelPairLike, Protocol):
-    """A loaded pair with a draft model: what the lab needs to run both decoders."""
-
-    @property
-    def draft(self) -> torch.nn.Module: ...
 
 
 @dataclass(frozen=True)
@@ -154,7 +147,7 @@ class TaskProgress:
 
 
 def measure_tasks(
-    pair: DraftPairLike,
+    pair: DraftModelPairLike,
     prompts: Mapping[str, Sequence[str]],
     encode: Callable[[str], torch.Tensor],
     settings: GenerationSettings,
@@ -180,7 +173,7 @@ def measure_tasks(
 
 
 def iter_task_measurements(
-    pair: DraftPairLike,
+    pair: DraftModelPairLike,
     prompts: Mapping[str, Sequence[str]],
     encode: Callable[[str], torch.Tensor],
     settings: GenerationSettings,
@@ -214,7 +207,7 @@ def _plan(
 
 
 def _measure(
-    pair: DraftPairLike,
+    pair: DraftModelPairLike,
     plan: list[tuple[str, tuple[str, ...]]],
     encode: Callable[[str], torch.Tensor],
     settings: GenerationSettings,
@@ -256,7 +249,7 @@ def _measure(
 
 
 def _decoders(
-    pair: DraftPairLike, prompt_ids: torch.Tensor, settings: GenerationSettings
+    pair: DraftModelPairLike, prompt_ids: torch.Tensor, settings: GenerationSettings
 ) -> list[tuple[str, Iterator[Cycle] | Iterator[Step]]]:
     """Both decoders on one prompt, same settings and seed; generators, so nothing runs yet."""
     drafter = ModelDrafter(pair.draft)

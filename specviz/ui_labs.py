@@ -16,6 +16,7 @@ import gradio as gr
 from specviz import (
     exactness,
     exactness_charts,
+    gpu_projection,
     inspector,
     lab_render,
     render,
@@ -29,7 +30,7 @@ from specviz.settings import GAMMA_MAX, GAMMA_MIN
 from specviz.ui_session import App, Inputs, Session
 
 # The bundled pair's weights in bf16 (1,543,714,304 and 494,032,768 weights read per forward,
-# from speedup_model.model_footprint): the projection's defaults until a measurement fills them.
+# from gpu_projection.model_footprint): the projection's defaults until a measurement fills them.
 TARGET_GB, DRAFT_GB = 3.087, 0.988
 COST_BUDGET_S = 60.0  # the cost curve stops measuring after this long
 
@@ -322,8 +323,8 @@ def _gammas(text: str) -> tuple[int, ...]:
 
 def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
     """Tab 4: the verification-cost curve, measured; and a GPU projection, labelled as one."""
-    gpus = list(speedup_model.GPU_PRESETS)
-    first_gpu = speedup_model.GPU_PRESETS[gpus[1]]
+    gpus = list(gpu_projection.GPU_PRESETS)
+    first_gpu = gpu_projection.GPU_PRESETS[gpus[1]]
     with gr.Tab("Verification cost", id="cost", elem_id="sv-tab-cost"):
         gr.Markdown(COST_INTRO, elem_classes="sv-lab-intro")
         with gr.Row():
@@ -375,8 +376,8 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
             ),
             "measuring forward times",
         )
-        target = speedup_model.model_footprint(pair.target)
-        draft = speedup_model.model_footprint(pair.draft)
+        target = gpu_projection.model_footprint(pair.target)
+        draft = gpu_projection.model_footprint(pair.draft)
         return {
             status: _status(
                 f"Measured on {curve.device} after a {curve.context_len}-token context"
@@ -403,12 +404,12 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
         bandwidth_v, tflops_v, target_v, draft_v, alpha_v, overhead_v = (
             float(value or 0) for value in numbers
         )
-        preset = speedup_model.GPU_PRESETS.get(name)
+        preset = gpu_projection.GPU_PRESETS.get(name)
         if preset is None or (preset.bandwidth_gb_s, preset.tflops) != (bandwidth_v, tflops_v):
             name = f"custom GPU ({bandwidth_v:g} GB/s, {tflops_v:g} TFLOPS)"
-        spec = speedup_model.GpuSpec(name, bandwidth_v, tflops_v)
+        spec = gpu_projection.GpuSpec(name, bandwidth_v, tflops_v)
         try:
-            projection = speedup_model.project_speedup(
+            projection = gpu_projection.project_speedup(
                 alpha_v,
                 spec,
                 target_v * 1e9,
@@ -425,7 +426,7 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
         }
 
     def pick_gpu(name: str) -> tuple[float, float]:
-        spec = speedup_model.GPU_PRESETS[name]
+        spec = gpu_projection.GPU_PRESETS[name]
         return spec.bandwidth_gb_s, spec.tflops
 
     private: dict[str, Any] = {"api_visibility": "private"}

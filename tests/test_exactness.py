@@ -14,16 +14,11 @@ from conftest import ByteTokenizer, MarkovLM, TinyPair, random_transition
 from scipy.stats import chi2_contingency, chisquare
 
 import specviz.exactness
-from specviz.exactness import (
-    ExactnessReport,
-    greedy_equality,
-    run_exactness_lab,
-    samples_needed,
-    samples_needed_for_shift,
-)
+from specviz.exactness import ExactnessReport, greedy_equality, run_exactness_lab
 from specviz.exactness_charts import distribution_chart, samples_needed_chart
 from specviz.sampling import logits_to_probs
 from specviz.settings import GenerationSettings
+from specviz.significance import samples_needed, samples_needed_for_shift
 
 LETTERS = list(range(ord("a"), ord("a") + 8))  # the chains below only ever emit these bytes
 PROMPT = torch.tensor([list(b"ab")])

@@ -14,6 +14,7 @@ from conftest import BYTE_VOCAB, TinyPair, tiny_qwen
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
 from specviz.cost_curve import CostCurve, CostPoint
+from specviz.gpu_projection import GPU_PRESETS, GpuSpec, model_footprint, project_speedup
 from specviz.settings import GenerationSettings
 from specviz.speedup_charts import (
     break_even_paragraph,
@@ -22,15 +23,11 @@ from specviz.speedup_charts import (
     theory_chart,
 )
 from specviz.speedup_model import (
-    GPU_PRESETS,
-    GpuSpec,
     MeasuredRun,
     break_even_alpha,
     expected_tokens_per_pass,
     measure_speedup_lab,
-    model_footprint,
     predicted_speedup,
-    project_speedup,
     theory_from_measurements,
     verify_costs,
 )

@@ -1,0 +1,94 @@
+"""Refresh the README's lab screenshots: the real app on the bundled pair in headless chromium.
+
+    .venv/bin/python scripts/lab_screenshots.py [assets]
+
+Runs the live run, then each lab at sizes a lecturer would use (N = 2,000 exactness samples,
+γ = 1,3,5,8, a 16-token cost curve, 32 tokens per task), and saves one PNG per tab.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from playwright.sync_api import Page, sync_playwright  # noqa: E402
+from test_browser import ARGS, CHROMIUM  # noqa: E402
+from ui_fixtures import live_app  # noqa: E402
+
+
+def set_number(page: Page, selector: str, value: float) -> None:
+    box = page.locator(f"{selector} input[type=number]")
+    box.fill(str(value))
+    box.press("Enter")
+
+
+def open_tab(page: Page, name: str) -> None:
+    page.locator(f"#sv-tab-{name}-button").click()
+    page.wait_for_timeout(500)
+
+
+def run_lab(page: Page, name: str, button: str, status: str, folder: Path) -> None:
+    open_tab(page, name)
+    began = time.perf_counter()
+    page.locator(button).click()
+    page.wait_for_selector(f"{status} .sv-status-done", timeout=900_000)
+    print(f"{name}: {time.perf_counter() - began:.0f} s", flush=True)
+    page.wait_for_timeout(1500)
+    page.locator(f"#sv-tab-{name}").screenshot(path=str(folder / f"lab-{name}.png"))
+
+
+def main() -> None:
+    folder = Path(sys.argv[1] if len(sys.argv) > 1 else "assets")
+    folder.mkdir(parents=True, exist_ok=True)
+    url = live_app()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=ARGS
+        )
+        page = browser.new_page(viewport={"width": 1440, "height": 1200})
+        page.goto(url)
+        page.wait_for_selector("#sv-run")
+
+        # Inspector: a sampled story run, then a click on a rejected token.
+        page.get_by_label("story").check()
+        page.wait_for_timeout(500)
+        page.locator("#sv-examples").get_by_text("robot", exact=False).first.click()
+        set_number(page, "#sv-temperature", 1)
+        set_number(page, "#sv-max-new", 32)
+        page.locator("#sv-run").click()
+        page.wait_for_selector("#sv-status .sv-status-done", timeout=300_000)
+        page.locator("#sv-stream .sv-tok.sv-rejected").first.click()
+        page.wait_for_selector("#sv-inspect .sv-inspect-table")
+        page.wait_for_timeout(1500)
+        page.locator("#sv-tab-inspector").screenshot(path=str(folder / "lab-inspector.png"))
+
+        run_lab(page, "exactness", "#sv-exact-run", "#sv-exact-status", folder)
+
+        page.get_by_label("code").check()
+        page.wait_for_timeout(500)
+        page.locator("#sv-examples").get_by_text("fibonacci", exact=False).first.click()
+        set_number(page, "#sv-temperature", 0)
+        set_number(page, "#sv-max-new", 48)
+        run_lab(page, "speedup", "#sv-speedup-run", "#sv-speedup-status", folder)
+
+        open_tab(page, "cost")
+        page.locator("#sv-cost-run").click()
+        page.wait_for_selector("#sv-cost-status .sv-status-done", timeout=300_000)
+        page.locator("#sv-project").click()
+        page.wait_for_selector("#sv-projection-note .sv-projection p")
+        page.wait_for_timeout(1500)
+        page.locator("#sv-tab-cost").screenshot(path=str(folder / "lab-cost.png"))
+
+        set_number(page, "#sv-max-new", 32)
+        run_lab(page, "tasks", "#sv-tasks-run", "#sv-tasks-status", folder)
+        browser.close()
+
+
+if __name__ == "__main__":
+    main()
