@@ -18,6 +18,7 @@ import gradio as gr
 
 from specviz import charts, render
 from specviz import ui_labs as labs
+from specviz import ui_speedup_labs as speedup_labs
 from specviz.models import ModelCache
 from specviz.presets import TASKS, Preset, default_preset
 from specviz.ui_session import App, Session, stats
@@ -184,7 +185,11 @@ def build_demo(
                     seed,
                     max_new,
                 ]
-                labs.lab_tabs(app, settings_controls, lab_inputs, ENGINE)
+                wiring = labs.LabWiring(app, settings_controls, ENGINE, lab_inputs, set())
+                labs.exactness_tab(wiring)
+                measured_alpha = speedup_labs.speedup_tab(wiring)
+                speedup_labs.cost_tab(wiring, measured_alpha)  # projects at the measured α
+                labs.tasks_tab(wiring)
 
         controls = [
             preset,
