@@ -218,9 +218,9 @@ def build_demo(
             hist_plot,
             tokens_plot,
             time_plot,
-            final_text,
-            final_stats,
             *inspector.outputs,
+            final_text,  # the API's last two outputs: text and stats
+            final_stats,
         ]
 
         def views(

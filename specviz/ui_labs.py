@@ -171,7 +171,7 @@ def exactness_tab(wiring: LabWiring) -> None:
         summary = gr.HTML(lab_render.exactness_html(None), elem_id="sv-exact-summary")
         needed = gr.Plot(exactness_charts.samples_needed_chart(None), show_label=False)
 
-    def run(
+    def run_exactness(
         inputs: Inputs,
         samples_value: float,
         tokens_value: float,
@@ -219,7 +219,11 @@ def exactness_tab(wiring: LabWiring) -> None:
         }
 
     wiring.start(
-        button, run, [samples, tokens, rule], [status, first, pairs, summary, needed], status
+        button,
+        run_exactness,
+        [samples, tokens, rule],
+        [status, first, pairs, summary, needed],
+        status,
     )
 
 
@@ -244,7 +248,7 @@ def tasks_tab(wiring: LabWiring) -> None:
         plot = gr.Plot(task_charts.task_chart(None), show_label=False, elem_id="sv-tasks-plot")
         table = gr.HTML(lab_render.tasks_html(None), elem_id="sv-tasks-table")
 
-    def run(
+    def run_tasks(
         inputs: Inputs,
         per_task_value: float,
         progress: gr.Progress = gr.Progress(),  # noqa: B008
@@ -269,7 +273,7 @@ def tasks_tab(wiring: LabWiring) -> None:
                 table: lab_render.tasks_html(update.report),
             }
 
-    wiring.start(button, run, [per_task], [status, plot, table], status)
+    wiring.start(button, run_tasks, [per_task], [status, plot, table], status)
 
 
 def status_line(message: str, kind: str = "info") -> str:

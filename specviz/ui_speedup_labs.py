@@ -53,7 +53,7 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
         summary = gr.HTML(lab_render.speedup_html(None), elem_id="sv-speedup-summary")
         alpha = gr.Number(visible=False)  # the measured α, handed to the projection
 
-    def run(
+    def run_speedup(
         inputs: Inputs,
         gammas_value: str,
         budget_value: float,
@@ -81,7 +81,7 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
             alpha: lab.theory.alpha,
         }
 
-    wiring.start(button, run, [gammas, budget], [status, plot, summary, alpha], status)
+    wiring.start(button, run_speedup, [gammas, budget], [status, plot, summary, alpha], status)
     return alpha
 
 
@@ -138,7 +138,7 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
         )
         projection_note = gr.HTML(lab_render.projection_html(None), elem_id="sv-projection-note")
 
-    def measure(
+    def measure_cost(
         inputs: Inputs,
         sizes_value: float,
         repeats_value: float,
@@ -166,7 +166,7 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
             draft_gb: round(draft.bytes_at(2) / 1e9, 3),
         }
 
-    def project(
+    def project_gpu(
         name: str,
         bandwidth_v: float | None,
         tflops_v: float | None,
@@ -208,9 +208,11 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
 
     private: dict[str, Any] = {"api_visibility": "private"}
     wiring.start(
-        button, measure, [sizes, repeats], [status, curve_plot, target_gb, draft_gb], status
+        button, measure_cost, [sizes, repeats], [status, curve_plot, target_gb, draft_gb], status
     )
     gpu.change(pick_gpu, gpu, [bandwidth, tflops], **private)
     numbers = [bandwidth, tflops, target_gb, draft_gb, alpha, overhead]
-    project_button.click(project, [gpu, *numbers], [projection_plot, projection_note], **private)
+    project_button.click(
+        project_gpu, [gpu, *numbers], [projection_plot, projection_note], **private
+    )
     measured_alpha.change(lambda value: round(value, 3), measured_alpha, alpha, **private)
