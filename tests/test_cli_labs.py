@@ -1,0 +1,73 @@
+"""The labs on the command line, as a user runs them: real output, plain errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_cli import run_cli
+
+
+def test_project_prints_a_labelled_projection_without_loading_models() -> None:
+    result = run_cli("project", "--gpu", "NVIDIA L4", "--alpha", "0.85", timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("PROJECTION (roofline model, not measured) on NVIDIA L4")
+    assert "best γ" in result.stdout and "assumes:" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["project", "--gpu", "nope"], "unknown GPU 'nope'"),
+        (["project", "--alpha", "1.5"], "α must be in [0, 1]"),
+        (["exactness", "--prompt", "hi", "--gamma", "0"], "γ must be between 1 and 16"),
+        (["inspect", "--prompt", "   "], "the prompt is empty"),
+        (["speedup", "--prompt", "hi", "--gpu", "nope"], "unknown GPU 'nope'"),
+    ],
+)
+def test_bad_lab_input_is_a_plain_error(args: list[str], message: str) -> None:
+    result = run_cli(*args, timeout=120)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+def test_inspect_prints_each_decision() -> None:
+    result = run_cli(
+        "inspect", "--prompt", "Tell a story.", "--temperature", "1", "--max-new-tokens", "8",
+        "--cycle", "1",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("cycle 1: γ = ")
+    assert any("min(1, p/q)" in line for line in lines)
+    assert any(line.strip().startswith("top q:") for line in lines)
+
+
+@pytest.mark.slow
+def test_exactness_json_reports_tests_and_catches_the_wrong_rule() -> None:
+    common = ["--prompt", "Tell a story.", "--temperature", "1", "--samples", "200"]
+    right = run_cli("exactness", *common, "--tokens", "1", "--json")
+    wrong = run_cli("exactness", *common, "--tokens", "1", "--rule", "accept_draft", "--json")
+    assert right.returncode == 0 and wrong.returncode == 0, right.stderr + wrong.stderr
+    good, bad = json.loads(right.stdout), json.loads(wrong.stdout)
+    assert good["samples"] == 200 and good["rule"] == "exact"
+    assert bad["comparisons"][0]["speculative_fit"]["p_value"] < 1e-3
+    assert good["emission_max_error"] < 1e-6
+
+
+@pytest.mark.slow
+def test_speedup_and_tasks_print_their_tables() -> None:
+    speedup = run_cli(
+        "speedup", "--prompt", "def fibonacci(n):", "--gammas", "1,3", "--max-new-tokens", "8",
+        "--time-budget", "60", "--gpu", "NVIDIA H100 SXM",
+    )  # fmt: skip
+    assert speedup.returncode == 0, speedup.stderr
+    assert "pooled α" in speedup.stdout and "PROJECTION" in speedup.stdout
+    tasks = run_cli("tasks", "--max-new-tokens", "4", "--json")
+    assert tasks.returncode == 0, tasks.stderr
+    report = json.loads(tasks.stdout)
+    assert [task["task"] for task in report["tasks"]] == [
+        "code", "story", "explanation", "translation", "rewriting",
+    ]  # fmt: skip
