@@ -3,12 +3,14 @@
 Runs specviz and `generate(assistant_model=...)` on the same bundled pair, prompt, γ and draft
 confidence stop, and reports target passes, draft forwards, whether the texts are identical, and
 the draft's probability for the first drafted token in each (it depends on how the draft is fed):
-    .venv/bin/python scripts/compare_transformers.py [TASK] [GAMMA]
+    .venv/bin/python scripts/compare_transformers.py [TASK] [GAMMA] [DRAFT_QUANTIZATION]
+DRAFT_QUANTIZATION is none, int8 or int8wo (default: the bundled preset's).
 """
 
 import os
 import sys
 import time
+from dataclasses import replace
 
 import torch
 
@@ -26,6 +28,9 @@ from specviz.presets import default_preset, load_presets
 task = sys.argv[1] if len(sys.argv) > 1 else "rewriting"
 gamma = int(sys.argv[2]) if len(sys.argv) > 2 else 5
 preset = default_preset(load_presets())
+if len(sys.argv) > 3:
+    preset = replace(preset, draft_quantization=sys.argv[3])
+print(f"{task}, γ={gamma}, draft quantization {preset.draft_quantization}")
 pair = ModelCache().load_pair(preset)
 prompt_ids = pair.encode_prompt(preset.prompts[task][0])
 settings = GenerationSettings(
@@ -53,9 +58,17 @@ def report(name: str, seconds: float, tokens: int, first_used: int) -> None:
     target = [fed for model, fed, _ in calls if model == "target"]
     draft = [(fed, prob) for model, fed, prob in calls if model == "draft"]
     first_draft_prob = draft[first_used][1] if len(draft) > first_used else float("nan")
+    # specviz prefills the target on all but the last prompt token, then verifies; transformers
+    # verifies its first drafts in the same forward that reads the prompt. Count verifying passes
+    # and the positions they scored (pending/last prompt token + drafts) alike for both.
+    prompt_len = prompt_ids.shape[1]
+    if target and target[0] < prompt_len:
+        target = target[1:]  # a prefill that verified nothing
+    elif target:
+        target = [target[0] - (prompt_len - 1), *target[1:]]
     print(
-        f"{name:>13}: {tokens / seconds:5.2f} tok/s | target passes after prefill {len(target) - 1}, "
-        f"tokens verified {sum(target[1:])} | draft forwards {len(draft)}, "
+        f"{name:>13}: {tokens / seconds:5.2f} tok/s | target verifying passes {len(target)}, "
+        f"positions scored {sum(target)} | draft forwards {len(draft)}, "
         f"tokens fed per draft forward {sorted({fed for fed, _ in draft[1:]})} | "
         f"first drafted token's draft prob {first_draft_prob:.3f}"
     )

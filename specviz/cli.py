@@ -72,11 +72,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _add_model_options(parser: argparse.ArgumentParser) -> None:
+    from specviz.presets import DRAFT_QUANTIZATIONS
+
     parser.add_argument("--preset", help="preset id (default: the bundled offline pair)")
     parser.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: GPU if present)")
     parser.add_argument("--dtype", choices=["auto", "bfloat16", "float16", "float32"])
     parser.add_argument(
-        "--draft-quantization", choices=["none", "int8"], help="override the preset's setting"
+        "--draft-quantization",
+        choices=DRAFT_QUANTIZATIONS,
+        help="override the preset's setting (int8: dynamic; int8wo: int8 weights only)",
     )
 
 

@@ -56,9 +56,11 @@ TASKS: tuple[str, ...] = ("code", "story", "explanation", "translation", "rewrit
 SOURCE_KINDS: tuple[str, ...] = ("hub", "local", "gguf", "bundled")
 
 #: How the draft's linear layers are stored: "int8" applies PyTorch's dynamic int8
-#: quantization on the CPU, which made the bundled draft about 2.5x faster there.
+#: quantization on the CPU, which made the bundled draft about 2.5x faster there;
+#: "int8wo" stores int8 weights only and keeps activations in the preset dtype, so the
+#: draft's numbers barely depend on how many tokens a forward carries (specviz.quantize).
 #: Any draft keeps decoding lossless: the verifier uses the q the draft really had.
-DRAFT_QUANTIZATIONS: tuple[str, ...] = ("none", "int8")
+DRAFT_QUANTIZATIONS: tuple[str, ...] = ("none", "int8", "int8wo")
 
 #: Accepted ``dtype`` values; "auto" leaves the choice to the loader.
 DTYPES: tuple[str, ...] = ("bfloat16", "float32", "float16", "auto")
@@ -247,7 +249,7 @@ class Preset:
     # Excluded from the hash because a mapping is unhashable; equality still
     # compares it.  __post_init__ freezes it into a read-only view.
     prompts: Mapping[str, tuple[str, ...]] = field(hash=False)
-    draft_quantization: str = "none"  # "int8": dynamic int8 draft on the CPU (see above)
+    draft_quantization: str = "none"  # "int8" / "int8wo": int8 draft on the CPU (see above)
     draft_stop_below: float = 0.0  # end a draft after a token the draft gave less probability
 
     def __post_init__(self) -> None:

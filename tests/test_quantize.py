@@ -1,0 +1,103 @@
+"""int8 drafts on tiny models: weight-only int8 stays close, is batch-independent, and is exact."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import EOS_ID, ByteTokenizer, TinyPair, tiny_qwen
+
+from specviz.drafters import ModelDrafter
+from specviz.engine import GenerationSettings, autoregressive_generate, speculative_generate
+from specviz.model_steps import new_cache, prefill
+from specviz.quantize import Int8WeightOnlyLinear, quantize_int8, quantize_int8_weight_only
+
+PROMPT = torch.tensor([list(b"def fibonacci(n): return n if n < 2 else")])  # (1, 41)
+
+
+@torch.inference_mode()
+def last_log_probs_full(model: torch.nn.Module, ids: torch.Tensor) -> torch.Tensor:
+    """Log-probs for the next token from one forward over the whole context: (V,)."""
+    return model(input_ids=ids).logits[0, -1].float().log_softmax(-1)
+
+
+@torch.inference_mode()
+def last_log_probs_stepped(model: torch.nn.Module, ids: torch.Tensor) -> torch.Tensor:
+    """The same log-probs, fed as the drafter does: prefill all but the last token, then one."""
+    cache = new_cache(model)
+    prefill(model, ids, cache)
+    logits = model(input_ids=ids[:, -1:], past_key_values=cache, use_cache=True).logits
+    return logits[0, -1].float().log_softmax(-1)
+
+
+def feeding_gap(model: torch.nn.Module) -> float:
+    """max |Δ log p| between the two ways of feeding the same context."""
+    full = last_log_probs_full(model, PROMPT)
+    return float((full - last_log_probs_stepped(model, PROMPT)).abs().max())
+
+
+def test_every_linear_is_swapped_and_embeddings_still_work() -> None:
+    model = quantize_int8_weight_only(tiny_qwen(1))
+    linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    swapped = [m for m in model.modules() if isinstance(m, Int8WeightOnlyLinear)]
+    assert not linears
+    assert len(swapped) == 2 * 7 + 1  # q, k, v, o, gate, up, down per layer, plus lm_head
+    assert model.lm_head.weight.dtype == torch.int8
+    assert model.get_input_embeddings().weight.dtype == torch.float32
+
+
+def test_tied_output_layer_gets_its_own_int8_copy() -> None:
+    model = tiny_qwen(1)
+    model.lm_head.weight = model.get_input_embeddings().weight  # tie, as the bundled draft does
+    reference = last_log_probs_full(model, PROMPT)
+    quantize_int8_weight_only(model)
+    assert model.lm_head.weight.dtype == torch.int8
+    assert model.get_input_embeddings().weight.dtype == torch.float32
+    quantized = last_log_probs_full(model, PROMPT)
+    assert float((quantized - reference).abs().max()) < 0.1
+
+
+@pytest.mark.parametrize("in_features", [64, 40])  # 40: not a multiple of the kernel's block
+def test_linear_matches_its_dequantized_weights(in_features: int) -> None:
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(in_features, 33)
+    layer = Int8WeightOnlyLinear(linear)
+    inputs = torch.randn(2, 5, in_features)
+    dequantized = layer.weight.float() * layer.scales[:, None]
+    expected = inputs @ dequantized.T + linear.bias
+    assert torch.allclose(layer(inputs), expected, atol=1e-4)
+    assert (dequantized - linear.weight).abs().max() <= layer.scales.max() / 2 + 1e-6
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_weight_only_logits_are_close_to_the_unquantized_model(dtype: torch.dtype) -> None:
+    reference = last_log_probs_full(tiny_qwen(1, dtype=dtype), PROMPT)  # spans about 7 nats
+    quantized = last_log_probs_full(quantize_int8_weight_only(tiny_qwen(1, dtype=dtype)), PROMPT)
+    assert float((quantized - reference).abs().max()) < 0.1  # measured 0.04
+    assert int(quantized.argmax()) == int(reference.argmax())
+
+
+def test_weight_only_output_does_not_depend_on_how_the_context_is_fed() -> None:
+    """Dynamic int8 scales activations per tensor, so prefill + 1 differs from a full forward;
+    weight-only int8 computes each position on its own."""
+    weight_only = feeding_gap(quantize_int8_weight_only(tiny_qwen(1)))
+    dynamic = feeding_gap(quantize_int8(tiny_qwen(1)))
+    assert weight_only < 1e-4
+    assert dynamic > 100 * weight_only
+
+
+def test_weight_only_in_bfloat16_is_batch_independent_up_to_rounding() -> None:
+    unquantized = feeding_gap(tiny_qwen(1, dtype=torch.bfloat16))
+    weight_only = feeding_gap(quantize_int8_weight_only(tiny_qwen(1, dtype=torch.bfloat16)))
+    assert weight_only <= max(2 * unquantized, 0.05)
+
+
+@pytest.mark.parametrize("gamma", [1, 4])
+def test_greedy_speculation_with_a_weight_only_draft_equals_plain_decoding(gamma: int) -> None:
+    draft = quantize_int8_weight_only(tiny_qwen(1))
+    pair = TinyPair(draft, tiny_qwen(2, layers=3), ByteTokenizer(), frozenset({EOS_ID}))
+    settings = GenerationSettings(gamma=gamma, max_new_tokens=40, stop_on_eos=False)
+    cycles = list(speculative_generate(pair, PROMPT, settings, ModelDrafter(draft)))
+    speculative = [token.token_id for cycle in cycles for token in cycle.emitted]
+    plain = [step.token.token_id for step in autoregressive_generate(pair, PROMPT, settings)]
+    assert speculative == plain
+    assert sum(len(cycle.drafted) for cycle in cycles) > 0
