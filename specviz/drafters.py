@@ -13,7 +13,7 @@ from typing import Protocol
 
 import torch
 
-from specviz.model_steps import device_of, new_cache, prefill, sync
+from specviz.model_steps import device_of, new_cache, sync
 from specviz.sampling import Sampler
 from specviz.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
 
@@ -68,9 +68,9 @@ class ModelDrafter:
         self._gamma = 4
         self._adaptive = False
         self._stop_below = 0.0
-        # Tokens in the committed context that the draft model has not fed yet: the last prompt
-        # token at the start, then the resampled/bonus token (plus the last draft after a full
-        # accept, which was sampled but never fed).
+        # Tokens in the committed context that the draft model has not fed yet: the whole prompt
+        # at the start, then the resampled/bonus token (plus the last draft after a full accept,
+        # which was sampled but never fed).
         self._unseen: list[int] = []
         self._proposed: list[int] = []
 
@@ -79,21 +79,20 @@ class ModelDrafter:
         return self._cache.get_seq_length()
 
     def start(self, prompt_ids: torch.Tensor, settings: GenerationSettings) -> float:
-        began = time.perf_counter()
         self._cache = new_cache(self.model)
         self._gamma, self._adaptive = settings.gamma, settings.adaptive_gamma
         self._stop_below = settings.draft_stop_below
-        prefill(self.model, prompt_ids.to(self.device), self._cache)
-        self._unseen = [int(prompt_ids[0, -1])]
+        # No separate prefill: the first proposal reads the whole prompt in the forward that
+        # drafts its first token, saving a full read of the draft's weights.
+        self._unseen = prompt_ids[0].tolist()
         self._proposed = []
-        sync(self.device)
-        return time.perf_counter() - began
+        return 0.0
 
     @torch.inference_mode()
     def propose(self, max_tokens: int, sampler: Sampler) -> Proposal:
         began = time.perf_counter()
         count = min(self._gamma, max_tokens)
-        feed = torch.tensor([self._unseen], device=self.device)  # (1, 1 or 2)
+        feed = torch.tensor([self._unseen], device=self.device)  # (1, T), then (1, 1 or 2)
         tokens: list[torch.Tensor] = []
         dists: list[torch.Tensor] = []
         for _ in range(count):

@@ -9,8 +9,9 @@ Read this module top to bottom beside Leviathan et al. (2023), Algorithm 1. One 
      is drawn from p_{n+1};
   5. both KV caches are rolled back to the accepted prefix by cropping (no recomputation).
 
-"pending" is the one committed token the target has not fed yet. Keeping it out of the cache makes
-every target forward start from a token it has not seen, so step 2 yields exactly n + 1 distributions.
+"pending" holds the committed tokens the target has not fed yet: the whole prompt before the first
+cycle, then the one token emitted last. Every target forward starts from tokens it has not seen and
+keeps the logits of the last n + 1 positions, so step 2 yields exactly n + 1 distributions.
 This module imports neither gradio nor any model loader.
 """
 
@@ -36,7 +37,7 @@ from specviz.events import (
     TokenProb,
     Totals,
 )
-from specviz.model_steps import device_of, new_cache, prefill, sync
+from specviz.model_steps import device_of, new_cache, sync
 from specviz.sampling import (
     Verdict,
     top_entries,
@@ -93,12 +94,12 @@ class _Run:
         self.prompt_len = prompt_ids.shape[1]
         self.sampler = settings.sampler(self.device)
         self.detok = IncrementalDetokenizer(pair.tokenizer, prompt_ids[0].tolist())
-        began = time.perf_counter()
         self.cache = new_cache(pair.target)
-        prefill(pair.target, prompt_ids.to(self.device), self.cache)
-        sync(self.device)
-        self.totals = Totals(0, 0, 0, 0, 0, 0.0, time.perf_counter() - began)
-        self.pending = torch.tensor([[int(prompt_ids[0, -1])]], device=self.device)
+        self.totals = Totals(0, 0, 0, 0, 0, 0.0, 0.0)
+        # The prompt is not prefilled on its own: the first forward reads it together with the
+        # first drafts (plain decoding: it yields the first token). A separate prefill would cost
+        # one more full read of the weights, about one decoding step.
+        self.pending = prompt_ids.to(self.device)  # (1, T), then the one token emitted last
 
     @property
     def remaining(self) -> int:
@@ -106,9 +107,14 @@ class _Run:
 
     @torch.inference_mode()
     def target_logits(self, draft_ids: torch.Tensor) -> torch.Tensor:
-        """One target forward over [pending, drafts]: logits (n + 1, V)."""
+        """One target forward over [pending, drafts]: logits (n + 1, V) for the last n + 1."""
         feed = torch.cat([self.pending, draft_ids.view(1, -1).to(self.device)], dim=1)
-        out = self.pair.target(input_ids=feed, past_key_values=self.cache, use_cache=True)
+        out = self.pair.target(
+            input_ids=feed,
+            past_key_values=self.cache,
+            use_cache=True,
+            logits_to_keep=draft_ids.shape[0] + 1,
+        )
         return out.logits[0]  # type: ignore[no-any-return]
 
     def stop_index(self, token_ids: list[int]) -> tuple[int, str | None]:

@@ -94,7 +94,11 @@ class Timing:
 
 @dataclass(frozen=True)
 class Totals:
-    """Running counters since the start of the run (prefill excluded from the rates)."""
+    """Running counters since the start of the run.
+
+    The prompt is read by the first forward of each model, so its cost is part of the first
+    cycle (or step) and of elapsed_s, for speculative and plain decoding alike.
+    """
 
     new_tokens: int
     target_forwards: int  # forward passes of the target after prefill
@@ -102,7 +106,7 @@ class Totals:
     tested_positions: int  # draft positions that were actually tested (stop at first rejection)
     accepted_positions: int
     elapsed_s: float  # engine compute time after prefill: sum of cycle timings
-    prefill_s: float
+    prefill_s: float  # work before the first cycle (a drafter's own prefill; 0 for the model drafter)
 
     @property
     def acceptance_rate(self) -> float:

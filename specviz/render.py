@@ -21,8 +21,8 @@ from specviz.events import Cycle, DraftToken, EmittedToken, Origin, Rejection, S
 # The sentence the race panel shows, so nobody has to ask how the speedup was measured.
 RACE_METHOD = (
     "Both runs decode the same target with the same settings and seed, one after the other; "
-    "speeds are compute time measured inside the engine (prefill and the app's own drawing "
-    "excluded), so the UI does not distort the comparison."
+    "speeds are compute time measured inside the engine (each reads the prompt in its first "
+    "pass; the app's own drawing is excluded), so the UI does not distort the comparison."
 )
 
 

@@ -167,7 +167,7 @@ def theory_from_measurements(
 
 @dataclass(frozen=True)
 class MeasuredRun:
-    """One speculative run at a fixed γ, measured (engine time, prefill excluded)."""
+    """One speculative run at a fixed γ, measured (engine time)."""
 
     gamma: int
     alpha: float  # accepted / tested draft positions

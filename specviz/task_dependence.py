@@ -4,7 +4,7 @@ A draft model guesses well where the text is predictable (code, translation) and
 open-ended (stories), so α, τ and the speedup depend on the task as much as on the pair. This runs
 each task's example prompts both ways at the same settings, speculative and plain, and pools the
 engine's own counters per task: α = Σ accepted / Σ tested, τ = Σ new tokens / Σ target passes,
-tokens/s = Σ new tokens / Σ engine seconds (prefill excluded, as the app's counters), and
+tokens/s = Σ new tokens / Σ engine seconds (the prompt read in the first pass, as the app's counters), and
 speedup = speculative tokens/s ÷ plain tokens/s.
 """
 
@@ -73,7 +73,7 @@ class TaskResult:
 
     @property
     def speedup(self) -> float:
-        """Speculative tokens/s ÷ plain tokens/s (engine time, prefill excluded)."""
+        """Speculative tokens/s ÷ plain tokens/s (engine time, the same for both)."""
         plain = self.plain.tokens_per_s
         return self.speculative.tokens_per_s / plain if plain > 0 else 0.0
 

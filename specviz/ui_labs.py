@@ -233,7 +233,7 @@ TASKS_INTRO = (
     "continuations, the two models pick different ones, and more drafts are rejected. One click "
     "runs every task group's example prompt twice, speculatively and plainly, at the settings on "
     "the left, and compares α (accepted / tested drafts), τ (tokens per target pass) and the "
-    "measured speedup (engine time, prefill excluded)."
+    "measured speedup (engine time, both runs reading the prompt in their first pass)."
 )
 
 

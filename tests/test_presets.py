@@ -106,7 +106,7 @@ def test_bundled_preset_contents() -> None:
     assert str(preset.draft) == "bundled:qwen2.5-coder-0.5b-instruct"
     assert str(preset.target) == "bundled:qwen2.5-coder-1.5b-instruct"
     assert (preset.dtype, preset.gamma, preset.adaptive_gamma) == ("bfloat16", 5, False)
-    assert (preset.draft_quantization, preset.draft_stop_below) == ("int8", 0.3)
+    assert (preset.draft_quantization, preset.draft_stop_below) == ("int8wo", 0.3)
     assert (preset.temperature, preset.top_k, preset.top_p) == (0.0, 0, 1.0)
     assert (preset.max_new_tokens, preset.chat_template) == (96, True)
     assert tuple(preset.prompts) == TASKS
