@@ -1,7 +1,8 @@
 """Benchmark: plain decoding vs specviz speculative decoding vs transformers' assisted generation.
 
-All three run in one process on the same loaded pair, prompts and settings, after a warm-up, so
-their ratios are comparable even on a noisy machine. Throughput is wall-clock tokens per second
+All three run in one process on the same loaded pair, prompts and settings, after a warm-up, and
+specviz and transformers alternate run by run, so their ratios are comparable even on a noisy
+machine. Throughput is wall-clock tokens per second
 of the whole call (prefill included) for every method alike; each cell is the median of repeats.
 """
 
@@ -114,12 +115,12 @@ def run_bench(args: argparse.Namespace) -> int:
                     **{**asdict(base), "gamma": args.adaptive_start, "adaptive_gamma": True}
                 )
                 variants.append((f"adaptive({args.adaptive_start})", adaptive))
+            methods = [_specviz_once] if args.no_transformers else [_specviz_once, _assisted_once]
             for label, settings in variants:
-                spec = _measure(_specviz_once, pair, prompt_ids, settings, args.repeats)
-                assisted = None
-                if not args.no_transformers:
-                    assisted = _measure(_assisted_once, pair, prompt_ids, settings, args.repeats)
-                row = Row(task, temperature, label, plain, spec, assisted)
+                spec, *others = _measure_interleaved(
+                    methods, pair, prompt_ids, settings, args.repeats
+                )
+                row = Row(task, temperature, label, plain, spec, others[0] if others else None)
                 rows.append(row)
                 print(_format_row(row), flush=True)
     _write_json(args, preset, pair, rows, stop_below)
@@ -160,6 +161,23 @@ def _median_measurement(samples: list[tuple[float, int, Any]]) -> Measurement:
 
 
 Once = Callable[[Any, torch.Tensor, GenerationSettings], tuple[int, Any]]
+
+
+def _measure_interleaved(
+    methods: list[Once],
+    pair: Any,
+    prompt_ids: torch.Tensor,
+    settings: GenerationSettings,
+    repeats: int,
+) -> list[Measurement]:
+    """Time several methods in alternation (A B A B ...), so drift on a shared machine hits each
+    alike; the median of each."""
+    samples: list[list[tuple[float, int, Any]]] = [[] for _ in methods]
+    for _ in range(repeats):
+        for once, method_samples in zip(methods, samples, strict=True):
+            seconds, (tokens, totals) = _timed(lambda once=once: once(pair, prompt_ids, settings))
+            method_samples.append((seconds, tokens, totals))
+    return [_median_measurement(method_samples) for method_samples in samples]
 
 
 def _measure(

@@ -185,7 +185,7 @@ def build_demo(
                     seed,
                     max_new,
                 ]
-                wiring = labs.LabWiring(app, settings_controls, ENGINE, lab_inputs, set())
+                wiring = labs.LabWiring(app, settings_controls, ENGINE, lab_inputs)
                 labs.exactness_tab(wiring)
                 measured_alpha = speedup_labs.speedup_tab(wiring)
                 speedup_labs.cost_tab(wiring, measured_alpha)  # projects at the measured α
@@ -387,7 +387,7 @@ def build_demo(
             stopped,
             session,
             status,
-            cancels=[run_event, step_event, replay_event],
+            cancels=[run_event, step_event, replay_event, *wiring.events],
             queue=False,
             api_visibility="private",
         )

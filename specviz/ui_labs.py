@@ -8,7 +8,7 @@ controls through ``App.inputs``, runs the lab under the engine lock and hands re
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import gradio as gr
@@ -98,7 +98,8 @@ class LabWiring:
     controls: list[Any]
     engine_group: str
     chosen: gr.State  # the validated Inputs of the last lab start
-    warmed: set[str]  # presets that have run once in this process (first runs are slow)
+    warmed: set[str] = field(default_factory=set)  # presets run once here (first runs are slow)
+    events: list[Any] = field(default_factory=list)  # the labs' runs, for the Stop button
 
     def start(
         self,
@@ -114,7 +115,7 @@ class LabWiring:
             return self.app.inputs(*values, False)
 
         private: dict[str, Any] = {"api_visibility": "private"}
-        return button.click(collect, self.controls, self.chosen, queue=False, **private).success(
+        event = button.click(collect, self.controls, self.chosen, queue=False, **private).success(
             handler,
             [self.chosen, *lab_inputs],
             outputs,
@@ -123,6 +124,8 @@ class LabWiring:
             show_progress_on=status,
             **private,
         )
+        self.events.append(event)
+        return event
 
     def warm_up(self, inputs: Inputs) -> bool:
         """True the first time a preset runs a lab here: one short unmeasured run comes first."""
