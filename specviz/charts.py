@@ -171,7 +171,9 @@ def time_split(cycles: Sequence[Cycle]) -> go.Figure:
 def _label(text: str) -> str:
     """A token as an axis label: whitespace spelled out, markup escaped (Plotly reads tags)."""
     spelled = text.replace("\n", "↵").replace("\t", "⇥").replace(" ", "␣") or "∅"
-    return html.escape(spelled, quote=True)
+    # Tags are what Plotly interprets; it shows entities such as &quot; literally, so quotes
+    # stay as they are.
+    return html.escape(spelled, quote=False)
 
 
 def rejection_chart(rejection: Rejection | None) -> go.Figure:

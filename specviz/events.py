@@ -106,7 +106,9 @@ class Totals:
     tested_positions: int  # draft positions that were actually tested (stop at first rejection)
     accepted_positions: int
     elapsed_s: float  # engine compute time after prefill: sum of cycle timings
-    prefill_s: float  # work before the first cycle (a drafter's own prefill; 0 for the model drafter)
+    prefill_s: (
+        float  # work before the first cycle (a drafter's own prefill; 0 for the model drafter)
+    )
 
     @property
     def acceptance_rate(self) -> float:

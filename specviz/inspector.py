@@ -155,6 +155,8 @@ def inspector_figure(cycle: Cycle | None) -> go.Figure:
         # Above the first panel's title: paper coordinates, so offset by pixels / plot height.
         legend={"orientation": "h", "y": 1 + 34 / plot_px, "yanchor": "bottom", "x": 0},
         margin={"t": 110, "b": 30},
+        # The title at the very top, clear of the legend below it.
+        title={"yref": "container", "y": 1.0, "yanchor": "top", "pad": {"t": 12}},
     )
     fig.update_annotations(font_size=12)
     fig.update_yaxes(rangemode="tozero")

@@ -77,3 +77,9 @@ def test_empty_inputs_give_empty_figures_with_a_note():
         charts.rejection_chart(None),
     ):
         assert fig.layout.annotations, "an empty chart should say why it is empty"
+
+
+def test_labels_escape_tags_but_show_quotes_as_typed():
+    # Plotly interprets tags in labels but prints entities like &quot; literally.
+    assert charts._label('"""<b>') == '"""&lt;b&gt;'
+    assert charts._label(" x\n") == "␣x↵"
