@@ -161,6 +161,20 @@ def settings_for(args: argparse.Namespace, preset: Any) -> Any:
     )
 
 
+def prepared_run(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
+    """Preset, settings, loaded pair and encoded --prompt: what every command with a prompt needs.
+
+    Settings and the prompt are checked first, so bad values fail before minutes of loading.
+    """
+    preset = preset_for(args)
+    settings = settings_for(args, preset)
+    if not args.prompt.strip():
+        raise ValueError("the prompt is empty")
+    pair = load_pair_for(args, preset)
+    prompt_ids = pair.encode_prompt(args.prompt, chat=preset.chat_template and not args.raw)
+    return preset, settings, pair, prompt_ids
+
+
 def _list_presets(args: argparse.Namespace) -> int:
     from specviz.presets import load_presets
 
@@ -175,12 +189,7 @@ def _generate(args: argparse.Namespace) -> int:
     from specviz.drafters import ModelDrafter
     from specviz.engine import autoregressive_generate, speculative_generate
 
-    preset = preset_for(args)
-    settings = settings_for(args, preset)  # bad values fail here, before minutes of loading
-    if not args.prompt.strip():
-        raise ValueError("the prompt is empty")
-    pair = load_pair_for(args, preset)
-    prompt_ids = pair.encode_prompt(args.prompt, chat=preset.chat_template and not args.raw)
+    preset, settings, pair, prompt_ids = prepared_run(args)
     cycles: list[Cycle] = []
     for cycle in speculative_generate(pair, prompt_ids, settings, ModelDrafter(pair.draft)):
         cycles.append(cycle)

@@ -12,6 +12,8 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
+from specviz.cli import prepared_run
+
 
 def add_lab_commands(commands: Any, add_model: Any, add_settings: Any) -> None:
     """Register the lab subcommands on the CLI's subparsers."""
@@ -71,25 +73,12 @@ def add_lab_commands(commands: Any, add_model: Any, add_settings: Any) -> None:
     tasks.set_defaults(run=_tasks)
 
 
-def _prepared(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
-    """Preset, settings, loaded pair and encoded prompt for a lab command."""
-    from specviz.cli import load_pair_for, preset_for, settings_for
-
-    preset = preset_for(args)
-    settings = settings_for(args, preset)  # bad values fail here, before minutes of loading
-    if not args.prompt.strip():
-        raise ValueError("the prompt is empty")
-    pair = load_pair_for(args, preset)
-    prompt_ids = pair.encode_prompt(args.prompt, chat=preset.chat_template and not args.raw)
-    return preset, settings, pair, prompt_ids
-
-
 def _inspect(args: argparse.Namespace) -> int:
     from specviz.drafters import ModelDrafter
     from specviz.engine import speculative_generate
     from specviz.inspector import inspector_lines
 
-    _, settings, pair, prompt_ids = _prepared(args)
+    _, settings, pair, prompt_ids = prepared_run(args)
     cycles = list(speculative_generate(pair, prompt_ids, settings, ModelDrafter(pair.draft)))
     wanted = args.cycle or range(1, len(cycles) + 1)
     unknown = [number for number in wanted if not 1 <= number <= len(cycles)]
@@ -103,7 +92,7 @@ def _inspect(args: argparse.Namespace) -> int:
 def _exactness(args: argparse.Namespace) -> int:
     from specviz.exactness import greedy_equality, run_exactness_lab
 
-    _, settings, pair, prompt_ids = _prepared(args)
+    _, settings, pair, prompt_ids = prepared_run(args)
     if settings.temperature <= 0:
         greedy = greedy_equality(pair, prompt_ids, settings)
         if args.json:
@@ -151,7 +140,7 @@ def _speedup(args: argparse.Namespace) -> int:
 
     gammas = tuple(int(part) for part in args.gammas.split(",") if part.strip())
     gpu = _gpu(args.gpu) if args.gpu else None  # a typo fails before minutes of loading
-    _, settings, pair, prompt_ids = _prepared(args)
+    _, settings, pair, prompt_ids = prepared_run(args)
     lab = measure_speedup_lab(
         pair, prompt_ids, settings, gammas, time_budget_s=args.time_budget, progress=_progress_line
     )

@@ -5,14 +5,7 @@ from __future__ import annotations
 
 import pytest
 from test_browser import ARGS, CHROMIUM, _set_number
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"
-    ),
-]
+from test_browser import pytestmark as pytestmark  # browser, slow, needs Debian's chromium
 
 
 @pytest.fixture(scope="module")
