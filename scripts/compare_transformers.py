@@ -80,8 +80,8 @@ calls.clear()
 began = time.perf_counter()
 cycles = list(speculative_generate(pair, prompt_ids, settings, ModelDrafter(pair.draft)))
 ours = [token.token_id for cycle in cycles for token in cycle.emitted]
-# specviz prefills all but the last prompt token (output unused), then feeds that token.
-report("specviz", time.perf_counter() - began, len(ours), first_used=1)
+# Both read the whole prompt in the forward that drafts the first token.
+report("specviz", time.perf_counter() - began, len(ours), first_used=0)
 calls.clear()
 draft_config = pair.draft.generation_config  # the same γ and confidence stop as specviz
 draft_config.num_assistant_tokens = gamma

@@ -214,6 +214,8 @@ def _assisted_once(
     draft_config.num_assistant_tokens_schedule = (
         "heuristic" if settings.adaptive_gamma else "constant"
     )
+    # The same confidence stop as specviz (transformers' own default is 0.4; None turns it off).
+    draft_config.assistant_confidence_threshold = settings.draft_stop_below or None
     sampling: dict[str, Any] = {"do_sample": False}
     if settings.temperature > 0:
         sampling = {
