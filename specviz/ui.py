@@ -191,19 +191,7 @@ def build_demo(
                 speedup_labs.cost_tab(wiring, measured_alpha)  # projects at the measured α
                 labs.tasks_tab(wiring)
 
-        controls = [
-            preset,
-            prompt,
-            chat,
-            gamma,
-            adaptive,
-            temperature,
-            top_k,
-            top_p,
-            seed,
-            max_new,
-            race,
-        ]
+        controls = [*settings_controls, race]  # the live run also takes the race switch
         outputs = [
             session,
             status,
