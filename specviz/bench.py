@@ -77,6 +77,12 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         help="specviz and transformers both end a draft below this draft probability "
         "(default: the preset's value)",
     )
+    parser.add_argument(
+        "--draft-stop-cumulative",
+        type=float,
+        help="specviz's own stop: end a draft once the product of the draft's top probabilities "
+        "falls below this; transformers has no such rule (default: the preset's value)",
+    )
     parser.add_argument("--out", default="bench-results/bench.json", help="JSON output path")
 
 
@@ -93,6 +99,11 @@ def run_bench(args: argparse.Namespace) -> int:
     gammas = [int(g) for g in args.gammas.split(",") if g.strip()]
     temperatures = [float(t) for t in args.temperatures.split(",") if t.strip()]
     stop_below = preset.draft_stop_below if args.draft_stop_below is None else args.draft_stop_below
+    stop_cumulative = (
+        preset.draft_stop_cumulative
+        if args.draft_stop_cumulative is None
+        else args.draft_stop_cumulative
+    )
     _warm_up(pair, preset)
     rows: list[Row] = []
     print(_header(), flush=True)
@@ -105,6 +116,7 @@ def run_bench(args: argparse.Namespace) -> int:
                 temperature=temperature,
                 seed=args.seed,
                 draft_stop_below=stop_below,
+                draft_stop_cumulative=stop_cumulative,
             )
             plain = _measure(_plain_once, pair, prompt_ids, base, args.repeats)
             variants = [
@@ -123,7 +135,7 @@ def run_bench(args: argparse.Namespace) -> int:
                 row = Row(task, temperature, label, plain, spec, others[0] if others else None)
                 rows.append(row)
                 print(_format_row(row), flush=True)
-    _write_json(args, preset, pair, rows, stop_below)
+    _write_json(args, preset, pair, rows, (stop_below, stop_cumulative))
     print(_summary(rows))
     return 0
 
@@ -282,8 +294,13 @@ def _summary(rows: list[Row]) -> str:
 
 
 def _write_json(
-    args: argparse.Namespace, preset: Any, pair: Any, rows: list[Row], stop_below: float
+    args: argparse.Namespace,
+    preset: Any,
+    pair: Any,
+    rows: list[Row],
+    stops: tuple[float, float],
 ) -> None:
+    """stops: the per-token and the cumulative draft stop (transformers gets only the first)."""
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     report = {
@@ -297,7 +314,8 @@ def _write_json(
         "threads": torch.get_num_threads(),
         "machine": platform.processor() or platform.machine(),
         "max_new_tokens": args.max_new_tokens,
-        "draft_stop_below": stop_below,
+        "draft_stop_below": stops[0],
+        "draft_stop_cumulative": stops[1],
         "repeats": args.repeats,
         "rows": [
             {

@@ -104,6 +104,12 @@ def _add_setting_options(parser: argparse.ArgumentParser) -> None:
         type=float,
         help="end a draft early after a token the draft gave less probability (0 = never)",
     )
+    parser.add_argument(
+        "--draft-stop-cumulative",
+        type=float,
+        help="end a draft once the product of the draft's top probabilities in the cycle falls "
+        "below this (0 = never)",
+    )
 
 
 def preset_for(args: argparse.Namespace) -> Any:
@@ -158,6 +164,7 @@ def settings_for(args: argparse.Namespace, preset: Any) -> Any:
         seed=args.seed,
         stop_on_eos=not args.no_stop,
         draft_stop_below=pick(args.draft_stop_below, preset.draft_stop_below),
+        draft_stop_cumulative=pick(args.draft_stop_cumulative, preset.draft_stop_cumulative),
     )
 
 

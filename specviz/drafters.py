@@ -68,6 +68,7 @@ class ModelDrafter:
         self._gamma = 4
         self._adaptive = False
         self._stop_below = 0.0
+        self._stop_cumulative = 0.0
         # Tokens in the committed context that the draft model has not fed yet: the whole prompt
         # at the start, then the resampled/bonus token (plus the last draft after a full accept,
         # which was sampled but never fed).
@@ -82,6 +83,7 @@ class ModelDrafter:
         self._cache = new_cache(self.model)
         self._gamma, self._adaptive = settings.gamma, settings.adaptive_gamma
         self._stop_below = settings.draft_stop_below
+        self._stop_cumulative = settings.draft_stop_cumulative
         # No separate prefill: the first proposal reads the whole prompt in the forward that
         # drafts its first token, saving a full read of the draft's weights.
         self._unseen = prompt_ids[0].tolist()
@@ -95,6 +97,7 @@ class ModelDrafter:
         feed = torch.tensor([self._unseen], device=self.device)  # (1, T), then (1, 1 or 2)
         tokens: list[torch.Tensor] = []
         dists: list[torch.Tensor] = []
+        all_right = 1.0  # the draft's estimate that every guess so far this cycle is right
         for _ in range(count):
             # logits_to_keep=1: the vocabulary projection is a large share of a small model's cost,
             # and only the last position's distribution is needed.
@@ -109,10 +112,17 @@ class ModelDrafter:
             tokens.append(token)
             dists.append(dist)
             feed = token.view(1, 1)
-            # The confidence stop reads one number back from the device per token; it is only
-            # paid when the stop is on.
+            # The confidence stops read a number back from the device per token; that is only
+            # paid when a stop is on.
             if self._stop_below > 0.0 and float(dist[token]) < self._stop_below:
                 break
+            if self._stop_cumulative > 0.0:
+                # The top probability, not the sampled token's: in greedy mode they are the same
+                # number; when sampling, q(x) of a drawn token says more about the dice than about
+                # whether the target will agree, while a peaked q means the models likely agree.
+                all_right *= float(dist.max())
+                if all_right < self._stop_cumulative:
+                    break
         token_ids = torch.stack(tokens) if tokens else torch.empty(0, dtype=torch.long)
         q_draft = torch.stack(dists) if dists else torch.empty(0, 0)
         self._proposed = token_ids.tolist()

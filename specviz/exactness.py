@@ -222,6 +222,7 @@ def _step(
     ids, times = torch.unique(kept, return_counts=True)
     for token, times_kept in zip(ids.tolist(), times.tolist(), strict=True):
         # The engine's confidence stop ends the draft after an unsure token; a bonus follows.
+        # (The cumulative stop is not mirrored: where a draft ends never changes the law.)
         stop = float(q[token]) < settings.draft_stop_below
         emit(token, times_kept, settings.gamma if stop else state + 1)
     if rejected := count - kept.numel():  # the first rejection: draw from norm(max(0, p − q))

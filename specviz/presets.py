@@ -101,6 +101,7 @@ _OPTIONAL_DEFAULTS: Mapping[str, object] = types.MappingProxyType(
         "trust_remote_code": False,
         "draft_quantization": "none",
         "draft_stop_below": 0.0,
+        "draft_stop_cumulative": 0.0,
         "default": False,
     }
 )
@@ -251,6 +252,7 @@ class Preset:
     prompts: Mapping[str, tuple[str, ...]] = field(hash=False)
     draft_quantization: str = "none"  # "int8" / "int8wo": int8 draft on the CPU (see above)
     draft_stop_below: float = 0.0  # end a draft after a token the draft gave less probability
+    draft_stop_cumulative: float = 0.0  # end it once the product of its top probabilities is lower
 
     def __post_init__(self) -> None:
         # All value checks live here, so presets built in code are held to the
@@ -274,8 +276,9 @@ class Preset:
                 f"must be one of {', '.join(DRAFT_QUANTIZATIONS)}, got {self.draft_quantization!r}",
                 field="draft_quantization",
             )
-        _check_float(self.draft_stop_below, "draft_stop_below", 0.0, 0.99)
-        object.__setattr__(self, "draft_stop_below", float(self.draft_stop_below))
+        for stop in ("draft_stop_below", "draft_stop_cumulative"):
+            _check_float(getattr(self, stop), stop, 0.0, 0.99)
+            object.__setattr__(self, stop, float(getattr(self, stop)))
         if self.dtype not in DTYPES:
             raise PresetError(
                 f"must be one of {', '.join(DTYPES)}, got {self.dtype!r}", field="dtype"
@@ -451,6 +454,7 @@ def _preset_from_mapping(data: Mapping[str, object]) -> Preset:
         default=values["default"],  # type: ignore[arg-type]
         draft_quantization=values["draft_quantization"],  # type: ignore[arg-type]
         draft_stop_below=values["draft_stop_below"],  # type: ignore[arg-type]
+        draft_stop_cumulative=values["draft_stop_cumulative"],  # type: ignore[arg-type]
         prompts=values["prompts"],  # type: ignore[arg-type]
     )
 

@@ -27,6 +27,10 @@ class GenerationSettings:
     # later guesses would mostly be rejected, so drafting them wastes time. The output law is
     # unchanged whatever the drafter proposes. transformers' assisted generation uses 0.4.
     draft_stop_below: float = 0.0
+    # Stop a draft once the product of the draft's top probabilities over this cycle's guesses
+    # falls below this (0 = never): the draft's own estimate that every guess so far is right.
+    # A run of fairly sure guesses ends before the per-token stop would notice. specviz's own rule.
+    draft_stop_cumulative: float = 0.0
 
     def __post_init__(self) -> None:
         problems = []
@@ -42,6 +46,10 @@ class GenerationSettings:
             problems.append(f"top-p must be in (0, 1], got {self.top_p}")
         if not 0.0 <= self.draft_stop_below < 1.0:
             problems.append(f"draft stop threshold must be in [0, 1), got {self.draft_stop_below}")
+        if not 0.0 <= self.draft_stop_cumulative < 1.0:
+            problems.append(
+                f"cumulative draft stop must be in [0, 1), got {self.draft_stop_cumulative}"
+            )
         if problems:
             raise ValueError("; ".join(problems))
 

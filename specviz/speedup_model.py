@@ -293,7 +293,9 @@ def measure_speedup_lab(
 
 
 def _fixed(settings: GenerationSettings, gamma: int) -> GenerationSettings:
-    return replace(settings, gamma=gamma, adaptive_gamma=False, draft_stop_below=0.0)
+    return replace(
+        settings, gamma=gamma, adaptive_gamma=False, draft_stop_below=0.0, draft_stop_cumulative=0.0
+    )
 
 
 Event = TypeVar("Event", Step, Cycle)

@@ -86,6 +86,7 @@ class App:
                 top_p=float(top_p),
                 seed=int(seed),
                 draft_stop_below=self.presets[preset_id].draft_stop_below,
+                draft_stop_cumulative=self.presets[preset_id].draft_stop_cumulative,
             )
         except (TypeError, ValueError) as error:
             raise gr.Error(f"Check the settings: {error}.") from None

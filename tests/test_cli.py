@@ -37,6 +37,10 @@ def test_presets_lists_the_default_first() -> None:
     [
         (["generate", "--prompt", "hi", "--gamma", "0"], "γ must be between 1 and 16"),
         (["generate", "--prompt", "hi", "--top-p", "0"], "top-p must be in (0, 1]"),
+        (
+            ["generate", "--prompt", "hi", "--draft-stop-cumulative", "1"],
+            "cumulative draft stop must be in [0, 1)",
+        ),
         (["generate", "--prompt", "   "], "the prompt is empty"),
         (["generate", "--prompt", "hi", "--preset", "nope"], "unknown preset 'nope'"),
     ],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import operator
 from collections import Counter
 from dataclasses import dataclass
 
@@ -349,6 +350,34 @@ def test_confidence_stop_ends_drafts_at_the_first_unsure_token(
         if cycle.gamma < 8:
             shortened += 1
             assert confidences[-1] < 0.5
+    assert shortened > 0
+    if temperature == 0.0:  # still exactly greedy decoding of the target
+        assert [t.token_id for c in cycles for t in c.emitted] == plain_ids(tiny_pair, settings)
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_cumulative_stop_ends_drafts_once_the_product_of_top_probabilities_is_low(
+    tiny_pair: TinyPair, temperature: float
+) -> None:
+    threshold = 0.3
+    settings = GenerationSettings(
+        gamma=8,
+        temperature=temperature,
+        max_new_tokens=60,
+        stop_on_eos=False,
+        draft_stop_cumulative=threshold,
+    )
+    cycles = run_cycles(tiny_pair, settings)
+    shortened = 0
+    for cycle in cycles[:-1]:
+        # The running product of each drafted position's top draft probability.
+        products = list(
+            itertools.accumulate((d.top_q[0].prob for d in cycle.drafted), operator.mul)
+        )
+        assert all(product >= threshold for product in products[:-1])
+        if cycle.gamma < 8:
+            shortened += 1
+            assert products[-1] < threshold
     assert shortened > 0
     if temperature == 0.0:  # still exactly greedy decoding of the target
         assert [t.token_id for c in cycles for t in c.emitted] == plain_ids(tiny_pair, settings)

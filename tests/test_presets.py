@@ -107,6 +107,7 @@ def test_bundled_preset_contents() -> None:
     assert str(preset.target) == "bundled:qwen2.5-coder-1.5b-instruct"
     assert (preset.dtype, preset.gamma, preset.adaptive_gamma) == ("bfloat16", 5, False)
     assert (preset.draft_quantization, preset.draft_stop_below) == ("int8wo", 0.3)
+    assert preset.draft_stop_cumulative == 0.2
     assert (preset.temperature, preset.top_k, preset.top_p) == (0.0, 0, 1.0)
     assert (preset.max_new_tokens, preset.chat_template) == (96, True)
     assert tuple(preset.prompts) == TASKS
@@ -448,6 +449,7 @@ def test_default_preset_requires_exactly_one() -> None:
     [
         ('draft_quantization = "int4"', "draft_quantization", "none, int8"),
         ("draft_stop_below = 1.5", "draft_stop_below", "draft_stop_below"),
+        ("draft_stop_cumulative = -0.1", "draft_stop_cumulative", "draft_stop_cumulative"),
     ],
 )
 def test_draft_options_are_validated(tmp_path: Path, line: str, field: str, message: str) -> None:
