@@ -13,7 +13,8 @@ from typing import Protocol
 
 import torch
 
-from specviz.model_steps import device_of, new_cache, sync
+from specviz.lean_forward import lean_decoder
+from specviz.model_steps import device_of, new_step_cache, sync
 from specviz.sampling import Sampler
 from specviz.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
 
@@ -64,7 +65,8 @@ class ModelDrafter:
     def __init__(self, model: torch.nn.Module) -> None:
         self.model = model
         self.device = device_of(model)
-        self._cache = new_cache(model)
+        self._step = lean_decoder(model)  # a lean step for Llama/Qwen2-style models, same logits
+        self._cache = new_step_cache(self._step)
         self._gamma = 4
         self._adaptive = False
         self._stop_below = 0.0
@@ -79,8 +81,13 @@ class ModelDrafter:
     def cache_len(self) -> int:
         return self._cache.get_seq_length()
 
+    @property
+    def step(self) -> object:
+        """What each draft step calls: the lean step for Llama/Qwen2-style models, else the model."""
+        return self._step
+
     def start(self, prompt_ids: torch.Tensor, settings: GenerationSettings) -> float:
-        self._cache = new_cache(self.model)
+        self._cache = new_step_cache(self._step)
         self._gamma, self._adaptive = settings.gamma, settings.adaptive_gamma
         self._stop_below = settings.draft_stop_below
         self._stop_cumulative = settings.draft_stop_cumulative
@@ -101,7 +108,7 @@ class ModelDrafter:
         for _ in range(count):
             # logits_to_keep=1: the vocabulary projection is a large share of a small model's cost,
             # and only the last position's distribution is needed.
-            logits = self.model(
+            logits = self._step(
                 input_ids=feed,
                 past_key_values=self._cache,
                 use_cache=True,

@@ -37,7 +37,8 @@ from specviz.events import (
     TokenProb,
     Totals,
 )
-from specviz.model_steps import device_of, new_cache, sync
+from specviz.lean_forward import lean_decoder
+from specviz.model_steps import device_of, new_step_cache, sync
 from specviz.sampling import (
     Verdict,
     top_entries,
@@ -94,7 +95,9 @@ class _Run:
         self.prompt_len = prompt_ids.shape[1]
         self.sampler = settings.sampler(self.device)
         self.detok = IncrementalDetokenizer(pair.tokenizer, prompt_ids[0].tolist())
-        self.cache = new_cache(pair.target)
+        # The target's decoding step: a lean one for Llama/Qwen2-style models (same logits).
+        self.target = lean_decoder(pair.target)
+        self.cache = new_step_cache(self.target)
         self.totals = Totals(0, 0, 0, 0, 0, 0.0, 0.0)
         # The prompt is not prefilled on its own: the first forward reads it together with the
         # first drafts (plain decoding: it yields the first token). A separate prefill would cost
@@ -109,13 +112,14 @@ class _Run:
     def target_logits(self, draft_ids: torch.Tensor) -> torch.Tensor:
         """One target forward over [pending, drafts]: logits (n + 1, V) for the last n + 1."""
         feed = torch.cat([self.pending, draft_ids.view(1, -1).to(self.device)], dim=1)
-        out = self.pair.target(
+        out = self.target(
             input_ids=feed,
             past_key_values=self.cache,
             use_cache=True,
             logits_to_keep=draft_ids.shape[0] + 1,
         )
-        return out.logits[0]  # type: ignore[no-any-return]
+        logits: torch.Tensor = out.logits[0]
+        return logits
 
     def stop_index(self, token_ids: list[int]) -> tuple[int, str | None]:
         """How many of token_ids to keep, and why the run stops after them (None: it goes on)."""

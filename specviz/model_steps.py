@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 import torch
 from transformers import DynamicCache
+
+from specviz.lean_forward import LeanDecoder
+
+
+class KVCache(Protocol):
+    """What decoders do with a KV cache: read its length, roll it back."""
+
+    def get_seq_length(self) -> int: ...
+
+    def crop(self, tokens_to_remove: int) -> None: ...
 
 
 def device_of(model: torch.nn.Module) -> torch.device:
@@ -22,6 +34,16 @@ def sync(device: torch.device) -> None:
 def new_cache(model: torch.nn.Module) -> DynamicCache:
     """A fresh KV cache laid out for the model (sliding-window layers where its config says so)."""
     return DynamicCache(config=getattr(model, "config", None))
+
+
+def new_step_cache(step: Any) -> KVCache:
+    """A fresh cache for a decoding step from lean_decoder(): its own, or transformers' one."""
+    if isinstance(step, LeanDecoder):
+        return step.new_cache()
+    return new_cache(step)
+
+
+__all__ = ["KVCache", "device_of", "new_cache", "new_step_cache", "prefill", "sync"]
 
 
 @torch.inference_mode()
