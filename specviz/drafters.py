@@ -27,6 +27,7 @@ class Proposal:
     q_draft: torch.Tensor  # (n, V) float32: the distribution each token was drawn from
     forwards: int  # forward passes the drafter spent (0 for model-free drafters)
     seconds: float
+    ended_by: str = "gamma"  # "gamma" | "budget" | "confidence" | "cumulative" (see Cycle)
 
 
 class Drafter(Protocol):
@@ -105,6 +106,7 @@ class ModelDrafter:
         tokens: list[torch.Tensor] = []
         dists: list[torch.Tensor] = []
         all_right = 1.0  # the draft's estimate that every guess so far this cycle is right
+        ended_by = "gamma" if count == self._gamma else "budget"
         for _ in range(count):
             # logits_to_keep=1: the vocabulary projection is a large share of a small model's cost,
             # and only the last position's distribution is needed.
@@ -122,6 +124,7 @@ class ModelDrafter:
             # The confidence stops read a number back from the device per token; that is only
             # paid when a stop is on.
             if self._stop_below > 0.0 and float(dist[token]) < self._stop_below:
+                ended_by = "confidence"
                 break
             if self._stop_cumulative > 0.0:
                 # The top probability, not the sampled token's: in greedy mode they are the same
@@ -129,12 +132,14 @@ class ModelDrafter:
                 # whether the target will agree, while a peaked q means the models likely agree.
                 all_right *= float(dist.max())
                 if all_right < self._stop_cumulative:
+                    ended_by = "cumulative"
                     break
         token_ids = torch.stack(tokens) if tokens else torch.empty(0, dtype=torch.long)
         q_draft = torch.stack(dists) if dists else torch.empty(0, 0)
         self._proposed = token_ids.tolist()
         sync(self.device)
-        return Proposal(token_ids, q_draft, len(tokens), time.perf_counter() - began)
+        seconds = time.perf_counter() - began
+        return Proposal(token_ids, q_draft, len(tokens), seconds, ended_by)
 
     def commit(self, accepted_len: int, next_token: int) -> None:
         proposed = len(self._proposed)

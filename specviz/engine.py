@@ -197,6 +197,7 @@ def speculative_generate(
             context_len=run.prompt_len + run.totals.new_tokens,
             finished=stop_reason is not None,
             stop_reason=stop_reason,
+            draft_end=proposal.ended_by,
         )
         if stop_reason is not None:
             return

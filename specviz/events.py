@@ -147,6 +147,9 @@ class Cycle:
     context_len: int  # prompt + generated tokens so far
     finished: bool
     stop_reason: str | None  # "eos" | "max_new_tokens" | None while running
+    # Why the draft ended where it did: "gamma" (it reached γ), "budget" (the token budget),
+    # "confidence" (the per-token stop), "cumulative" (the product-of-top-probabilities stop).
+    draft_end: str = "gamma"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict, with the derived rates included."""

@@ -72,6 +72,30 @@ def extra_text(cycle: Cycle) -> str:
     )
 
 
+def draft_end_text(cycle: Cycle) -> str:
+    """Why the draft stopped where it did, in words ('' when it simply reached γ)."""
+    if not cycle.drafted or cycle.draft_end == "gamma":
+        return ""
+    n = len(cycle.drafted)
+    if cycle.draft_end == "budget":
+        return f"The draft stopped after {n}: only that many tokens were left in the budget."
+    last = cycle.drafted[-1]
+    if cycle.draft_end == "confidence":
+        return (
+            f"The draft stopped itself after {n}: it gave its last guess "
+            f"{_quote(last.text)} only q = {last.q_draft:.2f} (the per-token confidence stop)."
+        )
+    tops = [token.top_q[0].prob for token in cycle.drafted if token.top_q]
+    product = " × ".join(f"{prob:.2f}" for prob in tops)
+    total = 1.0
+    for prob in tops:
+        total *= prob
+    return (
+        f"The draft stopped itself after {n}: its own estimate that every guess is right, "
+        f"{product} = {total:.2f}, fell below the cumulative stop."
+    )
+
+
 def inspector_lines(cycle: Cycle) -> list[str]:
     """The inspector as plain text, one line per drafted position: what the CLI prints."""
     lines = [
@@ -86,6 +110,8 @@ def inspector_lines(cycle: Cycle) -> list[str]:
         for name, top in (("q", token.top_q), ("p", token.top_p)):
             entries = ", ".join(f"{_quote(e.text)} {e.prob:.3f}" for e in top[:5])
             lines.append(f"      top {name}: {entries}")
+    if ended := draft_end_text(cycle):
+        lines.append(f"  {ended}")
     lines.append(f"  {extra_text(cycle)}")
     if cycle.rejection is not None and cycle.rejection.top_residual:
         entries = ", ".join(
@@ -129,6 +155,8 @@ def inspector_html(cycle: Cycle | None, cycle_count: int = 0) -> str:
     extra = extra_token(cycle)
     extra_css = f" sv-foot-{extra.origin.value}" if extra is not None else ""
     foot = f'<div class="sv-inspect-foot{extra_css}">{_esc(extra_text(cycle))}</div>'
+    if ended := draft_end_text(cycle):
+        foot = f'<div class="sv-inspect-note">{_esc(ended)}</div>{foot}'
     return f'<div class="sv-inspect" data-cycle="{cycle.index + 1}">{head}{table}{foot}</div>'
 
 

@@ -350,6 +350,9 @@ def test_confidence_stop_ends_drafts_at_the_first_unsure_token(
         if cycle.gamma < 8:
             shortened += 1
             assert confidences[-1] < 0.5
+            assert cycle.draft_end == "confidence"
+        else:
+            assert cycle.draft_end == "gamma"
     assert shortened > 0
     if temperature == 0.0:  # still exactly greedy decoding of the target
         assert [t.token_id for c in cycles for t in c.emitted] == plain_ids(tiny_pair, settings)
@@ -378,6 +381,9 @@ def test_cumulative_stop_ends_drafts_once_the_product_of_top_probabilities_is_lo
         if cycle.gamma < 8:
             shortened += 1
             assert products[-1] < threshold
+            assert cycle.draft_end == "cumulative"
+        else:
+            assert cycle.draft_end == "gamma"
     assert shortened > 0
     if temperature == 0.0:  # still exactly greedy decoding of the target
         assert [t.token_id for c in cycles for t in c.emitted] == plain_ids(tiny_pair, settings)

@@ -12,6 +12,7 @@ from specviz.engine import GenerationSettings, speculative_generate
 from specviz.events import Cycle
 from specviz.inspector import (
     decision_text,
+    draft_end_text,
     extra_text,
     inspector_figure,
     inspector_html,
@@ -70,8 +71,37 @@ def test_greedy_cycles_compare_argmaxes(tiny_pair: TinyPair) -> None:
     assert decision_text(cycle, token).startswith("the target's top choice is ")
     assert "top choice" in extra_text(cycle)
     lines = inspector_lines(cycle)
-    assert len(lines) == 1 + 3 * cycle.gamma + 1
+    assert len(lines) == 1 + 3 * cycle.gamma + 1 + (1 if draft_end_text(cycle) else 0)
     assert lines[0].endswith("(greedy)")
+
+
+@pytest.mark.parametrize(
+    ("stops", "end", "words"),
+    [
+        ({"draft_stop_cumulative": 0.5}, "cumulative", "estimate that every guess is right"),
+        ({"draft_stop_below": 0.5}, "confidence", "per-token confidence stop"),
+    ],
+)
+def test_the_inspector_says_why_a_draft_stopped_itself(
+    tiny_pair: TinyPair, stops: dict[str, float], end: str, words: str
+) -> None:
+    settings = GenerationSettings(
+        gamma=8, temperature=1.0, max_new_tokens=40, stop_on_eos=False, **stops
+    )
+    cycles = list(speculative_generate(tiny_pair, PROMPT, settings, ModelDrafter(tiny_pair.draft)))
+    cycle = next(c for c in cycles if c.draft_end == end)
+    text = draft_end_text(cycle)
+    assert words in text and f"after {cycle.gamma}:" in text
+    if end == "cumulative":  # the product is written out and matches the records
+        product = 1.0
+        for token in cycle.drafted:
+            product *= token.top_q[0].prob
+        assert f"= {product:.2f}, fell below" in text
+    assert any(text in line for line in inspector_lines(cycle))
+    assert "sv-inspect-note" in inspector_html(cycle)
+    # A draft that simply reached γ gets no note.
+    full = next(c for c in real_cycles(tiny_pair, 1.0) if c.draft_end == "gamma")
+    assert draft_end_text(full) == "" and "sv-inspect-note" not in inspector_html(full)
 
 
 def test_token_text_cannot_inject_markup() -> None:
