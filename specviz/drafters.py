@@ -121,6 +121,8 @@ class ModelDrafter:
             tokens.append(token)
             dists.append(dist)
             feed = token.view(1, 1)
+            if len(tokens) == count:
+                break  # the draft is complete; a stop now would change nothing
             # The confidence stops read a number back from the device per token; that is only
             # paid when a stop is on.
             if self._stop_below > 0.0 and float(dist[token]) < self._stop_below:

@@ -345,6 +345,8 @@ def test_confidence_stop_ends_drafts_at_the_first_unsure_token(
     cycles = run_cycles(tiny_pair, settings)
     shortened = 0
     for cycle in cycles[:-1]:
+        if cycle.draft_end == "budget":  # near the end: fewer tokens left than γ
+            continue
         confidences = [draft.q_draft for draft in cycle.drafted]
         assert all(q >= 0.5 for q in confidences[:-1])
         if cycle.gamma < 8:
@@ -373,6 +375,8 @@ def test_cumulative_stop_ends_drafts_once_the_product_of_top_probabilities_is_lo
     cycles = run_cycles(tiny_pair, settings)
     shortened = 0
     for cycle in cycles[:-1]:
+        if cycle.draft_end == "budget":  # near the end: fewer tokens left than γ
+            continue
         # The running product of each drafted position's top draft probability.
         products = list(
             itertools.accumulate((d.top_q[0].prob for d in cycle.drafted), operator.mul)
