@@ -176,6 +176,9 @@ def supports_lean_decoding(model: torch.nn.Module) -> bool:
         return False
     if getattr(config, "_attn_implementation", None) != "sdpa":
         return False
+    if getattr(model, "hf_device_map", None):
+        # Split across devices by accelerate: rotary tables and masks would sit on the wrong one.
+        return False
     inner = getattr(model, "model", None)
     layers = getattr(inner, "layers", None)
     if inner is None or not layers or not hasattr(model, "lm_head"):

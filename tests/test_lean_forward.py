@@ -93,7 +93,13 @@ def sliding_qwen() -> Any:
     return model
 
 
-@pytest.mark.parametrize("build", [gpt2, eager_qwen, sliding_qwen])
+def split_qwen() -> Any:
+    model = tiny_qwen(9)
+    model.hf_device_map = {"model.layers.0": 0, "model.layers.1": 1}
+    return model
+
+
+@pytest.mark.parametrize("build", [gpt2, eager_qwen, sliding_qwen, split_qwen])
 def test_other_models_keep_transformers_forward(build: Any) -> None:
     model = build()
     assert not supports_lean_decoding(model)
