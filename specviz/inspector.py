@@ -9,6 +9,8 @@ is model output, so it is escaped everywhere (``render._esc`` for HTML, ``charts
 
 from __future__ import annotations
 
+import math
+
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
@@ -87,12 +89,9 @@ def draft_end_text(cycle: Cycle) -> str:
         )
     tops = [token.top_q[0].prob for token in cycle.drafted if token.top_q]
     product = " × ".join(f"{prob:.2f}" for prob in tops)
-    total = 1.0
-    for prob in tops:
-        total *= prob
     return (
         f"The draft stopped itself after {n}: its own estimate that every guess is right, "
-        f"{product} = {total:.2f}, fell below the cumulative stop."
+        f"{product} = {math.prod(tops):.2f}, fell below the cumulative stop."
     )
 
 

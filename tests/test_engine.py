@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import operator
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
@@ -335,57 +336,46 @@ def test_negative_control_a_wrong_rule_is_caught(monkeypatch: pytest.MonkeyPatch
     assert chi_square_p_value(pair, counts) < 1e-6
 
 
+def draft_confidences(cycle: Cycle) -> list[float]:
+    """What the per-token stop compares: the draft's probability of each drafted token."""
+    return [draft.q_draft for draft in cycle.drafted]
+
+
+def running_products(cycle: Cycle) -> list[float]:
+    """What the cumulative stop compares: the running product of each position's top q."""
+    return list(itertools.accumulate((d.top_q[0].prob for d in cycle.drafted), operator.mul))
+
+
 @pytest.mark.parametrize("temperature", [0.0, 1.0])
-def test_confidence_stop_ends_drafts_at_the_first_unsure_token(
-    tiny_pair: TinyPair, temperature: float
+@pytest.mark.parametrize(
+    ("stop", "threshold", "end", "measure"),
+    [
+        ("draft_stop_below", 0.5, "confidence", draft_confidences),
+        ("draft_stop_cumulative", 0.3, "cumulative", running_products),
+    ],
+)
+def test_draft_stops_end_drafts_where_their_measure_first_falls_below_the_threshold(
+    tiny_pair: TinyPair,
+    temperature: float,
+    stop: str,
+    threshold: float,
+    end: str,
+    measure: Callable[[Cycle], list[float]],
 ) -> None:
     settings = GenerationSettings(
-        gamma=8, temperature=temperature, max_new_tokens=60, stop_on_eos=False, draft_stop_below=0.5
+        gamma=8, temperature=temperature, max_new_tokens=60, stop_on_eos=False, **{stop: threshold}
     )
     cycles = run_cycles(tiny_pair, settings)
     shortened = 0
     for cycle in cycles[:-1]:
         if cycle.draft_end == "budget":  # near the end: fewer tokens left than γ
             continue
-        confidences = [draft.q_draft for draft in cycle.drafted]
-        assert all(q >= 0.5 for q in confidences[:-1])
+        values = measure(cycle)
+        assert all(value >= threshold for value in values[:-1])
         if cycle.gamma < 8:
             shortened += 1
-            assert confidences[-1] < 0.5
-            assert cycle.draft_end == "confidence"
-        else:
-            assert cycle.draft_end == "gamma"
-    assert shortened > 0
-    if temperature == 0.0:  # still exactly greedy decoding of the target
-        assert [t.token_id for c in cycles for t in c.emitted] == plain_ids(tiny_pair, settings)
-
-
-@pytest.mark.parametrize("temperature", [0.0, 1.0])
-def test_cumulative_stop_ends_drafts_once_the_product_of_top_probabilities_is_low(
-    tiny_pair: TinyPair, temperature: float
-) -> None:
-    threshold = 0.3
-    settings = GenerationSettings(
-        gamma=8,
-        temperature=temperature,
-        max_new_tokens=60,
-        stop_on_eos=False,
-        draft_stop_cumulative=threshold,
-    )
-    cycles = run_cycles(tiny_pair, settings)
-    shortened = 0
-    for cycle in cycles[:-1]:
-        if cycle.draft_end == "budget":  # near the end: fewer tokens left than γ
-            continue
-        # The running product of each drafted position's top draft probability.
-        products = list(
-            itertools.accumulate((d.top_q[0].prob for d in cycle.drafted), operator.mul)
-        )
-        assert all(product >= threshold for product in products[:-1])
-        if cycle.gamma < 8:
-            shortened += 1
-            assert products[-1] < threshold
-            assert cycle.draft_end == "cumulative"
+            assert values[-1] < threshold
+            assert cycle.draft_end == end
         else:
             assert cycle.draft_end == "gamma"
     assert shortened > 0
