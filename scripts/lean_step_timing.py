@@ -1,9 +1,10 @@
-"""How much the lean decoding step saves: one new token after a 60-token context, both ways.
+"""How much the lean decoding step saves: one new token after a CONTEXT-token context, both ways.
 
-Times transformers' forward and specviz's LeanDecoder on the bundled pair in alternating blocks of
-20 steps (same process, same cache length), checks their logits are identical, and prints the
-median per-step time of each:
-    .venv/bin/python scripts/lean_step_timing.py [draft|target] [BLOCKS]
+Checks that specviz's LeanDecoder gives the logits of transformers' eager attention bit for bit
+on the bundled pair, then times transformers' forward as loaded (SDPA attention) and the lean step
+in alternating blocks of 20 steps (same process, same cache length) and prints the median per-step
+time of each:
+    .venv/bin/python scripts/lean_step_timing.py [draft|target] [BLOCKS] [CONTEXT]
 """
 
 import os
@@ -22,18 +23,24 @@ from specviz.presets import default_preset, load_presets
 
 which = sys.argv[1] if len(sys.argv) > 1 else "draft"
 blocks = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+context_length = int(sys.argv[3]) if len(sys.argv) > 3 else 60
 pair = ModelCache().load_pair(default_preset(load_presets()))
 model = pair.draft if which == "draft" else pair.target
 lean = lean_decoder(model)
 assert isinstance(lean, LeanDecoder), "the bundled models are Qwen2: the lean step applies"
-context = torch.arange(100, 160).view(1, -1)
+context = torch.arange(100, 100 + context_length).view(1, -1)
 token = torch.tensor([[9]])
 
 with torch.inference_mode():
-    reference_cache, lean_cache = new_cache(model), lean.new_cache()
-    expected = model(input_ids=context, past_key_values=reference_cache, logits_to_keep=1).logits
+    loaded_attention = model.config._attn_implementation
+    model.config._attn_implementation = "eager"
+    eager_cache, lean_cache = new_cache(model), lean.new_cache()
+    expected = model(input_ids=context, past_key_values=eager_cache, logits_to_keep=1).logits
     got = lean(input_ids=context, past_key_values=lean_cache, logits_to_keep=1).logits
-    assert torch.equal(expected, got), "the lean step must give transformers' logits exactly"
+    assert torch.equal(expected, got), "the lean step must give transformers' eager logits exactly"
+    model.config._attn_implementation = loaded_attention
+    reference_cache = new_cache(model)
+    model(input_ids=context, past_key_values=reference_cache, logits_to_keep=1)
 
     def transformers_step() -> None:
         model(input_ids=token, past_key_values=reference_cache, logits_to_keep=1)
