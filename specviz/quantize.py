@@ -69,15 +69,20 @@ class Int8WeightOnlyLinear(torch.nn.Module):
         self._kernel = linear.weight.device.type == "cpu" and self.in_features % _KERNEL_BLOCK == 0
 
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
-        rows = inputs.reshape(-1, self.in_features).contiguous()  # (B·T, in)
+        rows = inputs.reshape(-1, self.in_features)  # (B·T, in)
+        return self.forward_rows(rows).view(*inputs.shape[:-1], self.out_features)
+
+    def forward_rows(self, rows: torch.Tensor) -> torch.Tensor:
+        """(tokens, in) -> (tokens, out): the layer without reshaping (the lean step calls this)."""
+        rows = rows.contiguous()
         scales = self.scales.to(rows.dtype)
         if self._kernel:
-            out = torch._weight_int8pack_mm(rows, self.weight, scales)  # (B·T, out)
+            out = torch._weight_int8pack_mm(rows, self.weight, scales)
         else:
             out = torch.nn.functional.linear(rows, self.weight.to(rows.dtype) * scales[:, None])
         if self.bias is not None:
             out = out + self.bias.to(out.dtype)
-        return out.view(*inputs.shape[:-1], self.out_features)
+        return out
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, int8 weights"
