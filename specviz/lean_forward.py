@@ -255,6 +255,20 @@ def supports_lean_decoding(model: torch.nn.Module) -> bool:
     return not model.training
 
 
+def adopt_lean_attention(model: torch.nn.Module) -> None:
+    """Give a lean-capable model transformers' eager attention, the arithmetic the lean step does.
+
+    Then the model's own forward and generate() (the benchmark's transformers rows, the labs that
+    call the model directly) compute the very numbers specviz's decoding computes, and greedy
+    texts agree. With transformers' default SDPA kernel they would differ by bfloat16 rounding,
+    which is enough to change a greedy text somewhere in a long answer. Other models: untouched.
+    """
+    config = getattr(model, "config", None)
+    if getattr(config, "_attn_implementation", None) == "sdpa" and supports_lean_decoding(model):
+        wrapped: Any = model
+        wrapped.set_attn_implementation("eager")
+
+
 def lean_decoder(model: torch.nn.Module) -> LeanDecoder | torch.nn.Module:
     """The model's lean decoding step when supported, else the model itself (one per model)."""
     if not supports_lean_decoding(model):

@@ -19,6 +19,8 @@ from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausa
 from specviz.drafters import ModelDrafter
 from specviz.lean_forward import LeanDecoder, lean_decoder, supports_lean_decoding
 from specviz.model_steps import new_cache
+from specviz.models import load_model
+from specviz.presets import ModelSource
 from specviz.quantize import quantize_int8_weight_only
 
 # The feeds a speculative run makes: a prompt, γ + 1 verified positions after a cached prefix,
@@ -145,3 +147,16 @@ def test_one_lean_step_per_model_and_the_drafter_uses_it() -> None:
     drafter = ModelDrafter(model)
     assert drafter.step is lean_decoder(model)
     assert "_specviz_lean_decoder" not in dict(model.named_children())
+
+
+def test_loaded_models_compute_what_the_lean_step_computes(tmp_path: Any) -> None:
+    """Loading a Llama/Qwen2 model switches its own forward to eager attention, the lean step's
+    arithmetic: transformers' forward (and generate()) then decode the same numbers as specviz."""
+    tiny_qwen(11, dtype=torch.bfloat16).save_pretrained(tmp_path / "qwen")
+    gpt2().save_pretrained(tmp_path / "gpt2")
+    device = torch.device("cpu")
+    model = load_model(ModelSource("local", str(tmp_path / "qwen")), device, torch.bfloat16)
+    assert model.config._attn_implementation == "eager"
+    assert_same_logits(model)
+    other = load_model(ModelSource("local", str(tmp_path / "gpt2")), device, torch.float32)
+    assert other.config._attn_implementation == "sdpa"  # no lean step: transformers' default
