@@ -22,6 +22,7 @@ from specviz.engine import (
     autoregressive_generate,
     speculative_generate,
 )
+from specviz.lean_forward import LeanDecoder
 from specviz.models import ModelCache
 from specviz.presets import default_preset, load_presets
 
@@ -39,17 +40,34 @@ settings = GenerationSettings(
 
 calls: list[tuple[str, int, float]] = []  # (model, tokens fed, draft prob of its top token)
 target_forward, draft_forward = pair.target.forward, pair.draft.forward
+lean_call = LeanDecoder.__call__
+
+
+def count(model: str, fed: int, logits: torch.Tensor) -> None:
+    probability = 0.0
+    if model == "draft":
+        probability = float(torch.softmax(logits[0, -1].float(), dim=-1).max())
+    calls.append((model, fed, probability))
 
 
 def counted_target(*args, **kwargs):
-    calls.append(("target", kwargs["input_ids"].shape[1], 0.0))
-    return target_forward(*args, **kwargs)
+    out = target_forward(*args, **kwargs)
+    count("target", kwargs["input_ids"].shape[1], out.logits)
+    return out
 
 
 def counted_draft(*args, **kwargs):
     out = draft_forward(*args, **kwargs)
-    probs = torch.softmax(out.logits[0, -1].float(), dim=-1)
-    calls.append(("draft", kwargs["input_ids"].shape[1], float(probs.max())))
+    count("draft", kwargs["input_ids"].shape[1], out.logits)
+    return out
+
+
+def counted_lean(self, **kwargs):
+    """specviz runs Llama/Qwen2 models through their lean step, not model.forward."""
+    out = lean_call(self, **kwargs)
+    count(
+        "target" if self.model is pair.target else "draft", kwargs["input_ids"].shape[1], out.logits
+    )
     return out
 
 
@@ -58,9 +76,9 @@ def report(name: str, seconds: float, tokens: int, first_used: int) -> None:
     target = [fed for model, fed, _ in calls if model == "target"]
     draft = [(fed, prob) for model, fed, prob in calls if model == "draft"]
     first_draft_prob = draft[first_used][1] if len(draft) > first_used else float("nan")
-    # specviz prefills the target on all but the last prompt token, then verifies; transformers
-    # verifies its first drafts in the same forward that reads the prompt. Count verifying passes
-    # and the positions they scored (pending/last prompt token + drafts) alike for both.
+    # Both verify their first drafts in the forward that reads the prompt (a prefill that verified
+    # nothing is dropped). Count verifying passes and the positions they scored (last prompt token
+    # + drafts) alike for both.
     prompt_len = prompt_ids.shape[1]
     if target and target[0] < prompt_len:
         target = target[1:]  # a prefill that verified nothing
@@ -75,6 +93,7 @@ def report(name: str, seconds: float, tokens: int, first_used: int) -> None:
 
 
 pair.target.forward, pair.draft.forward = counted_target, counted_draft
+LeanDecoder.__call__ = counted_lean
 plain = [step.token.token_id for step in autoregressive_generate(pair, prompt_ids, settings)]
 calls.clear()
 began = time.perf_counter()
