@@ -13,9 +13,9 @@ grouped by the key/value head they share instead of a repeated copy of the cache
 logits equal transformers' eager forward bit for bit (tests compare them). PyTorch's CPU SDPA
 kernel, transformers' default, rounds differently and is slow for one query against a long cache.
 Measured on the bundled pair (2-core CPU, one new token after a 250-token context,
-`scripts/lean_step_timing.py draft|target 5 250`): draft step 24.7 → 22.2 ms, target step
-141.1 → 133.2 ms. Models of other families, or configured in ways this step does not reproduce,
-keep transformers' forward.
+`scripts/lean_step_timing.py draft|target 5 250`, transformers' forward with SDPA / with eager
+attention / lean): draft step 26.1 / 24.8 / 22.1 ms, target step 147.9 / 141.9 / 137.3 ms. Models
+of other families, or configured in ways this step does not reproduce, keep transformers' forward.
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ class _LayerSteps:
     """One decoder layer's pieces, looked up once: a step then reads no module attributes.
 
     Each is the module's bound forward, not the module: torch's Module.__call__ wrapper costs a
-    few microseconds, and a draft step makes ~240 such calls (10 per layer, 24 layers).
+    few microseconds, and a draft step makes ~240 such calls (10 per layer, 24 layers). That
+    wrapper is also what runs forward hooks, so models with hooks keep transformers' forward.
     """
 
     input_norm: Rows
@@ -242,6 +243,8 @@ def supports_lean_decoding(model: torch.nn.Module) -> bool:
     if getattr(model, "hf_device_map", None):
         # Split across devices by accelerate: rotary tables and masks would sit on the wrong one.
         return False
+    if any(module._forward_hooks or module._forward_pre_hooks for module in model.modules()):
+        return False  # the lean step calls bound forwards, which would skip them
     inner = getattr(model, "model", None)
     layers = getattr(inner, "layers", None)
     if inner is None or not layers or not hasattr(model, "lm_head"):

@@ -134,7 +134,13 @@ def split_qwen() -> Any:
     return model
 
 
-@pytest.mark.parametrize("build", [gpt2, flash_qwen, sliding_qwen, split_qwen])
+def hooked_qwen() -> Any:
+    model = tiny_qwen(12)
+    model.model.layers[1].mlp.down_proj.register_forward_hook(lambda *_: None)
+    return model
+
+
+@pytest.mark.parametrize("build", [gpt2, flash_qwen, sliding_qwen, split_qwen, hooked_qwen])
 def test_other_models_keep_transformers_forward(build: Any) -> None:
     model = build()
     assert not supports_lean_decoding(model)
