@@ -83,13 +83,6 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         help="specviz's own stop: end a draft once the product of the draft's top probabilities "
         "falls below this; transformers has no such rule (default: the preset's value)",
     )
-    parser.add_argument(
-        "--transformers-attention",
-        choices=("as-loaded", "sdpa"),
-        default="as-loaded",
-        help="attention kernel of the transformers rows: as loaded (Llama/Qwen2: eager, the "
-        "arithmetic of specviz's lean step, so greedy texts agree) or transformers' default SDPA",
-    )
     parser.add_argument("--out", default="bench-results/bench.json", help="JSON output path")
 
 
@@ -134,10 +127,7 @@ def run_bench(args: argparse.Namespace) -> int:
                     **{**asdict(base), "gamma": args.adaptive_start, "adaptive_gamma": True}
                 )
                 variants.append((f"adaptive({args.adaptive_start})", adaptive))
-            assisted = _assisted_with(args.transformers_attention)
-            methods: list[Once] = (
-                [_specviz_once] if args.no_transformers else [_specviz_once, assisted]
-            )
+            methods = [_specviz_once] if args.no_transformers else [_specviz_once, _assisted_once]
             for label, settings in variants:
                 spec, *others = _measure_interleaved(
                     methods, pair, prompt_ids, settings, args.repeats
@@ -154,7 +144,7 @@ def _warm_up(pair: Any, preset: Any) -> None:
     """One short run of each path so one-time costs (allocations, kernels) are not measured."""
     prompt_ids = pair.encode_prompt("Say hello.", chat=preset.chat_template)
     settings = GenerationSettings(max_new_tokens=8)
-    for once in (_plain_once, _specviz_once, _assisted_once, _assisted_with("sdpa")):
+    for once in (_plain_once, _specviz_once, _assisted_once):
         once(pair, prompt_ids, settings)
 
 
@@ -261,24 +251,6 @@ def _assisted_once(
     return int(output.shape[1] - ids.shape[1]), None
 
 
-def _assisted_with(attention: str) -> Once:
-    """_assisted_once with both models' attention kernel switched for the call ("as-loaded": not)."""
-    if attention == "as-loaded":
-        return _assisted_once
-
-    def once(pair: Any, prompt_ids: torch.Tensor, settings: GenerationSettings) -> tuple[int, None]:
-        loaded = [(model, model.config._attn_implementation) for model in (pair.target, pair.draft)]
-        for model, _ in loaded:
-            model.set_attn_implementation(attention)
-        try:
-            return _assisted_once(pair, prompt_ids, settings)
-        finally:
-            for model, implementation in loaded:
-                model.set_attn_implementation(implementation)
-
-    return once
-
-
 def _header() -> str:
     return (
         f"{'task':12} {'T':>4} {'γ':>12} | {'plain':>7} | {'specviz':>7} {'α':>5} {'τ':>5} "
@@ -344,7 +316,6 @@ def _write_json(
         "max_new_tokens": args.max_new_tokens,
         "draft_stop_below": stops[0],
         "draft_stop_cumulative": stops[1],
-        "transformers_attention": args.transformers_attention,
         "repeats": args.repeats,
         "rows": [
             {

@@ -19,7 +19,6 @@ from typing import Any
 import torch
 
 from specviz.bundled import BUNDLED, BundledModelError, Progress, assemble, cache_root
-from specviz.lean_forward import adopt_lean_attention
 from specviz.presets import ModelSource, Preset
 from specviz.quantize import quantize_int8, quantize_int8_weight_only
 
@@ -201,9 +200,7 @@ def load_model(
         )
     except OSError as error:
         raise ModelLoadError(_explain_load_failure(source, error)) from error
-    loaded: torch.nn.Module = model.to(device).eval()
-    adopt_lean_attention(loaded)
-    return loaded
+    return model.to(device).eval()  # type: ignore[no-any-return]
 
 
 def load_tokenizer(source: ModelSource, trust_remote_code: bool, progress: Progress) -> Any:

@@ -1,14 +1,15 @@
-"""The lean decoding step gives transformers' logits bit for bit, or is not used at all.
+"""The lean decoding step computes the model's logits as faithfully as transformers, or is not used.
 
-Its attention is transformers' eager attention (grouped differently, same dot products), so the
-references run with attn_implementation "eager". In bfloat16, the dtype the bundled pair runs in,
-the logits are equal bit for bit. In float32 PyTorch's CPU matrix product rounds one query row
-differently from a block of rows, so there they agree to ~1e-6 (a wrong mask, position or rotary
-embedding moves them by far more). Against PyTorch's SDPA kernel they agree to rounding.
+References: the same weights in float32 through transformers' own forward, step by step with its
+own cache. A float32 model's lean logits match them to 1e-5. In bfloat16 the lean step's error
+against them stays within the bounds below and at most about that of transformers' own bfloat16
+forward (SDPA), because it computes attention in float32; a wrong mask, position, rotary embedding
+or head grouping moves the logits by far more (tests below break each on purpose).
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -17,10 +18,8 @@ from conftest import BYTE_VOCAB, tiny_qwen
 from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
 from specviz.drafters import ModelDrafter
-from specviz.lean_forward import LeanDecoder, lean_decoder, supports_lean_decoding
+from specviz.lean_forward import LeanCache, LeanDecoder, lean_decoder, supports_lean_decoding
 from specviz.model_steps import new_cache
-from specviz.models import load_model
-from specviz.presets import ModelSource
 from specviz.quantize import quantize_int8_weight_only
 
 # The feeds a speculative run makes: a prompt, γ + 1 verified positions after a cached prefix,
@@ -43,72 +42,83 @@ def tiny_llama(seed: int, dtype: torch.dtype = torch.float32) -> LlamaForCausalL
     return LlamaForCausalLM(config).to(dtype).eval()
 
 
-def eager(model: Any) -> Any:
-    model.config._attn_implementation = "eager"
-    return model
-
-
-def assert_same_logits(model: torch.nn.Module) -> None:
+def assert_faithful_logits(model: torch.nn.Module) -> None:
     lean = lean_decoder(model)
     assert isinstance(lean, LeanDecoder)
-    config: Any = model.config
-    assert config._attn_implementation == "eager", "bit-identity is with eager attention"
-    reference_cache, lean_cache = new_cache(model), lean.new_cache()
+    reference = copy.deepcopy(model).float()  # the same weights, transformers' forward, float32
+    own_cache, reference_cache, lean_cache = (
+        new_cache(model),
+        new_cache(reference),
+        lean.new_cache(),
+    )
     generator = torch.Generator().manual_seed(0)
 
     def both(length: int, keep: int) -> None:
         feed = torch.randint(0, BYTE_VOCAB, (1, length), generator=generator)
         with torch.inference_mode():
-            expected = model(
-                input_ids=feed, past_key_values=reference_cache, use_cache=True, logits_to_keep=keep
+            expected = reference(
+                input_ids=feed, past_key_values=reference_cache, logits_to_keep=keep
             ).logits
+            own = model(input_ids=feed, past_key_values=own_cache, logits_to_keep=keep).logits
             got = lean(input_ids=feed, past_key_values=lean_cache, logits_to_keep=keep).logits
-        assert got.dtype == expected.dtype and got.shape == expected.shape
-        if got.dtype == torch.bfloat16:
-            assert torch.equal(got, expected)  # bit for bit, not approximately
+        assert got.dtype == own.dtype and got.shape == own.shape
+        error = (got.float() - expected).abs().max().item()
+        if got.dtype == torch.float32:
+            assert error < 1e-5
         else:
-            assert (got - expected).abs().max().item() < 1e-5
+            own_error = (own.float() - expected).abs().max().item()
+            assert error < 0.02 * expected.abs().max().item() + 0.01
+            assert error <= 2 * own_error + 0.005  # no worse than transformers' bfloat16 forward
         assert lean_cache.get_seq_length() == reference_cache.get_seq_length()
 
     for length, keep in FEEDS:
         both(length, keep)
-    reference_cache.crop(-3)
-    lean_cache.crop(-3)
+    for cache in (own_cache, reference_cache, lean_cache):
+        cache.crop(-3)
     both(4, 4)
-    reference_cache.crop(0)  # removes nothing (the drafter's rollback when nothing was rejected)
-    lean_cache.crop(0)
+    for cache in (own_cache, reference_cache, lean_cache):
+        cache.crop(0)  # removes nothing (the drafter's rollback when nothing was rejected)
     both(1, 1)
+    for _ in range(220):  # past the first 256 cached positions: the cache buffers grow
+        both(1, 1)
     with pytest.raises(ValueError, match="minus the tokens"):
         lean_cache.crop(2)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_qwen2_logits_are_identical_to_transformers(dtype: torch.dtype) -> None:
-    assert_same_logits(eager(tiny_qwen(3, dtype=dtype)))
+def test_qwen2_logits_are_faithful(dtype: torch.dtype) -> None:
+    assert_faithful_logits(tiny_qwen(3, dtype=dtype))
 
 
-def test_llama_logits_are_identical_to_transformers() -> None:
-    assert_same_logits(eager(tiny_llama(4, dtype=torch.bfloat16)))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_llama_logits_are_faithful(dtype: torch.dtype) -> None:
+    assert_faithful_logits(tiny_llama(4, dtype=dtype))
 
 
-def test_int8_weight_only_draft_logits_are_identical_to_transformers() -> None:
-    assert_same_logits(eager(quantize_int8_weight_only(tiny_qwen(5, dtype=torch.bfloat16))))
+def test_int8_weight_only_draft_logits_are_faithful() -> None:
+    assert_faithful_logits(quantize_int8_weight_only(tiny_qwen(5, dtype=torch.bfloat16)))
 
 
-@pytest.mark.parametrize(("dtype", "tolerance"), [(torch.float32, 1e-4), (torch.bfloat16, 0.1)])
-def test_sdpa_models_use_the_lean_step_and_agree_to_rounding(
-    dtype: torch.dtype, tolerance: float
-) -> None:
-    model = tiny_qwen(10, dtype=dtype)
-    assert model.config._attn_implementation == "sdpa"
-    lean = lean_decoder(model)
-    assert isinstance(lean, LeanDecoder)
-    feed = torch.randint(0, BYTE_VOCAB, (1, 30), generator=torch.Generator().manual_seed(1))
-    with torch.inference_mode():
-        expected = model(input_ids=feed, past_key_values=new_cache(model), logits_to_keep=30)
-        got = lean(input_ids=feed, past_key_values=lean.new_cache(), logits_to_keep=30)
-    difference = (got.logits.float() - expected.logits.float()).abs().max().item()
-    assert difference < tolerance
+def test_eager_models_use_the_lean_step_too() -> None:
+    model = tiny_qwen(10)
+    model.config._attn_implementation = "eager"
+    assert_faithful_logits(model)
+
+
+def test_the_cache_writes_in_place_and_rolls_back_by_length() -> None:
+    cache = LeanCache(layers=1)
+    first = torch.arange(2 * 3 * 4, dtype=torch.bfloat16).view(2, 3, 4)
+    keys, values = cache.extend(0, first, -first)
+    cache.advance(3)
+    assert keys.dtype == torch.float32 and torch.equal(keys, first.float())
+    assert torch.equal(values, -first.float())
+    cache.crop(-2)
+    assert cache.get_seq_length() == 1
+    keys, _ = cache.extend(0, first[:, :1] + 100, first[:, :1])
+    cache.advance(1)
+    assert torch.equal(keys[:, 0], first[:, 0].float())  # position 0 kept
+    assert torch.equal(keys[:, 1], first[:, 0].float() + 100)  # position 1 overwritten
+    assert cache.get_seq_length() == 2
 
 
 def gpt2() -> GPT2LMHeadModel:
@@ -153,16 +163,3 @@ def test_one_lean_step_per_model_and_the_drafter_uses_it() -> None:
     drafter = ModelDrafter(model)
     assert drafter.step is lean_decoder(model)
     assert "_specviz_lean_decoder" not in dict(model.named_children())
-
-
-def test_loaded_models_compute_what_the_lean_step_computes(tmp_path: Any) -> None:
-    """Loading a Llama/Qwen2 model switches its own forward to eager attention, the lean step's
-    arithmetic: transformers' forward (and generate()) then decode the same numbers as specviz."""
-    tiny_qwen(11, dtype=torch.bfloat16).save_pretrained(tmp_path / "qwen")
-    gpt2().save_pretrained(tmp_path / "gpt2")
-    device = torch.device("cpu")
-    model = load_model(ModelSource("local", str(tmp_path / "qwen")), device, torch.bfloat16)
-    assert model.config._attn_implementation == "eager"
-    assert_same_logits(model)
-    other = load_model(ModelSource("local", str(tmp_path / "gpt2")), device, torch.float32)
-    assert other.config._attn_implementation == "sdpa"  # no lean step: transformers' default
