@@ -64,11 +64,12 @@ class LeanCache:
         if keys is None or values is None or keys.shape[1] < end:
             capacity = max(end, 2 * (0 if keys is None else keys.shape[1]), 256)
             shape = (key.shape[0], capacity, key.shape[2])
-            grown = [torch.empty(shape, dtype=torch.float32, device=key.device) for _ in "kv"]
+            grown_keys = torch.empty(shape, dtype=torch.float32, device=key.device)
+            grown_values = torch.empty_like(grown_keys)
             if keys is not None and values is not None:
-                grown[0][:, :start] = keys[:, :start]
-                grown[1][:, :start] = values[:, :start]
-            keys, values = grown
+                grown_keys[:, :start] = keys[:, :start]
+                grown_values[:, :start] = values[:, :start]
+            keys, values = grown_keys, grown_values
             self.keys[index], self.values[index] = keys, values
         keys[:, start:end] = key
         values[:, start:end] = value
