@@ -3,7 +3,7 @@
 One query (a decoding step) against CACHED positions, 12 query heads over 2 key/value heads, head
 size 128, bfloat16 inputs, on this CPU: PyTorch's scaled_dot_product_attention (transformers'
 default), transformers' eager form (repeat the cache per head, product in bfloat16) and the lean
-step's float32 grouped form (specviz.lean_forward.LeanDecoder._attention). Median µs per call:
+step's float32 grouped form (specviz.lean_forward.grouped_attention). Median µs per call:
     .venv/bin/python scripts/attention_kernel_timing.py [CACHED ...]
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Callable
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from specviz.lean_forward import LeanDecoder
+from specviz.lean_forward import grouped_attention
 
 HEADS, KV_HEADS, DIM = 12, 2, 128
 SCALING = DIM**-0.5
@@ -55,10 +55,7 @@ def time_one(cached: int) -> str:
         )
     )
     repeated = median_us(lambda: eager(query, key, value))
-    # _attention uses nothing of its instance; called unbound to time it alone.
-    grouped = median_us(
-        lambda: LeanDecoder._attention(None, query[0], key32, value32, SCALING, None)  # type: ignore[arg-type]
-    )
+    grouped = median_us(lambda: grouped_attention(query[0], key32, value32, SCALING, None))
     return f"{cached:5d} cached: SDPA {sdpa:6.0f} µs | eager {repeated:6.0f} µs | lean {grouped:6.0f} µs"
 
 

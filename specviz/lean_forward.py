@@ -8,7 +8,7 @@ the number of small forwards (γ draft steps per cycle), so that overhead is pai
 `lean_decoder(model)` wraps a loaded transformers model of a supported family in a forward that
 calls the model's own modules (embedding, rotary embedding, norms, projections, MLP, output
 layer) in the order transformers does, on (tokens, hidden) rows. Attention is computed in float32
-against a float32 KV cache written in place (see LeanDecoder._attention for why: more faithful
+against a float32 KV cache written in place (see grouped_attention for why: more faithful
 than transformers' bfloat16 paths, and faster than its CPU SDPA kernel). Tests compare the logits
 with the same weights in float32. Measured on the bundled pair (2-core CPU, one new token after a
 250-token context, `scripts/lean_step_timing.py draft|target 5 250`, transformers' forward against
@@ -208,49 +208,49 @@ class LeanDecoder:
         query = query * cos + _rotate_half(query) * sin
         key = key * cos + _rotate_half(key) * sin
         keys, values = cache.extend(index, key, value)
-        out = self._attention(query, keys, values, steps.scaling, mask)  # (H, L, D)
+        out = grouped_attention(query, keys, values, steps.scaling, mask)  # (H, L, D)
         out = out.transpose(0, 1).reshape(length, -1).contiguous()
         hidden = hidden + steps.output(out)
         normed = steps.post_norm(hidden)
         return hidden + steps.down(steps.act(steps.gate(normed)) * steps.up(normed))
 
-    def _attention(
-        self,
-        query: torch.Tensor,
-        key: torch.Tensor,
-        value: torch.Tensor,
-        scaling: float,
-        mask: torch.Tensor | None,
-    ) -> torch.Tensor:
-        """softmax(q·kᵀ · scaling + mask) · v in float32, query heads grouped by their key/value head.
 
-        Why float32: transformers' eager attention multiplies q·kᵀ in the model dtype, so in
-        bfloat16 every score is rounded to 3 significant digits before the softmax. On the bundled
-        target (138 prompt positions, against the same model in float32) that gave a mean KL of
-        0.0061 and 97.8 % argmax agreement, against 0.0006 and 99.3 % for PyTorch's SDPA kernel,
-        which keeps scores in float32. Here scores, softmax and the weighted sum are float32
-        (keys and values are cached in float32), and only the result is rounded to the model
-        dtype: at least as faithful as SDPA.
+def grouped_attention(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    scaling: float,
+    mask: torch.Tensor | None,
+) -> torch.Tensor:
+    """softmax(q·kᵀ · scaling + mask) · v in float32, query heads grouped by their key/value head.
 
-        Why grouped: the g query heads that share one key/value head become g·L rows of one
-        product against the cache, instead of repeating the cache per head (transformers' eager
-        path copies it every layer) or calling SDPA, whose CPU kernel is slow for one query
-        against a long cache. Target shapes, one call, this CPU (scripts/attention_kernel_timing.py):
-        300 cached positions: SDPA 313 µs, repeated form 103 µs, grouped 36 µs; 600 positions:
-        607, 1156 and 57 µs.
-        """
-        heads, length, dim = query.shape
-        kv_heads, positions = key.shape[0], key.shape[1]
-        groups = heads // kv_heads
-        # (H, L, D), H = kv_heads · groups, kv-head major as transformers' repeat_kv pairs them.
-        grouped = query.float().reshape(kv_heads, groups * length, dim)
-        scores = torch.matmul(grouped, key.transpose(1, 2)) * scaling
-        if mask is not None:
-            scores = (scores.view(kv_heads, groups, length, positions) + mask).view(
-                kv_heads, groups * length, positions
-            )
-        weights = torch.softmax(scores, dim=-1)
-        return torch.matmul(weights, value).view(heads, length, dim).to(query.dtype)
+    Why float32: transformers' eager attention multiplies q·kᵀ in the model dtype, so in
+    bfloat16 every score is rounded to 3 significant digits before the softmax. On the bundled
+    target (138 prompt positions, against the same model in float32) that gave a mean KL of
+    0.0061 and 97.8 % argmax agreement, against 0.0006 and 99.3 % for PyTorch's SDPA kernel,
+    which keeps scores in float32. Here scores, softmax and the weighted sum are float32
+    (keys and values are cached in float32), and only the result is rounded to the model
+    dtype: 0.0005 and 100 % (scripts/attention_fidelity.py).
+
+    Why grouped: the g query heads that share one key/value head become g·L rows of one
+    product against the cache, instead of repeating the cache per head (transformers' eager
+    path copies it every layer) or calling SDPA, whose CPU kernel is slow for one query
+    against a long cache. Target shapes, one call, this CPU (scripts/attention_kernel_timing.py):
+    300 cached positions: SDPA 313 µs, repeated form 103 µs, grouped 36 µs; 600 positions:
+    607, 1156 and 57 µs.
+    """
+    heads, length, dim = query.shape
+    kv_heads, positions = key.shape[0], key.shape[1]
+    groups = heads // kv_heads
+    # (H, L, D), H = kv_heads · groups, kv-head major as transformers' repeat_kv pairs them.
+    grouped = query.float().reshape(kv_heads, groups * length, dim)
+    scores = torch.matmul(grouped, key.transpose(1, 2)) * scaling
+    if mask is not None:
+        scores = (scores.view(kv_heads, groups, length, positions) + mask).view(
+            kv_heads, groups * length, positions
+        )
+    weights = torch.softmax(scores, dim=-1)
+    return torch.matmul(weights, value).view(heads, length, dim).to(query.dtype)
 
 
 def _rotate_half(x: torch.Tensor) -> torch.Tensor:
