@@ -4,6 +4,7 @@ Runs specviz and `generate(assistant_model=...)` on the same bundled pair, promp
 confidence stop, and reports target passes, draft forwards, whether the texts are identical, and
 the draft's probability for the first drafted token in each (it depends on how the draft is fed):
     .venv/bin/python scripts/compare_transformers.py [TASK] [GAMMA] [DRAFT_QUANTIZATION]
+GAMMA is a number, or a5 for adaptive γ starting at 5 (transformers' "heuristic" schedule).
 DRAFT_QUANTIZATION is none, int8 or int8wo (default: the bundled preset's).
 """
 
@@ -27,15 +28,22 @@ from specviz.models import ModelCache
 from specviz.presets import default_preset, load_presets
 
 task = sys.argv[1] if len(sys.argv) > 1 else "rewriting"
-gamma = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+gamma_arg = sys.argv[2] if len(sys.argv) > 2 else "5"
+adaptive = gamma_arg.startswith("a")
+gamma = int(gamma_arg.removeprefix("a"))
 preset = default_preset(load_presets())
 if len(sys.argv) > 3:
     preset = replace(preset, draft_quantization=sys.argv[3])
-print(f"{task}, γ={gamma}, draft quantization {preset.draft_quantization}")
+print(
+    f"{task}, γ={'adaptive ' if adaptive else ''}{gamma}, draft quantization {preset.draft_quantization}"
+)
 pair = ModelCache().load_pair(preset)
-prompt_ids = pair.encode_prompt(preset.prompts[task][0])
+prompt_ids = pair.encode_prompt(preset.prompts[task][0], chat=preset.chat_template)
 settings = GenerationSettings(
-    gamma=gamma, max_new_tokens=64, draft_stop_below=preset.draft_stop_below
+    gamma=gamma,
+    adaptive_gamma=adaptive,
+    max_new_tokens=64,
+    draft_stop_below=preset.draft_stop_below,
 )
 
 calls: list[tuple[str, int, float]] = []  # (model, tokens fed, draft prob of its top token)
@@ -104,7 +112,7 @@ report("specviz", time.perf_counter() - began, len(ours), first_used=0)
 calls.clear()
 draft_config = pair.draft.generation_config  # the same γ and confidence stop as specviz
 draft_config.num_assistant_tokens = gamma
-draft_config.num_assistant_tokens_schedule = "constant"
+draft_config.num_assistant_tokens_schedule = "heuristic" if adaptive else "constant"
 draft_config.assistant_confidence_threshold = settings.draft_stop_below
 began = time.perf_counter()
 with torch.inference_mode():

@@ -27,7 +27,7 @@ class Proposal:
     q_draft: torch.Tensor  # (n, V) float32: the distribution each token was drawn from
     forwards: int  # forward passes the drafter spent (0 for model-free drafters)
     seconds: float
-    ended_by: str = "gamma"  # "gamma" | "budget" | "confidence" | "cumulative" (see Cycle)
+    ended_by: str = "gamma"  # "gamma" | "budget" | "eos" | "confidence" | "cumulative" (see Cycle)
 
 
 class Drafter(Protocol):
@@ -38,8 +38,17 @@ class Drafter(Protocol):
         """KV entries the drafter holds (0 if it has no cache)."""
         ...
 
-    def start(self, prompt_ids: torch.Tensor, settings: GenerationSettings) -> float:
-        """Reset for a new prompt (1, T) and settings; returns the seconds spent on prefill."""
+    def start(
+        self,
+        prompt_ids: torch.Tensor,
+        settings: GenerationSettings,
+        stop_ids: frozenset[int] = frozenset(),
+    ) -> float:
+        """Reset for a new prompt (1, T) and settings; returns the seconds spent on prefill.
+
+        stop_ids: tokens that end the run when emitted (end-of-sequence); nothing after one of
+        them can be part of the output, so a drafter should not draft past one.
+        """
         ...
 
     def propose(self, max_tokens: int, sampler: Sampler) -> Proposal:
@@ -72,6 +81,7 @@ class ModelDrafter:
         self._adaptive = False
         self._stop_below = 0.0
         self._stop_cumulative = 0.0
+        self._stop_ids: frozenset[int] = frozenset()
         # Tokens in the committed context that the draft model has not fed yet: the whole prompt
         # at the start, then the resampled/bonus token (plus the last draft after a full accept,
         # which was sampled but never fed).
@@ -87,8 +97,14 @@ class ModelDrafter:
         """What each draft step calls: the lean step for Llama/Qwen2-style models, else the model."""
         return self._step
 
-    def start(self, prompt_ids: torch.Tensor, settings: GenerationSettings) -> float:
+    def start(
+        self,
+        prompt_ids: torch.Tensor,
+        settings: GenerationSettings,
+        stop_ids: frozenset[int] = frozenset(),
+    ) -> float:
         self._cache = new_step_cache(self._step)
+        self._stop_ids = stop_ids
         self._gamma, self._adaptive = settings.gamma, settings.adaptive_gamma
         self._stop_below = settings.draft_stop_below
         self._stop_cumulative = settings.draft_stop_cumulative
@@ -123,6 +139,13 @@ class ModelDrafter:
             feed = token.view(1, 1)
             if len(tokens) == count:
                 break  # the draft is complete; a stop now would change nothing
+            # A drafted end-of-sequence ends the run if the target accepts it, and a rejection
+            # ends the cycle there anyway: guesses after it can never be emitted. transformers'
+            # assistant stops there too (its draft runs generate(), which ends at EOS). Reading the
+            # id back costs a host sync per token, which the confidence stops pay anyway.
+            if self._stop_ids and int(token) in self._stop_ids:
+                ended_by = "eos"
+                break
             # The confidence stops read a number back from the device per token; that is only
             # paid when a stop is on.
             if self._stop_below > 0.0 and float(dist[token]) < self._stop_below:

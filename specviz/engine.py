@@ -141,7 +141,8 @@ def speculative_generate(
 ) -> Iterator[Cycle]:
     """Speculative decoding of the target with the given drafter; yields one Cycle per cycle."""
     run = _Run(pair, prompt_ids, settings)
-    draft_prefill_s = drafter.start(prompt_ids, settings)
+    stop_ids = frozenset(pair.eos_token_ids) if settings.stop_on_eos else frozenset()
+    draft_prefill_s = drafter.start(prompt_ids, settings, stop_ids)
     run.totals = replace(run.totals, prefill_s=run.totals.prefill_s + draft_prefill_s)
     for index in range(settings.max_new_tokens):
         # At most remaining - 1 drafts, so drafts plus the resampled/bonus token fit the budget.

@@ -148,7 +148,8 @@ class Cycle:
     finished: bool
     stop_reason: str | None  # "eos" | "max_new_tokens" | None while running
     # Why the draft ended where it did: "gamma" (it reached γ), "budget" (the token budget),
-    # "confidence" (the per-token stop), "cumulative" (the product-of-top-probabilities stop).
+    # "eos" (it drafted an end-of-sequence token), "confidence" (the per-token stop),
+    # "cumulative" (the product-of-top-probabilities stop).
     draft_end: str = "gamma"
 
     def to_dict(self) -> dict[str, Any]:

@@ -82,6 +82,11 @@ def draft_end_text(cycle: Cycle) -> str:
     if cycle.draft_end == "budget":
         return f"The draft stopped after {n}: only that many tokens were left in the budget."
     last = cycle.drafted[-1]
+    if cycle.draft_end == "eos":
+        return (
+            f"The draft stopped after {n}: its last guess ends the text, so nothing after it "
+            "could be kept."
+        )
     if cycle.draft_end == "confidence":
         return (
             f"The draft stopped itself after {n}: it gave its last guess "

@@ -118,6 +118,25 @@ def random_transition(vocab: int, seed: int, concentration: float = 1.0) -> torc
     return gamma_draws / gamma_draws.sum(dim=1, keepdim=True)
 
 
+def eos_heavy_pair() -> TinyPair:
+    """A Markov pair whose draft gives end-of-sequence 0.15 from every state (the target 0.1)."""
+    vocab = EOS_ID + 1
+
+    def with_eos(seed: int, eos: float) -> torch.Tensor:
+        transition = random_transition(vocab, seed=seed, concentration=0.05)
+        transition[:, EOS_ID] = 0.0
+        transition = transition / transition.sum(dim=1, keepdim=True) * (1.0 - eos)
+        transition[:, EOS_ID] = eos
+        return transition
+
+    return TinyPair(
+        MarkovLM(with_eos(21, 0.1)),
+        MarkovLM(with_eos(21, 0.15)),
+        ByteTokenizer(),
+        frozenset({EOS_ID}),
+    )
+
+
 @pytest.fixture(scope="session")
 def tiny_pair() -> TinyPair:
     """Two different tiny Qwen2 models sharing the byte tokenizer."""

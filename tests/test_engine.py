@@ -10,7 +10,15 @@ from dataclasses import dataclass
 
 import pytest
 import torch
-from conftest import EOS_ID, ByteTokenizer, MarkovLM, TinyPair, random_transition, tiny_qwen
+from conftest import (
+    EOS_ID,
+    ByteTokenizer,
+    MarkovLM,
+    TinyPair,
+    eos_heavy_pair,
+    random_transition,
+    tiny_qwen,
+)
 from scipy.stats import chisquare
 
 import specviz.engine
@@ -225,7 +233,12 @@ class UniformDrafter:
     gamma: int = 4
     cache_len: int = 0
 
-    def start(self, prompt_ids: torch.Tensor, settings: GenerationSettings) -> float:
+    def start(
+        self,
+        prompt_ids: torch.Tensor,
+        settings: GenerationSettings,
+        stop_ids: frozenset[int] = frozenset(),
+    ) -> float:
         self.gamma = settings.gamma
         return 0.0
 
@@ -381,3 +394,30 @@ def test_draft_stops_end_drafts_where_their_measure_first_falls_below_the_thresh
     assert shortened > 0
     if temperature == 0.0:  # still exactly greedy decoding of the target
         assert [t.token_id for c in cycles for t in c.emitted] == plain_ids(tiny_pair, settings)
+
+
+@pytest.mark.parametrize("stop_on_eos", [True, False])
+def test_drafts_end_at_a_drafted_end_of_sequence_when_the_run_would(stop_on_eos: bool) -> None:
+    """Nothing drafted after an EOS could be emitted when EOS ends the run, so the draft stops
+    there; when EOS does not end the run (stop_on_eos off), drafting goes on past it."""
+    pair = eos_heavy_pair()
+    cycles = [
+        cycle
+        for seed in range(40)
+        for cycle in speculative_generate(
+            pair,
+            PROMPT,
+            GenerationSettings(
+                gamma=8, temperature=1.0, max_new_tokens=40, seed=seed, stop_on_eos=stop_on_eos
+            ),
+            ModelDrafter(pair.draft),
+        )
+    ]
+    eos_inside = [cycle for cycle in cycles if EOS_ID in [d.token_id for d in cycle.drafted[:-1]]]
+    ended_at_eos = [cycle for cycle in cycles if cycle.draft_end == "eos"]
+    if stop_on_eos:
+        assert not eos_inside
+        assert len(ended_at_eos) >= 5
+        assert all(cycle.drafted[-1].token_id == EOS_ID for cycle in ended_at_eos)
+    else:
+        assert eos_inside and not ended_at_eos

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
-from conftest import TinyPair
+from conftest import TinyPair, eos_heavy_pair
 from ui_events import XSS, XSS_IMG, sample_run
 
 from specviz.drafters import ModelDrafter
@@ -102,6 +104,21 @@ def test_the_inspector_says_why_a_draft_stopped_itself(
     # A draft that simply reached γ gets no note.
     full = next(c for c in real_cycles(tiny_pair, 1.0) if c.draft_end == "gamma")
     assert draft_end_text(full) == "" and "sv-inspect-note" not in inspector_html(full)
+
+
+def test_the_inspector_says_a_draft_ended_at_an_end_of_sequence_guess() -> None:
+    pair = eos_heavy_pair()
+    settings = GenerationSettings(gamma=8, temperature=1.0, max_new_tokens=40)
+    cycle = next(
+        cycle
+        for seed in range(40)
+        for cycle in speculative_generate(
+            pair, PROMPT, replace(settings, seed=seed), ModelDrafter(pair.draft)
+        )
+        if cycle.draft_end == "eos"
+    )
+    assert f"stopped after {cycle.gamma}: its last guess ends the text" in draft_end_text(cycle)
+    assert "sv-inspect-note" in inspector_html(cycle)
 
 
 def test_token_text_cannot_inject_markup() -> None:
