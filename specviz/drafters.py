@@ -28,6 +28,7 @@ class Proposal:
     forwards: int  # forward passes the drafter spent (0 for model-free drafters)
     seconds: float
     ended_by: str = "gamma"  # "gamma" | "budget" | "eos" | "confidence" | "cumulative" (see Cycle)
+    doubt_scale: float = 1.0  # what the cumulative stop multiplied each doubt 1 - max q by
 
 
 class Drafter(Protocol):
@@ -60,6 +61,19 @@ class Drafter(Protocol):
         ...
 
 
+def doubt_scale(misses: int, doubts: float) -> float:
+    """How far the cumulative stop trusts the draft's doubts, from its record in this run.
+
+    doubts: the sum of 1 - max q over the draft positions tested so far, the number of wrong
+    guesses the draft itself expected; misses: how many it actually got wrong. A draft that is
+    right more often than it expects (on text it can copy, say) has its doubts scaled down by
+    misses / doubts, so runs of middling-but-right guesses are not cut short; never scaled up,
+    since the per-token stop and adaptive γ already curb a draft that is wrong too often. One
+    pseudo-count on each side keeps the first cycles near the draft's own estimate.
+    """
+    return min(1.0, (misses + 1) / (doubts + 1))
+
+
 def next_gamma(gamma: int, accepted_len: int, proposed: int) -> int:
     """transformers' "heuristic" schedule: +2 after a full accept, -1 after any rejection."""
     if proposed == 0:
@@ -82,6 +96,10 @@ class ModelDrafter:
         self._stop_below = 0.0
         self._stop_cumulative = 0.0
         self._stop_ids: frozenset[int] = frozenset()
+        # The cumulative stop's record of this run (see doubt_scale), and the draft's top
+        # probability at each position of the current proposal.
+        self._misses, self._doubts = 0, 0.0
+        self._tops: list[float] = []
         # Tokens in the committed context that the draft model has not fed yet: the whole prompt
         # at the start, then the resampled/bonus token (plus the last draft after a full accept,
         # which was sampled but never fed).
@@ -112,6 +130,7 @@ class ModelDrafter:
         # drafts its first token, saving a full read of the draft's weights.
         self._unseen = prompt_ids[0].tolist()
         self._proposed = []
+        self._misses, self._doubts, self._tops = 0, 0.0, []
         return 0.0
 
     @torch.inference_mode()
@@ -122,6 +141,8 @@ class ModelDrafter:
         tokens: list[torch.Tensor] = []
         dists: list[torch.Tensor] = []
         all_right = 1.0  # the draft's estimate that every guess so far this cycle is right
+        scale = doubt_scale(self._misses, self._doubts)
+        tops: list[float] = []
         ended_by = "gamma" if count == self._gamma else "budget"
         for _ in range(count):
             # logits_to_keep=1: the vocabulary projection is a large share of a small model's cost,
@@ -137,6 +158,12 @@ class ModelDrafter:
             tokens.append(token)
             dists.append(dist)
             feed = token.view(1, 1)
+            if self._stop_cumulative > 0.0:
+                # The top probability, not the sampled token's: in greedy mode they are the same
+                # number; when sampling, q(x) of a drawn token says more about the dice than about
+                # whether the target will agree, while a peaked q means the models likely agree.
+                # Read for the last guess too: the record of doubts needs every tested position.
+                tops.append(float(dist.max()))
             if len(tokens) == count:
                 break  # the draft is complete; a stop now would change nothing
             # A drafted end-of-sequence ends the run if the target accepts it, and a rejection
@@ -152,22 +179,23 @@ class ModelDrafter:
                 ended_by = "confidence"
                 break
             if self._stop_cumulative > 0.0:
-                # The top probability, not the sampled token's: in greedy mode they are the same
-                # number; when sampling, q(x) of a drawn token says more about the dice than about
-                # whether the target will agree, while a peaked q means the models likely agree.
-                all_right *= float(dist.max())
+                all_right *= 1.0 - scale * (1.0 - tops[-1])
                 if all_right < self._stop_cumulative:
                     ended_by = "cumulative"
                     break
         token_ids = torch.stack(tokens) if tokens else torch.empty(0, dtype=torch.long)
         q_draft = torch.stack(dists) if dists else torch.empty(0, 0)
-        self._proposed = token_ids.tolist()
+        self._proposed, self._tops = token_ids.tolist(), tops
         sync(self.device)
         seconds = time.perf_counter() - began
-        return Proposal(token_ids, q_draft, len(tokens), seconds, ended_by)
+        return Proposal(token_ids, q_draft, len(tokens), seconds, ended_by, scale)
 
     def commit(self, accepted_len: int, next_token: int) -> None:
         proposed = len(self._proposed)
+        if self._tops:
+            tested = min(accepted_len + 1, proposed)  # up to and including the first rejection
+            self._misses += int(accepted_len < proposed)
+            self._doubts += sum(1.0 - top for top in self._tops[:tested])
         if proposed == 0:
             self._unseen = [*self._unseen, next_token]
         elif accepted_len == proposed:

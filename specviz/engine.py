@@ -199,6 +199,7 @@ def speculative_generate(
             finished=stop_reason is not None,
             stop_reason=stop_reason,
             draft_end=proposal.ended_by,
+            draft_doubt_scale=proposal.doubt_scale,
         )
         if stop_reason is not None:
             return

@@ -151,6 +151,10 @@ class Cycle:
     # "eos" (it drafted an end-of-sequence token), "confidence" (the per-token stop),
     # "cumulative" (the product-of-top-probabilities stop).
     draft_end: str = "gamma"
+    # The cumulative stop's estimate that guesses 1..k are all right is the product over them of
+    # 1 - draft_doubt_scale × (1 - max q): the draft's doubts, scaled down when its guesses have so
+    # far in this run been right more often than it expected (1.0: its own numbers).
+    draft_doubt_scale: float = 1.0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict, with the derived rates included."""

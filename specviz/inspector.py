@@ -92,11 +92,19 @@ def draft_end_text(cycle: Cycle) -> str:
             f"The draft stopped itself after {n}: it gave its last guess "
             f"{_quote(last.text)} only q = {last.q_draft:.2f} (the per-token confidence stop)."
         )
-    tops = [token.top_q[0].prob for token in cycle.drafted if token.top_q]
-    product = " × ".join(f"{prob:.2f}" for prob in tops)
+    scale = cycle.draft_doubt_scale
+    factors = [1.0 - scale * (1.0 - token.top_q[0].prob) for token in cycle.drafted if token.top_q]
+    product = " × ".join(f"{factor:.2f}" for factor in factors)
+    if scale < 1.0:
+        return (
+            f"The draft stopped itself after {n}: its estimate that every guess is right, "
+            f"{product} = {math.prod(factors):.2f}, fell below the cumulative stop. Each factor "
+            f"is 1 − {scale:.2f} × (1 − its top probability): earlier in this run its guesses "
+            "were right more often than it expected, so its doubts count for less."
+        )
     return (
         f"The draft stopped itself after {n}: its own estimate that every guess is right, "
-        f"{product} = {math.prod(tops):.2f}, fell below the cumulative stop."
+        f"{product} = {math.prod(factors):.2f}, fell below the cumulative stop."
     )
 
 

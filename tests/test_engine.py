@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 from collections import Counter
 from collections.abc import Callable
@@ -355,8 +356,11 @@ def draft_confidences(cycle: Cycle) -> list[float]:
 
 
 def running_products(cycle: Cycle) -> list[float]:
-    """What the cumulative stop compares: the running product of each position's top q."""
-    return list(itertools.accumulate((d.top_q[0].prob for d in cycle.drafted), operator.mul))
+    """What the cumulative stop compares: the running product over positions of
+    1 - scale × (1 - top q), the scale being the cycle's recorded doubt scale."""
+    scale = cycle.draft_doubt_scale
+    factors = (1.0 - scale * (1.0 - d.top_q[0].prob) for d in cycle.drafted)
+    return list(itertools.accumulate(factors, operator.mul))
 
 
 @pytest.mark.parametrize("temperature", [0.0, 1.0])
@@ -421,3 +425,57 @@ def test_drafts_end_at_a_drafted_end_of_sequence_when_the_run_would(stop_on_eos:
         assert all(cycle.drafted[-1].token_id == EOS_ID for cycle in ended_at_eos)
     else:
         assert eos_inside and not ended_at_eos
+
+
+def test_the_cumulative_stop_scales_doubts_by_the_runs_record() -> None:
+    """Each cycle's doubt scale is min(1, (misses + 1) / (doubts + 1)) over the positions tested
+    in the cycles before it, recomputed here from the records alone: doubts sum 1 - top q,
+    misses count rejections. The target drafting for itself is never wrong, so its doubts shrink
+    cycle by cycle and its drafts run longer than its raw confidences would allow."""
+    model = tiny_qwen(3)
+    pair = TinyPair(model, model, ByteTokenizer(), frozenset({EOS_ID}))
+    for temperature in (0.0, 1.0):
+        settings = GenerationSettings(
+            gamma=8,
+            temperature=temperature,
+            max_new_tokens=80,
+            stop_on_eos=False,
+            draft_stop_cumulative=0.3,
+        )
+        cycles = list(speculative_generate(pair, PROMPT, settings, ModelDrafter(model)))
+        misses, doubts = 0, 0.0
+        for cycle in cycles:
+            assert cycle.draft_doubt_scale == pytest.approx(min(1.0, (misses + 1) / (doubts + 1)))
+            tested = [d for d in cycle.drafted if d.tested]
+            misses += sum(1 for d in tested if not d.accepted)
+            doubts += sum(1.0 - d.top_q[0].prob for d in tested)
+        assert misses == 0 and cycles[-1].draft_doubt_scale < 0.5
+        raw = [math.prod(d.top_q[0].prob for d in c.drafted) for c in cycles[1:-1]]
+        assert min(raw) < 0.3  # the draft's own numbers alone would have stopped these drafts
+        # Untrusted doubts cannot make drafts end earlier than γ or the stop allows:
+        assert all(c.draft_end == "gamma" or running_products(c)[-1] < 0.3 for c in cycles[:-1])
+
+
+def test_the_doubt_record_counts_only_tested_positions() -> None:
+    """A draft that is mostly right but unsure (its chain is 70 % the target's, 30 % another):
+    rejections happen, guesses after them are untested and must not add to the doubts."""
+    vocab = EOS_ID + 1
+    target_chain = random_transition(vocab, seed=31, concentration=0.05)
+    other = random_transition(vocab, seed=32, concentration=0.05)
+    pair = TinyPair(
+        MarkovLM(0.7 * target_chain + 0.3 * other),
+        MarkovLM(target_chain),
+        ByteTokenizer(),
+        frozenset({EOS_ID}),
+    )
+    settings = GenerationSettings(
+        gamma=8, max_new_tokens=200, stop_on_eos=False, draft_stop_cumulative=0.05
+    )
+    cycles = list(speculative_generate(pair, PROMPT, settings, ModelDrafter(pair.draft)))
+    misses, doubts, untested = 0, 0.0, 0
+    for cycle in cycles:
+        assert cycle.draft_doubt_scale == pytest.approx(min(1.0, (misses + 1) / (doubts + 1)))
+        misses += sum(1 for d in cycle.drafted if d.tested and not d.accepted)
+        doubts += sum(1.0 - d.top_q[0].prob for d in cycle.drafted if d.tested)
+        untested += sum(1 for d in cycle.drafted if not d.tested)
+    assert misses > 0 and untested > 0 and cycles[-1].draft_doubt_scale < 1.0
