@@ -28,6 +28,7 @@ class GenerationSettings:
     # unchanged whatever the drafter proposes. transformers' assisted generation uses 0.4.
     draft_stop_below: float = 0.0
     # Stop a draft once the product of the draft's top probabilities over this cycle's guesses
+    # (each doubt 1 - top scaled down when the run shows the draft too doubtful, see doubt_scale)
     # falls below this (0 = never): the draft's own estimate that every guess so far is right.
     # A run of fairly sure guesses ends before the per-token stop would notice. specviz's own rule.
     draft_stop_cumulative: float = 0.0
