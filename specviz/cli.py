@@ -107,8 +107,9 @@ def _add_setting_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--draft-stop-cumulative",
         type=float,
-        help="end a draft once the product of the draft's top probabilities in the cycle falls "
-        "below this (0 = never)",
+        help="end a draft once the product of the draft's top probabilities in the cycle (doubts "
+        "scaled down when the run shows the draft right more often than it expects) falls below "
+        "this (0 = never)",
     )
 
 
