@@ -106,6 +106,18 @@ def test_the_inspector_says_why_a_draft_stopped_itself(
     assert draft_end_text(full) == "" and "sv-inspect-note" not in inspector_html(full)
 
 
+def test_the_inspector_writes_out_a_lowered_doubt_scale(tiny_pair: TinyPair) -> None:
+    settings = GenerationSettings(
+        gamma=8, temperature=1.0, max_new_tokens=40, stop_on_eos=False, draft_stop_cumulative=0.5
+    )
+    runs = speculative_generate(tiny_pair, PROMPT, settings, ModelDrafter(tiny_pair.draft))
+    cycle = replace(next(c for c in runs if c.draft_end == "cumulative"), draft_doubt_scale=0.5)
+    factors = [1.0 - 0.5 * (1.0 - token.top_q[0].prob) for token in cycle.drafted]
+    text = draft_end_text(cycle)
+    assert " × ".join(f"{factor:.2f}" for factor in factors) in text
+    assert "Each factor is 1 − 0.50 × (1 − its top probability)" in text
+
+
 def test_the_inspector_says_a_draft_ended_at_an_end_of_sequence_guess() -> None:
     pair = eos_heavy_pair()
     settings = GenerationSettings(gamma=8, temperature=1.0, max_new_tokens=40)
