@@ -4,6 +4,8 @@ All three run in one process on the same loaded pair, prompts and settings, afte
 specviz and transformers alternate run by run, so their ratios are comparable even on a noisy
 machine. Throughput is wall-clock tokens per second
 of the whole call (prefill included) for every method alike; each cell is the median of repeats.
+At temperature > 0 repeat r uses seed + r for every method: one seed is one random trajectory, and
+its acceptance luck would otherwise decide a row.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -175,6 +177,13 @@ def _median_measurement(samples: list[tuple[float, int, Any]]) -> Measurement:
 Once = Callable[[Any, torch.Tensor, GenerationSettings], tuple[int, Any]]
 
 
+def repeat_settings(settings: GenerationSettings, repeat: int) -> GenerationSettings:
+    """The settings of one repeat: greedy runs are identical; sampled runs draw seed + repeat."""
+    if settings.temperature == 0.0:
+        return settings
+    return replace(settings, seed=settings.seed + repeat)
+
+
 def _measure_interleaved(
     methods: list[Once],
     pair: Any,
@@ -185,9 +194,12 @@ def _measure_interleaved(
     """Time several methods in alternation (A B A B ...), so drift on a shared machine hits each
     alike; the median of each."""
     samples: list[list[tuple[float, int, Any]]] = [[] for _ in methods]
-    for _ in range(repeats):
+    for repeat in range(repeats):
+        run_settings = repeat_settings(settings, repeat)
         for once, method_samples in zip(methods, samples, strict=True):
-            seconds, (tokens, totals) = _timed(lambda once=once: once(pair, prompt_ids, settings))
+            seconds, (tokens, totals) = _timed(
+                lambda once=once, run_settings=run_settings: once(pair, prompt_ids, run_settings)
+            )
             method_samples.append((seconds, tokens, totals))
     return [_median_measurement(method_samples) for method_samples in samples]
 
@@ -197,8 +209,11 @@ def _measure(
 ) -> Measurement:
     """Time one method (returning new tokens and engine totals or None) repeatedly; the median."""
     samples = []
-    for _ in range(repeats):
-        seconds, (tokens, totals) = _timed(lambda: once(pair, prompt_ids, settings))
+    for repeat in range(repeats):
+        run_settings = repeat_settings(settings, repeat)
+        seconds, (tokens, totals) = _timed(
+            lambda run_settings=run_settings: once(pair, prompt_ids, run_settings)
+        )
         samples.append((seconds, tokens, totals))
     return _median_measurement(samples)
 
@@ -317,6 +332,7 @@ def _write_json(
         "draft_stop_below": stops[0],
         "draft_stop_cumulative": stops[1],
         "repeats": args.repeats,
+        "seeds": "seed + repeat at temperature > 0",
         "rows": [
             {
                 **asdict(row),

@@ -88,6 +88,16 @@ def test_bench_prints_a_table_and_writes_json(tmp_path: Path) -> None:
     assert row["transformers"]["tokens_per_s"] > 0
 
 
+def test_bench_repeats_draw_new_trajectories_only_when_sampling() -> None:
+    from specviz.bench import repeat_settings
+    from specviz.engine import GenerationSettings
+
+    greedy, sampled = GenerationSettings(seed=7), GenerationSettings(seed=7, temperature=1.0)
+    assert [repeat_settings(greedy, r).seed for r in range(3)] == [7, 7, 7]
+    assert [repeat_settings(sampled, r).seed for r in range(3)] == [7, 8, 9]
+    assert repeat_settings(sampled, 2).temperature == 1.0
+
+
 @pytest.mark.slow
 def test_cost_curve_json() -> None:
     result = run_cli("cost-curve", "--max-new-tokens", "3", "--repeats", "1", "--json")
