@@ -208,14 +208,7 @@ def _measure(
     once: Once, pair: Any, prompt_ids: torch.Tensor, settings: GenerationSettings, repeats: int
 ) -> Measurement:
     """Time one method (returning new tokens and engine totals or None) repeatedly; the median."""
-    samples = []
-    for repeat in range(repeats):
-        run_settings = repeat_settings(settings, repeat)
-        seconds, (tokens, totals) = _timed(
-            lambda run_settings=run_settings: once(pair, prompt_ids, run_settings)
-        )
-        samples.append((seconds, tokens, totals))
-    return _median_measurement(samples)
+    return _measure_interleaved([once], pair, prompt_ids, settings, repeats)[0]
 
 
 def _plain_once(

@@ -13,6 +13,7 @@ from typing import Protocol
 
 import torch
 
+from specviz.events import scaled_confidence
 from specviz.lean_forward import lean_decoder
 from specviz.model_steps import device_of, new_step_cache, sync
 from specviz.sampling import Sampler
@@ -179,7 +180,7 @@ class ModelDrafter:
                 ended_by = "confidence"
                 break
             if self._stop_cumulative > 0.0:
-                all_right *= 1.0 - scale * (1.0 - tops[-1])
+                all_right *= scaled_confidence(tops[-1], scale)
                 if all_right < self._stop_cumulative:
                     ended_by = "cumulative"
                     break

@@ -21,6 +21,12 @@ class Origin(StrEnum):
     TARGET = "target"  # plain autoregressive decoding of the target
 
 
+def scaled_confidence(top: float, doubt_scale: float) -> float:
+    """One factor of the cumulative draft stop: 1 - doubt_scale × (1 - top), the draft's top
+    probability with its doubt scaled by its record in the run (see Cycle.draft_doubt_scale)."""
+    return 1.0 - doubt_scale * (1.0 - top)
+
+
 @dataclass(frozen=True)
 class TokenProb:
     """One bar of a probability chart."""

@@ -15,7 +15,14 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from specviz.charts import ACCEPTED, BONUS, REJECTED, RESAMPLED, _empty_note, _label, _layout
-from specviz.events import Cycle, DraftToken, EmittedToken, Origin, TokenProb
+from specviz.events import (
+    Cycle,
+    DraftToken,
+    EmittedToken,
+    Origin,
+    TokenProb,
+    scaled_confidence,
+)
 from specviz.render import _esc, _num, _shown
 
 BARS_PER_POSITION = 8
@@ -93,7 +100,9 @@ def draft_end_text(cycle: Cycle) -> str:
             f"{_quote(last.text)} only q = {last.q_draft:.2f} (the per-token confidence stop)."
         )
     scale = cycle.draft_doubt_scale
-    factors = [1.0 - scale * (1.0 - token.top_q[0].prob) for token in cycle.drafted if token.top_q]
+    factors = [
+        scaled_confidence(token.top_q[0].prob, scale) for token in cycle.drafted if token.top_q
+    ]
     product = " × ".join(f"{factor:.2f}" for factor in factors)
     if scale < 1.0:
         return (

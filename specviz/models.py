@@ -200,7 +200,7 @@ def load_model(
         )
     except OSError as error:
         raise ModelLoadError(_explain_load_failure(source, error)) from error
-    return model.to(device).eval()  # type: ignore[no-any-return]
+    return model.to(device).eval()  # type: ignore[arg-type, no-any-return]
 
 
 def load_tokenizer(source: ModelSource, trust_remote_code: bool, progress: Progress) -> Any:
