@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import os
 
-from specviz.models import ModelCache
-from specviz.presets import load_presets
-from specviz.ui import build_demo, launch_options
+from specviz.app.builder import build_demo, launch_options
+from specviz.models.loader import ModelCache
+from specviz.models.presets import load_presets
 
 
 def main() -> None:

@@ -13,11 +13,11 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from gradio_client import Client
 
-from specviz.drafters import ModelDrafter
-from specviz.engine import GenerationSettings, speculative_generate
-from specviz.models import ModelCache
-from specviz.presets import default_preset, load_presets
-from specviz.ui import build_demo, launch_options
+from specviz.app.builder import build_demo, launch_options
+from specviz.core.engine import GenerationSettings, speculative_generate
+from specviz.drafters.draft_model import ModelDrafter
+from specviz.models.loader import ModelCache
+from specviz.models.presets import default_preset, load_presets
 
 presets = load_presets()
 preset = default_preset(presets)

@@ -15,10 +15,10 @@ import torch
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from specviz.lean_forward import lean_decoder
-from specviz.model_steps import new_cache
-from specviz.models import ModelCache
-from specviz.presets import default_preset, load_presets
+from specviz.core.model_steps import new_cache
+from specviz.models.lean_forward import lean_decoder
+from specviz.models.loader import ModelCache
+from specviz.models.presets import default_preset, load_presets
 
 preset = default_preset(load_presets())
 models = ModelCache()

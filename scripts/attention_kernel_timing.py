@@ -3,7 +3,7 @@
 One query (a decoding step) against CACHED positions, 12 query heads over 2 key/value heads, head
 size 128, bfloat16 inputs, on this CPU: PyTorch's scaled_dot_product_attention (transformers'
 default), transformers' eager form (repeat the cache per head, product in bfloat16) and the lean
-step's float32 grouped form (specviz.lean_forward.grouped_attention). Median µs per call:
+step's float32 grouped form (specviz.models.lean_forward.grouped_attention). Median µs per call:
     .venv/bin/python scripts/attention_kernel_timing.py [CACHED ...]
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Callable
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from specviz.lean_forward import grouped_attention
+from specviz.models.lean_forward import grouped_attention
 
 HEADS, KV_HEADS, DIM = 12, 2, 128
 SCALING = DIM**-0.5

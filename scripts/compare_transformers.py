@@ -17,15 +17,15 @@ import torch
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from specviz.drafters import ModelDrafter
-from specviz.engine import (
+from specviz.core.engine import (
     GenerationSettings,
     autoregressive_generate,
     speculative_generate,
 )
-from specviz.lean_forward import LeanDecoder
-from specviz.models import ModelCache
-from specviz.presets import default_preset, load_presets
+from specviz.drafters.draft_model import ModelDrafter
+from specviz.models.lean_forward import LeanDecoder
+from specviz.models.loader import ModelCache
+from specviz.models.presets import default_preset, load_presets
 
 task = sys.argv[1] if len(sys.argv) > 1 else "rewriting"
 gamma_arg = sys.argv[2] if len(sys.argv) > 2 else "5"

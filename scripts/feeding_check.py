@@ -19,9 +19,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch
 
-from specviz.model_steps import new_cache, prefill
-from specviz.models import ModelCache
-from specviz.presets import default_preset, load_presets
+from specviz.core.model_steps import new_cache, prefill
+from specviz.models.loader import ModelCache
+from specviz.models.presets import default_preset, load_presets
 
 
 def main(modes: list[str]) -> None:

@@ -2,7 +2,7 @@
 
 Times transformers' forward (its default SDPA attention) and specviz's LeanDecoder on the bundled
 pair in alternating blocks of 20 steps (same process, same cache length), reports how far apart
-their logits are (the lean step computes attention in float32, see specviz/lean_forward.py), and
+their logits are (the lean step computes attention in float32, see specviz/models/lean_forward.py), and
 prints the median per-step time of each:
     .venv/bin/python scripts/lean_step_timing.py [draft|target] [BLOCKS] [CONTEXT]
 """
@@ -17,10 +17,10 @@ import torch
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from specviz.lean_forward import LeanDecoder, lean_decoder
-from specviz.model_steps import new_cache
-from specviz.models import ModelCache
-from specviz.presets import default_preset, load_presets
+from specviz.core.model_steps import new_cache
+from specviz.models.lean_forward import LeanDecoder, lean_decoder
+from specviz.models.loader import ModelCache
+from specviz.models.presets import default_preset, load_presets
 
 which = sys.argv[1] if len(sys.argv) > 1 else "draft"
 blocks = int(sys.argv[2]) if len(sys.argv) > 2 else 3

@@ -12,10 +12,10 @@ import sys
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from specviz.drafters import ModelDrafter
-from specviz.engine import GenerationSettings, speculative_generate
-from specviz.models import ModelCache
-from specviz.presets import default_preset, load_presets
+from specviz.core.engine import GenerationSettings, speculative_generate
+from specviz.drafters.draft_model import ModelDrafter
+from specviz.models.loader import ModelCache
+from specviz.models.presets import default_preset, load_presets
 
 cost = float(sys.argv[1]) if len(sys.argv) > 1 else 0.18
 preset = default_preset(load_presets())

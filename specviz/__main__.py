@@ -2,6 +2,6 @@
 
 import sys
 
-from specviz.cli import main
+from specviz.cli.main import main
 
 sys.exit(main())

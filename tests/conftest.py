@@ -147,7 +147,7 @@ def tiny_pair() -> TinyPair:
 def shared_model_cache() -> Any:
     """One in-process model cache for the whole session (tests and the live app share it), so
     the real pair is loaded into memory once."""
-    from specviz.models import ModelCache
+    from specviz.models.loader import ModelCache
 
     return ModelCache()
 
@@ -160,6 +160,6 @@ def model_cache() -> Any:
 @pytest.fixture(scope="session")
 def bundled_pair(model_cache: Any) -> Any:
     """The real bundled pair as the app runs it (bfloat16 target, the preset's int8 draft)."""
-    from specviz.presets import default_preset, load_presets
+    from specviz.models.presets import default_preset, load_presets
 
     return model_cache.load_pair(default_preset(load_presets()))

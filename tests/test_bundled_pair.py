@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 import torch
 
-from specviz.detok import IncrementalDetokenizer
-from specviz.drafters import ModelDrafter
-from specviz.engine import GenerationSettings, autoregressive_generate, speculative_generate
-from specviz.models import ModelCache
-from specviz.presets import default_preset, load_presets
+from specviz.core.detok import IncrementalDetokenizer
+from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
+from specviz.drafters.draft_model import ModelDrafter
+from specviz.models.loader import ModelCache
+from specviz.models.presets import default_preset, load_presets
 
 pytestmark = pytest.mark.slow
 
@@ -84,7 +84,7 @@ def test_cached_safetensors_reproduce_the_gguf_logits(bundled_pair: Any) -> None
     """The dequantized-and-cached draft gives the same logits as loading the GGUF directly."""
     from transformers import AutoModelForCausalLM, GgufConfig
 
-    from specviz.bundled import BUNDLED, cache_root
+    from specviz.models.bundled import BUNDLED, cache_root
 
     model = BUNDLED["qwen2.5-coder-0.5b-instruct"]
     folder = cache_root() / "bundled" / model.name

@@ -1,11 +1,11 @@
-"""specviz.charts: figures built from hand-built events, read back trace by trace."""
+"""specviz.views.run_charts: figures built from hand-built events, read back trace by trace."""
 
 from __future__ import annotations
 
 import pytest
 from ui_events import REJECTION, plain_run, sample_run
 
-from specviz import charts
+from specviz.views import run_charts as charts
 
 
 def test_acceptance_rate_by_draft_position():
@@ -81,5 +81,5 @@ def test_empty_inputs_give_empty_figures_with_a_note():
 
 def test_labels_escape_tags_but_show_quotes_as_typed():
     # Plotly interprets tags in labels but prints entities like &quot; literally.
-    assert charts._label('"""<b>') == '"""&lt;b&gt;'
-    assert charts._label(" x\n") == "␣x↵"
+    assert charts.token_label('"""<b>') == '"""&lt;b&gt;'
+    assert charts.token_label(" x\n") == "␣x↵"

@@ -89,8 +89,8 @@ def test_bench_prints_a_table_and_writes_json(tmp_path: Path) -> None:
 
 
 def test_bench_repeats_draw_new_trajectories_only_when_sampling() -> None:
-    from specviz.bench import repeat_settings
-    from specviz.engine import GenerationSettings
+    from specviz.core.engine import GenerationSettings
+    from specviz.measure.bench import repeat_settings
 
     greedy, sampled = GenerationSettings(seed=7), GenerationSettings(seed=7, temperature=1.0)
     assert [repeat_settings(greedy, r).seed for r in range(3)] == [7, 7, 7]

@@ -6,7 +6,7 @@ import pytest
 import torch
 from conftest import tiny_qwen
 
-from specviz.cost_curve import measure_verification_cost
+from specviz.labs.speedup.cost_curve import measure_verification_cost
 
 CONTEXT = torch.tensor([list(b"def fibonacci(n):")])
 

@@ -22,11 +22,11 @@ from conftest import (
 )
 from scipy.stats import chisquare
 
-import specviz.engine
-from specviz.drafters import ModelDrafter, Proposal, next_gamma
-from specviz.engine import GenerationSettings, autoregressive_generate, speculative_generate
-from specviz.events import Cycle, Origin
-from specviz.sampling import Sampler, Verdict, verify_sampled
+import specviz.core.engine
+from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
+from specviz.core.events import Cycle, Origin
+from specviz.core.sampling import Sampler, Verdict, verify_sampled
+from specviz.drafters.draft_model import ModelDrafter, Proposal, next_gamma
 
 PROMPT = torch.tensor([list(b"def fib(n):")])
 
@@ -344,7 +344,7 @@ def wrong_verify(draft_ids, q_draft, p_target, uniforms, sampler) -> Verdict:  #
 
 
 def test_negative_control_a_wrong_rule_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(specviz.engine, "verify_sampled", wrong_verify)
+    monkeypatch.setattr(specviz.core.engine, "verify_sampled", wrong_verify)
     pair = chain_pair()
     counts = sample_joint(pair, gamma=2, samples=20_000)
     assert chi_square_p_value(pair, counts) < 1e-6

@@ -13,12 +13,12 @@ import torch
 from conftest import ByteTokenizer, MarkovLM, TinyPair, random_transition
 from scipy.stats import chi2_contingency, chisquare
 
-import specviz.exactness
-from specviz.exactness import ExactnessReport, greedy_equality, run_exactness_lab
-from specviz.exactness_charts import distribution_chart, samples_needed_chart
-from specviz.sampling import logits_to_probs
-from specviz.settings import GenerationSettings
-from specviz.significance import samples_needed, samples_needed_for_shift
+import specviz.labs.exactness.experiment
+from specviz.core.sampling import logits_to_probs
+from specviz.core.settings import GenerationSettings
+from specviz.labs.exactness.charts import distribution_chart, samples_needed_chart
+from specviz.labs.exactness.experiment import ExactnessReport, greedy_equality, run_exactness_lab
+from specviz.labs.exactness.significance import samples_needed, samples_needed_for_shift
 
 LETTERS = list(range(ord("a"), ord("a") + 8))  # the chains below only ever emit these bytes
 PROMPT = torch.tensor([list(b"ab")])
@@ -144,7 +144,7 @@ def test_the_wrong_rule_is_caught() -> None:
 
 def test_a_wrong_residual_in_the_rule_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """The classic bug, resampling from p after a rejection, breaks the law and the lab sees it."""
-    monkeypatch.setattr(specviz.exactness, "residual_distribution", lambda p, q: p)
+    monkeypatch.setattr(specviz.labs.exactness.experiment, "residual_distribution", lambda p, q: p)
     pair = chain_pair()
     report = run_exactness_lab(pair, PROMPT, SAMPLED, samples=20_000, tokens=1)
     assert fit_p_value(report, pair, 1) < 1e-6

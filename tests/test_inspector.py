@@ -9,10 +9,10 @@ import torch
 from conftest import TinyPair, eos_heavy_pair
 from ui_events import XSS, XSS_IMG, sample_run
 
-from specviz.drafters import ModelDrafter
-from specviz.engine import GenerationSettings, speculative_generate
-from specviz.events import Cycle
-from specviz.inspector import (
+from specviz.core.engine import GenerationSettings, speculative_generate
+from specviz.core.events import Cycle
+from specviz.drafters.draft_model import ModelDrafter
+from specviz.labs.inspector import (
     decision_text,
     draft_end_text,
     extra_text,

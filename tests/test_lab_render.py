@@ -4,18 +4,15 @@ from __future__ import annotations
 
 from ui_events import XSS, XSS_IMG
 
-from specviz.events import Totals
-from specviz.exactness import GreedyReport
-from specviz.gpu_projection import GPU_PRESETS, project_speedup
-from specviz.lab_render import (
-    greedy_html,
-    panel_html,
-    projection_html,
-    table_html,
-    tasks_html,
-)
-from specviz.settings import GenerationSettings
-from specviz.task_dependence import PromptRun, TaskReport, TaskResult
+from specviz.core.events import Totals
+from specviz.core.settings import GenerationSettings
+from specviz.labs.exactness.experiment import GreedyReport
+from specviz.labs.exactness.panel import greedy_html
+from specviz.labs.speedup.gpu_projection import GPU_PRESETS, project_speedup
+from specviz.labs.speedup.panel import projection_html
+from specviz.labs.tasks.experiment import PromptRun, TaskReport, TaskResult
+from specviz.labs.tasks.panel import tasks_html
+from specviz.views.panels import panel_html, table_html
 
 
 def test_tables_escape_every_cell() -> None:

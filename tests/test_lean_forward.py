@@ -17,10 +17,10 @@ import torch
 from conftest import BYTE_VOCAB, tiny_qwen
 from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
-from specviz.drafters import ModelDrafter
-from specviz.lean_forward import LeanCache, LeanDecoder, lean_decoder, supports_lean_decoding
-from specviz.model_steps import new_cache
-from specviz.quantize import quantize_int8_weight_only
+from specviz.core.model_steps import new_cache
+from specviz.drafters.draft_model import ModelDrafter
+from specviz.models.lean_forward import LeanCache, LeanDecoder, lean_decoder, supports_lean_decoding
+from specviz.models.quantize import quantize_int8_weight_only
 
 # The feeds a speculative run makes: a prompt, γ + 1 verified positions after a cached prefix,
 # single tokens, two tokens (last draft + bonus); then a rollback and another verify.

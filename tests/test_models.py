@@ -10,9 +10,9 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from specviz.bundled import BUNDLED, BundledModel, BundledModelError, assemble, part_files
-from specviz.models import ModelLoadError, check_tokenizers, eos_ids, pick_dtype
-from specviz.presets import default_preset, load_presets
+from specviz.models.bundled import BUNDLED, BundledModel, BundledModelError, assemble, part_files
+from specviz.models.loader import ModelLoadError, check_tokenizers, eos_ids, pick_dtype
+from specviz.models.presets import default_preset, load_presets
 
 
 def fake_packages(

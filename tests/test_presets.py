@@ -1,4 +1,4 @@
-"""Tests for specviz.presets: the shipped preset files and the validator."""
+"""Tests for specviz.models.presets: the shipped preset files and the validator."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from specviz.presets import (
+from specviz.models.presets import (
     PRESETS_DIR,
     TASKS,
     ModelSource,

@@ -6,10 +6,10 @@ import pytest
 import torch
 from conftest import EOS_ID, ByteTokenizer, TinyPair, tiny_qwen
 
-from specviz.drafters import ModelDrafter
-from specviz.engine import GenerationSettings, autoregressive_generate, speculative_generate
-from specviz.model_steps import new_cache, prefill
-from specviz.quantize import Int8WeightOnlyLinear, quantize_int8, quantize_int8_weight_only
+from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
+from specviz.core.model_steps import new_cache, prefill
+from specviz.drafters.draft_model import ModelDrafter
+from specviz.models.quantize import Int8WeightOnlyLinear, quantize_int8, quantize_int8_weight_only
 
 PROMPT = torch.tensor([list(b"def fibonacci(n): return n if n < 2 else")])  # (1, 41)
 

@@ -1,4 +1,4 @@
-"""specviz.render: hand-built events rendered to strings and compared (no browser, no model)."""
+"""specviz.views.run_html: hand-built events rendered to strings and compared (no browser, no model)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 
 from ui_events import REJECTION, XSS, XSS_IMG, plain_run, sample_run
 
-from specviz import render
+from specviz.views import run_html as render
 
 
 class _Tags(HTMLParser):

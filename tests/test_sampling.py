@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from specviz.sampling import (
+from specviz.core.sampling import (
     Sampler,
     acceptance_probs,
     emission_distribution,

@@ -13,16 +13,21 @@ import torch
 from conftest import BYTE_VOCAB, TinyPair, tiny_qwen
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
-from specviz.cost_curve import CostCurve, CostPoint
-from specviz.gpu_projection import GPU_PRESETS, GpuSpec, model_footprint, project_speedup
-from specviz.settings import GenerationSettings
-from specviz.speedup_charts import (
+from specviz.core.settings import GenerationSettings
+from specviz.labs.speedup.charts import (
     break_even_paragraph,
     cost_curve_chart,
     projection_chart,
     theory_chart,
 )
-from specviz.speedup_model import (
+from specviz.labs.speedup.cost_curve import CostCurve, CostPoint
+from specviz.labs.speedup.gpu_projection import (
+    GPU_PRESETS,
+    GpuSpec,
+    model_footprint,
+    project_speedup,
+)
+from specviz.labs.speedup.theory import (
     MeasuredRun,
     break_even_alpha,
     expected_tokens_per_pass,

@@ -6,10 +6,10 @@ import pytest
 import torch
 from conftest import TinyPair
 
-from specviz.drafters import ModelDrafter
-from specviz.engine import GenerationSettings, speculative_generate
-from specviz.task_charts import task_chart
-from specviz.task_dependence import TaskReport, iter_task_measurements, measure_tasks
+from specviz.core.engine import GenerationSettings, speculative_generate
+from specviz.drafters.draft_model import ModelDrafter
+from specviz.labs.tasks.charts import task_chart
+from specviz.labs.tasks.experiment import TaskReport, iter_task_measurements, measure_tasks
 
 # Given story first: the report must still follow TASKS order (code before story).
 PROMPTS = {

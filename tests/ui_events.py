@@ -5,7 +5,7 @@ Not a test module; the tests import it (pytest puts tests/ on sys.path).
 
 from __future__ import annotations
 
-from specviz.events import (
+from specviz.core.events import (
     Cycle,
     DraftToken,
     EmittedToken,

@@ -19,8 +19,8 @@ def live_app() -> str:
     """Load the bundled pair, launch the app on a free localhost port, return its URL."""
     from conftest import shared_model_cache
 
-    from specviz.presets import default_preset, load_presets
-    from specviz.ui import build_demo, launch_options
+    from specviz.app.builder import build_demo, launch_options
+    from specviz.models.presets import default_preset, load_presets
 
     presets = load_presets()
     cache = shared_model_cache()

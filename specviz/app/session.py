@@ -1,0 +1,215 @@
+"""Per-browser run state and the handlers' model work, kept apart from the Gradio layout.
+
+A ``Session`` (held in ``gr.State``) owns the run in progress, so Step can advance it one cycle at a
+time and Run can play the rest. ``App`` validates the controls, loads pairs through the shared model
+cache and advances generators under one lock, turning failures into plain-worded ``gr.Error``s.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import gradio as gr
+
+from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
+from specviz.core.events import Cycle, Step
+from specviz.drafters.draft_model import ModelDrafter
+from specviz.models.loader import ModelCache, ModelLoadError, ModelPair
+from specviz.models.presets import Preset
+from specviz.views import run_html as render
+
+T = TypeVar("T")
+_DONE = object()  # the end of an iterator, distinct from any item it yields
+
+
+@dataclass
+class Session:
+    """One browser tab's run: its identity, the records so far and the live generators."""
+
+    key: tuple[Any, ...] | None = None
+    cycles: list[Cycle] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    cycles_iter: Iterator[Cycle] | None = None
+    race_done: bool = False
+
+    @property
+    def paused(self) -> bool:
+        return self.cycles_iter is not None and bool(self.cycles) and not self.cycles[-1].finished
+
+
+@dataclass
+class Inputs:
+    """The controls' values, validated: what a run is started from."""
+
+    preset: Preset
+    prompt: str
+    chat: bool
+    settings: GenerationSettings
+    race: bool
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        return (self.preset.id, self.prompt, self.chat, self.settings)
+
+
+class App:
+    """The handlers, closed over the presets, the model cache and the engine lock."""
+
+    def __init__(self, presets: Mapping[str, Preset], model_cache: ModelCache) -> None:
+        self.presets = dict(presets)
+        self.cache = model_cache
+        self.engine_lock = threading.Lock()
+
+    # --- inputs, loading, running ---------------------------------------------------------------
+
+    def inputs(self, preset_id: str, prompt: str, chat: bool, *numbers: Any) -> Inputs:
+        """Validate the controls; a bad value becomes a gr.Error in plain words."""
+        gamma, adaptive, temperature, top_k, top_p, seed, max_new, race = numbers
+        if preset_id not in self.presets:
+            raise gr.Error(f"Unknown preset {preset_id!r}. Pick one from the list.")
+        if not (prompt or "").strip():
+            raise gr.Error("The prompt is empty. Type one or click an example.")
+        if any(value is None for value in numbers):
+            raise gr.Error(
+                "A setting is blank. Fill in γ, temperature, top-k, top-p, seed and max new tokens."
+            )
+        try:
+            settings = GenerationSettings(
+                gamma=int(gamma),
+                adaptive_gamma=bool(adaptive),
+                max_new_tokens=int(max_new),
+                temperature=float(temperature),
+                top_k=int(top_k),
+                top_p=float(top_p),
+                seed=int(seed),
+                draft_stop_below=self.presets[preset_id].draft_stop_below,
+                draft_stop_cumulative=self.presets[preset_id].draft_stop_cumulative,
+            )
+        except (TypeError, ValueError) as error:
+            raise gr.Error(f"Check the settings: {error}.") from None
+        return Inputs(self.presets[preset_id], prompt, bool(chat), settings, bool(race))
+
+    def load(self, preset: Preset, progress: Callable[..., Any] | None = None) -> ModelPair:
+        """The preset's pair from the cache (loaded on first use, with a progress bar)."""
+
+        def report(message: str, fraction: float) -> None:
+            if progress is not None:
+                progress(max(0.0, min(1.0, fraction)), desc=message)
+
+        try:
+            with self.engine_lock:
+                return self.cache.load_pair(preset, progress=report)
+        except ModelLoadError as error:
+            raise gr.Error(f"Could not load the models: {error}") from None
+        except (MemoryError, RuntimeError) as error:
+            raise gr.Error(_plain_failure("loading the models", error)) from None
+
+    def start(self, session: Session, inputs: Inputs, pair: ModelPair) -> None:
+        """Begin a new speculative run for these inputs (the old one, if any, is dropped)."""
+        try:
+            prompt_ids = pair.encode_prompt(inputs.prompt, chat=inputs.chat)
+        except ValueError as error:
+            raise gr.Error(str(error)) from None
+        if inputs.chat and not getattr(pair.tokenizer, "chat_template", None):
+            gr.Warning("This model has no chat template, so the prompt is sent as raw text.")
+        session.key = inputs.key
+        session.cycles, session.steps, session.race_done = [], [], False
+        session.cycles_iter = speculative_generate(
+            pair, prompt_ids, inputs.settings, ModelDrafter(pair.draft)
+        )
+
+    def advance(self, session: Session) -> Cycle | None:
+        """One more cycle of the session's run, or None when it is over."""
+        cycles = session.cycles_iter
+        if cycles is None:
+            return None
+        try:
+            with self.engine_lock:
+                cycle = next(cycles, None)
+        except Exception as error:
+            session.cycles_iter = None
+            raise gr.Error(_plain_failure("generating", error)) from None
+        if session.cycles_iter is not cycles:
+            return None  # a handler cancelled by Stop finished its cycle after a new run began
+        if cycle is None:
+            session.cycles_iter = None
+            return None
+        session.cycles.append(cycle)
+        return cycle
+
+    def prepare(self, session: Session | None, inputs: Inputs, progress: Any) -> Session:
+        """The session, with a run for these inputs ready to advance (a paused one is continued)."""
+        session = session or Session()
+        if session.key != inputs.key or not session.paused:
+            pair = self.load(inputs.preset, progress)
+            self.start(session, inputs, pair)
+        return session
+
+    def locked(self, items: Iterator[T], doing: str) -> Iterator[T]:
+        """A model-running iterator advanced one item at a time under the engine lock (the labs
+        stream through this); failures become plain-worded errors."""
+        while True:
+            item = self.run_locked(lambda: next(items, _DONE), doing)
+            if item is _DONE:
+                return
+            yield item  # type: ignore[misc]
+
+    def run_locked(self, work: Callable[[], T], doing: str) -> T:
+        """work() under the engine lock; a ValueError is shown as is, anything else in plain words."""
+        try:
+            with self.engine_lock:
+                return work()
+        except gr.Error:
+            raise
+        except ValueError as error:  # the labs' own input checks, already worded for users
+            raise gr.Error(str(error)) from None
+        except Exception as error:
+            raise gr.Error(_plain_failure(doing, error)) from None
+
+    def plain_steps(self, session: Session, inputs: Inputs) -> Iterator[Step]:
+        """The race's baseline: plain decoding of the same target with the same settings and seed."""
+        pair = self.load(inputs.preset)
+        prompt_ids = pair.encode_prompt(inputs.prompt, chat=inputs.chat)
+        steps = autoregressive_generate(pair, prompt_ids, inputs.settings)
+        session.steps = []
+        while True:
+            try:
+                with self.engine_lock:
+                    step = next(steps, None)
+            except Exception as error:
+                raise gr.Error(_plain_failure("running plain decoding", error)) from None
+            if step is None:
+                session.race_done = True
+                return
+            session.steps.append(step)
+            yield step
+
+
+def _plain_failure(doing: str, error: BaseException) -> str:
+    text = str(error)
+    if isinstance(error, MemoryError) or "out of memory" in text.lower():
+        return (
+            f"Out of memory while {doing}. Try a smaller preset, fewer new tokens, "
+            "or close other programs."
+        )
+    return f"Something went wrong while {doing}: {text or type(error).__name__}"
+
+
+def final_text(session: Session) -> str:
+    return "".join(token.text for cycle in session.cycles for token in cycle.emitted)
+
+
+def stats(session: Session) -> dict[str, Any]:
+    """The run's numbers as plain JSON: what the API returns and the stats panel shows."""
+    out: dict[str, Any] = {"cycles": len(session.cycles)}
+    if session.cycles:
+        last = session.cycles[-1]
+        out.update(totals=last.to_dict()["totals"], stop_reason=last.stop_reason)
+    if session.steps:
+        out["plain_totals"] = session.steps[-1].to_dict()["totals"]
+        ratio = render.speedup(session.cycles, session.steps)
+        out["speedup"] = ratio
+    return out

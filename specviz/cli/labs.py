@@ -1,0 +1,269 @@
+"""The teaching labs on the command line: `python -m specviz inspect|exactness|speedup|tasks`.
+
+Each command loads the preset's pair, runs the same lab function the app's tab runs, and prints its
+record as a table (or JSON with --json). Parsing helpers are shared with ``specviz.cli.main``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from typing import Any
+
+from specviz.cli.options import prepared_run
+
+
+def add_lab_commands(commands: Any, add_model: Any, add_settings: Any) -> None:
+    """Register the lab subcommands on the CLI's subparsers."""
+    inspect = commands.add_parser(
+        "inspect", help="the dice roll: q, p, min(1, p/q) and u at every drafted position"
+    )
+    add_model(inspect)
+    inspect.add_argument("--prompt", required=True)
+    add_settings(inspect)
+    inspect.add_argument(
+        "--cycle", type=int, action="append", help="cycle number(s) to show (default: all)"
+    )
+    inspect.set_defaults(run=_inspect)
+
+    exact = commands.add_parser(
+        "exactness", help="is it lossless? plain vs speculative samples, chi-square tested"
+    )
+    add_model(exact)
+    exact.add_argument("--prompt", required=True)
+    add_settings(exact)
+    exact.add_argument("--samples", type=int, default=2000, help="per arm")
+    exact.add_argument("--tokens", type=int, default=2, help="tokens per continuation (1-3)")
+    exact.add_argument("--rule", choices=["exact", "accept_draft"], default="exact")
+    exact.add_argument("--json", action="store_true", help="print the report as JSON")
+    exact.set_defaults(run=_exactness)
+
+    speedup = commands.add_parser(
+        "speedup", help="measured vs predicted speedup over γ (τ = (1 − α^(γ+1)) / (1 − α))"
+    )
+    add_model(speedup)
+    speedup.add_argument("--prompt", required=True)
+    add_settings(speedup)
+    speedup.add_argument("--gammas", default="1,3,5,8", help="comma-separated γ to measure")
+    speedup.add_argument("--time-budget", type=float, default=90.0, help="seconds, at most")
+    speedup.add_argument("--gpu", help="also project onto this GPU preset (see `project --list`)")
+    speedup.add_argument("--json", action="store_true")
+    speedup.set_defaults(run=_speedup)
+
+    project = commands.add_parser(
+        "project", help="what-if: the speedup a GPU would give (a roofline model, not measured)"
+    )
+    project.add_argument("--gpu", default="NVIDIA H100 SXM", help="a GPU preset name")
+    project.add_argument("--list", action="store_true", help="list the GPU presets")
+    project.add_argument("--alpha", type=float, default=0.8, help="acceptance rate α")
+    project.add_argument("--target-gb", type=float, default=3.087, help="target weights, bf16")
+    project.add_argument("--draft-gb", type=float, default=0.988, help="draft weights, bf16")
+    project.add_argument("--overhead-ms", type=float, default=0.0, help="fixed cost per forward")
+    project.set_defaults(run=_project)
+
+    tasks = commands.add_parser(
+        "tasks", help="α, τ and speedup per task group (code, story, ...) at the same settings"
+    )
+    add_model(tasks)
+    add_settings(tasks)
+    tasks.add_argument("--prompts-per-task", type=int, default=1)
+    tasks.add_argument("--json", action="store_true", help="print the report as JSON")
+    tasks.set_defaults(run=_tasks)
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from specviz.core.engine import speculative_generate
+    from specviz.drafters.draft_model import ModelDrafter
+    from specviz.labs.inspector import inspector_lines
+
+    _, settings, pair, prompt_ids = prepared_run(args)
+    cycles = list(speculative_generate(pair, prompt_ids, settings, ModelDrafter(pair.draft)))
+    wanted = args.cycle or range(1, len(cycles) + 1)
+    unknown = [number for number in wanted if not 1 <= number <= len(cycles)]
+    if unknown:
+        raise ValueError(f"the run has cycles 1..{len(cycles)}; no cycle {unknown[0]}")
+    for number in wanted:
+        print("\n".join(inspector_lines(cycles[number - 1])))
+    return 0
+
+
+def _exactness(args: argparse.Namespace) -> int:
+    from specviz.labs.exactness.experiment import greedy_equality, run_exactness_lab
+
+    _, settings, pair, prompt_ids = prepared_run(args)
+    if settings.temperature <= 0:
+        greedy = greedy_equality(pair, prompt_ids, settings)
+        if args.json:
+            _print_json(greedy)
+            return 0
+        where = (
+            "identical"
+            if greedy.identical
+            else f"part at token {(greedy.first_difference or 0) + 1}"
+        )
+        print(f"greedy ({greedy.target_dtype}): speculative and plain outputs are {where}")
+        print(f"speculative: {greedy.speculative_text!r}\nplain:       {greedy.plain_text!r}")
+        return 0
+    report = run_exactness_lab(
+        pair, prompt_ids, settings, args.samples, args.tokens, args.rule, _progress_line
+    )
+    if args.json:
+        _print_json(report)
+        return 0
+    print(
+        f"{report.samples} samples per arm, {report.tokens} token(s), rule {report.rule}, "
+        f"{report.elapsed_s:.1f} s ({report.target_prefixes} target prefixes in "
+        f"{report.target_forwards} forwards)"
+    )
+    for comparison in report.comparisons:
+        print(
+            f"first {comparison.length} token(s): TV {comparison.tv_distance:.3f} "
+            f"(noise alone ≈ {comparison.tv_if_equal:.3f}), chi-square p plain vs spec "
+            f"{comparison.homogeneity.p_value:.3g}, spec vs exact {comparison.speculative_fit.p_value:.3g}"
+        )
+        for outcome in comparison.outcomes[:5]:
+            print(
+                f"    {''.join(outcome.token_texts)!r:24} plain {outcome.plain:5d}  "
+                f"spec {outcome.speculative:5d}  exact p {outcome.exact_prob:.3f}"
+            )
+    print(
+        f"analytic first-token law vs p: max error {report.emission_max_error:.1e}; "
+        f"TV(p, q) = {report.draft_target_tv:.3f}"
+    )
+    return 0
+
+
+def _speedup(args: argparse.Namespace) -> int:
+    from specviz.labs.speedup.theory import measure_speedup_lab
+
+    gammas = tuple(int(part) for part in args.gammas.split(",") if part.strip())
+    gpu = _gpu(args.gpu) if args.gpu else None  # a typo fails before minutes of loading
+    _, settings, pair, prompt_ids = prepared_run(args)
+    lab = measure_speedup_lab(
+        pair, prompt_ids, settings, gammas, time_budget_s=args.time_budget, progress=_progress_line
+    )
+    projection = None
+    if gpu is not None:
+        projection = _projection(
+            lab.theory.alpha, gpu, _bf16_bytes(pair.target), _bf16_bytes(pair.draft), 0.0
+        )
+    if args.json:
+        _print_json({"measured": asdict(lab), "projection": projection and asdict(projection)})
+        return 0
+    theory = lab.theory
+    predicted = {row.gamma: row for row in theory.rows}
+    print(f"plain decoding {lab.plain_tokens_per_s:.2f} tok/s; measured in {lab.elapsed_s:.0f} s")
+    print(f"{'γ':>3} {'α':>6} {'τ':>6} {'τ pred':>7} {'speedup':>8} {'predicted':>10}")
+    for run in lab.runs:
+        row = predicted[run.gamma]
+        cut = "" if run.complete else "  (cut by the time budget)"
+        print(
+            f"{run.gamma:>3} {run.alpha:>6.2f} {run.tau:>6.2f} {row.tau:>7.2f} "
+            f"{run.speedup:>7.2f}× {row.speedup:>9.2f}×{cut}"
+        )
+    print(
+        f"pooled α {theory.alpha:.3f}, c {theory.draft_cost:.3f} (draft step "
+        f"{theory.draft_step_s * 1000:.1f} ms / target step {theory.target_step_s * 1000:.1f} ms); "
+        f"predicted best γ {theory.best_gamma} ({theory.best_speedup:.2f}×)"
+    )
+    if projection is not None:
+        _print_projection(projection)
+    return 0
+
+
+def _project(args: argparse.Namespace) -> int:
+    from specviz.labs.speedup.gpu_projection import GPU_PRESETS
+
+    if args.list:
+        for spec in GPU_PRESETS.values():
+            print(f"{spec.name:24} {spec.bandwidth_gb_s:>6.0f} GB/s {spec.tflops:>6.0f} TFLOPS")
+        return 0
+    projection = _projection(
+        args.alpha, _gpu(args.gpu), args.target_gb * 1e9, args.draft_gb * 1e9, args.overhead_ms
+    )
+    _print_projection(projection)
+    return 0
+
+
+def _gpu(name: str) -> Any:
+    from specviz.labs.speedup.gpu_projection import GPU_PRESETS
+
+    if name not in GPU_PRESETS:
+        raise ValueError(f"unknown GPU {name!r}; known: {', '.join(GPU_PRESETS)}")
+    return GPU_PRESETS[name]
+
+
+def _bf16_bytes(model: Any) -> float:
+    from specviz.labs.speedup.gpu_projection import model_footprint
+
+    return model_footprint(model).bytes_at(2)
+
+
+def _projection(
+    alpha: float, gpu: Any, target_bytes: float, draft_bytes: float, overhead_ms: float
+) -> Any:
+    from specviz.labs.speedup.gpu_projection import project_speedup
+
+    # bf16: two bytes per weight, so the weight count follows from the bytes.
+    return project_speedup(
+        alpha,
+        gpu,
+        target_bytes,
+        draft_bytes,
+        target_bytes / 2,
+        draft_bytes / 2,
+        overhead_s=overhead_ms / 1000,
+    )
+
+
+def _print_projection(projection: Any) -> None:
+    print(f"PROJECTION (roofline model, not measured) on {projection.gpu.name}:")
+    speedups = "  ".join(f"γ={row.gamma}: {row.speedup:.2f}×" for row in projection.rows[:8])
+    print(f"  {speedups}")
+    print(
+        f"  best γ {projection.best_gamma}: about {projection.best_speedup:.2f}×; "
+        f"c = {projection.draft_cost:.3f}"
+    )
+    for assumption in projection.assumptions:
+        print(f"  assumes: {assumption}")
+
+
+def _tasks(args: argparse.Namespace) -> int:
+    from specviz.cli.options import load_pair_for, preset_for, settings_for
+    from specviz.labs.tasks.experiment import measure_tasks
+
+    preset = preset_for(args)
+    settings = settings_for(args, preset)
+    pair = load_pair_for(args, preset)
+    report = measure_tasks(
+        pair,
+        preset.prompts,
+        lambda text: pair.encode_prompt(text, chat=preset.chat_template and not args.raw),
+        settings,
+        args.prompts_per_task,
+        progress=_progress_line,
+    )
+    if args.json:
+        _print_json(report.to_dict())
+        return 0
+    print(f"{'task':12} {'α':>6} {'τ':>6} {'spec tok/s':>11} {'plain tok/s':>12} {'speedup':>8}")
+    for result in report.tasks:
+        print(
+            f"{result.task:12} {result.acceptance_rate:>6.0%} {result.tokens_per_target_pass:>6.2f}"
+            f" {result.speculative.tokens_per_s:>11.1f} {result.plain.tokens_per_s:>12.1f}"
+            f" {result.speedup:>7.2f}×"
+        )
+    print(report.narrative())
+    return 0
+
+
+def _progress_line(fraction: float, message: str) -> None:
+    print(f"[{fraction:4.0%}] {message}", file=sys.stderr, flush=True)
+
+
+def _print_json(record: Any) -> None:
+    """A lab record (a dataclass, or the dict its to_dict() gives) as JSON on stdout."""
+    json.dump(record if isinstance(record, dict) else asdict(record), sys.stdout, indent=1)
+    print()

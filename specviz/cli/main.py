@@ -1,0 +1,190 @@
+"""Command line over the same engine the app uses: `python -m specviz generate|bench|presets`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import asdict
+from typing import Any
+
+from specviz.cli.options import (
+    add_model_options,
+    add_setting_options,
+    load_pair_for,
+    prepared_run,
+    preset_for,
+)
+from specviz.core.events import Cycle
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments and run a subcommand; returns the process exit code."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args))
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    except (ValueError, RuntimeError, OSError) as error:
+        # Bad input or a model that cannot load: a plain message, never a traceback.
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m specviz", description="Speculative decoding, run for real and shown."
+    )
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    listing = commands.add_parser("presets", help="list the model-pair presets")
+    listing.set_defaults(run=_list_presets)
+
+    generate = commands.add_parser("generate", help="generate text and show every cycle")
+    add_model_options(generate)
+    generate.add_argument("--prompt", required=True, help="the prompt text")
+    add_setting_options(generate)
+    generate.add_argument("--json", action="store_true", help="print the full event trace as JSON")
+    generate.add_argument(
+        "--plain", action="store_true", help="also run plain decoding of the target and compare"
+    )
+    generate.set_defaults(run=_generate)
+
+    cost = commands.add_parser(
+        "cost-curve", help="time one target forward over 1, 2, ... new tokens (verification cost)"
+    )
+    add_model_options(cost)
+    cost.add_argument("--model", choices=["target", "draft"], default="target")
+    cost.add_argument("--max-new-tokens", type=int, default=16)
+    cost.add_argument("--repeats", type=int, default=5)
+    cost.add_argument("--time-budget", type=float, default=120.0, help="seconds, at most")
+    cost.add_argument("--json", action="store_true")
+    cost.set_defaults(run=_cost_curve)
+
+    from specviz.cli.labs import add_lab_commands
+    from specviz.measure.bench import add_bench_arguments, run_bench
+
+    add_lab_commands(commands, add_model_options, add_setting_options)
+
+    bench = commands.add_parser(
+        "bench", help="measure plain vs speculative vs transformers assisted generation"
+    )
+    add_model_options(bench)
+    add_bench_arguments(bench)
+    bench.set_defaults(run=run_bench)
+    return parser
+
+
+def _list_presets(args: argparse.Namespace) -> int:
+    from specviz.models.presets import load_presets
+
+    for preset in load_presets().values():
+        marker = "*" if preset.default else " "
+        print(f"{marker} {preset.id:28} {preset.label}")
+        print(f"  {'':28} draft {preset.draft}  target {preset.target}")
+    return 0
+
+
+def _generate(args: argparse.Namespace) -> int:
+    from specviz.core.engine import autoregressive_generate, speculative_generate
+    from specviz.drafters.draft_model import ModelDrafter
+
+    preset, settings, pair, prompt_ids = prepared_run(args)
+    cycles: list[Cycle] = []
+    for cycle in speculative_generate(pair, prompt_ids, settings, ModelDrafter(pair.draft)):
+        cycles.append(cycle)
+        if not args.json:
+            print(_cycle_line(cycle), flush=True)
+    text = "".join(token.text for cycle in cycles for token in cycle.emitted)
+    totals = cycles[-1].totals
+    summary: dict[str, Any] = cycles[-1].to_dict()["totals"]  # counters plus α, τ, tokens/s
+    summary["stop_reason"] = cycles[-1].stop_reason
+    plain: dict[str, Any] | None = None
+    if args.plain:
+        steps = list(autoregressive_generate(pair, prompt_ids, settings))
+        plain_totals = steps[-1].totals
+        plain = {
+            "text": "".join(step.token.text for step in steps),
+            "new_tokens": plain_totals.new_tokens,
+            "tokens_per_s": plain_totals.tokens_per_s,
+            "identical_tokens": [s.token.token_id for s in steps]
+            == [t.token_id for c in cycles for t in c.emitted],
+        }
+        summary["speedup"] = totals.tokens_per_s / max(plain_totals.tokens_per_s, 1e-9)
+    if args.json:
+        trace = {
+            "preset": preset.id,
+            "device": str(pair.device),
+            "dtype": str(pair.dtype).removeprefix("torch."),
+            "draft_quantization": preset.draft_quantization,
+            "settings": asdict(settings),
+            "prompt": args.prompt,
+            "prompt_tokens": int(prompt_ids.shape[1]),
+            "text": text,
+            "totals": summary,
+            "plain": plain,
+            "cycles": [cycle.to_dict() for cycle in cycles],
+        }
+        json.dump(trace, sys.stdout, ensure_ascii=False, indent=1)
+        print()
+        return 0
+    print("\n" + text)
+    print(
+        f"\n{totals.new_tokens} tokens in {cycles[-1].index + 1} cycles · "
+        f"α {totals.acceptance_rate:.2f} · τ {totals.tokens_per_target_pass:.2f} tokens/target pass · "
+        f"{totals.tokens_per_s:.2f} tok/s (engine time, prefill excluded) · stop: {cycles[-1].stop_reason}"
+    )
+    if plain is not None:
+        same = "identical tokens" if plain["identical_tokens"] else "different tokens (sampling)"
+        print(
+            f"plain decoding: {plain['tokens_per_s']:.2f} tok/s · speedup "
+            f"{summary['speedup']:.2f}x · {same}"
+        )
+    return 0
+
+
+def _cost_curve(args: argparse.Namespace) -> int:
+    from specviz.labs.speedup.cost_curve import measure_verification_cost
+
+    preset = preset_for(args)
+    pair = load_pair_for(args, preset)
+    prompt = preset.prompts_flat()[0][1]
+    context = pair.encode_prompt(prompt, chat=preset.chat_template)
+    model = pair.target if args.model == "target" else pair.draft
+    curve = measure_verification_cost(
+        model, context, args.max_new_tokens, args.repeats, args.time_budget
+    )
+    if args.json:
+        json.dump(asdict(curve) | {"relative": curve.relative()}, sys.stdout, indent=1)
+        print()
+        return 0
+    print(f"{args.model} forward time on {curve.device}, after a {curve.context_len}-token cache")
+    print(f"{'new tokens':>10} {'median ms':>10} {'× one token':>12}")
+    for point, ratio in zip(curve.points, curve.relative(), strict=True):
+        print(f"{point.new_tokens:>10} {point.median_s * 1000:>10.1f} {ratio:>12.2f}")
+    if not curve.complete:
+        print("(stopped early: time budget reached)")
+    return 0
+
+
+def _cycle_line(cycle: Cycle) -> str:
+    """One line per cycle: what was drafted and what happened to it."""
+    marks = []
+    for draft in cycle.drafted:
+        mark = "✓" if draft.accepted else ("✗" if draft.tested else "·")
+        marks.append(f"{mark}{draft.text!r}")
+    extra = (
+        cycle.emitted[-1]
+        if cycle.emitted and cycle.emitted[-1].origin.value != "accepted"
+        else None
+    )
+    tail = f" → {extra.origin.value} {extra.text!r}" if extra else ""
+    return f"cycle {cycle.index:3d} γ={cycle.gamma:2d} accepted {cycle.accepted_len}/{cycle.gamma}: {' '.join(marks)}{tail}"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    sys.exit(main())

@@ -1,0 +1,339 @@
+"""Speculative and plain autoregressive generation, as generators of plain event records.
+
+Read this module top to bottom beside Leviathan et al. (2023), Algorithm 1. One cycle:
+
+  1. the drafter proposes n <= γ tokens x_1..x_n, each with the distribution q_i it came from;
+  2. the target scores [pending, x_1..x_n] in ONE forward pass, giving p_1..p_{n+1};
+  3. x_i is accepted with probability min(1, p_i(x_i)/q_i(x_i)), in order, until the first rejection;
+  4. at a rejection at j a token is drawn from norm(max(0, p_j - q_j)); if all n pass, a bonus token
+     is drawn from p_{n+1};
+  5. both KV caches are rolled back to the accepted prefix by cropping (no recomputation).
+
+"pending" holds the committed tokens the target has not fed yet: the whole prompt before the first
+cycle, then the one token emitted last. Every target forward starts from tokens it has not seen and
+keeps the logits of the last n + 1 positions, so step 2 yields exactly n + 1 distributions.
+This module imports neither gradio nor any model loader.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Protocol
+
+import torch
+
+from specviz.core.detok import IncrementalDetokenizer, TokenizerLike
+from specviz.core.events import (
+    Cycle,
+    DraftToken,
+    EmittedToken,
+    Origin,
+    Rejection,
+    Step,
+    Timing,
+    TokenProb,
+    Totals,
+)
+from specviz.core.model_steps import device_of, new_step_cache, sync
+from specviz.core.sampling import (
+    Verdict,
+    top_entries,
+    top_entries_per_row,
+    verify_greedy,
+    verify_sampled,
+)
+from specviz.core.settings import GenerationSettings
+from specviz.drafters.draft_model import Drafter
+from specviz.models.lean_forward import lean_decoder
+
+# GenerationSettings is re-exported: callers think of it as the engine's input.
+__all__ = [
+    "DraftModelPairLike",
+    "GenerationSettings",
+    "ModelPairLike",
+    "autoregressive_generate",
+    "speculative_generate",
+]
+
+
+class ModelPairLike(Protocol):
+    """What the engine needs of a loaded pair: the target, its tokenizer and its stop tokens."""
+
+    @property
+    def target(self) -> torch.nn.Module: ...
+
+    @property
+    def tokenizer(self) -> TokenizerLike: ...
+
+    @property
+    def eos_token_ids(self) -> frozenset[int]: ...
+
+
+class DraftModelPairLike(ModelPairLike, Protocol):
+    """A pair with a draft model, for callers that build a ModelDrafter themselves (the labs)."""
+
+    @property
+    def draft(self) -> torch.nn.Module: ...
+
+
+class _Run:
+    """State shared by both decoders: the target's cache, the detokenizer, counters, stopping."""
+
+    def __init__(
+        self,
+        pair: ModelPairLike,
+        prompt_ids: torch.Tensor,
+        settings: GenerationSettings,
+    ):
+        if prompt_ids.dim() != 2 or prompt_ids.shape[0] != 1 or prompt_ids.shape[1] == 0:
+            raise ValueError("prompt_ids must have shape (1, T) with T >= 1 (batch size 1)")
+        self.pair = pair
+        self.settings = settings
+        self.device = device_of(pair.target)
+        self.prompt_len = prompt_ids.shape[1]
+        self.sampler = settings.sampler(self.device)
+        self.detok = IncrementalDetokenizer(pair.tokenizer, prompt_ids[0].tolist())
+        # The target's decoding step: a lean one for Llama/Qwen2-style models (same logits).
+        self.target = lean_decoder(pair.target)
+        self.cache = new_step_cache(self.target)
+        self.totals = Totals(0, 0, 0, 0, 0, 0.0, 0.0)
+        # The prompt is not prefilled on its own: the first forward reads it together with the
+        # first drafts (plain decoding: it yields the first token). A separate prefill would cost
+        # one more full read of the weights, about one decoding step.
+        self.pending = prompt_ids.to(self.device)  # (1, T), then the one token emitted last
+
+    @property
+    def remaining(self) -> int:
+        return self.settings.max_new_tokens - self.totals.new_tokens
+
+    @torch.inference_mode()
+    def target_logits(self, draft_ids: torch.Tensor) -> torch.Tensor:
+        """One target forward over [pending, drafts]: logits (n + 1, V) for the last n + 1."""
+        feed = torch.cat([self.pending, draft_ids.view(1, -1).to(self.device)], dim=1)
+        out = self.target(
+            input_ids=feed,
+            past_key_values=self.cache,
+            use_cache=True,
+            logits_to_keep=draft_ids.shape[0] + 1,
+        )
+        logits: torch.Tensor = out.logits[0]
+        return logits
+
+    def stop_index(self, token_ids: list[int]) -> tuple[int, str | None]:
+        """How many of token_ids to keep, and why the run stops after them (None: it goes on)."""
+        if self.settings.stop_on_eos:
+            for index, token_id in enumerate(token_ids):
+                if token_id in self.pair.eos_token_ids:
+                    return index + 1, "eos"
+        if len(token_ids) >= self.remaining:
+            return self.remaining, "max_new_tokens"
+        return len(token_ids), None
+
+
+@torch.inference_mode()
+def speculative_generate(
+    pair: ModelPairLike,
+    prompt_ids: torch.Tensor,
+    settings: GenerationSettings,
+    drafter: Drafter,
+) -> Iterator[Cycle]:
+    """Speculative decoding of the target with the given drafter; yields one Cycle per cycle."""
+    run = _Run(pair, prompt_ids, settings)
+    stop_ids = frozenset(pair.eos_token_ids) if settings.stop_on_eos else frozenset()
+    draft_prefill_s = drafter.start(prompt_ids, settings, stop_ids)
+    run.totals = replace(run.totals, prefill_s=run.totals.prefill_s + draft_prefill_s)
+    for index in range(settings.max_new_tokens):
+        # At most remaining - 1 drafts, so drafts plus the resampled/bonus token fit the budget.
+        proposal = drafter.propose(run.remaining - 1, run.sampler)
+        draft_ids, q_draft = proposal.token_ids, proposal.q_draft  # (n,), (n, V)
+        began_verify = time.perf_counter()
+        logits = run.target_logits(draft_ids)  # (n + 1, V)
+        sync(run.device)
+        verified = time.perf_counter()
+
+        p_target = run.sampler.probs(logits)  # (n + 1, V)
+        n = draft_ids.shape[0]
+        uniforms: list[float | None] = [None] * n
+        if run.sampler.greedy:
+            verdict = verify_greedy(draft_ids, q_draft, p_target)
+        else:
+            draws = run.sampler.uniforms(n, run.device)
+            verdict = verify_sampled(draft_ids, q_draft, p_target, draws, run.sampler)
+            uniforms = list(draws.tolist())
+        accepted_len = verdict.accepted_len
+        # Rollback is bookkeeping: the target fed pending + n drafts; keep pending + accepted ones.
+        run.cache.crop(-(n - accepted_len))
+        drafter.commit(accepted_len, verdict.next_token)
+
+        drafted = _drafted_records(run, draft_ids.tolist(), verdict, uniforms, q_draft, p_target)
+        emitted, stop_reason = _emit(run, drafted, verdict)
+        rejection = None
+        if accepted_len < n:
+            rejection = _rejection_record(run, drafted[accepted_len], q_draft, p_target, verdict)
+        timing = Timing(proposal.seconds, verified - began_verify, time.perf_counter() - verified)
+        run.totals = Totals(
+            new_tokens=run.totals.new_tokens + len(emitted),
+            target_forwards=run.totals.target_forwards + 1,
+            draft_forwards=run.totals.draft_forwards + proposal.forwards,
+            # α counts positions actually tested: everything up to and including the first rejection.
+            tested_positions=run.totals.tested_positions + min(accepted_len + 1, n),
+            accepted_positions=run.totals.accepted_positions + accepted_len,
+            elapsed_s=run.totals.elapsed_s + timing.total_s,
+            prefill_s=run.totals.prefill_s,
+        )
+        yield Cycle(
+            index=index,
+            gamma=n,
+            greedy=run.sampler.greedy,
+            drafted=drafted,
+            accepted_len=accepted_len,
+            emitted=emitted,
+            rejection=rejection,
+            timing=timing,
+            totals=run.totals,
+            target_cache_len=run.cache.get_seq_length(),
+            draft_cache_len=drafter.cache_len,
+            context_len=run.prompt_len + run.totals.new_tokens,
+            finished=stop_reason is not None,
+            stop_reason=stop_reason,
+            draft_end=proposal.ended_by,
+            draft_doubt_scale=proposal.doubt_scale,
+        )
+        if stop_reason is not None:
+            return
+        run.pending = torch.tensor([[verdict.next_token]], device=run.device)
+
+
+def _drafted_records(
+    run: _Run,
+    draft_ids: list[int],
+    verdict: Verdict,
+    uniforms: list[float | None],
+    q_draft: torch.Tensor,
+    p_target: torch.Tensor,
+) -> tuple[DraftToken, ...]:
+    """One record per drafted token; positions after the first rejection are marked untested."""
+    accepted_len = verdict.accepted_len
+    accept_probs = verdict.accept_probs.tolist()
+    p_at, q_at = verdict.p_at_draft.tolist(), verdict.q_at_draft.tolist()
+    texts = run.detok.peek(draft_ids)
+    start = run.totals.new_tokens
+    n = len(draft_ids)
+    # q and p rows of every drafted position in one topk: the inspector's bars.
+    tops = top_entries_per_row(torch.cat([q_draft[:n], p_target[:n]])) if n else []
+    tokenizer = run.pair.tokenizer
+    return tuple(
+        DraftToken(
+            position=i + 1,
+            seq_index=start + i,
+            token_id=token_id,
+            text=texts[i],
+            q_draft=q_at[i],
+            p_target=p_at[i],
+            accept_prob=accept_probs[i],
+            uniform=uniforms[i] if i <= accepted_len else None,
+            tested=i <= accepted_len,
+            accepted=i < accepted_len,
+            top_q=_token_probs(tokenizer, tops[i]),
+            top_p=_token_probs(tokenizer, tops[n + i]),
+        )
+        for i, token_id in enumerate(draft_ids)
+    )
+
+
+def _emit(
+    run: _Run, drafted: tuple[DraftToken, ...], verdict: Verdict
+) -> tuple[tuple[EmittedToken, ...], str | None]:
+    """The accepted drafts then the resampled/bonus token, cut at EOS or the token budget."""
+    accepted = drafted[: verdict.accepted_len]
+    out_ids = [token.token_id for token in accepted] + [verdict.next_token]
+    keep, stop_reason = run.stop_index(out_ids)
+    out_ids = out_ids[:keep]
+    texts = run.detok.commit(out_ids)
+    extra_origin = Origin.BONUS if verdict.accepted_len == len(drafted) else Origin.RESAMPLED
+    start = run.totals.new_tokens
+    emitted = tuple(
+        EmittedToken(
+            seq_index=start + i,
+            token_id=token_id,
+            text=texts[i],
+            origin=Origin.ACCEPTED if i < len(accepted) else extra_origin,
+            prob=accepted[i].p_target if i < len(accepted) else float(verdict.next_dist[token_id]),
+        )
+        for i, token_id in enumerate(out_ids)
+    )
+    return emitted, stop_reason
+
+
+def _rejection_record(
+    run: _Run,
+    rejected: DraftToken,
+    q_draft: torch.Tensor,
+    p_target: torch.Tensor,
+    verdict: Verdict,
+) -> Rejection:
+    """Top entries of p, q and the residual at the first rejected position, for a bar chart."""
+    row = rejected.position - 1
+    tokenizer = run.pair.tokenizer
+    next_token = verdict.next_token
+    return Rejection(
+        position=rejected.position,
+        rejected_token=TokenProb(rejected.token_id, rejected.text, rejected.q_draft),
+        resampled_token=TokenProb(
+            next_token,
+            _vocab_text(tokenizer, next_token),
+            float(verdict.next_dist[next_token]),
+        ),
+        top_p=_bars(tokenizer, p_target[row]),
+        top_q=_bars(tokenizer, q_draft[row]),
+        # Greedy replaces a rejection by the argmax of p; there is no residual to draw from.
+        top_residual=() if run.sampler.greedy else _bars(tokenizer, verdict.next_dist),
+    )
+
+
+def _bars(tokenizer: TokenizerLike, dist: torch.Tensor) -> tuple[TokenProb, ...]:
+    return _token_probs(tokenizer, top_entries(dist))
+
+
+def _token_probs(
+    tokenizer: TokenizerLike, entries: list[tuple[int, float]]
+) -> tuple[TokenProb, ...]:
+    return tuple(
+        TokenProb(token_id, _vocab_text(tokenizer, token_id), prob) for token_id, prob in entries
+    )
+
+
+def _vocab_text(tokenizer: TokenizerLike, token_id: int) -> str:
+    """A vocabulary entry's text on its own, for chart labels (the running text uses detok)."""
+    return tokenizer.decode([token_id], skip_special_tokens=False)
+
+
+@torch.inference_mode()
+def autoregressive_generate(
+    pair: ModelPairLike, prompt_ids: torch.Tensor, settings: GenerationSettings
+) -> Iterator[Step]:
+    """Plain decoding of the target, one forward per token: the baseline speculation must beat."""
+    run = _Run(pair, prompt_ids, settings)
+    empty = torch.empty(0, dtype=torch.long)
+    for index in range(settings.max_new_tokens):
+        began = time.perf_counter()
+        logits = run.target_logits(empty)[-1]  # (V,)
+        p_target = run.sampler.probs(logits)
+        token_id = int(run.sampler.draw(p_target))
+        text = run.detok.commit([token_id])[0]
+        sync(run.device)
+        elapsed = time.perf_counter() - began
+        keep, stop_reason = run.stop_index([token_id])
+        run.totals = replace(
+            run.totals,
+            new_tokens=run.totals.new_tokens + keep,
+            target_forwards=run.totals.target_forwards + 1,
+            elapsed_s=run.totals.elapsed_s + elapsed,
+        )
+        token = EmittedToken(index, token_id, text, Origin.TARGET, float(p_target[token_id]))
+        yield Step(index, token, elapsed, run.totals, stop_reason is not None, stop_reason)
+        if stop_reason is not None:
+            return
+        run.pending = torch.tensor([[token_id]], device=run.device)

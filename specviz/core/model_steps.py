@@ -1,0 +1,62 @@
+"""Small steps every decoder takes with a causal LM: find its device, make and fill a KV cache."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import torch
+from transformers import DynamicCache
+
+from specviz.models.lean_forward import LeanDecoder
+
+
+class KVCache(Protocol):
+    """What decoders do with a KV cache: read its length, roll it back."""
+
+    def get_seq_length(self) -> int: ...
+
+    def crop(self, tokens_to_remove: int) -> None: ...
+
+
+def device_of(model: torch.nn.Module) -> torch.device:
+    """The device a model's weights (or, for weightless models, its buffers) live on."""
+    for tensor in (*model.parameters(), *model.buffers()):
+        return tensor.device
+    return torch.device("cpu")
+
+
+def sync(device: torch.device) -> None:
+    """Wait for queued GPU work so that wall-clock timings mean what they say."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def new_cache(model: torch.nn.Module) -> DynamicCache:
+    """A fresh KV cache laid out for the model (sliding-window layers where its config says so)."""
+    return DynamicCache(config=getattr(model, "config", None))
+
+
+def new_step_cache(step: Any) -> KVCache:
+    """A fresh cache for a decoding step from lean_decoder(): its own, or transformers' one."""
+    if isinstance(step, LeanDecoder):
+        return step.new_cache()
+    return new_cache(step)
+
+
+__all__ = ["KVCache", "device_of", "new_cache", "new_step_cache", "prefill", "sync"]
+
+
+@torch.inference_mode()
+def prefill(model: torch.nn.Module, prompt_ids: torch.Tensor, cache: DynamicCache) -> None:
+    """Fill the cache with every prompt token but the last, which the first decode step feeds.
+
+    Holding back one token makes every later step uniform: each forward starts from a token the
+    model has not seen yet, whether that is the prompt's last token or the last one emitted.
+    """
+    if prompt_ids.shape[1] > 1:
+        model(
+            input_ids=prompt_ids[:, :-1],
+            past_key_values=cache,
+            use_cache=True,
+            logits_to_keep=1,
+        )

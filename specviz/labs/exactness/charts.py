@@ -1,0 +1,136 @@
+"""Exactness lab reports -> Plotly figures: plain against speculative, side by side.
+
+Pure functions of an ExactnessReport (or None before the first run), tested by reading the traces
+back. Token text comes from the model and the user, and Plotly reads HTML tags in labels, so every
+label goes through charts.token_label.
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from specviz.labs.exactness.experiment import Comparison, ExactnessReport, Outcome
+from specviz.views.run_charts import (
+    ACCEPTED,
+    BONUS,
+    PLAIN,
+    REJECTED,
+    apply_layout,
+    empty_note,
+    token_label,
+)
+
+TOP_OUTCOMES = 12  # bars per chart; the rest are summed into "other"
+_NAMES = {1: "First token", 2: "First two tokens", 3: "First three tokens"}
+
+
+def distribution_chart(report: ExactnessReport | None, length: int = 1) -> go.Figure:
+    """Empirical frequencies of the first `length` tokens, plain vs speculative, with the exact p."""
+    name = _NAMES.get(length, f"First {length} tokens")
+    fig = go.Figure()
+    if report is None or length > len(report.comparisons):
+        apply_layout(fig, f"{name}: plain vs speculative sampling", "continuation", "frequency")
+        empty_note(fig, "run the lab to compare" if report is None else f"run with {length} tokens")
+        return fig
+    comparison = report.comparisons[length - 1]
+    shown, other = _top(comparison)
+    labels = _unique_labels(shown) + (["other"] if other else [])
+    plain = [o.plain for o in shown] + ([sum(o.plain for o in other)] if other else [])
+    spec = [o.speculative for o in shown] + ([sum(o.speculative for o in other)] if other else [])
+    exact = [o.exact_prob for o in shown]
+    if other:  # every outcome not shown, seen or not, has the rest of the target's probability
+        exact.append(max(0.0, 1.0 - sum(exact)))
+    wrong = report.rule != "exact"
+    spec_name = "speculative, wrong rule (accept every draft)" if wrong else "speculative"
+    for trace_name, colour, counts in (
+        ("plain sampling", PLAIN, plain),
+        (spec_name, REJECTED if wrong else ACCEPTED, spec),
+    ):
+        fig.add_trace(
+            go.Bar(
+                name=trace_name,
+                x=labels,
+                y=[count / report.samples for count in counts],
+                customdata=counts,
+                marker_color=colour,
+                hovertemplate=f"%{{x}}<br>{trace_name}: %{{customdata}} samples "
+                "(%{y:.1%})<extra></extra>",
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            name="exact target probability",
+            x=labels,
+            y=exact,
+            mode="markers",
+            marker={"color": BONUS, "symbol": "diamond", "size": 9},
+            hovertemplate="%{x}<br>exact p = %{y:.2%}<extra></extra>",
+        )
+    )
+    test = comparison.homogeneity
+    apply_layout(
+        fig,
+        f"{name}: TV {comparison.tv_distance:.3f} (same-law noise ≈ "
+        f"{comparison.tv_if_equal:.3f}), χ² p = {test.p_value:.3g}, N = {report.samples:,} each",
+        "continuation" if length > 1 else "token",
+        "frequency",
+    )
+    fig.update_layout(barmode="group")
+    fig.update_yaxes(tickformat=".0%")
+    return fig
+
+
+def samples_needed_chart(report: ExactnessReport | None) -> go.Figure:
+    """Samples per arm the test needs to see a difference of a given size on the first token."""
+    fig = go.Figure()
+    apply_layout(fig, "Samples needed to see a difference", "TV difference", "samples per arm")
+    if report is None:
+        empty_note(fig, "run the lab to size the test")
+        return fig
+    fig.add_trace(
+        go.Scatter(
+            name="top token loses this much probability",
+            x=[tv for tv, _ in report.samples_needed_by_tv],
+            y=[n for _, n in report.samples_needed_by_tv],
+            mode="lines+markers",
+            line={"color": ACCEPTED},
+            hovertemplate="TV %{x}: %{y:,} samples per arm<extra></extra>",
+        )
+    )
+    if report.wrong_rule_samples_needed is not None:
+        fig.add_trace(
+            go.Scatter(
+                name="wrong rule (law q instead of p)",
+                x=[report.draft_target_tv],
+                y=[report.wrong_rule_samples_needed],
+                mode="markers",
+                marker={"color": REJECTED, "size": 11, "symbol": "x"},
+                hovertemplate="TV %{x:.3f}: %{y:,} samples per arm<extra></extra>",
+            )
+        )
+    fig.add_hline(
+        y=report.samples,
+        line={"color": PLAIN, "dash": "dash"},
+        annotation_text=f"this run: {report.samples:,}",
+    )
+    fig.update_xaxes(type="log")
+    fig.update_yaxes(type="log")
+    return fig
+
+
+def _top(comparison: Comparison) -> tuple[list[Outcome], list[Outcome]]:
+    """The most frequent outcomes (both arms together) to show, and the rest."""
+    outcomes = list(comparison.outcomes)  # already most frequent first
+    if len(outcomes) <= TOP_OUTCOMES + 1:  # an "other" bar of one outcome would hide its name
+        return outcomes, []
+    return outcomes[:TOP_OUTCOMES], outcomes[TOP_OUTCOMES:]
+
+
+def _unique_labels(outcomes: list[Outcome]) -> list[str]:
+    """Escaped labels, tokens joined by ' · '; distinct ids that read alike get their ids added,
+    since Plotly would otherwise merge their bars."""
+    labels = [" · ".join(token_label(text) for text in outcome.token_texts) for outcome in outcomes]
+    return [
+        f"{label} [{','.join(map(str, outcome.token_ids))}]" if labels.count(label) > 1 else label
+        for label, outcome in zip(labels, outcomes, strict=True)
+    ]

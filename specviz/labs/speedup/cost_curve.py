@@ -1,0 +1,93 @@
+"""How much a target forward costs as it checks more tokens at once (the verification-cost curve).
+
+Speculation pays off because verifying γ + 1 tokens in one forward pass costs little more than
+generating one: at batch size 1 a forward is bound by reading the weights from memory, and every
+extra position reuses the weights already read. On a GPU the curve is nearly flat; on a small CPU it
+rises sooner, since the arithmetic for each extra position is no longer hidden. This measures it on
+the current device, against a warm KV cache, as speculative decoding uses the model.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+
+import torch
+
+from specviz.core.model_steps import device_of, new_cache, prefill, sync
+
+
+@dataclass(frozen=True)
+class CostPoint:
+    """The forward time for `new_tokens` positions after the cached context."""
+
+    new_tokens: int
+    median_s: float
+    runs_s: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class CostCurve:
+    """Forward times for 1, 2, ... new tokens, measured on one device."""
+
+    device: str
+    context_len: int
+    points: tuple[CostPoint, ...]
+    complete: bool  # False when the time budget ran out before the last size
+
+    def relative(self) -> list[float]:
+        """Each point's time divided by the one-token time (1.0 = as cheap as one token)."""
+        base = self.points[0].median_s
+        return [point.median_s / base for point in self.points]
+
+
+@torch.inference_mode()
+def measure_verification_cost(
+    model: torch.nn.Module,
+    context_ids: torch.Tensor,
+    max_new_tokens: int = 16,
+    repeats: int = 5,
+    time_budget_s: float = 60.0,
+) -> CostCurve:
+    """Median forward time over `repeats` runs for 1..max_new_tokens new tokens after the context.
+
+    context_ids (1, T) is prefilled once; each timed forward appends k tokens to the cache and the
+    cache is cropped back, exactly the rollback speculative decoding does. One untimed warm-up
+    forward per size (and three before the first size) comes first. The whole measurement stops once time_budget_s has passed (at
+    least one size is always measured), so a slow device cannot hang the caller.
+    """
+    if context_ids.dim() != 2 or context_ids.shape[1] < 2:
+        raise ValueError("context_ids must have shape (1, T) with T >= 2")
+    if not 1 <= max_new_tokens <= 64 or repeats < 1:
+        raise ValueError("max_new_tokens must be 1..64 and repeats at least 1")
+    device = device_of(model)
+    context_ids = context_ids.to(device)
+    cache = new_cache(model)
+    prefill(model, context_ids, cache)  # all but the last context token
+    cached = cache.get_seq_length()
+    # New tokens to feed: the context's own tokens, cycled; their values do not change the cost.
+    pool = context_ids[0].repeat(max_new_tokens // context_ids.shape[1] + 1)
+    for _ in range(3):  # settle allocators and kernel choices before anything is timed
+        model(input_ids=pool[:1].view(1, 1), past_key_values=cache, use_cache=True)
+        cache.crop(-1)
+    began = time.perf_counter()
+    points: list[CostPoint] = []
+    for size in range(1, max_new_tokens + 1):
+        feed = pool[:size].view(1, size)
+        runs: list[float] = []
+        for attempt in range(repeats + 1):
+            sync(device)
+            start = time.perf_counter()
+            model(input_ids=feed, past_key_values=cache, use_cache=True)
+            sync(device)
+            elapsed = time.perf_counter() - start
+            cache.crop(-size)
+            if attempt > 0:  # the first run is the warm-up
+                runs.append(elapsed)
+        points.append(CostPoint(size, statistics.median(runs), tuple(runs)))
+        if time.perf_counter() - began > time_budget_s:
+            break
+    if cache.get_seq_length() != cached:
+        raise RuntimeError("the KV cache was not rolled back to the context")  # pragma: no cover
+    return CostCurve(str(device), cached, tuple(points), len(points) == max_new_tokens)

@@ -1,0 +1,333 @@
+"""Why speculation wins or loses: the speedup model of Leviathan et al. (2023), fed with measurements.
+
+With per-token acceptance rate α, γ drafted tokens per cycle, a draft step costing c target steps and
+a verification of γ + 1 tokens costing v(γ) target steps, one cycle costs γ·c + v(γ) target steps and
+yields on average τ = (1 − α^(γ+1)) / (1 − α) tokens (eq. 1), so the speedup over plain decoding is
+
+    S(α, γ) = τ / (γ·c + v(γ)).                                  (Theorem 3.8 has v = 1)
+
+Two labs sit on this formula: the theory computed from this run's measured α, c and v, overlaid with
+the speedups measured at several γ; and a projection of the same α onto a GPU through a roofline
+model of forward time. The projection is a model, never a measurement, and its record says so.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import TypeVar
+
+import torch
+
+from specviz.core.engine import DraftModelPairLike, autoregressive_generate, speculative_generate
+from specviz.core.events import Cycle, Step, Totals
+from specviz.core.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
+from specviz.drafters.draft_model import ModelDrafter
+from specviz.labs.speedup.cost_curve import CostCurve, measure_verification_cost
+
+Progress = Callable[[float, str], None]
+ALL_GAMMAS = range(GAMMA_MIN, GAMMA_MAX + 1)
+
+
+def expected_tokens_per_pass(alpha: float, gamma: int) -> float:
+    """τ = (1 − α^(γ+1)) / (1 − α): expected tokens per target pass (Leviathan et al., eq. 1)."""
+    check_alpha(alpha)
+    if gamma < 0:
+        raise ValueError(f"γ must be non-negative, got {gamma}")
+    # The same geometric series summed term by term: exact at α = 1 (τ = γ + 1) and near it.
+    return sum(alpha**i for i in range(gamma + 1))
+
+
+def predicted_speedup(alpha: float, gamma: int, draft_cost: float, verify_cost: float) -> float:
+    """S = τ / (γ·c + v): plain decoding spends one target step per token, a cycle γ·c + v steps.
+
+    With v = 1 this is Leviathan et al.'s improvement factor (1 − α^(γ+1)) / ((1 − α)(γc + 1)).
+    Whenever α ≤ c and v ≥ 1 it is at most 1 for every γ: each drafted token costs c but is worth
+    at most α < c of a target step, so speculation cannot win.
+    """
+    if draft_cost < 0 or verify_cost <= 0:
+        raise ValueError("draft cost must be >= 0 and verification cost > 0")
+    return expected_tokens_per_pass(alpha, gamma) / (gamma * draft_cost + verify_cost)
+
+
+@dataclass(frozen=True)
+class SpeedupRow:
+    """The model at one γ."""
+
+    gamma: int
+    tau: float  # expected tokens per target pass
+    verify_cost: float  # v(γ): one forward over γ + 1 tokens, in one-token forwards
+    verify_extrapolated: bool  # v(γ) lies beyond the measured cost curve (linear extrapolation)
+    speedup: float  # predicted tokens/s over plain decoding's
+
+
+@dataclass(frozen=True)
+class SpeedupTheory:
+    """The speedup model evaluated with α, c and v(γ) all measured on this device."""
+
+    alpha: float  # per-token acceptance rate
+    draft_cost: float  # c = draft one-token step / target one-token step
+    target_step_s: float
+    draft_step_s: float
+    rows: tuple[SpeedupRow, ...]
+    best_gamma: int
+    best_speedup: float
+    # The least α at which some γ of `rows` beats plain decoding (None: not even α = 1 does).
+    break_even_alpha: float | None
+
+
+def speedup_rows(
+    alpha: float, draft_cost: float, verify: Mapping[int, tuple[float, bool]]
+) -> tuple[SpeedupRow, ...]:
+    return tuple(
+        SpeedupRow(
+            gamma,
+            expected_tokens_per_pass(alpha, gamma),
+            v,
+            extrapolated,
+            predicted_speedup(alpha, gamma, draft_cost, v),
+        )
+        for gamma, (v, extrapolated) in verify.items()
+    )
+
+
+def best_speedup_row(rows: Iterable[SpeedupRow]) -> SpeedupRow:
+    """The row with the highest predicted speedup (the smallest γ among ties)."""
+    return max(rows, key=lambda row: (row.speedup, -row.gamma))
+
+
+def break_even_alpha(draft_cost: float, verify_costs: Mapping[int, float]) -> float | None:
+    """The least α for which some γ gives S ≥ 1, by bisection (S grows with α at every γ)."""
+
+    def wins(alpha: float) -> bool:
+        return any(
+            predicted_speedup(alpha, gamma, draft_cost, v) >= 1.0
+            for gamma, v in verify_costs.items()
+        )
+
+    if not wins(1.0):
+        return None
+    low, high = 0.0, 1.0
+    for _ in range(40):
+        mid = (low + high) / 2
+        low, high = (low, mid) if wins(mid) else (mid, high)
+    return high
+
+
+def verify_costs(curve: CostCurve, gammas: Iterable[int]) -> dict[int, tuple[float, bool]]:
+    """v(γ) = time(γ + 1 tokens) / time(1 token) from the curve, and whether it was extrapolated.
+
+    Beyond the last measured size the curve is continued as a straight line fitted to its last (up
+    to four) points, never falling; with a single point verification is assumed free (v = 1).
+    """
+    relative = curve.relative()  # relative[k - 1] is the cost of k tokens
+    measured = len(relative)
+    tail = list(enumerate(relative, start=1))[-4:]
+    slope = 0.0
+    if len(tail) >= 2:
+        mean_k = sum(k for k, _ in tail) / len(tail)
+        mean_v = sum(v for _, v in tail) / len(tail)
+        spread = sum((k - mean_k) ** 2 for k, _ in tail)
+        slope = max(0.0, sum((k - mean_k) * (v - mean_v) for k, v in tail) / spread)
+    costs = {}
+    for gamma in gammas:
+        size = gamma + 1
+        if size <= measured:
+            costs[gamma] = (relative[size - 1], False)
+        else:
+            costs[gamma] = (relative[-1] + slope * (size - measured), True)
+    return costs
+
+
+def theory_from_measurements(
+    alpha: float, target_curve: CostCurve, draft_step_s: float, gammas: Iterable[int] = ALL_GAMMAS
+) -> SpeedupTheory:
+    """The speedup model with α from a run, v(γ) from the target's cost curve and c = draft/target."""
+    check_alpha(alpha)
+    target_step_s = target_curve.points[0].median_s
+    draft_cost = draft_step_s / target_step_s
+    verify = verify_costs(target_curve, gammas)
+    rows = speedup_rows(alpha, draft_cost, verify)
+    best = best_speedup_row(rows)
+    return SpeedupTheory(
+        alpha=alpha,
+        draft_cost=draft_cost,
+        target_step_s=target_step_s,
+        draft_step_s=draft_step_s,
+        rows=rows,
+        best_gamma=best.gamma,
+        best_speedup=best.speedup,
+        break_even_alpha=break_even_alpha(draft_cost, {g: v for g, (v, _) in verify.items()}),
+    )
+
+
+# --- Measurement: the same prompt decoded plainly and speculatively at several γ ------------------
+
+
+@dataclass(frozen=True)
+class MeasuredRun:
+    """One speculative run at a fixed γ, measured (engine time)."""
+
+    gamma: int
+    alpha: float  # accepted / tested draft positions
+    tau: float  # new tokens per target pass
+    tokens_per_s: float
+    speedup: float  # tokens_per_s / plain decoding's tokens/s on the same prompt and settings
+    new_tokens: int
+    accepted_positions: int
+    tested_positions: int
+    draft_s_per_forward: float  # in-run draft time per draft forward (sampling included)
+    verify_s_per_pass: float  # in-run target verification time per pass
+    complete: bool  # False when the time budget cut the run short
+
+
+@dataclass(frozen=True)
+class SpeedupLab:
+    """Measured runs at several γ, the cost curves, and the theory from the pooled α."""
+
+    plain_tokens_per_s: float
+    plain_new_tokens: int
+    plain_s_per_token: float
+    plain_complete: bool
+    runs: tuple[MeasuredRun, ...]
+    target_curve: CostCurve
+    draft_curve: CostCurve  # one point: the draft's one-token step
+    theory: SpeedupTheory
+    elapsed_s: float
+    complete: bool  # every run finished and the cost curve reached its last size
+
+
+_RUN_SHARE = 0.7  # of the time budget for the decoding runs; the cost curves get the rest
+
+
+def measure_speedup_lab(
+    pair: DraftModelPairLike,
+    prompt_ids: torch.Tensor,
+    settings: GenerationSettings,
+    gammas: Iterable[int] = (1, 2, 3, 5, 8),
+    cost_max_tokens: int = 16,
+    cost_repeats: int = 3,
+    time_budget_s: float = 90.0,
+    progress: Progress | None = None,
+) -> SpeedupLab:
+    """Decode plainly once and speculatively at each γ, measure the cost curves, fit the theory.
+
+    The theory's α pools every run (accepted over tested positions). Runs share 70% of the time
+    budget and each is cut short (marked incomplete) past its share; the cost curve gets the rest
+    and always measures at least one size, so the total is bounded by about the budget.
+    """
+    gammas = tuple(gammas)
+    if not gammas or not all(GAMMA_MIN <= g <= GAMMA_MAX for g in gammas):
+        raise ValueError(f"γ values must be between {GAMMA_MIN} and {GAMMA_MAX}, got {gammas}")
+    if prompt_ids.dim() != 2 or prompt_ids.shape[1] < 2:
+        raise ValueError("the prompt must have at least two tokens")
+    report = progress or (lambda fraction, message: None)
+    began = time.perf_counter()
+    deadline = began + time_budget_s
+    runs_deadline = began + _RUN_SHARE * time_budget_s
+    # Warm-up: the first forwards after loading pay for kernel selection and allocation.
+    report(0.0, "warming up")
+    warm = replace(settings, max_new_tokens=min(4, settings.max_new_tokens))
+    _drain(autoregressive_generate(pair, prompt_ids, warm), deadline)
+    warm_drafter = ModelDrafter(pair.draft)
+    _drain(
+        speculative_generate(pair, prompt_ids, _fixed(warm, max(gammas)), warm_drafter), deadline
+    )
+
+    runs_left = 1 + len(gammas)
+
+    def run_deadline() -> float:
+        # Each run gets an equal share of what is left; a run that ends early leaves its time.
+        now = time.perf_counter()
+        return now + max(0.0, runs_deadline - now) / runs_left
+
+    report(0.0, "plain decoding (the baseline)")
+    steps, plain_complete = _drain(
+        autoregressive_generate(pair, prompt_ids, settings), run_deadline()
+    )
+    plain = steps[-1].totals
+    runs_left -= 1
+    runs: list[MeasuredRun] = []
+    for index, gamma in enumerate(gammas):
+        report(_RUN_SHARE * (index + 1) / (len(gammas) + 1), f"speculative decoding at γ = {gamma}")
+        # A fixed γ with no early draft stop: the formula assumes exactly γ drafts every cycle.
+        drafter = ModelDrafter(pair.draft)
+        cycles, complete = _drain(
+            speculative_generate(pair, prompt_ids, _fixed(settings, gamma), drafter),
+            run_deadline(),
+        )
+        runs_left -= 1
+        runs.append(_measured(gamma, cycles, plain, complete))
+
+    report(_RUN_SHARE, "verification-cost curve of the target")
+    target_curve = measure_verification_cost(
+        pair.target,
+        prompt_ids,
+        max_new_tokens=cost_max_tokens,
+        repeats=cost_repeats,
+        time_budget_s=max(0.0, deadline - time.perf_counter()),
+    )
+    report(0.95, "one draft step")
+    draft_curve = measure_verification_cost(
+        pair.draft, prompt_ids, max_new_tokens=1, repeats=cost_repeats
+    )
+    accepted = sum(run.accepted_positions for run in runs)
+    tested = sum(run.tested_positions for run in runs)
+    theory = theory_from_measurements(
+        accepted / tested if tested else 0.0, target_curve, draft_curve.points[0].median_s
+    )
+    report(1.0, "done")
+    return SpeedupLab(
+        plain_tokens_per_s=plain.tokens_per_s,
+        plain_new_tokens=plain.new_tokens,
+        plain_s_per_token=plain.elapsed_s / max(plain.new_tokens, 1),
+        plain_complete=plain_complete,
+        runs=tuple(runs),
+        target_curve=target_curve,
+        draft_curve=draft_curve,
+        theory=theory,
+        elapsed_s=time.perf_counter() - began,
+        complete=plain_complete and all(run.complete for run in runs) and target_curve.complete,
+    )
+
+
+def _fixed(settings: GenerationSettings, gamma: int) -> GenerationSettings:
+    return replace(
+        settings, gamma=gamma, adaptive_gamma=False, draft_stop_below=0.0, draft_stop_cumulative=0.0
+    )
+
+
+Event = TypeVar("Event", Step, Cycle)
+
+
+def _drain(events: Iterator[Event], deadline: float) -> tuple[list[Event], bool]:
+    """Every event of a run, stopping after the first one past the deadline; (events, finished)."""
+    kept: list[Event] = []
+    for event in events:
+        kept.append(event)
+        if time.perf_counter() > deadline:
+            return kept, False
+    return kept, True
+
+
+def _measured(gamma: int, cycles: list[Cycle], plain: Totals, complete: bool) -> MeasuredRun:
+    totals = cycles[-1].totals
+    return MeasuredRun(
+        gamma=gamma,
+        alpha=totals.acceptance_rate,
+        tau=totals.tokens_per_target_pass,
+        tokens_per_s=totals.tokens_per_s,
+        speedup=totals.tokens_per_s / plain.tokens_per_s if plain.tokens_per_s else 0.0,
+        new_tokens=totals.new_tokens,
+        accepted_positions=totals.accepted_positions,
+        tested_positions=totals.tested_positions,
+        draft_s_per_forward=sum(c.timing.draft_s for c in cycles) / max(totals.draft_forwards, 1),
+        verify_s_per_pass=sum(c.timing.verify_s for c in cycles) / max(totals.target_forwards, 1),
+        complete=complete,
+    )
+
+
+def check_alpha(alpha: float) -> None:
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"α must be in [0, 1], got {alpha}")

@@ -1,0 +1,302 @@
+"""Task dependence: how much speculation buys on code, stories, explanations, translation, rewriting.
+
+A draft model guesses well where the text is predictable (code, translation) and badly where it is
+open-ended (stories), so α, τ and the speedup depend on the task as much as on the pair. This runs
+each task's example prompts both ways at the same settings, speculative and plain, and pools the
+engine's own counters per task: α = Σ accepted / Σ tested, τ = Σ new tokens / Σ target passes,
+tokens/s = Σ new tokens / Σ engine seconds (the prompt read in the first pass, as the app's counters), and
+speedup = speculative tokens/s ÷ plain tokens/s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+import torch
+
+from specviz.core.engine import DraftModelPairLike, autoregressive_generate, speculative_generate
+from specviz.core.events import Cycle, Step, Totals
+from specviz.core.settings import GenerationSettings
+from specviz.drafters.draft_model import ModelDrafter
+from specviz.models.presets import TASKS
+
+__all__ = [
+    "PromptRun",
+    "TaskProgress",
+    "TaskReport",
+    "TaskResult",
+    "iter_task_measurements",
+    "measure_tasks",
+]
+
+_SAMPLE_CHARS = 80  # enough of the output to recognise the task, short enough for a table cell
+_WARM_UP_TOKENS = 4  # one-time costs (allocations, kernel choices) land here, not on the first task
+
+
+@dataclass(frozen=True)
+class PromptRun:
+    """One prompt decoded both ways at the same settings and seed."""
+
+    prompt: str
+    speculative: Totals
+    plain: Totals
+    speculative_text: str
+    plain_text: str  # greedy: equal to speculative_text up to rounding in low-precision forwards
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """One task's prompts, with the counters pooled over them (longer runs weigh more)."""
+
+    task: str
+    runs: tuple[PromptRun, ...]
+
+    @property
+    def speculative(self) -> Totals:
+        return _pooled([run.speculative for run in self.runs])
+
+    @property
+    def plain(self) -> Totals:
+        return _pooled([run.plain for run in self.runs])
+
+    @property
+    def acceptance_rate(self) -> float:
+        """α over all the task's cycles: accepted / tested draft positions."""
+        return self.speculative.acceptance_rate
+
+    @property
+    def tokens_per_target_pass(self) -> float:
+        """τ over all the task's cycles: new tokens per target forward."""
+        return self.speculative.tokens_per_target_pass
+
+    @property
+    def speedup(self) -> float:
+        """Speculative tokens/s ÷ plain tokens/s (engine time, the same for both)."""
+        plain = self.plain.tokens_per_s
+        return self.speculative.tokens_per_s / plain if plain > 0 else 0.0
+
+    @property
+    def prompts(self) -> tuple[str, ...]:
+        return tuple(run.prompt for run in self.runs)
+
+    @property
+    def sample(self) -> str:
+        """The start of the first non-blank speculative output, on one line."""
+        lines = (" ".join(run.speculative_text.split()) for run in self.runs)
+        text = next((line for line in lines if line), "")
+        return text if len(text) <= _SAMPLE_CHARS else text[: _SAMPLE_CHARS - 1] + "…"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict with the pooled measures first."""
+        return {
+            "task": self.task,
+            "acceptance_rate": self.acceptance_rate,
+            "tokens_per_target_pass": self.tokens_per_target_pass,
+            "speculative_tokens_per_s": self.speculative.tokens_per_s,
+            "plain_tokens_per_s": self.plain.tokens_per_s,
+            "speedup": self.speedup,
+            "new_tokens": self.speculative.new_tokens,
+            "sample": self.sample,
+            "runs": [asdict(run) for run in self.runs],
+        }
+
+
+@dataclass(frozen=True)
+class TaskReport:
+    """Every measured task, in TASKS order; complete is False when the run was stopped early."""
+
+    settings: GenerationSettings
+    tasks: tuple[TaskResult, ...]
+    complete: bool
+
+    def ranked(self) -> tuple[TaskResult, ...]:
+        """Tasks from the highest α to the lowest."""
+        return tuple(sorted(self.tasks, key=lambda result: -result.acceptance_rate))
+
+    def narrative(self) -> str:
+        """One sentence for the audience: which task the draft guesses best and worst."""
+        ranked = self.ranked()
+        if not ranked:
+            return "No task measured yet."
+        best, worst = ranked[0], ranked[-1]
+        if len(ranked) == 1:
+            return f"Only {best.task} measured: {_measures(best)}."
+        return (
+            f"The draft guesses {best.task} best ({_measures(best)}) "
+            f"and {worst.task} worst ({_measures(worst)})."
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: the settings, then one entry per task."""
+        return {
+            "settings": asdict(self.settings),
+            "complete": self.complete,
+            "tasks": [result.to_dict() for result in self.tasks],
+        }
+
+
+@dataclass(frozen=True)
+class TaskProgress:
+    """Where the measurement stands: sent before each run and once at the end."""
+
+    fraction: float  # runs finished / runs planned
+    message: str  # the run about to start, e.g. "story 2/5: plain decoding"; or "done"
+    report: TaskReport  # everything measured so far
+
+
+def measure_tasks(
+    pair: DraftModelPairLike,
+    prompts: Mapping[str, Sequence[str]],
+    encode: Callable[[str], torch.Tensor],
+    settings: GenerationSettings,
+    prompts_per_task: int = 1,
+    progress: Callable[[float, str], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    warm_up: bool = True,
+) -> TaskReport:
+    """Run each task's first prompts speculatively and plainly; α, τ and speedup per task.
+
+    progress(fraction, message) is called before each run and once at the end; should_stop is
+    polled between cycles, and a stop drops the unfinished prompt and returns what was finished.
+    """
+    updates = iter_task_measurements(
+        pair, prompts, encode, settings, prompts_per_task, should_stop, warm_up
+    )
+    report = TaskReport(settings, (), complete=False)
+    for update in updates:
+        if progress is not None:
+            progress(update.fraction, update.message)
+        report = update.report
+    return report
+
+
+def iter_task_measurements(
+    pair: DraftModelPairLike,
+    prompts: Mapping[str, Sequence[str]],
+    encode: Callable[[str], torch.Tensor],
+    settings: GenerationSettings,
+    prompts_per_task: int = 1,
+    should_stop: Callable[[], bool] | None = None,
+    warm_up: bool = True,
+) -> Iterator[TaskProgress]:
+    """measure_tasks as a stream, so a UI can redraw the chart as each prompt finishes.
+
+    The arguments are checked here, before the first run, not on the first next().
+    """
+    if prompts_per_task < 1:
+        raise ValueError(f"prompts per task must be at least 1, got {prompts_per_task}")
+    plan = _plan(prompts, prompts_per_task)
+    return _measure(pair, plan, encode, settings, should_stop or _never, warm_up)
+
+
+def _plan(
+    prompts: Mapping[str, Sequence[str]], prompts_per_task: int
+) -> list[tuple[str, tuple[str, ...]]]:
+    """(task, its first prompts) in TASKS order, then any other tasks in the order given."""
+    for task, items in prompts.items():
+        if isinstance(items, str):
+            # A bare string is a Sequence too, and would be measured one character at a time.
+            raise ValueError(f"the prompts of task {task!r} must be a list of strings, not one")
+    order = sorted(prompts, key=lambda task: TASKS.index(task) if task in TASKS else len(TASKS))
+    plan = [(task, tuple(prompts[task][:prompts_per_task])) for task in order if prompts[task]]
+    if not plan:
+        raise ValueError("there are no prompts to measure: no task has any")
+    return plan
+
+
+def _measure(
+    pair: DraftModelPairLike,
+    plan: list[tuple[str, tuple[str, ...]]],
+    encode: Callable[[str], torch.Tensor],
+    settings: GenerationSettings,
+    should_stop: Callable[[], bool],
+    warm_up: bool,
+) -> Iterator[TaskProgress]:
+    total = 2 * sum(len(task_prompts) for _, task_prompts in plan)
+    finished: list[TaskResult] = []
+
+    def update(done: int, message: str, complete: bool = False) -> TaskProgress:
+        report = TaskReport(settings, tuple(result for result in finished if result.runs), complete)
+        return TaskProgress(done / total, message, report)
+
+    if warm_up:
+        yield update(0, "warming up")
+        short = replace(settings, max_new_tokens=min(_WARM_UP_TOKENS, settings.max_new_tokens))
+        for _, events in _decoders(pair, encode(plan[0][1][0]), short):
+            _drain(events, should_stop)
+    done = 0
+    for task_index, (task, task_prompts) in enumerate(plan):
+        finished.append(TaskResult(task, ()))
+        for prompt_index, prompt in enumerate(task_prompts):
+            where = f"{task} {task_index + 1}/{len(plan)}"
+            if len(task_prompts) > 1:
+                where += f", prompt {prompt_index + 1}/{len(task_prompts)}"
+            outcomes: list[tuple[Totals, str]] = []
+            for label, events in _decoders(pair, encode(prompt), settings):
+                yield update(done, f"{where}: {label}")
+                outcome = _drain(events, should_stop)
+                if outcome is None:
+                    yield update(done, f"stopped after {done} of {total} runs")
+                    return
+                outcomes.append(outcome)
+                done += 1
+            (spec_totals, spec_text), (plain_totals, plain_text) = outcomes
+            run = PromptRun(prompt, spec_totals, plain_totals, spec_text, plain_text)
+            finished[-1] = TaskResult(task, (*finished[-1].runs, run))
+    yield update(done, "done", complete=True)
+
+
+def _decoders(
+    pair: DraftModelPairLike, prompt_ids: torch.Tensor, settings: GenerationSettings
+) -> list[tuple[str, Iterator[Cycle] | Iterator[Step]]]:
+    """Both decoders on one prompt, same settings and seed; generators, so nothing runs yet."""
+    drafter = ModelDrafter(pair.draft)
+    return [
+        ("speculative decoding", speculative_generate(pair, prompt_ids, settings, drafter)),
+        ("plain decoding", autoregressive_generate(pair, prompt_ids, settings)),
+    ]
+
+
+def _drain(
+    events: Iterator[Cycle] | Iterator[Step], should_stop: Callable[[], bool]
+) -> tuple[Totals, str] | None:
+    """Run a decoder to the end: its final counters and text, or None if stopped first."""
+    totals: Totals | None = None
+    pieces: list[str] = []
+    for event in events:
+        if isinstance(event, Cycle):
+            pieces.extend(token.text for token in event.emitted)
+        else:
+            pieces.append(event.token.text)
+        totals = event.totals
+        if not event.finished and should_stop():
+            return None
+    if totals is None:  # pragma: no cover - every decoder emits at least one event
+        raise RuntimeError("the decoder produced no events")
+    return totals, "".join(pieces)
+
+
+def _pooled(parts: Sequence[Totals]) -> Totals:
+    """Counters summed over runs, so the ratios are pooled: Σ accepted / Σ tested, and so on."""
+    return Totals(
+        new_tokens=sum(part.new_tokens for part in parts),
+        target_forwards=sum(part.target_forwards for part in parts),
+        draft_forwards=sum(part.draft_forwards for part in parts),
+        tested_positions=sum(part.tested_positions for part in parts),
+        accepted_positions=sum(part.accepted_positions for part in parts),
+        elapsed_s=sum(part.elapsed_s for part in parts),
+        prefill_s=sum(part.prefill_s for part in parts),
+    )
+
+
+def _measures(result: TaskResult) -> str:
+    return (
+        f"α {result.acceptance_rate:.0%}, τ {result.tokens_per_target_pass:.2f}, "
+        f"{result.speedup:.2f}× plain speed"
+    )
+
+
+def _never() -> bool:
+    return False

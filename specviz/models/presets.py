@@ -1,0 +1,561 @@
+"""Model-pair presets: which draft and target to load, and with which settings.
+
+A preset is one TOML file in the repository's ``presets/`` folder.  Keeping the
+pairs in data files (rather than in Python) lets people add a pair without
+touching code, so the loader is strict: unknown keys, wrong types and
+out-of-range values are rejected with a message naming the file and the field,
+because a silently ignored typo (``gama = 8``) would make the UI behave in a way
+nobody asked for.
+
+Example file (``presets/my-pair.toml``)::
+
+    id = "my-pair"
+    label = "Qwen2.5 0.5B → 7B"
+    draft = "hub:Qwen/Qwen2.5-0.5B-Instruct"
+    target = "hub:Qwen/Qwen2.5-7B-Instruct"
+    dtype = "bfloat16"
+    gamma = 5
+
+    [prompts]
+    code = ["Write a Python function that reverses a string."]
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import tomllib
+import types
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "DRAFT_QUANTIZATIONS",
+    "DTYPES",
+    "PRESETS_DIR",
+    "SOURCE_KINDS",
+    "TASKS",
+    "ModelSource",
+    "Preset",
+    "PresetError",
+    "default_preset",
+    "load_preset",
+    "load_presets",
+]
+
+#: Prompt categories, in the order the UI lists them.  The acceptance rate of a
+#: draft differs a lot between predictable text (code, translation) and
+#: open-ended text (stories), which is the contrast the visualiser is built to show.
+TASKS: tuple[str, ...] = ("code", "story", "explanation", "translation", "rewriting")
+
+#: Where a model comes from: a Hugging Face Hub id, a local folder in
+#: ``transformers`` layout, a single ``.gguf`` file, or a model shipped with the
+#: project's offline packages.
+SOURCE_KINDS: tuple[str, ...] = ("hub", "local", "gguf", "bundled")
+
+#: How the draft's linear layers are stored: "int8" applies PyTorch's dynamic int8
+#: quantization on the CPU, which made the bundled draft about 2.5x faster there;
+#: "int8wo" stores int8 weights only and keeps activations in the preset dtype, so the
+#: draft's numbers barely depend on how many tokens a forward carries (specviz.models.quantize).
+#: Any draft keeps decoding lossless: the verifier uses the q the draft really had.
+DRAFT_QUANTIZATIONS: tuple[str, ...] = ("none", "int8", "int8wo")
+
+#: Accepted ``dtype`` values; "auto" leaves the choice to the loader.
+DTYPES: tuple[str, ...] = ("bfloat16", "float32", "float16", "auto")
+
+#: The repository's preset folder; resolved from this file rather than the
+#: working directory so the app finds it wherever it is launched from.
+PRESETS_DIR: Path = Path(__file__).resolve().parents[2] / "presets"
+
+# Dots are allowed because model sizes such as "qwen2.5" and "0.5b" are the most
+# natural way to name a pair; the ends must be alphanumeric so ids stay tidy.
+_ID_RE = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?")
+# A Hub id is "name" or "org/name"; checking the shape catches the common slip of
+# writing a filesystem path after "hub:" instead of "local:".
+_HUB_REF_RE = re.compile(r"[\w.-]+(?:/[\w.-]+)?")
+
+_GAMMA_RANGE = (1, 16)
+_MAX_NEW_TOKENS_RANGE = (1, 4096)
+_TEMPERATURE_RANGE = (0.0, 2.0)
+
+_REQUIRED_KEYS: tuple[str, ...] = (
+    "id",
+    "label",
+    "draft",
+    "target",
+    "dtype",
+    "gamma",
+    "prompts",
+)
+_OPTIONAL_DEFAULTS: Mapping[str, object] = types.MappingProxyType(
+    {
+        "description": "",
+        "adaptive_gamma": False,
+        "temperature": 0.0,
+        "top_k": 0,
+        "top_p": 1.0,
+        "max_new_tokens": 128,
+        "chat_template": True,
+        "trust_remote_code": False,
+        "draft_quantization": "none",
+        "draft_stop_below": 0.0,
+        "draft_stop_cumulative": 0.0,
+        "default": False,
+    }
+)
+
+
+class PresetError(ValueError):
+    """A preset or model source is invalid.
+
+    The message is ``"<file>: field '<field>': <reason>"``, with either prefix
+    left out when it is not known, so that a user who edits a preset file can go
+    straight to the offending line.  The parts are also kept as attributes for
+    callers (such as the UI) that want to show them separately.
+    """
+
+    def __init__(self, reason: str, *, path: str | None = None, field: str | None = None) -> None:
+        self.reason = reason
+        self.path = path
+        self.field = field
+        parts = []
+        if path is not None:
+            parts.append(path)
+        if field is not None:
+            parts.append(f"field {field!r}")
+        parts.append(reason)
+        super().__init__(": ".join(parts))
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Keyword-only arguments are not restored by the default exception
+        # pickling, which would break errors sent across process boundaries.
+        return (_rebuild_error, (self.reason, self.path, self.field))
+
+    def at(self, path: str) -> PresetError:
+        """Return a copy located in *path*, keeping an already known location."""
+        if self.path is not None:
+            return self
+        return PresetError(self.reason, path=path, field=self.field)
+
+
+def _rebuild_error(reason: str, path: str | None, field: str | None) -> PresetError:
+    return PresetError(reason, path=path, field=field)
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """Where to load one model from; written in presets as ``"kind:ref"``."""
+
+    kind: str
+    ref: str
+    revision: str | None = None
+
+    def __post_init__(self) -> None:
+        # Validated here as well as in parse() so that sources built in code
+        # (e.g. a custom pair typed into the UI) get the same guarantees.
+        if self.kind not in SOURCE_KINDS:
+            raise PresetError(
+                f"unknown model source kind {self.kind!r}; "
+                f"expected one of {', '.join(SOURCE_KINDS)}"
+            )
+        if not self.ref or self.ref != self.ref.strip():
+            raise PresetError(
+                f"model source {self.kind!r} needs a non-empty reference without "
+                f"surrounding spaces, got {self.ref!r}"
+            )
+        if self.kind == "hub" and not _HUB_REF_RE.fullmatch(self.ref):
+            raise PresetError(
+                f"hub model id must look like 'org/name' or 'name', got {self.ref!r} "
+                "(use 'local:' for a folder on disk)"
+            )
+        if self.kind == "gguf" and not self.ref.lower().endswith(".gguf"):
+            raise PresetError(f"gguf model source must name a .gguf file, got {self.ref!r}")
+        if self.kind == "bundled" and ("/" in self.ref or "\\" in self.ref):
+            raise PresetError(
+                f"bundled model source takes a model name, not a path, got {self.ref!r}"
+            )
+        if self.revision is not None:
+            if self.kind != "hub":
+                raise PresetError(
+                    f"a revision only applies to hub models, not {self.kind!r} "
+                    f"(got revision {self.revision!r})"
+                )
+            if not self.revision or self.revision != self.revision.strip():
+                raise PresetError(
+                    f"revision must be non-empty without surrounding spaces, got {self.revision!r}"
+                )
+
+    @classmethod
+    def parse(cls, text: str) -> ModelSource:
+        """Parse ``"kind:ref"``, e.g. ``"hub:Qwen/Qwen2.5-0.5B-Instruct@main"``.
+
+        Only hub sources take an ``@revision`` suffix: hub ids cannot contain
+        ``@`` so the split is unambiguous, whereas a local path may.
+        """
+        if not isinstance(text, str):
+            raise PresetError(f"model source must be a string, got {_type_name(text)}")
+        stripped = text.strip()
+        kind, sep, ref = stripped.partition(":")
+        if not sep:
+            raise PresetError(
+                f"model source {text!r} has no kind prefix; write it as 'KIND:REF' "
+                f"with KIND one of {', '.join(SOURCE_KINDS)} "
+                "(e.g. 'hub:Qwen/Qwen2.5-0.5B-Instruct')"
+            )
+        kind = kind.strip()
+        if kind not in SOURCE_KINDS:
+            raise PresetError(
+                f"unknown model source kind {kind!r} in {text!r}; "
+                f"expected one of {', '.join(SOURCE_KINDS)}"
+            )
+        ref = ref.strip()
+        revision: str | None = None
+        if kind == "hub" and "@" in ref:
+            ref, _, revision = ref.partition("@")
+            ref, revision = ref.strip(), revision.strip()
+            if not revision:
+                raise PresetError(f"model source {text!r} has an empty revision after '@'")
+        if not ref:
+            raise PresetError(f"model source {text!r} has an empty reference after {kind!r}")
+        return cls(kind=kind, ref=ref, revision=revision)
+
+    def __str__(self) -> str:
+        text = f"{self.kind}:{self.ref}"
+        if self.revision is not None:
+            text += f"@{self.revision}"
+        return text
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One draft/target pair with its recommended decoding settings."""
+
+    id: str
+    label: str
+    description: str
+    draft: ModelSource
+    target: ModelSource
+    dtype: str
+    gamma: int
+    adaptive_gamma: bool
+    temperature: float
+    top_k: int
+    top_p: float
+    max_new_tokens: int
+    chat_template: bool
+    trust_remote_code: bool
+    default: bool
+    # Excluded from the hash because a mapping is unhashable; equality still
+    # compares it.  __post_init__ freezes it into a read-only view.
+    prompts: Mapping[str, tuple[str, ...]] = field(hash=False)
+    draft_quantization: str = "none"  # "int8" / "int8wo": int8 draft on the CPU (see above)
+    draft_stop_below: float = 0.0  # end a draft after a token the draft gave less probability
+    draft_stop_cumulative: float = 0.0  # end it once the product of its top probabilities is lower
+
+    def __post_init__(self) -> None:
+        # All value checks live here, so presets built in code are held to the
+        # same rules as files; load_preset() adds the file name to the error.
+        if not isinstance(self.id, str) or not _ID_RE.fullmatch(self.id):
+            raise PresetError(
+                "must be a lowercase slug of letters, digits, '.' and '-' that starts "
+                f"and ends with a letter or digit, got {self.id!r}",
+                field="id",
+            )
+        _check_text(self.label, "label", allow_empty=False)
+        _check_text(self.description, "description", allow_empty=True)
+        for name in ("draft", "target"):
+            if not isinstance(getattr(self, name), ModelSource):
+                raise PresetError(
+                    f"must be a ModelSource, got {_type_name(getattr(self, name))}",
+                    field=name,
+                )
+        if self.draft_quantization not in DRAFT_QUANTIZATIONS:
+            raise PresetError(
+                f"must be one of {', '.join(DRAFT_QUANTIZATIONS)}, got {self.draft_quantization!r}",
+                field="draft_quantization",
+            )
+        for stop in ("draft_stop_below", "draft_stop_cumulative"):
+            _check_float(getattr(self, stop), stop, 0.0, 0.99)
+            object.__setattr__(self, stop, float(getattr(self, stop)))
+        if self.dtype not in DTYPES:
+            raise PresetError(
+                f"must be one of {', '.join(DTYPES)}, got {self.dtype!r}", field="dtype"
+            )
+        _check_int(self.gamma, "gamma", *_GAMMA_RANGE)
+        _check_int(self.max_new_tokens, "max_new_tokens", *_MAX_NEW_TOKENS_RANGE)
+        _check_int(self.top_k, "top_k", 0, None)
+        _check_float(self.temperature, "temperature", *_TEMPERATURE_RANGE)
+        _check_float(self.top_p, "top_p", 0.0, 1.0)
+        if self.top_p <= 0.0:
+            # top_p = 0 would keep no tokens at all; "off" is written as 1.0.
+            raise PresetError(
+                f"must be greater than 0 and at most 1 (1.0 = off), got {self.top_p!r}",
+                field="top_p",
+            )
+        for name in ("adaptive_gamma", "chat_template", "trust_remote_code", "default"):
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise PresetError(f"must be true or false, got {_type_name(value)}", field=name)
+        # Store floats as floats even when written as TOML integers ("top_p = 1").
+        object.__setattr__(self, "temperature", float(self.temperature))
+        object.__setattr__(self, "top_p", float(self.top_p))
+        object.__setattr__(self, "prompts", _freeze_prompts(self.prompts, self._is_bundled()))
+
+    def _is_bundled(self) -> bool:
+        return self.draft.kind == "bundled" or self.target.kind == "bundled"
+
+    def prompts_flat(self) -> list[tuple[str, str]]:
+        """Return ``[(task, prompt), ...]`` in ``TASKS`` order, for dropdowns."""
+        return [(task, prompt) for task in TASKS for prompt in self.prompts.get(task, ())]
+
+
+def load_preset(path: str | os.PathLike[str]) -> Preset:
+    """Read and validate one preset file.
+
+    Raises PresetError naming the file (and the field, where there is one) for
+    unreadable files, TOML syntax errors, unknown or missing keys, wrong types
+    and out-of-range values, and when ``id`` differs from the file stem.
+    """
+    path = Path(path)
+    where = str(path)
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except OSError as exc:
+        raise PresetError(f"cannot read preset file: {exc.strerror or exc}", path=where) from exc
+    except UnicodeDecodeError as exc:
+        raise PresetError(f"preset file is not valid UTF-8: {exc}", path=where) from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise PresetError(f"invalid TOML: {exc}", path=where) from exc
+
+    try:
+        preset = _preset_from_mapping(data)
+    except PresetError as exc:
+        raise exc.at(where) from None
+
+    # The id doubles as the file name so that "which file defines this preset?"
+    # never needs a search, and two files cannot silently claim the same id.
+    if preset.id != path.stem:
+        raise PresetError(
+            f"must equal the file name without '.toml' ({path.stem!r}), got {preset.id!r}",
+            path=where,
+            field="id",
+        )
+    return preset
+
+
+def load_presets(directory: str | os.PathLike[str] | None = None) -> dict[str, Preset]:
+    """Load every ``*.toml`` preset in *directory* (default: the repo's presets/).
+
+    The result maps id to preset, ordered with the default preset first and the
+    rest by id, so a UI can use it directly as its dropdown order.  Raises
+    PresetError if the directory is missing or empty, any file is invalid, two
+    files share an id, or not exactly one preset sets ``default = true``.
+    """
+    folder = PRESETS_DIR if directory is None else Path(directory)
+    if not folder.is_dir():
+        raise PresetError("preset directory does not exist", path=str(folder))
+    # Hidden files are skipped so editor lock/backup files (".#x.toml") are ignored.
+    files = sorted(p for p in folder.glob("*.toml") if not p.name.startswith("."))
+    if not files:
+        raise PresetError("no *.toml preset files found", path=str(folder))
+
+    loaded: dict[str, Preset] = {}
+    origin: dict[str, Path] = {}
+    for file in files:
+        preset = load_preset(file)
+        if preset.id in loaded:
+            raise PresetError(
+                f"duplicate preset id {preset.id!r}, also defined in {origin[preset.id]}",
+                path=str(file),
+                field="id",
+            )
+        loaded[preset.id] = preset
+        origin[preset.id] = file
+
+    defaults = [pid for pid, preset in loaded.items() if preset.default]
+    if len(defaults) != 1:
+        found = ", ".join(str(origin[pid]) for pid in defaults) if defaults else "none"
+        raise PresetError(
+            f"exactly one preset must set default = true, found {len(defaults)} ({found})",
+            path=str(folder),
+            field="default",
+        )
+    ordered = defaults + sorted(pid for pid in loaded if pid != defaults[0])
+    return {pid: loaded[pid] for pid in ordered}
+
+
+def default_preset(presets: Mapping[str, Preset]) -> Preset:
+    """Return the single preset marked ``default = true``.
+
+    Raises PresetError when there is none or more than one, rather than
+    guessing, because load_presets() already guarantees exactly one.
+    """
+    defaults = [preset for preset in presets.values() if preset.default]
+    if len(defaults) != 1:
+        names = ", ".join(p.id for p in defaults) if defaults else "none"
+        raise PresetError(
+            f"exactly one preset must set default = true, found {len(defaults)} ({names})",
+            field="default",
+        )
+    return defaults[0]
+
+
+# --- helpers ---------------------------------------------------------------------
+
+
+def _preset_from_mapping(data: Mapping[str, object]) -> Preset:
+    """Turn a parsed TOML document into a Preset (without file context)."""
+    known = set(_REQUIRED_KEYS) | set(_OPTIONAL_DEFAULTS)
+    for key in data:
+        if key not in known:
+            raise PresetError(
+                f"unknown field (typo?); known fields are {', '.join(sorted(known))}",
+                field=key,
+            )
+    for key in _REQUIRED_KEYS:
+        if key not in data:
+            raise PresetError("required field is missing", field=key)
+    values: dict[str, object] = {**_OPTIONAL_DEFAULTS, **data}
+
+    # TOML gives source strings; parsing here lets the error carry the field name.
+    sources: dict[str, ModelSource] = {}
+    for name in ("draft", "target"):
+        raw = values[name]
+        if not isinstance(raw, str):
+            raise PresetError(
+                f"must be a string like 'hub:org/name', got {_type_name(raw)}",
+                field=name,
+            )
+        try:
+            sources[name] = ModelSource.parse(raw)
+        except PresetError as exc:
+            raise PresetError(exc.reason, field=name) from None
+
+    # Types are checked in Preset.__post_init__; the ignores below are needed
+    # only because the TOML values are statically typed as ``object``.
+    return Preset(
+        id=values["id"],  # type: ignore[arg-type]
+        label=values["label"],  # type: ignore[arg-type]
+        description=values["description"],  # type: ignore[arg-type]
+        draft=sources["draft"],
+        target=sources["target"],
+        dtype=values["dtype"],  # type: ignore[arg-type]
+        gamma=values["gamma"],  # type: ignore[arg-type]
+        adaptive_gamma=values["adaptive_gamma"],  # type: ignore[arg-type]
+        temperature=values["temperature"],  # type: ignore[arg-type]
+        top_k=values["top_k"],  # type: ignore[arg-type]
+        top_p=values["top_p"],  # type: ignore[arg-type]
+        max_new_tokens=values["max_new_tokens"],  # type: ignore[arg-type]
+        chat_template=values["chat_template"],  # type: ignore[arg-type]
+        trust_remote_code=values["trust_remote_code"],  # type: ignore[arg-type]
+        default=values["default"],  # type: ignore[arg-type]
+        draft_quantization=values["draft_quantization"],  # type: ignore[arg-type]
+        draft_stop_below=values["draft_stop_below"],  # type: ignore[arg-type]
+        draft_stop_cumulative=values["draft_stop_cumulative"],  # type: ignore[arg-type]
+        prompts=values["prompts"],  # type: ignore[arg-type]
+    )
+
+
+def _freeze_prompts(raw: object, require_all_tasks: bool) -> Mapping[str, tuple[str, ...]]:
+    """Validate the prompts table and return it as a read-only, TASKS-ordered view."""
+    if not isinstance(raw, Mapping):
+        raise PresetError(
+            f"must be a table of task = [prompts...], got {_type_name(raw)}",
+            field="prompts",
+        )
+    for task in raw:
+        if task not in TASKS:
+            raise PresetError(
+                f"unknown task {task!r}; expected one of {', '.join(TASKS)}",
+                field=f"prompts.{task}",
+            )
+    frozen: dict[str, tuple[str, ...]] = {}
+    for task in TASKS:
+        if task not in raw:
+            continue
+        items = raw[task]
+        # A bare string is a Sequence too, but would be split into characters.
+        if isinstance(items, str) or not isinstance(items, Sequence):
+            raise PresetError(
+                f"must be a list of strings, got {_type_name(items)}",
+                field=f"prompts.{task}",
+            )
+        if not items:
+            raise PresetError(
+                "must list at least one prompt (leave the task out instead)",
+                field=f"prompts.{task}",
+            )
+        seen: set[str] = set()
+        for index, prompt in enumerate(items):
+            name = f"prompts.{task}[{index}]"
+            _check_text(prompt, name, allow_empty=False)
+            if prompt in seen:
+                raise PresetError("duplicate prompt", field=name)
+            seen.add(prompt)
+        frozen[task] = tuple(items)
+    if not frozen:
+        raise PresetError("must contain at least one prompt", field="prompts")
+    if require_all_tasks:
+        # The bundled pair is the offline default, so every task in the UI must
+        # have ready-made examples without any download.
+        missing = [task for task in TASKS if task not in frozen]
+        if missing:
+            raise PresetError(
+                f"a bundled preset must have prompts for every task; missing {', '.join(missing)}",
+                field="prompts",
+            )
+    return types.MappingProxyType(frozen)
+
+
+def _check_text(value: object, name: str, *, allow_empty: bool) -> None:
+    if not isinstance(value, str):
+        raise PresetError(f"must be a string, got {_type_name(value)}", field=name)
+    if not allow_empty and not value.strip():
+        raise PresetError("must not be empty", field=name)
+
+
+def _check_int(value: object, name: str, low: int, high: int | None) -> None:
+    # bool is a subclass of int in Python, but "gamma = true" is always a mistake.
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PresetError(
+            f"must be {_int_range_text(low, high)}, got {_type_name(value)}", field=name
+        )
+    if value < low or (high is not None and value > high):
+        raise PresetError(f"must be {_int_range_text(low, high)}, got {value}", field=name)
+
+
+def _int_range_text(low: int, high: int | None) -> str:
+    if high is None:
+        return f"an integer >= {low}"
+    return f"an integer between {low} and {high}"
+
+
+def _check_float(value: object, name: str, low: float, high: float) -> None:
+    # Integers are accepted because TOML users naturally write "temperature = 0".
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PresetError(
+            f"must be a number between {low} and {high}, got {_type_name(value)}",
+            field=name,
+        )
+    if math.isnan(value) or not low <= value <= high:
+        raise PresetError(f"must be a number between {low} and {high}, got {value!r}", field=name)
+
+
+def _type_name(value: object) -> str:
+    """Describe a value's type in TOML terms, which is what preset authors write."""
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, str):
+        return f"string {value!r}"
+    if isinstance(value, int):
+        return f"integer {value}"
+    if isinstance(value, float):
+        return f"float {value!r}"
+    if isinstance(value, Mapping):
+        return "table"
+    if isinstance(value, list | tuple):
+        return "array"
+    return type(value).__name__
