@@ -69,7 +69,7 @@ def test_run_a_code_example_then_step(page, tmp_path):
     page.get_by_label("code").check()
     page.locator("#sv-examples").get_by_text("fibonacci", exact=False).first.click()
     assert "fibonacci" in page.locator("#sv-prompt textarea").input_value()
-    _set_number(page, "sv-max-new", 24)
+    _set_number(page, "sv-max-new-tokens", 24)
 
     page.locator("#sv-run").click()
     page.wait_for_selector("#sv-status .sv-status-done", timeout=120_000)
@@ -102,7 +102,7 @@ def test_model_output_with_markup_is_shown_as_text(page):
     page.locator("#sv-prompt textarea").fill(
         f'Repeat this line exactly, with nothing else: {payload} alert("x")'
     )
-    _set_number(page, "sv-max-new", 24)
+    _set_number(page, "sv-max-new-tokens", 24)
     page.locator("#sv-run").click()
     page.wait_for_selector("#sv-status .sv-status-done", timeout=120_000)
     page.wait_for_timeout(500)

@@ -35,7 +35,7 @@ def _bars(page, plot: str) -> int:
 
 
 def test_inspector_opens_the_clicked_cycle(page):
-    _set_number(page, "sv-max-new", 16)
+    _set_number(page, "sv-max-new-tokens", 16)
     page.locator("#sv-run").click()
     page.wait_for_selector("#sv-status .sv-status-done", timeout=120_000)
     cycles = page.locator("#sv-stream .sv-cycle")
@@ -66,7 +66,7 @@ def test_exactness_lab_passes_the_rule_and_catches_the_wrong_one(page):
 
 
 def test_speedup_and_cost_labs_measure_and_project(page):
-    _set_number(page, "sv-max-new", 12)
+    _set_number(page, "sv-max-new-tokens", 12)
     _open(page, "speedup")
     page.locator("#sv-tab-speedup textarea, #sv-tab-speedup input[type=text]").first.fill("1,3")
     page.locator("#sv-speedup-run").click()
@@ -86,7 +86,7 @@ def test_speedup_and_cost_labs_measure_and_project(page):
 
 
 def test_task_dependence_lab_runs_every_task(page):
-    _set_number(page, "sv-max-new", 6)
+    _set_number(page, "sv-max-new-tokens", 6)
     _open(page, "tasks")
     page.locator("#sv-tasks-run").click()
     page.wait_for_selector("#sv-tasks-status .sv-status-done", timeout=400_000)

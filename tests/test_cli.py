@@ -36,10 +36,14 @@ def test_presets_lists_the_default_first() -> None:
     ("args", "message"),
     [
         (["generate", "--prompt", "hi", "--gamma", "0"], "γ must be between 1 and 16"),
-        (["generate", "--prompt", "hi", "--top-p", "0"], "top-p must be in (0, 1]"),
+        (["generate", "--prompt", "hi", "--top-p", "0"], "Top-p must be above 0 and at most 1"),
         (
             ["generate", "--prompt", "hi", "--draft-stop-cumulative", "1"],
-            "cumulative draft stop must be in [0, 1)",
+            "Cumulative draft stop must be at least 0 and below 1",
+        ),
+        (
+            ["generate", "--prompt", "hi", "--temperature", "3"],
+            "Temperature must be between 0 and 2",
         ),
         (["generate", "--prompt", "   "], "the prompt is empty"),
         (["generate", "--prompt", "hi", "--preset", "nope"], "unknown preset 'nope'"),
@@ -86,6 +90,17 @@ def test_bench_prints_a_table_and_writes_json(tmp_path: Path) -> None:
         row["specviz"]["tokens_per_s"] / row["plain"]["tokens_per_s"]
     )
     assert row["transformers"]["tokens_per_s"] > 0
+
+
+def test_generate_help_lists_every_setting_flag() -> None:
+    result = run_cli("generate", "--help", timeout=120)
+    assert result.returncode == 0
+    for flag in (
+        "--gamma", "--adaptive", "--no-adaptive", "--temperature", "--top-k", "--top-p", "--seed",
+        "--max-new-tokens", "--no-stop", "--draft-stop-below", "--draft-stop-cumulative", "--raw",
+    ):  # fmt: skip
+        assert flag in result.stdout
+    assert "generation settings (default: the preset's)" in result.stdout
 
 
 def test_bench_repeats_draw_new_trajectories_only_when_sampling() -> None:

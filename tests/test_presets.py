@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from specviz.core.settings import GenerationSettings
 from specviz.models.presets import (
+    DEFAULT_DRAFTER,
     PRESETS_DIR,
     TASKS,
     ModelSource,
@@ -105,11 +107,11 @@ def test_bundled_preset_contents() -> None:
     preset = load_presets()[BUNDLED_ID]
     assert str(preset.draft) == "bundled:qwen2.5-coder-0.5b-instruct"
     assert str(preset.target) == "bundled:qwen2.5-coder-1.5b-instruct"
-    assert (preset.dtype, preset.gamma, preset.adaptive_gamma) == ("bfloat16", 5, False)
-    assert (preset.draft_quantization, preset.draft_stop_below) == ("int8wo", 0.3)
-    assert preset.draft_stop_cumulative == 0.2
-    assert (preset.temperature, preset.top_k, preset.top_p) == (0.0, 0, 1.0)
-    assert (preset.max_new_tokens, preset.chat_template) == (96, True)
+    assert (preset.dtype, preset.draft_quantization, preset.chat_template) == ("bfloat16", "int8wo", True)  # fmt: skip
+    assert preset.drafter == DEFAULT_DRAFTER
+    assert preset.settings == GenerationSettings(
+        gamma=5, max_new_tokens=96, draft_stop_below=0.3, draft_stop_cumulative=0.2
+    )
     assert tuple(preset.prompts) == TASKS
     for task in TASKS:
         assert 2 <= len(preset.prompts[task]) <= 3
@@ -139,7 +141,7 @@ def test_expected_hub_pairs() -> None:
         preset = presets[pid]
         assert preset.draft == ModelSource("hub", draft)
         assert preset.target == ModelSource("hub", target)
-        assert preset.gamma == gamma
+        assert preset.settings.gamma == gamma
     gpt2 = presets["gpt2-to-gpt2-xl"]
     assert (gpt2.dtype, gpt2.chat_template) == ("float32", False)
 
@@ -150,11 +152,10 @@ def test_expected_hub_pairs() -> None:
 def test_defaults_and_read_only_prompts(tmp_path: Path) -> None:
     preset = load_preset(write_preset(tmp_path, "minimal"))
     assert preset.description == ""
-    assert preset.adaptive_gamma is False
-    assert preset.temperature == 0.0 and isinstance(preset.temperature, float)
-    assert preset.top_k == 0
-    assert preset.top_p == 1.0
-    assert preset.max_new_tokens == 128
+    # Settings the file leaves out keep the schema's defaults.
+    assert preset.settings == GenerationSettings(gamma=5)
+    assert preset.settings.temperature == 0.0 and isinstance(preset.settings.temperature, float)
+    assert preset.drafter == "draft-model"
     assert preset.chat_template is True
     assert preset.trust_remote_code is False
     assert preset.default is False
@@ -184,8 +185,8 @@ def test_prompts_flat_follows_tasks_order(tmp_path: Path) -> None:
 def test_integer_floats_are_accepted(tmp_path: Path) -> None:
     text = VALID.format(id="ints").replace("gamma = 5\n", "gamma = 5\ntemperature = 1\ntop_p = 1\n")
     preset = load_preset(write_preset(tmp_path, "ints", text))
-    assert preset.temperature == 1.0 and isinstance(preset.temperature, float)
-    assert preset.top_p == 1.0 and isinstance(preset.top_p, float)
+    assert preset.settings.temperature == 1.0 and isinstance(preset.settings.temperature, float)
+    assert preset.settings.top_p == 1.0 and isinstance(preset.settings.top_p, float)
 
 
 def test_preset_built_in_code_is_validated() -> None:
@@ -197,12 +198,7 @@ def test_preset_built_in_code_is_validated() -> None:
         "draft": source,
         "target": source,
         "dtype": "auto",
-        "gamma": 4,
-        "adaptive_gamma": False,
-        "temperature": 0.7,
-        "top_k": 50,
-        "top_p": 0.9,
-        "max_new_tokens": 64,
+        "settings": GenerationSettings(gamma=4, temperature=0.7, top_k=50, top_p=0.9),
         "chat_template": False,
         "trust_remote_code": False,
         "default": False,
@@ -210,8 +206,10 @@ def test_preset_built_in_code_is_validated() -> None:
     }
     preset = Preset(**kwargs)  # type: ignore[arg-type]
     assert preset.prompts == {"story": ("Once upon a time",)}
-    with pytest.raises(PresetError, match="field 'gamma'"):
-        Preset(**{**kwargs, "gamma": 99})  # type: ignore[arg-type]
+    with pytest.raises(PresetError, match="field 'settings'"):
+        Preset(**{**kwargs, "settings": {"gamma": 4}})  # type: ignore[arg-type]
+    with pytest.raises(PresetError, match="field 'drafter'"):
+        Preset(**{**kwargs, "drafter": " "})  # type: ignore[arg-type]
 
 
 # --- ModelSource -----------------------------------------------------------------------
@@ -287,9 +285,7 @@ def test_message_format(tmp_path: Path) -> None:
     path = write_preset(tmp_path, "zero", replace_line("zero", "gamma", "gamma = 0"))
     with pytest.raises(PresetError) as excinfo:
         load_preset(path)
-    assert str(excinfo.value) == (
-        f"{path}: field 'gamma': must be an integer between 1 and 16, got 0"
-    )
+    assert str(excinfo.value) == (f"{path}: field 'gamma': must be between 1 and 16, got 0")
 
 
 @pytest.mark.parametrize(
@@ -301,12 +297,16 @@ def test_message_format(tmp_path: Path) -> None:
         ("gamma", "gamma = 5.0", "gamma", "got float 5.0"),
         ("gamma", "gamma = 0", "gamma", "between 1 and 16, got 0"),
         ("gamma", "gamma = 17", "gamma", "between 1 and 16, got 17"),
-        ("gamma", "gamma = 5\ntop_p = 0", "top_p", "greater than 0"),
-        ("gamma", "gamma = 5\ntop_p = 1.5", "top_p", "between"),
+        ("gamma", "gamma = 5\ntop_p = 0", "top_p", "above 0 and at most 1, got 0.0"),
+        ("gamma", "gamma = 5\ntop_p = 1.5", "top_p", "above 0 and at most 1, got 1.5"),
         ("gamma", "gamma = 5\ntemperature = -0.1", "temperature", "between"),
         ("gamma", "gamma = 5\ntemperature = 2.5", "temperature", "between"),
         ("gamma", "gamma = 5\ntemperature = nan", "temperature", "between"),
-        ("gamma", "gamma = 5\ntop_k = -1", "top_k", ">= 0"),
+        ("gamma", "gamma = 5\ntop_k = -1", "top_k", "at least 0, got -1"),
+        ("gamma", "gamma = 5\nseed = 1.5", "seed", "must be an integer, got float 1.5"),
+        ("gamma", "gamma = 5\nstop_on_eos = 0", "stop_on_eos", "true or false"),
+        ("gamma", 'gamma = 5\ndrafter = ""', "drafter", "must not be empty"),
+        ("gamma", "gamma = 5\ndrafter = 3", "drafter", "must be a string"),
         (
             "gamma",
             "gamma = 5\nmax_new_tokens = 0",

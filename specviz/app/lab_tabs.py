@@ -2,7 +2,8 @@
 
 Each lab's computation lives in its own engine-level module (``inspector``, ``exactness``,
 ``speedup_model``, ``task_dependence``); this module only lays out the tab, validates the shared
-controls through ``App.inputs``, runs the lab under the engine lock and hands records to the views.
+controls through ``App.inputs`` (the settings through the settings schema), runs the lab under the
+engine lock and hands records to the views.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 import gradio as gr
 
+from specviz.app.run_controls import read_run_inputs
 from specviz.app.session import App, Inputs, Session
 from specviz.labs import inspector
 from specviz.labs.exactness import charts as exactness_charts
@@ -71,8 +73,10 @@ def inspector_tab(session: gr.State, tabs: gr.Tabs, stream: gr.HTML) -> Inspecto
         )
 
     def clicked(sess: Session | None, event: gr.EventData) -> dict[Any, Any]:
-        data = event._data if isinstance(event._data, dict) else {}
-        number = data.get("cycle")
+        try:
+            number = event.cycle  # gr.EventData exposes the data trigger() sent as attributes
+        except (AttributeError, TypeError):  # a click that sent no cycle (TypeError: no data)
+            return {}
         if sess is None or not sess.cycles or not isinstance(number, (int, float)):
             return {}
         html_view, figure = show(sess, number)
@@ -94,7 +98,7 @@ class LabWiring:
     """What every model-running lab needs: the app, the shared controls and one event recipe."""
 
     app: App
-    controls: list[Any]
+    controls: dict[str, Any]  # a run's inputs by parameter name (RunControls.run_inputs)
     engine_group: str
     chosen: gr.State  # the validated Inputs of the last lab start
     warmed: set[str] = field(default_factory=set)  # presets run once here (first runs are slow)
@@ -110,11 +114,13 @@ class LabWiring:
     ) -> Any:
         """Validate the shared controls (errors show at once), then run the lab in the engine queue."""
 
-        def collect(*values: Any) -> Inputs:
-            return self.app.inputs(*values, False)
+        def collect(**values: Any) -> Inputs:
+            return read_run_inputs(self.app, values)
 
         private: dict[str, Any] = {"api_visibility": "private"}
-        event = button.click(collect, self.controls, self.chosen, queue=False, **private).success(
+        event = button.click(
+            collect, None, self.chosen, inputs_kwargs=self.controls, queue=False, **private
+        ).success(
             handler,
             [self.chosen, *lab_inputs],
             outputs,

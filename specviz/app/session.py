@@ -1,8 +1,9 @@
 """Per-browser run state and the handlers' model work, kept apart from the Gradio layout.
 
 A ``Session`` (held in ``gr.State``) owns the run in progress, so Step can advance it one cycle at a
-time and Run can play the rest. ``App`` validates the controls, loads pairs through the shared model
-cache and advances generators under one lock, turning failures into plain-worded ``gr.Error``s.
+time and Run can play the rest. ``App`` validates a run's inputs (the settings through the settings
+schema), loads pairs through the shared model cache and advances generators under one lock,
+turning failures into plain-worded ``gr.Error``s.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import gradio as gr
 
 from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
 from specviz.core.events import Cycle, Step
+from specviz.core.settings import SettingError, settings_from_mapping
 from specviz.drafters.draft_model import ModelDrafter
 from specviz.models.loader import ModelCache, ModelLoadError, ModelPair
 from specviz.models.presets import Preset
@@ -65,32 +67,31 @@ class App:
 
     # --- inputs, loading, running ---------------------------------------------------------------
 
-    def inputs(self, preset_id: str, prompt: str, chat: bool, *numbers: Any) -> Inputs:
-        """Validate the controls; a bad value becomes a gr.Error in plain words."""
-        gamma, adaptive, temperature, top_k, top_p, seed, max_new, race = numbers
+    def inputs(
+        self,
+        preset_id: str,
+        prompt: str,
+        settings: GenerationSettings | Mapping[str, Any],
+        *,
+        chat: bool = True,
+        race: bool = False,
+    ) -> Inputs:
+        """Validate a run's inputs; a bad value becomes a gr.Error in plain words.
+
+        *settings* is either a GenerationSettings or the controls' values by setting name, read
+        through the schema over the preset's defaults (settings without a control keep those).
+        """
         if preset_id not in self.presets:
             raise gr.Error(f"Unknown preset {preset_id!r}. Pick one from the list.")
         if not (prompt or "").strip():
             raise gr.Error("The prompt is empty. Type one or click an example.")
-        if any(value is None for value in numbers):
-            raise gr.Error(
-                "A setting is blank. Fill in γ, temperature, top-k, top-p, seed and max new tokens."
-            )
-        try:
-            settings = GenerationSettings(
-                gamma=int(gamma),
-                adaptive_gamma=bool(adaptive),
-                max_new_tokens=int(max_new),
-                temperature=float(temperature),
-                top_k=int(top_k),
-                top_p=float(top_p),
-                seed=int(seed),
-                draft_stop_below=self.presets[preset_id].draft_stop_below,
-                draft_stop_cumulative=self.presets[preset_id].draft_stop_cumulative,
-            )
-        except (TypeError, ValueError) as error:
-            raise gr.Error(f"Check the settings: {error}.") from None
-        return Inputs(self.presets[preset_id], prompt, bool(chat), settings, bool(race))
+        preset = self.presets[preset_id]
+        if not isinstance(settings, GenerationSettings):
+            try:
+                settings = settings_from_mapping(settings, preset.settings, exact=False)
+            except SettingError as error:
+                raise gr.Error(f"Check the settings: {error}.") from None
+        return Inputs(preset, prompt, bool(chat), settings, bool(race))
 
     def load(self, preset: Preset, progress: Callable[..., Any] | None = None) -> ModelPair:
         """The preset's pair from the cache (loaded on first use, with a progress bar)."""

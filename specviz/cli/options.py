@@ -23,32 +23,11 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_setting_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--gamma", type=int, help="tokens drafted per cycle, 1-16")
-    parser.add_argument(
-        "--adaptive",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="adapt γ to acceptance",
-    )
-    parser.add_argument("--temperature", type=float, help="0 = greedy")
-    parser.add_argument("--top-k", type=int)
-    parser.add_argument("--top-p", type=float)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--max-new-tokens", type=int)
+    """The generation settings' flags, derived from the schema, and --raw."""
+    from specviz.core.settings import add_setting_arguments
+
+    add_setting_arguments(parser)
     parser.add_argument("--raw", action="store_true", help="send the prompt without chat template")
-    parser.add_argument("--no-stop", action="store_true", help="do not stop at end-of-sequence")
-    parser.add_argument(
-        "--draft-stop-below",
-        type=float,
-        help="end a draft early after a token the draft gave less probability (0 = never)",
-    )
-    parser.add_argument(
-        "--draft-stop-cumulative",
-        type=float,
-        help="end a draft once the product of the draft's top probabilities in the cycle (doubts "
-        "scaled down when the run shows the draft right more often than it expects) falls below "
-        "this (0 = never)",
-    )
 
 
 def preset_for(args: argparse.Namespace) -> Any:
@@ -87,24 +66,10 @@ def load_pair_for(args: argparse.Namespace, preset: Any, quiet: bool = False) ->
 
 
 def settings_for(args: argparse.Namespace, preset: Any) -> Any:
-    """GenerationSettings from the preset's recommendations, overridden by the flags given."""
-    from specviz.core.engine import GenerationSettings
+    """GenerationSettings from the preset's defaults, overridden by the flags given."""
+    from specviz.core.settings import settings_from_args
 
-    def pick(flag: Any, default: Any) -> Any:
-        return default if flag is None else flag
-
-    return GenerationSettings(
-        gamma=pick(args.gamma, preset.gamma),
-        adaptive_gamma=pick(args.adaptive, preset.adaptive_gamma),
-        max_new_tokens=pick(args.max_new_tokens, preset.max_new_tokens),
-        temperature=pick(args.temperature, preset.temperature),
-        top_k=pick(args.top_k, preset.top_k),
-        top_p=pick(args.top_p, preset.top_p),
-        seed=args.seed,
-        stop_on_eos=not args.no_stop,
-        draft_stop_below=pick(args.draft_stop_below, preset.draft_stop_below),
-        draft_stop_cumulative=pick(args.draft_stop_cumulative, preset.draft_stop_cumulative),
-    )
+    return settings_from_args(args, preset.settings)
 
 
 def prepared_run(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:

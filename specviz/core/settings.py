@@ -1,61 +1,376 @@
-"""What a run generates and how: the settings shared by speculative and plain decoding."""
+"""What a run generates and how: one schema for every generation setting.
+
+Each setting is written once, as a field of ``GenerationSettings`` declared with ``setting(...)``:
+its name and type are the field's, its default the field's default, and its limits, label and
+help text a ``SettingSpec`` in the field's metadata. Everything else is derived from that field:
+
+- validation (``GenerationSettings.__post_init__``, ``settings_from_mapping``), one set of limits;
+- the command-line flags (``add_setting_arguments``, ``settings_from_args``: ``--gamma``, ...);
+- preset parsing (``specviz.models.presets`` reads a preset's settings keys through
+  ``settings_from_mapping``);
+- the app's controls and API parameters (``specviz.app.setting_controls``).
+
+So adding a setting is one new field here; the CLI, presets, the app and its API pick it up.
+"""
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
+import math
+import typing
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import torch
 
 from specviz.core.sampling import Sampler
 
-GAMMA_MIN, GAMMA_MAX = 1, 16
+GAMMA_MIN, GAMMA_MAX = 1, 16  # γ's limits; the adaptive schedule also stays inside them
+
+T = TypeVar("T")
+S = TypeVar("S", bound="GenerationSettings")
+SettingValue = int | float | bool
+
+
+@dataclass(frozen=True)
+class SettingSpec:
+    """How one setting is checked and shown; the field it annotates gives its name and type."""
+
+    label: str  # the setting's name in words: the app's label, the subject of error messages
+    help: str  # one line: the CLI's help and the app's info text
+    low: float | None = None  # smallest allowed value (None: unbounded)
+    high: float | None = None  # largest allowed value (None: unbounded)
+    low_open: bool = False  # True: ``low`` itself is not allowed
+    high_open: bool = False  # True: ``high`` itself is not allowed
+    # The app shows a slider with this step; without one it shows a number box.
+    step: float | None = None
+    # A narrower range for the app's slider where the full range would make it unusable; the
+    # whole range stays open to the CLI, presets and the API.
+    slider_low: float | None = None
+    slider_high: float | None = None
+    flag: str | None = None  # the CLI flag's name, when it is not the field name with dashes
+    # False: the app has no control for it and uses the preset's value (a per-pair tuning).
+    in_app: bool = True
+
+
+def setting(default: T, **spec: Any) -> T:
+    """A ``GenerationSettings`` field with its ``SettingSpec``: ``gamma: int = setting(5, ...)``."""
+    return dataclasses.field(default=default, metadata={"spec": SettingSpec(**spec)})
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting as the schema describes it: the field's name, type and default, and its spec."""
+
+    name: str
+    type: type  # int, float or bool
+    default: SettingValue
+    spec: SettingSpec
+
+    @property
+    def flag(self) -> str:
+        """The command-line flag, e.g. ``--max-new-tokens``."""
+        return "--" + (self.spec.flag or self.name.replace("_", "-"))
+
+    @property
+    def slider_range(self) -> tuple[float, float] | None:
+        """(min, max) of the app's slider, or None when the app shows a number box."""
+        low = self.spec.low if self.spec.slider_low is None else self.spec.slider_low
+        high = self.spec.high if self.spec.slider_high is None else self.spec.slider_high
+        if self.spec.step is None or low is None or high is None:
+            return None
+        return low, high
+
+    def requirement(self, *, with_type: bool = True) -> str:
+        """What a value must be, in words: "an integer between 1 and 16", "true or false"."""
+        if self.type is bool:
+            return "true or false"
+        spec = self.spec
+        bounds = []
+        if spec.low is not None:
+            bounds.append(f"{'above' if spec.low_open else 'at least'} {spec.low:g}")
+        if spec.high is not None:
+            bounds.append(f"{'below' if spec.high_open else 'at most'} {spec.high:g}")
+        if spec.low is not None and spec.high is not None and not (spec.low_open or spec.high_open):
+            bounds = [f"between {spec.low:g} and {spec.high:g}"]
+        noun = ("an integer" if self.type is int else "a number") if with_type else ""
+        return " ".join(part for part in (noun, " and ".join(bounds)) if part)
+
+    def check(self, value: object, *, exact: bool = True) -> SettingValue:
+        """The value, if it is valid for this setting (an int becomes a float for a float setting).
+
+        exact=False also takes what a form or a JSON API sends: a whole float for an integer.
+        Raises SettingError naming this setting otherwise.
+        """
+        if value is None:
+            raise SettingError([self.problem("is blank")])
+        if not exact and self.type is int and isinstance(value, float) and value.is_integer():
+            value = int(value)
+        # bool is an int in Python, but "gamma = true" is always a mistake.
+        allowed = bool if self.type is bool else int if self.type is int else (int, float)
+        if isinstance(value, bool) != (self.type is bool) or not isinstance(value, allowed):
+            got = describe_value(value)
+            raise SettingError([self.problem(f"must be {self.requirement()}, got {got}")])
+        if isinstance(value, bool):
+            return value
+        number = float(value) if self.type is float else value
+        if not self._in_range(number):
+            limits = self.requirement(with_type=False)
+            raise SettingError([self.problem(f"must be {limits}, got {number!r}")])
+        return number
+
+    def problem(self, reason: str) -> SettingProblem:
+        """A problem with this setting, for a SettingError."""
+        return SettingProblem(self.name, self.spec.label, reason)
+
+    def _in_range(self, number: float) -> bool:
+        spec = self.spec
+        if math.isnan(number):
+            return False
+        if spec.low is not None and (number <= spec.low if spec.low_open else number < spec.low):
+            return False
+        return spec.high is None or (number < spec.high if spec.high_open else number <= spec.high)
+
+
+@dataclass(frozen=True)
+class SettingProblem:
+    """What is wrong with one setting: its field name, its label and the reason."""
+
+    name: str
+    label: str
+    reason: str  # "must be between 1 and 16, got 0"
+
+
+class SettingError(ValueError):
+    """One or more settings are invalid; each problem names its setting.
+
+    The message reads "<label> <reason>; ..." ("γ must be between 1 and 16, got 0"); callers that
+    place the error themselves (presets name the file and the field) read ``problems``.
+    """
+
+    def __init__(self, problems: Iterable[SettingProblem]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("; ".join(f"{p.label} {p.reason}" for p in self.problems))
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (SettingError, (self.problems,))
+
+
+def _checked(
+    schema: Mapping[str, Setting], values: Mapping[str, object], *, exact: bool
+) -> dict[str, SettingValue]:
+    """Every value checked by its setting; one SettingError lists every problem found."""
+    checked: dict[str, SettingValue] = {}
+    problems: list[SettingProblem] = []
+    for name, value in values.items():
+        if name not in schema:
+            problems.append(
+                SettingProblem(name, repr(name), f"is not a setting; known: {', '.join(schema)}")
+            )
+            continue
+        try:
+            checked[name] = schema[name].check(value, exact=exact)
+        except SettingError as error:
+            problems.extend(error.problems)
+    if problems:
+        raise SettingError(problems)
+    return checked
+
+
+# A draft stop's threshold: a probability below 1 (at 1 every draft would stop at once), tuned per
+# pair, so the app has no control for it and uses the preset's value.
+_DRAFT_STOP: dict[str, Any] = {
+    "low": 0.0,
+    "high": 1.0,
+    "high_open": True,
+    "step": 0.05,
+    "slider_high": 0.95,
+    "in_app": False,
+}
 
 
 @dataclass(frozen=True)
 class GenerationSettings:
     """Everything that decides what a run generates; shared by speculative and plain decoding."""
 
-    gamma: int = 5  # tokens drafted per cycle (the starting value when adaptive)
-    adaptive_gamma: bool = False  # grow γ after a full accept, shrink after a rejection
-    max_new_tokens: int = 128
-    temperature: float = 0.0  # 0 = greedy
-    top_k: int = 0  # 0 = off
-    top_p: float = 1.0  # 1 = off
-    seed: int = 0
-    stop_on_eos: bool = True
+    gamma: int = setting(
+        5,
+        label="γ",
+        help="tokens drafted per cycle (the starting value when adaptive)",
+        low=GAMMA_MIN,
+        high=GAMMA_MAX,
+        step=1,
+    )
+    adaptive_gamma: bool = setting(
+        False,
+        label="Adaptive γ",
+        help="adapt γ to acceptance: +2 after a full accept, −1 after a rejection",
+        flag="adaptive",
+    )
+    temperature: float = setting(
+        0.0,
+        label="Temperature",
+        help="0 = greedy; higher flattens the target's distribution",
+        low=0.0,
+        high=2.0,  # above 2 the output is noise; the sampler itself takes any value
+        step=0.05,
+    )
+    top_k: int = setting(
+        0, label="Top-k", help="sample from the k likeliest tokens; 0 = off", low=0
+    )
+    top_p: float = setting(
+        1.0,
+        label="Top-p",
+        help="sample from the likeliest tokens covering this probability; 1 = off",
+        low=0.0,
+        low_open=True,  # top-p 0 would keep no token at all
+        high=1.0,
+        step=0.05,
+        slider_low=0.05,
+    )
+    seed: int = setting(0, label="Seed", help="seed of the random stream (same seed, same run)")
+    max_new_tokens: int = setting(
+        128,
+        label="Max new tokens",
+        help="stop after this many generated tokens",
+        low=1,
+        high=4096,
+        step=1,
+        slider_high=512,  # a slider to 4096 would move in jumps too big to aim with
+    )
+    stop_on_eos: bool = setting(
+        True,
+        label="Stop at end of sequence",
+        help="end the run when the target emits its end-of-sequence token",
+        flag="stop",
+        in_app=False,
+    )
     # Stop a draft early after a token the drafter gave less than this probability (0 = never):
     # later guesses would mostly be rejected, so drafting them wastes time. The output law is
     # unchanged whatever the drafter proposes. transformers' assisted generation uses 0.4.
-    draft_stop_below: float = 0.0
+    draft_stop_below: float = setting(
+        0.0,
+        label="Draft stop below",
+        help="end a draft early after a token the draft gave less probability (0 = never)",
+        **_DRAFT_STOP,
+    )
     # Stop a draft once the product of the draft's top probabilities over this cycle's guesses
     # (each doubt 1 - top scaled down when the run shows the draft too doubtful, see doubt_scale)
     # falls below this (0 = never): the draft's own estimate that every guess so far is right.
     # A run of fairly sure guesses ends before the per-token stop would notice. specviz's own rule.
-    draft_stop_cumulative: float = 0.0
+    draft_stop_cumulative: float = setting(
+        0.0,
+        label="Cumulative draft stop",
+        help="end a draft once the product of the draft's top probabilities in the cycle (doubts "
+        "scaled down when the run shows the draft right more often than it expects) falls below "
+        "this (0 = never)",
+        **_DRAFT_STOP,
+    )
 
     def __post_init__(self) -> None:
-        problems = []
-        if not GAMMA_MIN <= self.gamma <= GAMMA_MAX:
-            problems.append(f"γ must be between {GAMMA_MIN} and {GAMMA_MAX}, got {self.gamma}")
-        if self.max_new_tokens < 1:
-            problems.append(f"max new tokens must be at least 1, got {self.max_new_tokens}")
-        if not 0.0 <= self.temperature <= 10.0:
-            problems.append(f"temperature must be between 0 and 10, got {self.temperature}")
-        if self.top_k < 0:
-            problems.append(f"top-k must be 0 (off) or positive, got {self.top_k}")
-        if not 0.0 < self.top_p <= 1.0:
-            problems.append(f"top-p must be in (0, 1], got {self.top_p}")
-        if not 0.0 <= self.draft_stop_below < 1.0:
-            problems.append(f"draft stop threshold must be in [0, 1), got {self.draft_stop_below}")
-        if not 0.0 <= self.draft_stop_cumulative < 1.0:
-            problems.append(
-                f"cumulative draft stop must be in [0, 1), got {self.draft_stop_cumulative}"
-            )
-        if problems:
-            raise ValueError("; ".join(problems))
+        schema = {item.name: item for item in settings_schema(type(self))}
+        values = {name: getattr(self, name) for name in schema}
+        for name, value in _checked(schema, values, exact=True).items():
+            object.__setattr__(self, name, value)  # frozen: a float setting given 1 keeps 1.0
 
     def sampler(self, device: torch.device) -> Sampler:
         """A sampler with a fresh random stream seeded from the settings."""
         generator = torch.Generator(device=device)
         generator.manual_seed(self.seed)
         return Sampler(self.temperature, self.top_k, self.top_p, generator)
+
+
+def settings_schema(
+    settings_type: type[GenerationSettings] = GenerationSettings,
+) -> tuple[Setting, ...]:
+    """Every setting of *settings_type* (GenerationSettings or a subclass), in field order."""
+    if settings_type not in _SCHEMAS:  # read once per class: settings are built per cycle
+        types = typing.get_type_hints(settings_type)
+        for item in dataclasses.fields(settings_type):
+            if "spec" not in item.metadata:
+                raise TypeError(f"{settings_type.__name__}.{item.name}: declare it with setting()")
+        _SCHEMAS[settings_type] = tuple(
+            Setting(item.name, types[item.name], item.default, item.metadata["spec"])  # type: ignore[arg-type]  # every setting() has a default
+            for item in dataclasses.fields(settings_type)
+        )
+    return _SCHEMAS[settings_type]
+
+
+_SCHEMAS: dict[type[GenerationSettings], tuple[Setting, ...]] = {}
+
+
+def settings_from_mapping(values: Mapping[str, object], defaults: S, *, exact: bool = True) -> S:
+    """*defaults* with the given settings replaced, every value checked by the schema.
+
+    exact=False also takes what forms and JSON send (a whole float for an integer). Raises
+    SettingError for an unknown name or a bad value, naming every setting at fault.
+    """
+    schema = {item.name: item for item in settings_schema(type(defaults))}
+    checked: dict[str, Any] = _checked(schema, values, exact=exact)
+    return dataclasses.replace(defaults, **checked)
+
+
+def describe_value(value: object) -> str:
+    """A value with its type in TOML's words ("boolean true", "string '5'"), for messages."""
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, str):
+        return f"string {value!r}"
+    if isinstance(value, int):
+        return f"integer {value}"
+    if isinstance(value, float):
+        return f"float {value!r}"
+    if isinstance(value, Mapping):
+        return "table"
+    if isinstance(value, list | tuple):
+        return "array"
+    return type(value).__name__
+
+
+# --- the command line ------------------------------------------------------------------------
+
+
+def add_setting_arguments(
+    parser: argparse.ArgumentParser,
+    *,
+    exclude: Iterable[str] = (),
+    settings_type: type[GenerationSettings] = GenerationSettings,
+) -> None:
+    """One flag per setting (``--gamma``, ``--adaptive/--no-adaptive``, ...), all defaulting to
+    None so that ``settings_from_args`` keeps the preset's value for flags not given."""
+    skipped = set(exclude)
+    group = parser.add_argument_group("generation settings (default: the preset's)")
+    for item in settings_schema(settings_type):
+        if item.name in skipped:
+            continue
+        if item.type is bool:
+            group.add_argument(
+                item.flag,
+                dest=item.name,
+                action=argparse.BooleanOptionalAction,
+                default=None,
+                help=item.spec.help,
+            )
+        else:
+            limits = item.requirement(with_type=False)
+            group.add_argument(
+                item.flag,
+                dest=item.name,
+                type=item.type,
+                default=None,
+                metavar="N" if item.type is int else "X",
+                help=f"{item.spec.help}{'; ' + limits if limits else ''}",
+            )
+
+
+def settings_from_args(args: argparse.Namespace, defaults: S) -> S:
+    """*defaults* (the preset's settings) overridden by the setting flags given on the command
+    line; raises SettingError, in the schema's words, for a bad value."""
+    given = {
+        item.name: getattr(args, item.name)
+        for item in settings_schema(type(defaults))
+        if getattr(args, item.name, None) is not None
+    }
+    return settings_from_mapping(given, defaults)

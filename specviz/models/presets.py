@@ -1,28 +1,36 @@
-"""Model-pair presets: which draft and target to load, and with which settings.
+"""Model-pair presets: which draft and target to load, how to draft, and the default settings.
 
-A preset is one TOML file in the repository's ``presets/`` folder.  Keeping the
-pairs in data files (rather than in Python) lets people add a pair without
-touching code, so the loader is strict: unknown keys, wrong types and
-out-of-range values are rejected with a message naming the file and the field,
-because a silently ignored typo (``gama = 8``) would make the UI behave in a way
-nobody asked for.
+A preset is model sources + a drafter spec + default generation settings, written as one TOML
+file in the repository's ``presets/`` folder.  Keeping the pairs in data files (rather than in
+Python) lets people add a pair without touching code, so the loader is strict: unknown keys,
+wrong types and out-of-range values are rejected with a message naming the file and the field,
+because a silently ignored typo (``gama = 8``) would make the UI behave in a way nobody asked for.
 
-Example file (``presets/my-pair.toml``)::
+The format, top-level keys first::
 
-    id = "my-pair"
-    label = "Qwen2.5 0.5B → 7B"
-    draft = "hub:Qwen/Qwen2.5-0.5B-Instruct"
-    target = "hub:Qwen/Qwen2.5-7B-Instruct"
-    dtype = "bfloat16"
+    id = "my-pair"                               # required; must equal the file name
+    label = "Qwen2.5 0.5B → 7B"                  # required; the dropdown's text
+    description = "Needs internet ..."           # optional
+    draft = "hub:Qwen/Qwen2.5-0.5B-Instruct"     # required; KIND:REF, KIND one of SOURCE_KINDS
+    target = "hub:Qwen/Qwen2.5-7B-Instruct"      # required
+    dtype = "bfloat16"                           # required; one of DTYPES
+    draft_quantization = "none"                  # optional; one of DRAFT_QUANTIZATIONS
+    drafter = "draft-model"                      # optional; which drafter proposes the guesses
+    chat_template = true                         # optional; wrap prompts in the chat template
+    trust_remote_code = false                    # optional
+    default = false                              # optional; exactly one preset sets true
+
+    # Any generation setting, by its field name in specviz.core.settings.GenerationSettings
+    # (gamma, temperature, top_p, max_new_tokens, ...), checked by that schema; settings left
+    # out keep the schema's defaults.
     gamma = 5
 
-    [prompts]
+    [prompts]                                    # required; example prompts per task in TASKS
     code = ["Write a Python function that reverses a string."]
 """
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import tomllib
@@ -31,7 +39,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from specviz.core.settings import (
+    GenerationSettings,
+    SettingError,
+    describe_value,
+    settings_from_mapping,
+    settings_schema,
+)
+
 __all__ = [
+    "DEFAULT_DRAFTER",
     "DRAFT_QUANTIZATIONS",
     "DTYPES",
     "PRESETS_DIR",
@@ -76,32 +93,18 @@ _ID_RE = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?")
 # writing a filesystem path after "hub:" instead of "local:".
 _HUB_REF_RE = re.compile(r"[\w.-]+(?:/[\w.-]+)?")
 
-_GAMMA_RANGE = (1, 16)
-_MAX_NEW_TOKENS_RANGE = (1, 4096)
-_TEMPERATURE_RANGE = (0.0, 2.0)
+#: The drafter a preset uses unless it names another (specviz.drafters builds it from this spec).
+DEFAULT_DRAFTER = "draft-model"
 
-_REQUIRED_KEYS: tuple[str, ...] = (
-    "id",
-    "label",
-    "draft",
-    "target",
-    "dtype",
-    "gamma",
-    "prompts",
-)
+_REQUIRED_KEYS: tuple[str, ...] = ("id", "label", "draft", "target", "dtype", "prompts")
+# The preset's own optional keys; every generation setting is an optional key too.
 _OPTIONAL_DEFAULTS: Mapping[str, object] = types.MappingProxyType(
     {
         "description": "",
-        "adaptive_gamma": False,
-        "temperature": 0.0,
-        "top_k": 0,
-        "top_p": 1.0,
-        "max_new_tokens": 128,
         "chat_template": True,
         "trust_remote_code": False,
         "draft_quantization": "none",
-        "draft_stop_below": 0.0,
-        "draft_stop_cumulative": 0.0,
+        "drafter": DEFAULT_DRAFTER,
         "default": False,
     }
 )
@@ -195,7 +198,7 @@ class ModelSource:
         ``@`` so the split is unambiguous, whereas a local path may.
         """
         if not isinstance(text, str):
-            raise PresetError(f"model source must be a string, got {_type_name(text)}")
+            raise PresetError(f"model source must be a string, got {describe_value(text)}")
         stripped = text.strip()
         kind, sep, ref = stripped.partition(":")
         if not sep:
@@ -230,7 +233,7 @@ class ModelSource:
 
 @dataclass(frozen=True)
 class Preset:
-    """One draft/target pair with its recommended decoding settings."""
+    """One draft/target pair: where the models come from, how to draft, and default settings."""
 
     id: str
     label: str
@@ -238,12 +241,7 @@ class Preset:
     draft: ModelSource
     target: ModelSource
     dtype: str
-    gamma: int
-    adaptive_gamma: bool
-    temperature: float
-    top_k: int
-    top_p: float
-    max_new_tokens: int
+    settings: GenerationSettings  # the defaults a run starts from
     chat_template: bool
     trust_remote_code: bool
     default: bool
@@ -251,8 +249,7 @@ class Preset:
     # compares it.  __post_init__ freezes it into a read-only view.
     prompts: Mapping[str, tuple[str, ...]] = field(hash=False)
     draft_quantization: str = "none"  # "int8" / "int8wo": int8 draft on the CPU (see above)
-    draft_stop_below: float = 0.0  # end a draft after a token the draft gave less probability
-    draft_stop_cumulative: float = 0.0  # end it once the product of its top probabilities is lower
+    drafter: str = DEFAULT_DRAFTER  # the drafter spec, e.g. "draft-model"
 
     def __post_init__(self) -> None:
         # All value checks live here, so presets built in code are held to the
@@ -268,39 +265,32 @@ class Preset:
         for name in ("draft", "target"):
             if not isinstance(getattr(self, name), ModelSource):
                 raise PresetError(
-                    f"must be a ModelSource, got {_type_name(getattr(self, name))}",
+                    f"must be a ModelSource, got {describe_value(getattr(self, name))}",
                     field=name,
                 )
+        if not isinstance(self.settings, GenerationSettings):
+            raise PresetError(
+                f"must be GenerationSettings, got {describe_value(self.settings)}",
+                field="settings",
+            )
         if self.draft_quantization not in DRAFT_QUANTIZATIONS:
             raise PresetError(
                 f"must be one of {', '.join(DRAFT_QUANTIZATIONS)}, got {self.draft_quantization!r}",
                 field="draft_quantization",
             )
-        for stop in ("draft_stop_below", "draft_stop_cumulative"):
-            _check_float(getattr(self, stop), stop, 0.0, 0.99)
-            object.__setattr__(self, stop, float(getattr(self, stop)))
+        _check_text(self.drafter, "drafter", allow_empty=False)
+        if self.drafter != self.drafter.strip():
+            raise PresetError(
+                f"must not have surrounding spaces, got {self.drafter!r}", field="drafter"
+            )
         if self.dtype not in DTYPES:
             raise PresetError(
                 f"must be one of {', '.join(DTYPES)}, got {self.dtype!r}", field="dtype"
             )
-        _check_int(self.gamma, "gamma", *_GAMMA_RANGE)
-        _check_int(self.max_new_tokens, "max_new_tokens", *_MAX_NEW_TOKENS_RANGE)
-        _check_int(self.top_k, "top_k", 0, None)
-        _check_float(self.temperature, "temperature", *_TEMPERATURE_RANGE)
-        _check_float(self.top_p, "top_p", 0.0, 1.0)
-        if self.top_p <= 0.0:
-            # top_p = 0 would keep no tokens at all; "off" is written as 1.0.
-            raise PresetError(
-                f"must be greater than 0 and at most 1 (1.0 = off), got {self.top_p!r}",
-                field="top_p",
-            )
-        for name in ("adaptive_gamma", "chat_template", "trust_remote_code", "default"):
+        for name in ("chat_template", "trust_remote_code", "default"):
             value = getattr(self, name)
             if not isinstance(value, bool):
-                raise PresetError(f"must be true or false, got {_type_name(value)}", field=name)
-        # Store floats as floats even when written as TOML integers ("top_p = 1").
-        object.__setattr__(self, "temperature", float(self.temperature))
-        object.__setattr__(self, "top_p", float(self.top_p))
+                raise PresetError(f"must be true or false, got {describe_value(value)}", field=name)
         object.__setattr__(self, "prompts", _freeze_prompts(self.prompts, self._is_bundled()))
 
     def _is_bundled(self) -> bool:
@@ -408,7 +398,8 @@ def default_preset(presets: Mapping[str, Preset]) -> Preset:
 
 def _preset_from_mapping(data: Mapping[str, object]) -> Preset:
     """Turn a parsed TOML document into a Preset (without file context)."""
-    known = set(_REQUIRED_KEYS) | set(_OPTIONAL_DEFAULTS)
+    setting_names = {item.name for item in settings_schema(GenerationSettings)}
+    known = set(_REQUIRED_KEYS) | set(_OPTIONAL_DEFAULTS) | setting_names
     for key in data:
         if key not in known:
             raise PresetError(
@@ -426,13 +417,23 @@ def _preset_from_mapping(data: Mapping[str, object]) -> Preset:
         raw = values[name]
         if not isinstance(raw, str):
             raise PresetError(
-                f"must be a string like 'hub:org/name', got {_type_name(raw)}",
+                f"must be a string like 'hub:org/name', got {describe_value(raw)}",
                 field=name,
             )
         try:
             sources[name] = ModelSource.parse(raw)
         except PresetError as exc:
             raise PresetError(exc.reason, field=name) from None
+
+    # The settings keys are the schema's fields, checked by the schema itself.
+    try:
+        settings = settings_from_mapping(
+            {key: value for key, value in data.items() if key in setting_names},
+            GenerationSettings(),
+        )
+    except SettingError as exc:
+        problem = exc.problems[0]
+        raise PresetError(problem.reason, field=problem.name) from None
 
     # Types are checked in Preset.__post_init__; the ignores below are needed
     # only because the TOML values are statically typed as ``object``.
@@ -443,18 +444,12 @@ def _preset_from_mapping(data: Mapping[str, object]) -> Preset:
         draft=sources["draft"],
         target=sources["target"],
         dtype=values["dtype"],  # type: ignore[arg-type]
-        gamma=values["gamma"],  # type: ignore[arg-type]
-        adaptive_gamma=values["adaptive_gamma"],  # type: ignore[arg-type]
-        temperature=values["temperature"],  # type: ignore[arg-type]
-        top_k=values["top_k"],  # type: ignore[arg-type]
-        top_p=values["top_p"],  # type: ignore[arg-type]
-        max_new_tokens=values["max_new_tokens"],  # type: ignore[arg-type]
+        settings=settings,
         chat_template=values["chat_template"],  # type: ignore[arg-type]
         trust_remote_code=values["trust_remote_code"],  # type: ignore[arg-type]
         default=values["default"],  # type: ignore[arg-type]
         draft_quantization=values["draft_quantization"],  # type: ignore[arg-type]
-        draft_stop_below=values["draft_stop_below"],  # type: ignore[arg-type]
-        draft_stop_cumulative=values["draft_stop_cumulative"],  # type: ignore[arg-type]
+        drafter=values["drafter"],  # type: ignore[arg-type]
         prompts=values["prompts"],  # type: ignore[arg-type]
     )
 
@@ -463,7 +458,7 @@ def _freeze_prompts(raw: object, require_all_tasks: bool) -> Mapping[str, tuple[
     """Validate the prompts table and return it as a read-only, TASKS-ordered view."""
     if not isinstance(raw, Mapping):
         raise PresetError(
-            f"must be a table of task = [prompts...], got {_type_name(raw)}",
+            f"must be a table of task = [prompts...], got {describe_value(raw)}",
             field="prompts",
         )
     for task in raw:
@@ -480,7 +475,7 @@ def _freeze_prompts(raw: object, require_all_tasks: bool) -> Mapping[str, tuple[
         # A bare string is a Sequence too, but would be split into characters.
         if isinstance(items, str) or not isinstance(items, Sequence):
             raise PresetError(
-                f"must be a list of strings, got {_type_name(items)}",
+                f"must be a list of strings, got {describe_value(items)}",
                 field=f"prompts.{task}",
             )
         if not items:
@@ -512,50 +507,6 @@ def _freeze_prompts(raw: object, require_all_tasks: bool) -> Mapping[str, tuple[
 
 def _check_text(value: object, name: str, *, allow_empty: bool) -> None:
     if not isinstance(value, str):
-        raise PresetError(f"must be a string, got {_type_name(value)}", field=name)
+        raise PresetError(f"must be a string, got {describe_value(value)}", field=name)
     if not allow_empty and not value.strip():
         raise PresetError("must not be empty", field=name)
-
-
-def _check_int(value: object, name: str, low: int, high: int | None) -> None:
-    # bool is a subclass of int in Python, but "gamma = true" is always a mistake.
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise PresetError(
-            f"must be {_int_range_text(low, high)}, got {_type_name(value)}", field=name
-        )
-    if value < low or (high is not None and value > high):
-        raise PresetError(f"must be {_int_range_text(low, high)}, got {value}", field=name)
-
-
-def _int_range_text(low: int, high: int | None) -> str:
-    if high is None:
-        return f"an integer >= {low}"
-    return f"an integer between {low} and {high}"
-
-
-def _check_float(value: object, name: str, low: float, high: float) -> None:
-    # Integers are accepted because TOML users naturally write "temperature = 0".
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise PresetError(
-            f"must be a number between {low} and {high}, got {_type_name(value)}",
-            field=name,
-        )
-    if math.isnan(value) or not low <= value <= high:
-        raise PresetError(f"must be a number between {low} and {high}, got {value!r}", field=name)
-
-
-def _type_name(value: object) -> str:
-    """Describe a value's type in TOML terms, which is what preset authors write."""
-    if isinstance(value, bool):
-        return f"boolean {str(value).lower()}"
-    if isinstance(value, str):
-        return f"string {value!r}"
-    if isinstance(value, int):
-        return f"integer {value}"
-    if isinstance(value, float):
-        return f"float {value!r}"
-    if isinstance(value, Mapping):
-        return "table"
-    if isinstance(value, list | tuple):
-        return "array"
-    return type(value).__name__

@@ -1,0 +1,49 @@
+"""The app's programmatic endpoint, ``/generate`` (gradio_client): text and stats per cycle.
+
+Its parameters are ``prompt``, ``preset``, one per generation setting (from the settings schema;
+None keeps the preset's value), ``chat_template`` and ``race``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from typing import Any
+
+import gradio as gr
+
+from specviz.app.session import App, final_text, stats
+from specviz.app.setting_controls import POSITIONAL, with_setting_parameters
+from specviz.models.presets import Preset
+
+
+def generate_endpoint(app: App, default: Preset, engine_group: str) -> Any:
+    """Register ``/generate`` in the current Blocks context, on the engine's queue; returns the
+    endpoint's function."""
+
+    def generate(
+        prompt: str, preset: str, settings: Mapping[str, Any], chat_template: bool, race: bool
+    ) -> tuple[str, dict[str, Any]]:  # a generator: one (text, stats) per cycle, final last
+        """Run speculative decoding (and, with race, plain decoding); stream (text, stats)."""
+        inputs = app.inputs(preset, prompt, settings, chat=chat_template, race=race)
+        sess = app.prepare(None, inputs, None)
+        while app.advance(sess) is not None:
+            yield final_text(sess), stats(sess)
+        if inputs.race:
+            for _ in app.plain_steps(sess, inputs):
+                pass
+        yield final_text(sess), stats(sess)
+
+    endpoint = with_setting_parameters(
+        generate,  # type: ignore[arg-type]  # its annotation names the API's two outputs
+        before=[
+            inspect.Parameter("prompt", POSITIONAL, annotation=str),
+            inspect.Parameter("preset", POSITIONAL, default=default.id, annotation=str),
+        ],
+        after=[
+            inspect.Parameter("chat_template", POSITIONAL, default=True, annotation=bool),
+            inspect.Parameter("race", POSITIONAL, default=False, annotation=bool),
+        ],
+    )
+    gr.api(endpoint, api_name="generate", concurrency_id=engine_group, concurrency_limit=1)
+    return endpoint

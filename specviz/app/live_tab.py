@@ -1,0 +1,272 @@
+"""The live run tab: the coloured stream, the cycle cards, counters, charts and the race panel,
+and the Run / Step / Replay / Stop handlers that fill them from the session's event records."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import gradio as gr
+
+from specviz.app.lab_tabs import InspectorTab
+from specviz.app.run_controls import PRIVATE, RunControls, read_run_inputs
+from specviz.app.session import App, Session, stats
+from specviz.app.session import final_text as run_text
+from specviz.views import run_charts as charts
+from specviz.views import run_html as render
+
+CHART_EVERY_S = 1.5  # live charts are redrawn at most this often; HTML updates every cycle
+RACE_EVERY_S = 0.1  # the plain run's panel is redrawn at most this often
+REPLAY_FPS = 12
+
+# Clicks on the stream's tokens become a "click" event carrying the cycle number (1-based).
+STREAM_CLICK_JS = (
+    "element.addEventListener('click', (event) => {"
+    " const cycle = event.target.closest('[data-cycle]');"
+    " if (cycle) trigger('click', {cycle: Number(cycle.dataset.cycle)}); });"
+)
+
+
+@dataclass
+class RacePanel:
+    """Plain decoding's run beside the speculative one, shown when Race is ticked."""
+
+    group: gr.Group
+    view: gr.HTML
+    replay: gr.Button
+
+
+def race_panel() -> RacePanel:
+    """The race view and its replay button, hidden until Race is ticked."""
+    with gr.Group(visible=False) as group:
+        view = gr.HTML(render.race_html([], []), elem_id="sv-race")
+        replay = gr.Button(
+            "⟲ Replay the race at measured speed", interactive=False, elem_id="sv-replay"
+        )
+    return RacePanel(group, view, replay)
+
+
+@dataclass
+class LiveTab:
+    """The live tab's components, and the updates that show a session in them."""
+
+    status: gr.HTML
+    stream: gr.HTML
+    cards: gr.HTML
+    counters: gr.HTML
+    rejection_plot: gr.Plot
+    rejection_note: gr.HTML
+    race: RacePanel
+    accept_plot: gr.Plot
+    hist_plot: gr.Plot
+    tokens_plot: gr.Plot
+    time_plot: gr.Plot
+    final_text: gr.Textbox
+    final_stats: gr.JSON
+
+    @property
+    def outputs(self) -> list[Any]:
+        """Every component a live run updates; the API's last two outputs are text and stats."""
+        return [
+            self.status,
+            self.stream,
+            self.cards,
+            self.counters,
+            self.rejection_plot,
+            self.rejection_note,
+            self.race.view,
+            self.race.replay,
+            self.accept_plot,
+            self.hist_plot,
+            self.tokens_plot,
+            self.time_plot,
+        ]
+
+    def views(self, sess: Session, message: str, kind: str, *, charts_too: bool) -> dict[Any, Any]:
+        """Updates for the session's state; charts only when asked (they cost more)."""
+        cycles = sess.cycles
+        last = cycles[-1] if cycles else None
+        update: dict[Any, Any] = {
+            self.status: render.status_html(message, kind=kind),
+            self.stream: render.stream_html(cycles),
+            self.cards: render.cycle_cards_html(last),
+            self.counters: render.counters_html(
+                last.totals if last else None, gamma_now=last.gamma if last else None
+            ),
+        }
+        if last is not None and last.rejection is not None:
+            update[self.rejection_plot] = charts.rejection_chart(last.rejection)
+            update[self.rejection_note] = render.rejection_caption(last.rejection, last.index + 1)
+        if charts_too:
+            update |= {
+                self.accept_plot: charts.acceptance_by_position(cycles),
+                self.hist_plot: charts.accepted_length_histogram(cycles),
+                self.tokens_plot: charts.tokens_vs_passes(cycles, sess.steps),
+                self.time_plot: charts.time_split(cycles),
+                self.final_text: run_text(sess),
+                self.final_stats: stats(sess),
+            }
+        return update
+
+
+def live_tab() -> LiveTab:
+    """Tab 0: the run in progress, cycle by cycle."""
+    with gr.Tab("Live run", id="live", elem_id="sv-tab-live"):
+        status = gr.HTML(
+            render.status_html("Ready. Pick an example and press Run."), elem_id="sv-status"
+        )
+        gr.HTML(render.legend_html(), elem_id="sv-legend")
+        stream = gr.HTML(
+            render.stream_html([], placeholder="The generated text appears here, token by token."),
+            elem_id="sv-stream",
+            js_on_load=STREAM_CLICK_JS,  # a click on a token opens that cycle in the inspector
+        )
+        cards = gr.HTML(render.cycle_cards_html(None), elem_id="sv-cards")
+        counters = gr.HTML(render.counters_html(None), elem_id="sv-counters")
+        with gr.Row():
+            rejection_plot = gr.Plot(
+                charts.rejection_chart(None), label="Last rejection", show_label=False, scale=3
+            )
+            rejection_note = gr.HTML(render.rejection_caption(None), scale=2)
+        race = race_panel()
+        with gr.Row():
+            accept_plot = gr.Plot(charts.acceptance_by_position([]), show_label=False)
+            hist_plot = gr.Plot(charts.accepted_length_histogram([]), show_label=False)
+        with gr.Row():
+            tokens_plot = gr.Plot(charts.tokens_vs_passes([]), show_label=False)
+            time_plot = gr.Plot(charts.time_split([]), show_label=False)
+        with gr.Accordion("Output text and stats", open=False):
+            final_text = gr.Textbox(label="Generated text", lines=6, elem_id="sv-final-text")
+            final_stats = gr.JSON(label="Stats", elem_id="sv-final-stats")
+    return LiveTab(
+        status, stream, cards, counters, rejection_plot, rejection_note, race,
+        accept_plot, hist_plot, tokens_plot, time_plot, final_text, final_stats,
+    )  # fmt: skip
+
+
+def wire_live_run(
+    app: App,
+    controls: RunControls,
+    live: LiveTab,
+    inspector: InspectorTab,
+    session: gr.State,
+    tabs: gr.Tabs,
+    engine_group: str,
+) -> list[Any]:
+    """Run, Step and Replay (public API endpoints /run, /step, /replay) and the race switch.
+
+    Returns the events the Stop button cancels.
+    """
+    outputs = [session, *live.outputs, *inspector.outputs, live.final_text, live.final_stats]
+
+    def views(sess: Session, message: str, kind: str = "info", *, charts_too: bool) -> dict:
+        update = live.views(sess, message, kind, charts_too=charts_too) | {session: sess}
+        return update | inspector.latest(sess) if charts_too else update
+
+    # Gradio finds gr.Progress only among positional parameters, as a default value; the run's
+    # inputs arrive by name (inputs_kwargs): preset, prompt, chat_template, race and the settings.
+    def run(
+        sess: Session | None,
+        progress: gr.Progress = gr.Progress(),  # noqa: B008
+        **values: Any,
+    ) -> Iterator[dict[Any, Any]]:
+        inputs = read_run_inputs(app, values)
+        sess = app.prepare(sess, inputs, progress)
+        if not sess.cycles:
+            yield views(sess, "Running…", charts_too=False) | {live.race.view: race_view(sess)}
+        last_chart = time.perf_counter()
+        while (cycle := app.advance(sess)) is not None:
+            due = time.perf_counter() - last_chart >= CHART_EVERY_S
+            last_chart = time.perf_counter() if due else last_chart
+            update = views(sess, f"Running… cycle {cycle.index + 1}", charts_too=due)
+            if inputs.race:
+                update[live.race.view] = race_view(sess, "speculative run")
+            yield update
+        if inputs.race:
+            last_draw = 0.0
+            for step in app.plain_steps(sess, inputs):
+                if step.finished or time.perf_counter() - last_draw >= RACE_EVERY_S:
+                    last_draw = time.perf_counter()
+                    yield {live.race.view: race_view(sess, "plain run")}
+        done = views(sess, done_message(sess), "done", charts_too=True)
+        if inputs.race:
+            done[live.race.view] = race_view(sess, "finished")
+            done[live.race.replay] = gr.Button(interactive=sess.race_done)
+        yield done
+
+    def step(
+        sess: Session | None,
+        progress: gr.Progress = gr.Progress(),  # noqa: B008
+        **values: Any,
+    ) -> dict[Any, Any]:
+        inputs = read_run_inputs(app, values)
+        sess = app.prepare(sess, inputs, progress)
+        cycle = app.advance(sess)
+        if cycle is None or cycle.finished:
+            return views(sess, done_message(sess), "done", charts_too=True)
+        message = f"Paused after cycle {cycle.index + 1}. Step advances one cycle, Run plays the rest; changing the prompt or a setting starts over."
+        return views(sess, message, charts_too=True)
+
+    def replay(sess: Session | None) -> Iterator[str]:
+        if sess is None or not sess.race_done:
+            raise gr.Error("Run a race first (tick Race, then press Run).")
+        duration = render.replay_duration(sess.cycles, sess.steps)
+        began = time.perf_counter()
+        while (elapsed := time.perf_counter() - began) < duration:
+            yield render.replay_frame(sess.cycles, sess.steps, elapsed)
+            time.sleep(1 / REPLAY_FPS)
+        yield render.replay_frame(sess.cycles, sess.steps, duration)
+
+    heavy = {"concurrency_id": engine_group, "concurrency_limit": 1}
+    # Loading progress and errors show on the status line, not as overlays on every output.
+    shown = {"show_progress_on": live.status}
+    run_inputs = controls.run_inputs() | {"race": controls.race}
+    events = [
+        button.click(
+            handler, [session], outputs, inputs_kwargs=run_inputs, api_name=name, **heavy, **shown
+        )
+        for button, handler, name in ((controls.run, run, "run"), (controls.step, step, "step"))
+    ]
+    for button in (controls.run, controls.step):  # the live run shows on its own tab
+        button.click(lambda: gr.Tabs(selected="live"), None, tabs, queue=False, **PRIVATE)
+    events.append(
+        live.race.replay.click(
+            replay, session, live.race.view, api_name="replay", concurrency_limit=None
+        )
+    )
+    controls.race.change(
+        lambda on: gr.Group(visible=on), controls.race, live.race.group, queue=False, **PRIVATE
+    )
+    return events
+
+
+def race_view(sess: Session, status: str | None = None) -> str:
+    """The race panel for the session; before a race starts, an empty one."""
+    if status is None:
+        return render.race_html([], [])
+    return render.race_html(sess.cycles, sess.steps, status=status)
+
+
+def stopped_status(sess: Session | None) -> str:
+    """The status line after Stop."""
+    if sess is not None and sess.paused:
+        return render.status_html(
+            f"Stopped after cycle {len(sess.cycles)}. Run continues, Step advances one cycle."
+        )
+    return render.status_html("Stopped.")
+
+
+def done_message(sess: Session) -> str:
+    """The status line when a run ends: why, and its numbers."""
+    if not sess.cycles:
+        return "Nothing was generated."
+    totals = sess.cycles[-1].totals
+    reason = {"eos": "the model ended its answer", "max_new_tokens": "the token limit was reached"}
+    why = reason.get(sess.cycles[-1].stop_reason or "", "stopped")
+    return (
+        f"Finished: {why}. {totals.new_tokens} tokens in {len(sess.cycles)} target passes "
+        f"(α {totals.acceptance_rate:.0%}, τ {totals.tokens_per_target_pass:.2f}, "
+        f"{totals.tokens_per_s:.1f} tokens/s)."
+    )

@@ -1,0 +1,123 @@
+"""The left column: model pair, prompt and examples, the run buttons and the decoding settings.
+
+The settings' controls come from the settings schema (``setting_controls``); choosing a pair
+shows its description, its default settings and its example prompts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import gradio as gr
+
+from specviz.app.session import App, Inputs
+from specviz.app.setting_controls import SettingControls, setting_controls
+from specviz.models.presets import TASKS, Preset, default_preset
+
+PRIVATE: dict[str, Any] = {"api_visibility": "private"}  # UI-only events stay out of the API
+
+
+@dataclass
+class RunControls:
+    """The column's components that other areas read or wire."""
+
+    preset: gr.Dropdown
+    prompt: gr.Textbox
+    chat: gr.Checkbox
+    race: gr.Checkbox
+    run: gr.Button
+    step: gr.Button
+    stop: gr.Button
+    settings: SettingControls
+
+    def run_inputs(self) -> dict[str, Any]:
+        """A run's inputs by parameter name, in the order the API lists them (``inputs_kwargs``):
+        handlers take ``preset``, ``prompt``, ``chat_template`` and the settings by name."""
+        return {
+            "preset": self.preset,
+            "prompt": self.prompt,
+            "chat_template": self.chat,
+            **self.settings.components,
+        }
+
+
+def run_controls(presets: Mapping[str, Preset]) -> RunControls:
+    """Lay out the column in the current Blocks context and wire its own events."""
+    first = default_preset(presets)
+    tasks = example_tasks(first)
+    preset = gr.Dropdown(
+        choices=[(p.label, p.id) for p in presets.values()],
+        value=first.id,
+        label="Model pair (draft → target)",
+    )
+    preset_note = gr.Markdown(first.description)
+    prompt = gr.Textbox(label="Prompt", lines=3, value=first_prompt(first), elem_id="sv-prompt")
+    with gr.Row(elem_classes="sv-run-row"):
+        run = gr.Button("▶ Run", variant="primary", elem_id="sv-run")
+        step = gr.Button("▷ Step", elem_id="sv-step")
+        stop = gr.Button("■ Stop", variant="stop", elem_id="sv-stop")
+    race = gr.Checkbox(
+        value=False,
+        label="Race: afterwards, run plain decoding of the target for comparison",
+        elem_id="sv-race-toggle",
+    )
+    task = gr.Radio(choices=tasks, value=tasks[0], label="Examples by task")
+    examples = gr.Dataset(
+        components=[prompt],
+        samples=example_samples(first, tasks[0]),
+        label="Click an example",
+        elem_id="sv-examples",
+    )
+    chat = gr.Checkbox(
+        value=first.chat_template, label="Apply the chat template (off: send the raw prompt)"
+    )
+    with gr.Accordion("Decoding settings", open=True):
+        settings = setting_controls(first.settings)
+
+    def on_preset(preset_id: str) -> dict[Any, Any]:
+        chosen = presets[preset_id]
+        chosen_tasks = example_tasks(chosen)
+        return {
+            preset_note: chosen.description,
+            chat: chosen.chat_template,
+            prompt: first_prompt(chosen),
+            task: gr.Radio(choices=chosen_tasks, value=chosen_tasks[0]),
+            examples: gr.Dataset(samples=example_samples(chosen, chosen_tasks[0])),
+        } | settings.updates(chosen.settings)
+
+    refreshed = [preset_note, chat, prompt, task, examples, *settings.components.values()]
+    preset.change(on_preset, preset, refreshed, **PRIVATE)
+    task.change(
+        lambda name, preset_id: gr.Dataset(samples=example_samples(presets[preset_id], name)),
+        [task, preset],
+        examples,
+        **PRIVATE,
+    )
+    examples.click(lambda sample: sample[0], examples, prompt, **PRIVATE)
+    return RunControls(preset, prompt, chat, race, run, step, stop, settings)
+
+
+def read_run_inputs(app: App, values: dict[str, Any]) -> Inputs:
+    """A run's validated inputs from the controls' values by name (``run_inputs()``, with or
+    without ``race``): every name that is not the preset, prompt, chat or race is a setting."""
+    preset, prompt = values.pop("preset"), values.pop("prompt")
+    chat, race = values.pop("chat_template"), values.pop("race", False)
+    return app.inputs(preset, prompt, values, chat=chat, race=race)
+
+
+def example_tasks(preset: Preset) -> list[str]:
+    """The preset's task groups that have example prompts, in TASKS order."""
+    return [task for task in TASKS if preset.prompts.get(task)]
+
+
+def example_samples(preset: Preset, task: str) -> list[list[str]]:
+    """The example prompts of one task, as gr.Dataset samples."""
+    return [[text] for text in preset.prompts.get(task, ())]
+
+
+def first_prompt(preset: Preset) -> str:
+    """The prompt the box shows when the preset is chosen."""
+    flat = preset.prompts_flat()
+    return flat[0][1] if flat else ""

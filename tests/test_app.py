@@ -1,0 +1,87 @@
+"""The app's wiring without models: its API's parameters, the settings controls built from the
+schema, and how a run's inputs are read through the schema (no model is loaded here)."""
+
+from __future__ import annotations
+
+import gradio as gr
+import pytest
+
+from specviz.app.builder import build_demo
+from specviz.app.session import App
+from specviz.app.setting_controls import setting_controls, shown_settings
+from specviz.core.settings import GenerationSettings, settings_schema
+from specviz.models.loader import ModelCache
+from specviz.models.presets import default_preset, load_presets
+
+PRESETS = load_presets()
+DEFAULT = default_preset(PRESETS)
+
+
+@pytest.fixture(scope="module")
+def api() -> dict:
+    demo = build_demo(PRESETS, ModelCache())
+    endpoints = demo.get_api_info()["named_endpoints"]
+    return {
+        name: [parameter["parameter_name"] for parameter in endpoint["parameters"]]
+        for name, endpoint in endpoints.items()
+    }
+
+
+def test_run_and_step_take_the_controls_by_name_in_a_fixed_order(api: dict) -> None:
+    shown = [item.name for item in shown_settings(GenerationSettings)]
+    expected = ["preset", "prompt", "chat_template", *shown, "race"]
+    assert api["/run"] == api["/step"] == expected
+    assert shown == [
+        "gamma", "adaptive_gamma", "temperature", "top_k", "top_p", "seed", "max_new_tokens",
+    ]  # fmt: skip
+
+
+def test_generate_takes_every_setting(api: dict) -> None:
+    names = [item.name for item in settings_schema()]
+    assert api["/generate"] == ["prompt", "preset", *names, "chat_template", "race"]
+
+
+def test_controls_follow_the_schema() -> None:
+    settings = GenerationSettings(gamma=7, top_p=0.9, max_new_tokens=64)
+    with gr.Blocks():
+        controls = setting_controls(settings)
+    components = controls.components
+    assert list(components) == [item.name for item in shown_settings(GenerationSettings)]
+    gamma, top_p, max_new = components["gamma"], components["top_p"], components["max_new_tokens"]
+    assert isinstance(gamma, gr.Slider) and (gamma.minimum, gamma.maximum, gamma.step) == (1, 16, 1)
+    assert (gamma.label, gamma.value, gamma.elem_id) == ("γ", 7, "sv-gamma")
+    assert isinstance(components["adaptive_gamma"], gr.Checkbox)
+    assert isinstance(components["top_k"], gr.Number) and components["top_k"].minimum == 0
+    assert (top_p.minimum, top_p.maximum, top_p.value) == (0.05, 1.0, 0.9)  # the slider's range
+    assert (max_new.maximum, max_new.elem_id) == (512, "sv-max-new-tokens")
+    assert "draft_stop_below" not in components  # tuned per pair: the preset's value
+    assert controls.updates(DEFAULT.settings)[gamma] == DEFAULT.settings.gamma
+
+
+def test_inputs_read_the_controls_through_the_schema_over_the_preset() -> None:
+    app = App(PRESETS, ModelCache())
+    inputs = app.inputs(DEFAULT.id, "hi", {"gamma": 3.0, "temperature": 1}, chat=False, race=True)
+    assert inputs.settings == GenerationSettings(
+        **{**vars(DEFAULT.settings), "gamma": 3, "temperature": 1.0}
+    )
+    assert inputs.settings.draft_stop_below == DEFAULT.settings.draft_stop_below == 0.3
+    assert (inputs.chat, inputs.race) == (False, True)
+    settings = GenerationSettings(gamma=2)
+    assert app.inputs(DEFAULT.id, "hi", settings).settings is settings
+
+
+@pytest.mark.parametrize(
+    ("preset", "prompt", "settings", "message"),
+    [
+        ("nope", "hi", {}, "Unknown preset 'nope'"),
+        (DEFAULT.id, "  ", {}, "The prompt is empty"),
+        (DEFAULT.id, "hi", {"gamma": 99}, "Check the settings: γ must be between 1 and 16, got 99"),
+        (DEFAULT.id, "hi", {"seed": None}, "Check the settings: Seed is blank"),
+        (DEFAULT.id, "hi", {"gama": 3}, "'gama' is not a setting"),
+    ],
+)
+def test_bad_inputs_are_plain_errors(
+    preset: str, prompt: str, settings: dict, message: str
+) -> None:
+    with pytest.raises(gr.Error, match=message):
+        App(PRESETS, ModelCache()).inputs(preset, prompt, settings)
