@@ -10,7 +10,8 @@ import pytest
 pytestmark = pytest.mark.slow
 
 PROMPT = "Write a Python function add(a, b) that returns a + b."
-# Positional inputs of /run and /step, in the order the API lists them.
+# Positional inputs of /run and /step, in the order the API lists them: preset, prompt,
+# chat_template, the settings the page has controls for (schema order), race.
 CONTROLS = ("qwen2.5-coder-bundled", PROMPT, True, 4, False, 0.0, 0, 1.0, 0, 12, False)
 
 
@@ -87,5 +88,8 @@ def test_bad_input_is_a_plain_error_and_the_app_keeps_working(client):
         client.predict("   ", max_new_tokens=4, api_name="/generate")
     with pytest.raises(AppError, match="γ must be between"):
         client.predict(PROMPT, gamma=99, max_new_tokens=4, api_name="/generate")
+    # Every setting of the schema is a parameter, the ones the page has no control for included.
+    with pytest.raises(AppError, match="Cumulative draft stop must be at least 0 and below 1"):
+        client.predict(PROMPT, draft_stop_cumulative=1.5, api_name="/generate")
     _text, stats = client.predict(PROMPT, max_new_tokens=4, api_name="/generate")
     assert stats["totals"]["new_tokens"] >= 1
