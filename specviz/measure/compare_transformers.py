@@ -23,7 +23,13 @@ from specviz.core.settings import GenerationSettings
 from specviz.measure.harness import Method, Outcome, Trial, measure
 from specviz.measure.methods import assisted_new_ids, plain_decoding, speculative_decoding
 
-__all__ = ["TargetWork", "WorkComparison", "compare_with_transformers"]
+__all__ = [
+    "TargetWork",
+    "WorkComparison",
+    "compare_with_transformers",
+    "counted_forwards",
+    "verifying_passes",
+]
 
 
 @dataclass(frozen=True)
@@ -55,7 +61,7 @@ def compare_with_transformers(
     calls: dict[str, list[int]] = {"target": [], "draft": []}  # tokens fed per forward
 
     def assisted(trial: Trial) -> Outcome:
-        with _counted_forwards(pair, calls):
+        with counted_forwards(pair, calls):
             ids = assisted_new_ids(pair, prompt_ids, trial.settings)
         return Outcome(len(ids), token_ids=tuple(ids))
 
@@ -78,7 +84,7 @@ def compare_with_transformers(
         spec.outcome.token_ids == plain_ids,
     )
     theirs = measured["transformers"].samples[0]
-    passes = _verifying_passes(calls["target"], prompt_len)
+    passes = verifying_passes(calls["target"], prompt_len)
     transformers = TargetWork(
         "transformers",
         theirs.tokens_per_s,
@@ -91,7 +97,7 @@ def compare_with_transformers(
     return WorkComparison(len(plain_ids), (specviz, transformers))
 
 
-def _verifying_passes(fed: list[int], prompt_len: int) -> list[int]:
+def verifying_passes(fed: list[int], prompt_len: int) -> list[int]:
     """Positions each verifying pass scored, from the tokens each target forward was fed.
 
     A first forward shorter than the prompt is a prefill that verified nothing; one that read the
@@ -105,7 +111,7 @@ def _verifying_passes(fed: list[int], prompt_len: int) -> list[int]:
 
 
 @contextmanager
-def _counted_forwards(pair: DraftModelPairLike, calls: dict[str, list[int]]) -> Iterator[None]:
+def counted_forwards(pair: DraftModelPairLike, calls: dict[str, list[int]]) -> Iterator[None]:
     """Record the tokens fed to each forward of the target and the draft while inside."""
 
     def counter(which: str) -> Any:
