@@ -1,4 +1,4 @@
-"""Command line over the same engine the app uses: `python -m specviz generate|bench|presets`."""
+"""Command line over the same engine the app uses: `python -m specviz generate|bench|measure|presets|...`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,9 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
+from specviz.cli.bench import add_bench_command
+from specviz.cli.labs import add_lab_commands
+from specviz.cli.measure import add_measure_commands
 from specviz.cli.options import (
     add_model_options,
     add_setting_options,
@@ -64,17 +67,9 @@ def _parser() -> argparse.ArgumentParser:
     cost.add_argument("--json", action="store_true")
     cost.set_defaults(run=_cost_curve)
 
-    from specviz.cli.labs import add_lab_commands
-    from specviz.measure.bench import add_bench_arguments, run_bench
-
     add_lab_commands(commands, add_model_options, add_setting_options)
-
-    bench = commands.add_parser(
-        "bench", help="measure plain vs speculative vs transformers assisted generation"
-    )
-    add_model_options(bench)
-    add_bench_arguments(bench)
-    bench.set_defaults(run=run_bench)
+    add_bench_command(commands)
+    add_measure_commands(commands)
     return parser
 
 
