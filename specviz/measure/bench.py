@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
-from specviz.drafters.draft_model import ModelDrafter
+from specviz.drafters.registry import DEFAULT_DRAFTER, make_drafter
 from specviz.models.presets import TASKS
 
 
@@ -221,7 +221,9 @@ def _plain_once(
 def _specviz_once(
     pair: Any, prompt_ids: torch.Tensor, settings: GenerationSettings
 ) -> tuple[int, Any]:
-    cycles = list(speculative_generate(pair, prompt_ids, settings, ModelDrafter(pair.draft)))
+    cycles = list(
+        speculative_generate(pair, prompt_ids, settings, make_drafter(DEFAULT_DRAFTER, pair))
+    )
     return cycles[-1].totals.new_tokens, cycles[-1].totals
 
 

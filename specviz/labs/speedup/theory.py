@@ -23,7 +23,7 @@ import torch
 from specviz.core.engine import DraftModelPairLike, autoregressive_generate, speculative_generate
 from specviz.core.events import Cycle, Step, Totals
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
-from specviz.drafters.draft_model import ModelDrafter
+from specviz.drafters.registry import DEFAULT_DRAFTER, make_drafter
 from specviz.labs.speedup.cost_curve import CostCurve, measure_verification_cost
 
 Progress = Callable[[float, str], None]
@@ -230,7 +230,7 @@ def measure_speedup_lab(
     report(0.0, "warming up")
     warm = replace(settings, max_new_tokens=min(4, settings.max_new_tokens))
     _drain(autoregressive_generate(pair, prompt_ids, warm), deadline)
-    warm_drafter = ModelDrafter(pair.draft)
+    warm_drafter = make_drafter(DEFAULT_DRAFTER, pair)
     _drain(
         speculative_generate(pair, prompt_ids, _fixed(warm, max(gammas)), warm_drafter), deadline
     )
@@ -252,7 +252,7 @@ def measure_speedup_lab(
     for index, gamma in enumerate(gammas):
         report(_RUN_SHARE * (index + 1) / (len(gammas) + 1), f"speculative decoding at γ = {gamma}")
         # A fixed γ with no early draft stop: the formula assumes exactly γ drafts every cycle.
-        drafter = ModelDrafter(pair.draft)
+        drafter = make_drafter(DEFAULT_DRAFTER, pair)
         cycles, complete = _drain(
             speculative_generate(pair, prompt_ids, _fixed(settings, gamma), drafter),
             run_deadline(),

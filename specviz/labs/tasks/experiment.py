@@ -19,7 +19,7 @@ import torch
 from specviz.core.engine import DraftModelPairLike, autoregressive_generate, speculative_generate
 from specviz.core.events import Cycle, Step, Totals
 from specviz.core.settings import GenerationSettings
-from specviz.drafters.draft_model import ModelDrafter
+from specviz.drafters.registry import DEFAULT_DRAFTER, make_drafter
 from specviz.models.presets import TASKS
 
 __all__ = [
@@ -252,7 +252,7 @@ def _decoders(
     pair: DraftModelPairLike, prompt_ids: torch.Tensor, settings: GenerationSettings
 ) -> list[tuple[str, Iterator[Cycle] | Iterator[Step]]]:
     """Both decoders on one prompt, same settings and seed; generators, so nothing runs yet."""
-    drafter = ModelDrafter(pair.draft)
+    drafter = make_drafter(DEFAULT_DRAFTER, pair)
     return [
         ("speculative decoding", speculative_generate(pair, prompt_ids, settings, drafter)),
         ("plain decoding", autoregressive_generate(pair, prompt_ids, settings)),
