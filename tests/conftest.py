@@ -163,10 +163,7 @@ class RuleDrafter:
         return 0
 
     def start(
-        self,
-        prompt_ids: torch.Tensor,
-        settings: GenerationSettings,
-        stop_ids: frozenset[int] = frozenset(),
+        self, prompt_ids: torch.Tensor, settings: GenerationSettings, stop_ids: frozenset[int]
     ) -> float:
         self.policy = DraftPolicy(settings, stop_ids)
         self.contexts = []

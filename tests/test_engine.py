@@ -244,10 +244,7 @@ class UniformDrafter:
     cache_len: int = 0
 
     def start(
-        self,
-        prompt_ids: torch.Tensor,
-        settings: GenerationSettings,
-        stop_ids: frozenset[int] = frozenset(),
+        self, prompt_ids: torch.Tensor, settings: GenerationSettings, stop_ids: frozenset[int]
     ) -> float:
         self.gamma = settings.gamma
         return 0.0

@@ -42,10 +42,7 @@ class Drafter(Protocol):
         ...
 
     def start(
-        self,
-        prompt_ids: torch.Tensor,
-        settings: GenerationSettings,
-        stop_ids: frozenset[int] = frozenset(),
+        self, prompt_ids: torch.Tensor, settings: GenerationSettings, stop_ids: frozenset[int]
     ) -> float:
         """Reset for a new prompt (1, T) and settings; returns the seconds spent on prefill.
 

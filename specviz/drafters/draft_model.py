@@ -51,10 +51,7 @@ class ModelDrafter:
         return self._step
 
     def start(
-        self,
-        prompt_ids: torch.Tensor,
-        settings: GenerationSettings,
-        stop_ids: frozenset[int] = frozenset(),
+        self, prompt_ids: torch.Tensor, settings: GenerationSettings, stop_ids: frozenset[int]
     ) -> float:
         self._cache = new_step_cache(self._step)
         self.policy = DraftPolicy(settings, stop_ids)
