@@ -65,6 +65,7 @@ def test_generate_json_prints_a_real_trace() -> None:
     )
     first = trace["cycles"][0]
     assert {"drafted", "emitted", "timing", "totals", "target_cache_len"} <= set(first)
+    assert first["drafter"] == "draft-model"
     drafted = first["drafted"][0]
     assert {"q_draft", "p_target", "accept_prob", "uniform", "accepted", "text"} <= set(drafted)
     assert trace["text"] == "".join(t["text"] for c in trace["cycles"] for t in c["emitted"])

@@ -75,11 +75,13 @@ def add_lab_commands(commands: Any, add_model: Any, add_settings: Any) -> None:
 
 def _inspect(args: argparse.Namespace) -> int:
     from specviz.core.engine import speculative_generate
-    from specviz.drafters.draft_model import ModelDrafter
+    from specviz.drafters.registry import DEFAULT_DRAFTER, make_drafter
     from specviz.labs.inspector import inspector_lines
 
     _, settings, pair, prompt_ids = prepared_run(args)
-    cycles = list(speculative_generate(pair, prompt_ids, settings, ModelDrafter(pair.draft)))
+    cycles = list(
+        speculative_generate(pair, prompt_ids, settings, make_drafter(DEFAULT_DRAFTER, pair))
+    )
     wanted = args.cycle or range(1, len(cycles) + 1)
     unknown = [number for number in wanted if not 1 <= number <= len(cycles)]
     if unknown:

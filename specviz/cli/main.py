@@ -85,11 +85,13 @@ def _list_presets(args: argparse.Namespace) -> int:
 
 def _generate(args: argparse.Namespace) -> int:
     from specviz.core.engine import autoregressive_generate, speculative_generate
-    from specviz.drafters.draft_model import ModelDrafter
+    from specviz.drafters.registry import DEFAULT_DRAFTER, make_drafter
 
     preset, settings, pair, prompt_ids = prepared_run(args)
     cycles: list[Cycle] = []
-    for cycle in speculative_generate(pair, prompt_ids, settings, ModelDrafter(pair.draft)):
+    for cycle in speculative_generate(
+        pair, prompt_ids, settings, make_drafter(DEFAULT_DRAFTER, pair)
+    ):
         cycles.append(cycle)
         if not args.json:
             print(_cycle_line(cycle), flush=True)

@@ -14,7 +14,7 @@ import torch
 from specviz.core.engine import DraftModelPairLike, autoregressive_generate, speculative_generate
 from specviz.core.model_steps import device_of
 from specviz.core.settings import GenerationSettings
-from specviz.drafters.draft_model import ModelDrafter
+from specviz.drafters.registry import DEFAULT_DRAFTER, make_drafter
 from specviz.measure.harness import Method, Outcome, Trial, drain
 
 __all__ = ["assisted_generation", "plain_decoding", "speculative_decoding"]
@@ -32,12 +32,16 @@ def plain_decoding(
 
 
 def speculative_decoding(
-    pair: DraftModelPairLike, prompt_ids: torch.Tensor, settings: GenerationSettings, name: str
+    pair: DraftModelPairLike,
+    prompt_ids: torch.Tensor,
+    settings: GenerationSettings,
+    name: str,
+    drafter_spec: str = DEFAULT_DRAFTER,
 ) -> Method:
-    """specviz's engine with the pair's draft model as drafter (a fresh drafter per run)."""
+    """specviz's engine with the drafter the spec names (a fresh drafter per run)."""
 
     def run(trial: Trial) -> Outcome | None:
-        drafter = ModelDrafter(pair.draft)
+        drafter = make_drafter(drafter_spec, pair)
         return drain(speculative_generate(pair, prompt_ids, trial.settings, drafter), trial)
 
     return Method(name, run, settings)

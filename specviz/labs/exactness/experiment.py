@@ -33,7 +33,7 @@ from specviz.core.sampling import (
     residual_distribution,
 )
 from specviz.core.settings import GenerationSettings
-from specviz.drafters.draft_model import ModelDrafter
+from specviz.drafters.registry import DEFAULT_DRAFTER, make_drafter
 from specviz.labs.exactness.significance import (
     ChiSquare,
     fit_test,
@@ -389,7 +389,9 @@ def greedy_equality(
     differently, so a near-tie argmax can flip and the texts drift apart from there.
     """
     greedy = replace(settings, temperature=0.0)
-    cycles = list(speculative_generate(pair, prompt_ids, greedy, ModelDrafter(pair.draft)))
+    cycles = list(
+        speculative_generate(pair, prompt_ids, greedy, make_drafter(DEFAULT_DRAFTER, pair))
+    )
     steps = list(autoregressive_generate(pair, prompt_ids, greedy))
     spec_tokens = [token for cycle in cycles for token in cycle.emitted]
     spec_ids = tuple(token.token_id for token in spec_tokens)
