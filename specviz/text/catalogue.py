@@ -60,7 +60,7 @@ def t_html(key: str, lang: str = DEFAULT_LANGUAGE, **values: object) -> Html:
 
 def supported_language(requested: str | None) -> str:
     """``requested`` if the catalogue has that language, otherwise the default (English)."""
-    return requested if requested in TABLES else DEFAULT_LANGUAGE
+    return requested if requested is not None and requested in TABLES else DEFAULT_LANGUAGE
 
 
 def placeholders(template: str) -> frozenset[str]:

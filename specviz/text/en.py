@@ -252,5 +252,228 @@ TABLE = MappingProxyType(
         "chart.rejection.title": "Rejection at draft {position}: p, q and the residual",
         "chart.rejection.x": "token (✗ rejected guess, ↻ replacement)",
         "chart.rejection.residual": "residual max(0, p − q), normalised",
+        # --- shared pieces ------------------------------------------------------------------------
+        "list.separator": ", ",
+        # --- the exactness lab --------------------------------------------------------------------
+        "exactness.placeholder": (
+            "Press the button: N continuations are drawn with plain sampling and N with "
+            "speculative sampling from the same prompt and settings, and their distributions are "
+            "compared."
+        ),
+        "exactness.rule.exact": "the paper's rule",
+        "exactness.rule.wrong": "a deliberately WRONG rule (every draft accepted)",
+        "exactness.verdict.differs": (
+            "At the 1 % level the test sees a difference (speculative samples vs the target's "
+            "exact law: χ² p = {p_value}): these samples do not follow p."
+        ),
+        "exactness.verdict.consistent": (
+            "No detectable difference at the 1 % level (speculative samples vs the target's exact "
+            "law: χ² p = {p_value}): consistent with exact sampling from p. About one test in "
+            "twenty gives p < 0.05 by chance even when nothing is wrong."
+        ),
+        "exactness.run": (
+            "{samples} samples per arm, first {tokens} token(s), {rule}. Took {seconds} s: the "
+            "target scored {target_prefixes} distinct prefixes in {target_forwards} batched "
+            "forwards and the draft {draft_prefixes} in {draft_forwards} (samples that reach the "
+            "same prefix share one forward; the models are deterministic, so this changes "
+            "nothing)."
+        ),
+        "exactness.analytic": (
+            "Analytic check of the first token: the rule's output law differs from p by at most "
+            "{error} (Leviathan et al., Theorem 1). The draft's q is TV {tv} away from p, which is "
+            "what the wrong rule would ship."
+        ),
+        "exactness.size": "TV {tv}: about {n}",
+        "exactness.needed": (
+            "Samples per arm for an 80 % chance to detect a shift at 5 % significance: {sizes}."
+        ),
+        "exactness.needed.wrong_rule": " The wrong rule's shift needs only about {n}.",
+        "exactness.outcome.first": "first token",
+        "exactness.outcome.first_n": "first {n} tokens",
+        "exactness.column.outcome": "outcome",
+        "exactness.column.tv": "TV(plain, spec)",
+        "exactness.column.tv_noise": "TV from noise alone",
+        "exactness.column.plain_vs_spec": "χ² p plain vs spec",
+        "exactness.column.spec_vs_exact": "χ² p spec vs exact p",
+        "exactness.column.plain_vs_exact": "χ² p plain vs exact p",
+        "exactness.greedy.placeholder": (
+            "At temperature 0 this compares greedy outputs token for token."
+        ),
+        "exactness.greedy.identical": (
+            "Identical: all {n} tokens of greedy speculative decoding equal plain greedy decoding "
+            "of the target ({dtype})."
+        ),
+        "exactness.greedy.parted": (
+            "The texts part at token {index} of {n} ({dtype}); everything before it is identical."
+        ),
+        "exactness.greedy.precision": (
+            "In exact arithmetic greedy speculative decoding returns the target's greedy text "
+            "token for token: a draft is kept only if it is the target's top choice. On real "
+            "hardware the target scores γ + 1 tokens in one batched pass during verification but "
+            "one token per pass in plain decoding, and in bfloat16 (or float16) those two "
+            "computations round differently. When two candidates are nearly tied, the rounding "
+            "can pick the other one, and the texts continue differently from there. That is a "
+            "property of reduced-precision kernels, not of the algorithm: in float32 the outputs "
+            "match."
+        ),
+        "exactness.greedy.speculative": "speculative",
+        "exactness.greedy.plain": "plain",
+        "exactness.greedy.column.decoder": "decoder",
+        "exactness.greedy.column.text": "text",
+        "exactness.chart.first_token": "First token",
+        "exactness.chart.first_two": "First two tokens",
+        "exactness.chart.first_three": "First three tokens",
+        "exactness.chart.first_n": "First {n} tokens",
+        "exactness.chart.empty_title": "{name}: plain vs speculative sampling",
+        "exactness.chart.continuation": "continuation",
+        "exactness.chart.frequency": "frequency",
+        "exactness.chart.run_to_compare": "run the lab to compare",
+        "exactness.chart.run_with": "run with {n} tokens",
+        "exactness.chart.other": "other",
+        "exactness.chart.plain": "plain sampling",
+        "exactness.chart.spec": "speculative",
+        "exactness.chart.spec_wrong": "speculative, wrong rule (accept every draft)",
+        "exactness.chart.exact": "exact target probability",
+        "exactness.chart.hover.samples": "{label}<br>{name}: {count} samples ({share})",
+        "exactness.chart.hover.exact": "{label}<br>exact p = {p}",
+        "exactness.chart.title": (
+            "{name}: TV {tv} (same-law noise ≈ {noise}), χ² p = {p_value}, N = {samples} each"
+        ),
+        "exactness.needed_chart.title": "Samples needed to see a difference",
+        "exactness.needed_chart.x": "TV difference",
+        "exactness.needed_chart.y": "samples per arm",
+        "exactness.needed_chart.empty": "run the lab to size the test",
+        "exactness.needed_chart.shift": "top token loses this much probability",
+        "exactness.needed_chart.wrong_rule": "wrong rule (law q instead of p)",
+        "exactness.needed_chart.hover": "TV {tv}: {n} samples per arm",
+        "exactness.needed_chart.this_run": "this run: {n}",
+        # --- the speedup lab ----------------------------------------------------------------------
+        "speedup.chart.title": "Speedup: theory vs measurement",
+        "speedup.chart.gamma_axis": "γ (tokens drafted per cycle)",
+        "speedup.chart.y": "speedup over plain",
+        "speedup.chart.tau_axis": "τ (tokens per target pass)",
+        "speedup.chart.empty": "run the lab to measure α, c and the verification cost",
+        "speedup.chart.predicted": "predicted (α = {alpha}, c = {cost})",
+        "speedup.chart.open_markers": ", open: v extrapolated",
+        "speedup.chart.extrapolated": " (extrapolated)",
+        "speedup.chart.predicted_tau": "predicted τ (right axis)",
+        "speedup.chart.measured": "measured speedup",
+        "speedup.chart.measured_tau": "measured τ (right axis)",
+        "speedup.chart.no_gain": "no gain (1×)",
+        "speedup.chart.best": "best γ = {gamma} ({speedup}×)",
+        "speedup.chart.hover.line": (
+            "γ = {gamma}: {speedup}×<br>τ = {tau} tokens per pass<br>v(γ) = {verify}{extrapolated}"
+        ),
+        "speedup.chart.hover.best": "best γ = {gamma}: {speedup}×",
+        "speedup.chart.hover.tau": "γ = {gamma}: τ = {tau} tokens per pass",
+        "speedup.chart.hover.measured": (
+            "measured at γ = {gamma}: {speedup}×<br>α = {alpha}, τ = {tau}, {tps} tokens/s"
+        ),
+        "speedup.chart.hover.measured_tau": "measured at γ = {gamma}: τ = {tau}",
+        "speedup.cost.title": "Verification cost (measured)",
+        "speedup.cost.title_cut": (
+            "Verification cost (measured), time budget reached after {n} tokens"
+        ),
+        "speedup.cost.x": "new tokens in one target forward",
+        "speedup.cost.empty": "no cost curve measured yet",
+        "speedup.cost.flat": "reference: flat (verification free)",
+        "speedup.cost.linear": "reference: k × one token (no gain from batching)",
+        "speedup.cost.measured": "measured on {device} (median)",
+        "speedup.cost.hover": "{n} new tokens: {ms} ms<br>{ratio}× one token",
+        "speedup.projection.title": "Projection (roofline model, not measured)",
+        "speedup.projection.title_gpu": "Projection (roofline model, not measured): {gpu}",
+        "speedup.projection.y": "projected speedup",
+        "speedup.projection.empty": "choose a GPU and run the speedup lab for α",
+        "speedup.projection.series": "projected (α = {alpha}, c = {cost})",
+        "speedup.verify_cost": "v({gamma}) = {cost}",
+        "speedup.break_even.cost": (
+            "Each drafted token costs c = {cost} of a target step and saves at most α = {alpha} "
+            "of one (it is kept with probability α, and only if every earlier guess was kept), so "
+            "when α is below c no γ can win, even if verification were free. "
+        ),
+        "speedup.break_even.verify_costly": (
+            "Verification is not free on this hardware either: one forward over γ + 1 tokens "
+            "costs v(γ) one-token forwards ({verify}) where Leviathan et al. assume v = 1, which "
+            "raises the bar further. "
+        ),
+        "speedup.break_even.verify_free": (
+            "Verification is nearly free here ({verify}): one forward over γ + 1 tokens costs "
+            "about as much as over one, as Leviathan et al. assume, because the weights are read "
+            "once either way. "
+        ),
+        "speedup.break_even.never": (
+            "With these costs even a draft that is always right (α = 1) cannot win."
+        ),
+        "speedup.break_even.wins": (
+            "With these costs speculation needs α ≥ {alpha} to beat plain decoding at some γ; at "
+            "the measured α it wins: the best γ is {gamma}, predicted {speedup}×."
+        ),
+        "speedup.break_even.loses": (
+            "With these costs speculation needs α ≥ {alpha} to beat plain decoding at some γ; at "
+            "the measured α it does not win: the best γ is {gamma}, predicted {speedup}×."
+        ),
+        "speedup.placeholder": (
+            "Press the button: the prompt is decoded plainly once and speculatively at each γ, and "
+            "the target's and draft's step times are measured."
+        ),
+        "speedup.column.gamma": "γ",
+        "speedup.column.alpha": "α",
+        "speedup.column.tau": "τ measured",
+        "speedup.column.tau_predicted": "τ predicted",
+        "speedup.column.speedup": "speedup",
+        "speedup.column.predicted": "predicted",
+        "speedup.cut": "cut by the time budget",
+        "speedup.summary": (
+            "Plain decoding: {plain_tps} tokens/s. Pooled α = {alpha}; draft step {draft_ms} ms, "
+            "target step {target_ms} ms, so c = {cost}. Predicted best γ = {gamma} ({speedup}×). "
+            "Measured in {seconds} s. The prediction leaves out per-cycle overhead (sampling, the "
+            "acceptance test, detokenisation) and every time is measured on a shared machine, so "
+            "expect some gap."
+        ),
+        "speedup.projection.placeholder": "Pick a GPU and press Project.",
+        "speedup.projection.summary": (
+            "PROJECTION, not a measurement: {gpu} at α = {alpha}. Modelled target step "
+            "{target_ms} ms, draft step {draft_ms} ms (c = {cost}); best γ = {gamma}, about "
+            "{speedup}× over plain decoding."
+        ),
+        "speedup.projection.assumptions": "Assumptions: {assumptions}.",
+        "speedup.projection.assumption_separator": "; ",
+        # --- the task lab -------------------------------------------------------------------------
+        "tasks.placeholder": (
+            "Press the button: each task's example prompt runs speculatively and plainly."
+        ),
+        "tasks.column.task": "task",
+        "tasks.column.alpha": "α",
+        "tasks.column.tau": "τ",
+        "tasks.column.spec_tps": "spec tok/s",
+        "tasks.column.plain_tps": "plain tok/s",
+        "tasks.column.speedup": "speedup",
+        "tasks.column.sample": "output begins",
+        "tasks.chart.title": "Task dependence",
+        "tasks.chart.title_run": (
+            "Task dependence (γ = {gamma}, {temperature}, {tokens} tokens per prompt)"
+        ),
+        "tasks.chart.stopped_early": ", stopped early",
+        "tasks.chart.gamma_adaptive": "adaptive from {gamma}",
+        "tasks.chart.temperature": "T = {temperature}",
+        "tasks.chart.greedy": "greedy",
+        "tasks.chart.panel.alpha": "acceptance rate α",
+        "tasks.chart.panel.tau": "tokens per target pass τ (- - plain: 1)",
+        "tasks.chart.panel.speedup": "speedup over plain (- - no gain)",
+        "tasks.chart.bar.alpha": "α",
+        "tasks.chart.bar.tau": "τ",
+        "tasks.chart.bar.speedup": "speedup",
+        "tasks.chart.empty": "no tasks measured yet",
+        "tasks.chart.hover.runs": (
+            "{prompts} prompt(s), {tokens} tokens<br>speculative {spec_tps} tok/s, plain "
+            "{plain_tps} tok/s"
+        ),
+        "tasks.chart.hover.bar": "{task}: {name} {value}<br>{runs}",
+        "tasks.measures": "α {alpha}, τ {tau}, {speedup}× plain speed",
+        "tasks.narrative.none": "No task measured yet.",
+        "tasks.narrative.one": "Only {task} measured: {measures}.",
+        "tasks.narrative.ranked": (
+            "The draft guesses {best} best ({best_measures}) and {worst} worst ({worst_measures})."
+        ),
     }
 )
