@@ -475,5 +475,54 @@ TABLE = MappingProxyType(
         "tasks.narrative.ranked": (
             "The draft guesses {best} best ({best_measures}) and {worst} worst ({worst_measures})."
         ),
+        # --- the command line ---------------------------------------------------------------------
+        "cli.description": "Speculative decoding, run for real and shown.",
+        "cli.error": "error: {message}",
+        "cli.interrupted": "interrupted",
+        "cli.presets.models": "draft {draft}  target {target}",
+        "cli.cycle": "cycle {index} γ={gamma} accepted {accepted}/{drafted}: {marks}{extra}",
+        "cli.cycle.extra": " → {origin} {token}",
+        "cli.generate.summary": (
+            "{tokens} tokens in {cycles} cycles · α {alpha} · τ {tau} tokens/target pass · {tps} "
+            "tok/s (engine time, prefill excluded) · stop: {stop}"
+        ),
+        "cli.generate.plain": "plain decoding: {tps} tok/s · speedup {speedup}x · {same}",
+        "cli.generate.identical": "identical tokens",
+        "cli.generate.different": "different tokens (sampling)",
+        "cli.cost.head": "{model} forward time on {device}, after a {context}-token cache",
+        "cli.cost.column.tokens": "new tokens",
+        "cli.cost.column.median": "median ms",
+        "cli.cost.column.ratio": "× one token",
+        "cli.cost.stopped": "(stopped early: time budget reached)",
+        "cli.exactness.identical": "identical",
+        "cli.exactness.part_at": "part at token {index}",
+        "cli.exactness.greedy": "greedy ({dtype}): speculative and plain outputs are {where}",
+        "cli.exactness.greedy_speculative": "speculative: {text}",
+        "cli.exactness.greedy_plain": "plain:       {text}",
+        "cli.exactness.run": (
+            "{samples} samples per arm, {tokens} token(s), rule {rule}, {seconds} s ({prefixes} "
+            "target prefixes in {forwards} forwards)"
+        ),
+        "cli.exactness.comparison": (
+            "first {n} token(s): TV {tv} (noise alone ≈ {noise}), chi-square p plain vs spec "
+            "{homogeneity}, spec vs exact {fit}"
+        ),
+        "cli.exactness.outcome": "    {text} plain {plain}  spec {spec}  exact p {exact}",
+        "cli.exactness.analytic": "analytic first-token law vs p: max error {error}; TV(p, q) = {tv}",
+        "cli.speedup.head": "plain decoding {tps} tok/s; measured in {seconds} s",
+        "cli.speedup.column.tau_predicted": "τ pred",
+        "cli.speedup.cut": "  (cut by the time budget)",
+        "cli.speedup.theory": (
+            "pooled α {alpha}, c {cost} (draft step {draft_ms} ms / target step {target_ms} ms); "
+            "predicted best γ {gamma} ({speedup}×)"
+        ),
+        "cli.projection.head": "PROJECTION (roofline model, not measured) on {gpu}:",
+        "cli.projection.best": "  best γ {gamma}: about {speedup}×; c = {cost}",
+        "cli.projection.assumes": "  assumes: {assumption}",
+        # --- errors the user can fix (raised as UserError) ----------------------------------------
+        "error.prompt_empty": "the prompt is empty",
+        "error.unknown_preset": "unknown preset {name}; known: {known}",
+        "error.unknown_gpu": "unknown GPU {name}; known: {known}",
+        "error.no_cycle": "the run has cycles 1..{count}; no cycle {number}",
     }
 )
