@@ -22,6 +22,7 @@ from specviz.core.settings import GenerationSettings
 from specviz.measure.harness import Method, Outcome, iter_measurements, never
 from specviz.measure.methods import plain_decoding, speculative_decoding
 from specviz.models.presets import TASKS
+from specviz.text import DEFAULT_LANGUAGE, t
 
 __all__ = [
     "PromptRun",
@@ -116,17 +117,21 @@ class TaskReport:
         """Tasks from the highest α to the lowest."""
         return tuple(sorted(self.tasks, key=lambda result: -result.acceptance_rate))
 
-    def narrative(self) -> str:
+    def narrative(self, lang: str = DEFAULT_LANGUAGE) -> str:
         """One sentence for the audience: which task the draft guesses best and worst."""
         ranked = self.ranked()
         if not ranked:
-            return "No task measured yet."
+            return t("tasks.narrative.none", lang)
         best, worst = ranked[0], ranked[-1]
         if len(ranked) == 1:
-            return f"Only {best.task} measured: {_measures(best)}."
-        return (
-            f"The draft guesses {best.task} best ({_measures(best)}) "
-            f"and {worst.task} worst ({_measures(worst)})."
+            return t("tasks.narrative.one", lang, task=best.task, measures=_measures(best, lang))
+        return t(
+            "tasks.narrative.ranked",
+            lang,
+            best=best.task,
+            best_measures=_measures(best, lang),
+            worst=worst.task,
+            worst_measures=_measures(worst, lang),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -270,8 +275,11 @@ def _pooled(parts: Sequence[Totals]) -> Totals:
     )
 
 
-def _measures(result: TaskResult) -> str:
-    return (
-        f"α {result.acceptance_rate:.0%}, τ {result.tokens_per_target_pass:.2f}, "
-        f"{result.speedup:.2f}× plain speed"
+def _measures(result: TaskResult, lang: str) -> str:
+    return t(
+        "tasks.measures",
+        lang,
+        alpha=f"{result.acceptance_rate:.0%}",
+        tau=f"{result.tokens_per_target_pass:.2f}",
+        speedup=f"{result.speedup:.2f}",
     )
