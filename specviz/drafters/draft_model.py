@@ -14,10 +14,10 @@ from typing import Protocol
 import torch
 
 from specviz.core.events import scaled_confidence
-from specviz.core.model_steps import device_of, new_step_cache, sync
+from specviz.core.model_steps import device_of, sync
 from specviz.core.sampling import Sampler
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
-from specviz.models.lean_forward import lean_decoder
+from specviz.models.runner import ModelRunner
 
 
 @dataclass(frozen=True)
@@ -90,8 +90,7 @@ class ModelDrafter:
     def __init__(self, model: torch.nn.Module) -> None:
         self.model = model
         self.device = device_of(model)
-        self._step = lean_decoder(model)  # a lean step for Llama/Qwen2-style models, same logits
-        self._cache = new_step_cache(self._step)
+        self._runner = ModelRunner(model)  # its forward and KV cache, as the engine's target's
         self._gamma = 4
         self._adaptive = False
         self._stop_below = 0.0
@@ -109,12 +108,12 @@ class ModelDrafter:
 
     @property
     def cache_len(self) -> int:
-        return self._cache.get_seq_length()
+        return self._runner.cache_len
 
     @property
-    def step(self) -> object:
-        """What each draft step calls: the lean step for Llama/Qwen2-style models, else the model."""
-        return self._step
+    def runner(self) -> ModelRunner:
+        """What each draft step calls: the draft model's forward and KV cache."""
+        return self._runner
 
     def start(
         self,
@@ -122,7 +121,7 @@ class ModelDrafter:
         settings: GenerationSettings,
         stop_ids: frozenset[int] = frozenset(),
     ) -> float:
-        self._cache = new_step_cache(self._step)
+        self._runner.reset()
         self._stop_ids = stop_ids
         self._gamma, self._adaptive = settings.gamma, settings.adaptive_gamma
         self._stop_below = settings.draft_stop_below
@@ -148,12 +147,7 @@ class ModelDrafter:
         for _ in range(count):
             # logits_to_keep=1: the vocabulary projection is a large share of a small model's cost,
             # and only the last position's distribution is needed.
-            logits = self._step(
-                input_ids=feed,
-                past_key_values=self._cache,
-                use_cache=True,
-                logits_to_keep=1,
-            ).logits[0, -1]  # (V,)
+            logits = self._runner.forward(feed, logits_to_keep=1)[-1]  # (V,)
             dist = sampler.probs(logits)
             token = sampler.draw(dist)  # stays on the device: no host sync inside the loop
             tokens.append(token)
@@ -204,7 +198,7 @@ class ModelDrafter:
             self._unseen = [self._proposed[-1], next_token]
         else:
             # The cache holds the unseen tokens plus drafts 1..n-1; keep drafts 1..accepted_len.
-            self._cache.crop(-(proposed - 1 - accepted_len))
+            self._runner.rollback(proposed - 1 - accepted_len)
             self._unseen = [next_token]
         if self._adaptive:
             self._gamma = next_gamma(self._gamma, accepted_len, proposed)
