@@ -6,18 +6,8 @@ helpers serve it and the scripts that drive transformers' forward directly.
 
 from __future__ import annotations
 
-from typing import Protocol
-
 import torch
 from transformers import DynamicCache
-
-
-class KVCache(Protocol):
-    """What decoders do with a KV cache: read its length, roll it back."""
-
-    def get_seq_length(self) -> int: ...
-
-    def crop(self, tokens_to_remove: int) -> None: ...
 
 
 def device_of(model: torch.nn.Module) -> torch.device:
@@ -38,7 +28,7 @@ def new_cache(model: torch.nn.Module) -> DynamicCache:
     return DynamicCache(config=getattr(model, "config", None))
 
 
-__all__ = ["KVCache", "device_of", "new_cache", "prefill", "sync"]
+__all__ = ["device_of", "new_cache", "prefill", "sync"]
 
 
 @torch.inference_mode()
