@@ -160,6 +160,7 @@ def run(model: Any, which: str, blocks: int, context_length: int) -> None:
                 for _ in range(20):
                     step()
                 times[name].append((time.perf_counter() - began) / 20 * 1000)
+                print(f"  {which} {name}: {times[name][-1]:.1f} ms/step", flush=True)
     lean_median = statistics.median(times["lean"])
     for name, values in times.items():
         rounded = [round(value, 1) for value in values]
