@@ -37,7 +37,7 @@ from specviz.core.events import (
     TokenProb,
     Totals,
 )
-from specviz.core.model_steps import device_of, new_step_cache, sync
+from specviz.core.model_steps import device_of, sync
 from specviz.core.sampling import (
     Verdict,
     top_entries,
@@ -47,7 +47,7 @@ from specviz.core.sampling import (
 )
 from specviz.core.settings import GenerationSettings
 from specviz.drafters.base import Drafter
-from specviz.models.lean_forward import lean_decoder
+from specviz.models.runner import ModelRunner
 
 # GenerationSettings is re-exported: callers think of it as the engine's input.
 __all__ = [
@@ -96,9 +96,8 @@ class _Run:
         self.prompt_len = prompt_ids.shape[1]
         self.sampler = settings.sampler(self.device)
         self.detok = IncrementalDetokenizer(pair.tokenizer, prompt_ids[0].tolist())
-        # The target's decoding step: a lean one for Llama/Qwen2-style models (same logits).
-        self.target = lean_decoder(pair.target)
-        self.cache = new_step_cache(self.target)
+        # The target's forward and KV cache: the lean step where it computes the model.
+        self.target = ModelRunner(pair.target)
         self.totals = Totals(0, 0, 0, 0, 0, 0.0, 0.0)
         # The prompt is not prefilled on its own: the first forward reads it together with the
         # first drafts (plain decoding: it yields the first token). A separate prefill would cost
@@ -113,14 +112,7 @@ class _Run:
     def target_logits(self, draft_ids: torch.Tensor) -> torch.Tensor:
         """One target forward over [pending, drafts]: logits (n + 1, V) for the last n + 1."""
         feed = torch.cat([self.pending, draft_ids.view(1, -1).to(self.device)], dim=1)
-        out = self.target(
-            input_ids=feed,
-            past_key_values=self.cache,
-            use_cache=True,
-            logits_to_keep=draft_ids.shape[0] + 1,
-        )
-        logits: torch.Tensor = out.logits[0]
-        return logits
+        return self.target.forward(feed, logits_to_keep=draft_ids.shape[0] + 1)
 
     def stop_index(self, token_ids: list[int]) -> tuple[int, str | None]:
         """How many of token_ids to keep, and why the run stops after them (None: it goes on)."""
@@ -167,7 +159,7 @@ def speculative_generate(
             uniforms = list(draws.tolist())
         accepted_len = verdict.accepted_len
         # Rollback is bookkeeping: the target fed pending + n drafts; keep pending + accepted ones.
-        run.cache.crop(-(n - accepted_len))
+        run.target.rollback(n - accepted_len)
         drafter.commit(accepted_len, verdict.next_token)
 
         drafted = _drafted_records(run, draft_ids.tolist(), verdict, uniforms, q_draft, p_target)
@@ -197,7 +189,7 @@ def speculative_generate(
             rejection=rejection,
             timing=timing,
             totals=run.totals,
-            target_cache_len=run.cache.get_seq_length(),
+            target_cache_len=run.target.cache_len,
             draft_cache_len=drafter.cache_len,
             context_len=run.prompt_len + run.totals.new_tokens,
             finished=stop_reason is not None,

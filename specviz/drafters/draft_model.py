@@ -11,12 +11,12 @@ import time
 import torch
 
 from specviz.core.engine import ModelPairLike
-from specviz.core.model_steps import device_of, new_step_cache, sync
+from specviz.core.model_steps import device_of, sync
 from specviz.core.sampling import Sampler
 from specviz.core.settings import GenerationSettings
 from specviz.drafters.base import DrafterSpec, Proposal
 from specviz.drafters.policy import DraftPolicy
-from specviz.models.lean_forward import lean_decoder
+from specviz.models.runner import ModelRunner
 
 
 class ModelDrafter:
@@ -27,8 +27,7 @@ class ModelDrafter:
     def __init__(self, model: torch.nn.Module) -> None:
         self.model = model
         self.device = device_of(model)
-        self._step = lean_decoder(model)  # a lean step for Llama/Qwen2-style models, same logits
-        self._cache = new_step_cache(self._step)
+        self._runner = ModelRunner(model)  # its forward and KV cache, as the engine's target's
         self.policy = DraftPolicy(GenerationSettings())
         self._proposed: list[int] = []
 
@@ -43,17 +42,17 @@ class ModelDrafter:
 
     @property
     def cache_len(self) -> int:
-        return self._cache.get_seq_length()
+        return self._runner.cache_len
 
     @property
-    def step(self) -> object:
-        """What each draft step calls: the lean step for Llama/Qwen2-style models, else the model."""
-        return self._step
+    def runner(self) -> ModelRunner:
+        """What each draft step calls: the draft model's forward and KV cache."""
+        return self._runner
 
     def start(
         self, prompt_ids: torch.Tensor, settings: GenerationSettings, stop_ids: frozenset[int]
     ) -> float:
-        self._cache = new_step_cache(self._step)
+        self._runner.reset()
         self.policy = DraftPolicy(settings, stop_ids)
         self._proposed = []
         # No separate prefill: the first proposal reads the whole prompt in the forward that
@@ -72,12 +71,7 @@ class ModelDrafter:
         for _ in range(count):
             # logits_to_keep=1: the vocabulary projection is a large share of a small model's cost,
             # and only the last position's distribution is needed.
-            logits = self._step(
-                input_ids=feed,
-                past_key_values=self._cache,
-                use_cache=True,
-                logits_to_keep=1,
-            ).logits[0, -1]  # (V,)
+            logits = self._runner.forward(feed, logits_to_keep=1)[-1]  # (V,)
             dist = sampler.probs(logits)
             token = sampler.draw(dist)  # stays on the device: no host sync inside the loop
             tokens.append(token)
@@ -106,5 +100,5 @@ class ModelDrafter:
             # The cache holds the committed context before this cycle plus drafts 1..n-1 (the
             # last draft is never fed); keep drafts 1..accepted_len. After a full accept nothing
             # is cropped: the last draft and next_token are fed with the next proposal.
-            self._cache.crop(-(proposed - 1 - accepted_len))
+            self._runner.rollback(proposed - 1 - accepted_len)
         self._proposed = []

@@ -14,22 +14,23 @@ from typing import Any
 
 import torch
 
-from specviz.core.model_steps import KVCache, new_cache, new_step_cache
+from specviz.core.model_steps import new_cache
 from specviz.measure.harness import Method, Outcome, Trial, measure
-from specviz.models.lean_forward import lean_decoder
+from specviz.models.lean_forward import LeanDecoder, lean_support_problem
 
 __all__ = ["LeanStepTiming", "StepTiming", "lean_step", "time_lean_step"]
 
 
-def lean_step(model: torch.nn.Module) -> tuple[Callable[..., Any], Callable[[], KVCache]] | None:
+def lean_step(model: torch.nn.Module) -> tuple[Callable[..., Any], Callable[[], Any]] | None:
     """The model's lean decoding step and a factory of its caches; None where it does not apply.
 
-    The one place in measure/ that reaches the lean step.
+    The one place in measure/ that reaches the lean step (what ModelRunner runs once its
+    first-use check accepts it).
     """
-    step = lean_decoder(model)
-    if step is model:
+    if lean_support_problem(model) is not None:
         return None
-    return step, lambda: new_step_cache(step)
+    step = LeanDecoder(model)
+    return step, step.new_cache
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ def time_lean_step(
     got = lean_forward(input_ids=context, past_key_values=lean_cache, logits_to_keep=1).logits
     difference = (expected.float() - got.float()).abs().max().item()
 
-    def steps_of(forward: Callable[..., Any], cache: KVCache) -> Callable[[Trial], Outcome]:
+    def steps_of(forward: Callable[..., Any], cache: Any) -> Callable[[Trial], Outcome]:
         def run(trial: Trial) -> Outcome:
             for _ in range(steps_per_block):
                 forward(input_ids=token, past_key_values=cache, logits_to_keep=1)
