@@ -11,6 +11,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"  # tests never touch the network
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -18,6 +19,11 @@ from typing import Any
 import pytest
 import torch
 from transformers import DynamicCache, Qwen2Config, Qwen2ForCausalLM
+
+from specviz.core.sampling import Sampler
+from specviz.core.settings import GenerationSettings
+from specviz.drafters.base import Proposal
+from specviz.drafters.policy import DraftPolicy
 
 BYTE_VOCAB = 256
 EOS_ID = 256  # one special token after the 256 byte values
@@ -135,6 +141,70 @@ def eos_heavy_pair() -> TinyPair:
         ByteTokenizer(),
         frozenset({EOS_ID}),
     )
+
+
+class RuleDrafter:
+    """A deterministic proposer, as prompt lookup is: each drafted token is next_token(text so
+    far), its q one-hot (Proposal.q_draft None), the draft's length and stops DraftPolicy's.
+
+    It keeps no copy of the text: it reads the context propose is handed, and records each one
+    in contexts so a test can check what the engine handed it.
+    """
+
+    def __init__(self, next_token: Callable[[list[int]], int], kind: str = "rule") -> None:
+        self.next_token = next_token
+        self.kind = kind
+        self.policy = DraftPolicy(GenerationSettings())
+        self.contexts: list[list[int]] = []
+        self._proposed = 0
+
+    @property
+    def cache_len(self) -> int:
+        return 0
+
+    def start(
+        self, prompt_ids: torch.Tensor, settings: GenerationSettings, stop_ids: frozenset[int]
+    ) -> float:
+        self.policy = DraftPolicy(settings, stop_ids)
+        self.contexts = []
+        return 0.0
+
+    def propose(self, context: torch.Tensor, max_tokens: int, sampler: Sampler) -> Proposal:
+        text = context.tolist()
+        self.contexts.append(list(text))
+        drafted: list[int] = []
+        for _ in range(self.policy.begin(max_tokens)):
+            drafted.append(self.next_token(text + drafted))
+            if not self.policy.goes_on(drafted[-1], None):
+                break
+        self._proposed = len(drafted)
+        return Proposal(
+            torch.tensor(drafted, dtype=torch.long),
+            None,
+            forwards=0,
+            seconds=1e-6,
+            drafter=self.kind,
+            ended_by=self.policy.ended_by,
+            doubt_scale=self.policy.doubt_scale,
+        )
+
+    def commit(self, accepted_len: int, next_token: int) -> None:
+        self.policy.commit(accepted_len, self._proposed)
+
+
+def successor(vocab: int) -> Callable[[list[int]], int]:
+    """The rule "the token after the last one, modulo vocab": right now and then on any chain."""
+    return lambda text: (text[-1] + 1) % vocab
+
+
+def copy_after_last_match(text: list[int]) -> int:
+    """The rule "what followed the last token's previous occurrence" (a one-token prompt lookup;
+    the last token itself when it never occurred before)."""
+    last = text[-1]
+    for index in range(len(text) - 2, -1, -1):
+        if text[index] == last:
+            return text[index + 1]
+    return last
 
 
 @pytest.fixture(scope="session")

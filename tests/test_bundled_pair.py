@@ -11,7 +11,7 @@ import torch
 
 from specviz.core.detok import IncrementalDetokenizer
 from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
-from specviz.drafters.draft_model import ModelDrafter
+from specviz.drafters.registry import DEFAULT_DRAFTER, make_drafter
 from specviz.models.loader import ModelCache
 from specviz.models.presets import default_preset, load_presets
 
@@ -24,7 +24,9 @@ def test_generates_code_with_high_acceptance(bundled_pair: Any) -> None:
     prompt_ids = bundled_pair.encode_prompt(CODE_PROMPT)
     settings = GenerationSettings(gamma=5, max_new_tokens=40)
     cycles = list(
-        speculative_generate(bundled_pair, prompt_ids, settings, ModelDrafter(bundled_pair.draft))
+        speculative_generate(
+            bundled_pair, prompt_ids, settings, make_drafter(DEFAULT_DRAFTER, bundled_pair)
+        )
     )
     text = "".join(token.text for cycle in cycles for token in cycle.emitted)
     totals = cycles[-1].totals
@@ -41,7 +43,9 @@ def test_sampling_run_records_rejections(bundled_pair: Any) -> None:
     prompt_ids = bundled_pair.encode_prompt("Write a short story about a lighthouse keeper.")
     settings = GenerationSettings(gamma=4, temperature=1.0, max_new_tokens=40, seed=1)
     cycles = list(
-        speculative_generate(bundled_pair, prompt_ids, settings, ModelDrafter(bundled_pair.draft))
+        speculative_generate(
+            bundled_pair, prompt_ids, settings, make_drafter(DEFAULT_DRAFTER, bundled_pair)
+        )
     )
     rejections = [c.rejection for c in cycles if c.rejection is not None]
     assert rejections, "a story at temperature 1 should see at least one rejection"
@@ -60,7 +64,9 @@ def test_greedy_speculative_equals_plain_decoding_in_float32() -> None:
         plain = [
             step.token.token_id for step in autoregressive_generate(pair, prompt_ids, settings)
         ]
-        cycles = list(speculative_generate(pair, prompt_ids, settings, ModelDrafter(pair.draft)))
+        cycles = list(
+            speculative_generate(pair, prompt_ids, settings, make_drafter(DEFAULT_DRAFTER, pair))
+        )
         assert [t.token_id for c in cycles for t in c.emitted] == plain
         assert cycles[-1].totals.target_forwards < len(plain)  # and it did speculate
     finally:

@@ -11,7 +11,7 @@ from ui_events import XSS, XSS_IMG, sample_run
 
 from specviz.core.engine import GenerationSettings, speculative_generate
 from specviz.core.events import Cycle
-from specviz.drafters.draft_model import ModelDrafter
+from specviz.drafters.registry import DEFAULT_DRAFTER, make_drafter
 from specviz.labs.inspector import (
     decision_text,
     draft_end_text,
@@ -28,7 +28,7 @@ def real_cycles(pair: TinyPair, temperature: float) -> list[Cycle]:
     settings = GenerationSettings(
         gamma=4, temperature=temperature, max_new_tokens=40, stop_on_eos=False
     )
-    return list(speculative_generate(pair, PROMPT, settings, ModelDrafter(pair.draft)))
+    return list(speculative_generate(pair, PROMPT, settings, make_drafter(DEFAULT_DRAFTER, pair)))
 
 
 def test_panels_show_q_and_p_with_the_drafted_token_marked(tiny_pair: TinyPair) -> None:
@@ -90,7 +90,9 @@ def test_the_inspector_says_why_a_draft_stopped_itself(
     settings = GenerationSettings(
         gamma=8, temperature=1.0, max_new_tokens=40, stop_on_eos=False, **stops
     )
-    cycles = list(speculative_generate(tiny_pair, PROMPT, settings, ModelDrafter(tiny_pair.draft)))
+    cycles = list(
+        speculative_generate(tiny_pair, PROMPT, settings, make_drafter(DEFAULT_DRAFTER, tiny_pair))
+    )
     cycle = next(c for c in cycles if c.draft_end == end)
     text = draft_end_text(cycle)
     assert words in text and f"after {cycle.gamma}:" in text
@@ -110,7 +112,9 @@ def test_the_inspector_writes_out_a_lowered_doubt_scale(tiny_pair: TinyPair) -> 
     settings = GenerationSettings(
         gamma=8, temperature=1.0, max_new_tokens=40, stop_on_eos=False, draft_stop_cumulative=0.5
     )
-    runs = speculative_generate(tiny_pair, PROMPT, settings, ModelDrafter(tiny_pair.draft))
+    runs = speculative_generate(
+        tiny_pair, PROMPT, settings, make_drafter(DEFAULT_DRAFTER, tiny_pair)
+    )
     cycle = replace(next(c for c in runs if c.draft_end == "cumulative"), draft_doubt_scale=0.5)
     factors = [1.0 - 0.5 * (1.0 - token.top_q[0].prob) for token in cycle.drafted]
     text = draft_end_text(cycle)
@@ -125,7 +129,7 @@ def test_the_inspector_says_a_draft_ended_at_an_end_of_sequence_guess() -> None:
         cycle
         for seed in range(40)
         for cycle in speculative_generate(
-            pair, PROMPT, replace(settings, seed=seed), ModelDrafter(pair.draft)
+            pair, PROMPT, replace(settings, seed=seed), make_drafter(DEFAULT_DRAFTER, pair)
         )
         if cycle.draft_end == "eos"
     )

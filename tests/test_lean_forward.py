@@ -1,7 +1,7 @@
 """The lean decoding step computes the model's logits as faithfully as transformers, or is not used.
 
-References: the same weights in float32 through transformers' own forward, step by step with its
-own cache. A float32 model's lean logits match them to 1e-5. In bfloat16 the lean step's error
+The lean step is driven through ModelRunner, as the engine drives it. References: the same weights
+in float32 through transformers' own forward, step by step with its own cache. A float32 model's lean logits match them to 1e-5. In bfloat16 the lean step's error
 against them stays within the bounds below and at most about that of transformers' own bfloat16
 forward (SDPA), because it computes attention in float32; a wrong mask, position, rotary embedding
 or head grouping moves the logits by far more (tests below break each on purpose).
@@ -19,8 +19,9 @@ from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausa
 
 from specviz.core.model_steps import new_cache
 from specviz.drafters.draft_model import ModelDrafter
-from specviz.models.lean_forward import LeanCache, LeanDecoder, lean_decoder, supports_lean_decoding
+from specviz.models.lean_forward import LeanCache, lean_support_problem, supports_lean_decoding
 from specviz.models.quantize import quantize_int8_weight_only
+from specviz.models.runner import ModelRunner
 
 # The feeds a speculative run makes: a prompt, γ + 1 verified positions after a cached prefix,
 # single tokens, two tokens (last draft + bonus); then a rollback and another verify.
@@ -43,14 +44,10 @@ def tiny_llama(seed: int, dtype: torch.dtype = torch.float32) -> LlamaForCausalL
 
 
 def assert_faithful_logits(model: torch.nn.Module) -> None:
-    lean = lean_decoder(model)
-    assert isinstance(lean, LeanDecoder)
+    runner = ModelRunner(model)
+    assert runner.kind == "lean" and runner.fallback_reason is None
     reference = copy.deepcopy(model).float()  # the same weights, transformers' forward, float32
-    own_cache, reference_cache, lean_cache = (
-        new_cache(model),
-        new_cache(reference),
-        lean.new_cache(),
-    )
+    own_cache, reference_cache = new_cache(model), new_cache(reference)
     generator = torch.Generator().manual_seed(0)
 
     def both(length: int, keep: int) -> None:
@@ -58,9 +55,9 @@ def assert_faithful_logits(model: torch.nn.Module) -> None:
         with torch.inference_mode():
             expected = reference(
                 input_ids=feed, past_key_values=reference_cache, logits_to_keep=keep
-            ).logits
-            own = model(input_ids=feed, past_key_values=own_cache, logits_to_keep=keep).logits
-            got = lean(input_ids=feed, past_key_values=lean_cache, logits_to_keep=keep).logits
+            ).logits[0]
+            own = model(input_ids=feed, past_key_values=own_cache, logits_to_keep=keep).logits[0]
+        got = runner.forward(feed, logits_to_keep=keep)
         assert got.dtype == own.dtype and got.shape == own.shape
         error = (got.float() - expected).abs().max().item()
         if got.dtype == torch.float32:
@@ -69,20 +66,20 @@ def assert_faithful_logits(model: torch.nn.Module) -> None:
             own_error = (own.float() - expected).abs().max().item()
             assert error < 0.02 * expected.abs().max().item() + 0.01
             assert error <= 2 * own_error + 0.005  # no worse than transformers' bfloat16 forward
-        assert lean_cache.get_seq_length() == reference_cache.get_seq_length()
+        assert runner.cache_len == reference_cache.get_seq_length()
 
     for length, keep in FEEDS:
         both(length, keep)
-    for cache in (own_cache, reference_cache, lean_cache):
+    for cache in (own_cache, reference_cache):
         cache.crop(-3)
+    runner.rollback(3)
     both(4, 4)
-    for cache in (own_cache, reference_cache, lean_cache):
-        cache.crop(0)  # removes nothing (the drafter's rollback when nothing was rejected)
+    runner.rollback(0)  # removes nothing (the drafter's rollback when nothing was rejected)
     both(1, 1)
     for _ in range(220):  # past the first 256 cached positions: the cache buffers grow
         both(1, 1)
-    with pytest.raises(ValueError, match="minus the tokens"):
-        lean_cache.crop(2)
+    with pytest.raises(ValueError, match="how many tokens"):
+        runner.rollback(-2)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
@@ -154,12 +151,30 @@ def hooked_qwen() -> Any:
 def test_other_models_keep_transformers_forward(build: Any) -> None:
     model = build()
     assert not supports_lean_decoding(model)
-    assert lean_decoder(model) is model
+    runner = ModelRunner(model)
+    assert runner.kind == "transformers"
+    assert runner.fallback_reason == lean_support_problem(model)
 
 
-def test_one_lean_step_per_model_and_the_drafter_uses_it() -> None:
+def test_the_drafter_runs_the_lean_step_and_nothing_is_kept_on_the_model() -> None:
     model = tiny_qwen(8)
-    assert lean_decoder(model) is lean_decoder(model)
     drafter = ModelDrafter(model)
-    assert drafter.step is lean_decoder(model)
-    assert "_specviz_lean_decoder" not in dict(model.named_children())
+    assert drafter.runner.kind == "lean"
+    assert not [name for name in vars(model) if "lean" in name]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_branch_logits_equal_each_branch_fed_alone(dtype: torch.dtype) -> None:
+    model = tiny_qwen(13, dtype=dtype)
+    context = torch.tensor([list(b"branches share a prefix")])
+    branches = torch.tensor([list(b"abc"), list(b"xyz"), list(b"ab!")])
+    runner = ModelRunner(model)
+    assert runner.kind == "lean"
+    runner.forward(context)
+    together = runner.branch_logits(branches)  # (3, V)
+    assert runner.cache_len == context.shape[1]  # the cache is left as it was
+    for row, branch in enumerate(branches):
+        alone = runner.forward(branch.view(1, -1))[-1]
+        runner.rollback(branch.shape[0])
+        tolerance = 1e-5 if dtype == torch.float32 else 0.02 * alone.abs().max().item()
+        assert (together[row].float() - alone.float()).abs().max().item() < tolerance

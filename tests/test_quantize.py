@@ -8,7 +8,7 @@ from conftest import EOS_ID, ByteTokenizer, TinyPair, tiny_qwen
 
 from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
 from specviz.core.model_steps import new_cache, prefill
-from specviz.drafters.draft_model import ModelDrafter
+from specviz.drafters.registry import DEFAULT_DRAFTER, make_drafter
 from specviz.models.quantize import Int8WeightOnlyLinear, quantize_int8, quantize_int8_weight_only
 
 PROMPT = torch.tensor([list(b"def fibonacci(n): return n if n < 2 else")])  # (1, 41)
@@ -96,7 +96,7 @@ def test_greedy_speculation_with_a_weight_only_draft_equals_plain_decoding(gamma
     draft = quantize_int8_weight_only(tiny_qwen(1))
     pair = TinyPair(draft, tiny_qwen(2, layers=3), ByteTokenizer(), frozenset({EOS_ID}))
     settings = GenerationSettings(gamma=gamma, max_new_tokens=40, stop_on_eos=False)
-    cycles = list(speculative_generate(pair, PROMPT, settings, ModelDrafter(draft)))
+    cycles = list(speculative_generate(pair, PROMPT, settings, make_drafter(DEFAULT_DRAFTER, pair)))
     speculative = [token.token_id for cycle in cycles for token in cycle.emitted]
     plain = [step.token.token_id for step in autoregressive_generate(pair, PROMPT, settings)]
     assert speculative == plain

@@ -5,14 +5,18 @@ Hand-built p and q make the expected accepted count and tokens known without a s
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
+from torch.overrides import TorchFunctionMode
 
 from specviz.core.sampling import (
     Sampler,
     acceptance_probs,
     emission_distribution,
     logits_to_probs,
+    residual_after_one_hot,
     residual_distribution,
     verify_greedy,
     verify_sampled,
@@ -152,3 +156,102 @@ def test_sampler_draw_follows_the_distribution() -> None:
     draws = [int(sampler(seed=s).draw(probs)) for s in range(400)]
     assert 1 not in draws
     assert 0.7 < draws.count(2) / len(draws) < 0.9
+
+
+# -- a deterministic proposer: q one-hot at the drafts, passed as None -----------------------------
+
+
+def test_one_hot_q_accepts_with_probability_p_of_the_draft() -> None:
+    p = torch.tensor([[0.5, 0.3, 0.2, 0, 0, 0], [0, 0, 0, 0, 0, 1.0]])
+    accepted = verify_sampled(torch.tensor([0]), None, p, torch.tensor([0.49]), sampler())
+    rejected = verify_sampled(torch.tensor([0]), None, p, torch.tensor([0.51]), sampler())
+    assert accepted.accept_probs.tolist() == [0.5]  # min(1, p(x) / 1)
+    assert accepted.q_at_draft.tolist() == [1.0]
+    assert (accepted.accepted_len, accepted.next_token) == (1, 5)  # then the bonus from p_2
+    assert rejected.accepted_len == 0
+    # norm(max(0, p - onehot(0))): token 0's mass removed, the rest renormalised.
+    assert torch.allclose(rejected.next_dist, torch.tensor([0, 0.6, 0.4, 0, 0, 0]))
+    assert rejected.next_token in (1, 2)
+
+
+def test_one_hot_residual_is_the_dense_residual_of_a_one_hot_q() -> None:
+    generator = torch.Generator().manual_seed(3)
+    for _ in range(20):
+        p = torch.rand(V, generator=generator)
+        p[torch.rand(V, generator=generator) < 0.3] = 0.0
+        p = p / p.sum()
+        token = int(torch.randint(V, (1,), generator=generator))
+        expected = residual_distribution(p, one_hot(token))
+        assert torch.allclose(residual_after_one_hot(p, torch.tensor(token)), expected)
+        # Theorem 1 for a point mass: p(x)·onehot(x) + (1 - p(x))·residual == p.
+        law = p[token] * one_hot(token) + (1 - p[token]) * residual_after_one_hot(
+            p, torch.tensor(token)
+        )
+        assert torch.allclose(law, p, atol=1e-6)
+        assert torch.allclose(
+            emission_distribution(p.double(), one_hot(token).double()), p.double()
+        )
+
+
+def test_one_hot_q_matches_the_dense_path_draw_for_draw() -> None:
+    """q=None and an explicit one-hot (n, V) q give the same verdict on the same draws."""
+    generator = torch.Generator().manual_seed(5)
+    for seed in range(30):
+        p = torch.softmax(3 * torch.randn(4, V, generator=generator), dim=-1)
+        drafts = torch.randint(V, (3,), generator=generator)
+        uniforms = torch.rand(3, generator=generator)
+        dense_q = torch.stack([one_hot(int(token)) for token in drafts])
+        fast = verify_sampled(drafts, None, p, uniforms, sampler(seed=seed))
+        dense = verify_sampled(drafts, dense_q, p, uniforms, sampler(seed=seed))
+        assert (fast.accepted_len, fast.next_token) == (dense.accepted_len, dense.next_token)
+        assert torch.allclose(fast.next_dist, dense.next_dist)
+        assert torch.equal(fast.accept_probs, dense.accept_probs)
+
+
+def test_a_certain_target_cannot_reject_a_one_hot_draft() -> None:
+    """p(x) = 1: the draft is accepted for every u < 1; the empty residual falls back to p."""
+    p = torch.stack([one_hot(2), one_hot(4)])
+    verdict = verify_sampled(torch.tensor([2]), None, p, torch.tensor([0.999999]), sampler())
+    assert (verdict.accepted_len, verdict.next_token) == (1, 4)
+    assert torch.equal(residual_after_one_hot(one_hot(2), torch.tensor(2)), one_hot(2))
+
+
+def test_greedy_verification_takes_a_one_hot_q() -> None:
+    p = torch.softmax(torch.tensor([[0.0, 5.0, 0.0], [0.0, 0.0, 5.0], [5.0, 0.0, 0.0]]), dim=-1)
+    verdict = verify_greedy(torch.tensor([1, 0]), None, p)
+    assert (verdict.accepted_len, verdict.next_token) == (1, 2)
+    assert verdict.q_at_draft.tolist() == [1.0, 1.0]
+
+
+class LargestResult(TorchFunctionMode):
+    """Records the most elements any torch call inside the mode returned."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.most = 0
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        result = func(*args, **(kwargs or {}))
+        if isinstance(result, torch.Tensor):
+            self.most = max(self.most, result.numel())
+        return result
+
+
+@pytest.mark.parametrize("uniform", [0.0, 0.99])  # all accepted (bonus), or a rejection at 1
+def test_a_one_hot_q_is_never_built_as_rows(uniform: float) -> None:
+    """Verifying n drafts with q=None creates no tensor larger than one row of V (a one-hot
+    (n, V) q would be n times that)."""
+    vocab, n = 1000, 4
+    p = torch.softmax(torch.randn(n + 1, vocab, generator=torch.Generator().manual_seed(0)), -1)
+    drafts = torch.arange(n)
+    for verify in (
+        lambda: verify_sampled(drafts, None, p, torch.full((n,), uniform), sampler()),
+        lambda: verify_greedy(drafts, None, p),
+    ):
+        with LargestResult() as watch:
+            verify()
+        assert 0 < watch.most <= vocab
+    # The check can fail: the dense path with a one-hot (n, V) q does build rows.
+    with LargestResult() as watch:
+        torch.nn.functional.one_hot(drafts, vocab)
+    assert watch.most == n * vocab

@@ -7,7 +7,7 @@ import torch
 from conftest import TinyPair
 
 from specviz.core.engine import GenerationSettings, speculative_generate
-from specviz.drafters.draft_model import ModelDrafter
+from specviz.drafters.registry import DEFAULT_DRAFTER, make_drafter
 from specviz.labs.tasks.charts import task_chart
 from specviz.labs.tasks.experiment import TaskReport, iter_task_measurements, measure_tasks
 
@@ -53,7 +53,7 @@ def test_pooled_measures_match_the_cycles(tiny_pair: TinyPair, report: TaskRepor
     for result in report.tasks:
         accepted = tested = passes = 0
         for prompt in result.prompts:
-            drafter = ModelDrafter(tiny_pair.draft)
+            drafter = make_drafter(DEFAULT_DRAFTER, tiny_pair)
             for cycle in speculative_generate(tiny_pair, encode(prompt), SETTINGS, drafter):
                 accepted += cycle.accepted_len
                 tested += sum(token.tested for token in cycle.drafted)

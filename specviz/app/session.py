@@ -18,7 +18,7 @@ import gradio as gr
 from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
 from specviz.core.events import Cycle, Step
 from specviz.core.settings import SettingError, settings_from_mapping
-from specviz.drafters.draft_model import ModelDrafter
+from specviz.drafters.registry import make_drafter
 from specviz.models.loader import ModelCache, ModelLoadError, ModelPair
 from specviz.models.presets import Preset
 from specviz.views import run_html as render
@@ -119,7 +119,7 @@ class App:
         session.key = inputs.key
         session.cycles, session.steps, session.race_done = [], [], False
         session.cycles_iter = speculative_generate(
-            pair, prompt_ids, inputs.settings, ModelDrafter(pair.draft)
+            pair, prompt_ids, inputs.settings, make_drafter(inputs.preset.drafter, pair)
         )
 
     def advance(self, session: Session) -> Cycle | None:

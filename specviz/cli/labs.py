@@ -1,7 +1,8 @@
 """The teaching labs on the command line: `python -m specviz inspect|exactness|speedup|tasks`.
 
 Each command loads the preset's pair, runs the same lab function the app's tab runs, and prints its
-record as a table (or JSON with --json). Parsing helpers are shared with ``specviz.cli.main``.
+record as a table (or JSON with --json) in the language of ``--lang``. Parsing helpers are shared
+with ``specviz.cli.main``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import asdict
 from typing import Any
 
 from specviz.cli.options import prepared_run
+from specviz.text import UserError, t
 
 
 def add_lab_commands(commands: Any, add_model: Any, add_settings: Any) -> None:
@@ -75,23 +77,26 @@ def add_lab_commands(commands: Any, add_model: Any, add_settings: Any) -> None:
 
 def _inspect(args: argparse.Namespace) -> int:
     from specviz.core.engine import speculative_generate
-    from specviz.drafters.draft_model import ModelDrafter
+    from specviz.drafters.registry import make_drafter
     from specviz.labs.inspector import inspector_lines
 
-    _, settings, pair, prompt_ids = prepared_run(args)
-    cycles = list(speculative_generate(pair, prompt_ids, settings, ModelDrafter(pair.draft)))
+    preset, settings, pair, prompt_ids = prepared_run(args)
+    cycles = list(
+        speculative_generate(pair, prompt_ids, settings, make_drafter(preset.drafter, pair))
+    )
     wanted = args.cycle or range(1, len(cycles) + 1)
     unknown = [number for number in wanted if not 1 <= number <= len(cycles)]
     if unknown:
-        raise ValueError(f"the run has cycles 1..{len(cycles)}; no cycle {unknown[0]}")
+        raise UserError("error.no_cycle", count=len(cycles), number=unknown[0])
     for number in wanted:
-        print("\n".join(inspector_lines(cycles[number - 1])))
+        print("\n".join(inspector_lines(cycles[number - 1], args.lang)))
     return 0
 
 
 def _exactness(args: argparse.Namespace) -> int:
     from specviz.labs.exactness.experiment import greedy_equality, run_exactness_lab
 
+    lang = args.lang
     _, settings, pair, prompt_ids = prepared_run(args)
     if settings.temperature <= 0:
         greedy = greedy_equality(pair, prompt_ids, settings)
@@ -99,12 +104,13 @@ def _exactness(args: argparse.Namespace) -> int:
             _print_json(greedy)
             return 0
         where = (
-            "identical"
+            t("cli.exactness.identical", lang)
             if greedy.identical
-            else f"part at token {(greedy.first_difference or 0) + 1}"
+            else t("cli.exactness.part_at", lang, index=(greedy.first_difference or 0) + 1)
         )
-        print(f"greedy ({greedy.target_dtype}): speculative and plain outputs are {where}")
-        print(f"speculative: {greedy.speculative_text!r}\nplain:       {greedy.plain_text!r}")
+        print(t("cli.exactness.greedy", lang, dtype=greedy.target_dtype, where=where))
+        print(t("cli.exactness.greedy_speculative", lang, text=f"{greedy.speculative_text!r}"))
+        print(t("cli.exactness.greedy_plain", lang, text=f"{greedy.plain_text!r}"))
         return 0
     report = run_exactness_lab(
         pair, prompt_ids, settings, args.samples, args.tokens, args.rule, _progress_line
@@ -113,24 +119,47 @@ def _exactness(args: argparse.Namespace) -> int:
         _print_json(report)
         return 0
     print(
-        f"{report.samples} samples per arm, {report.tokens} token(s), rule {report.rule}, "
-        f"{report.elapsed_s:.1f} s ({report.target_prefixes} target prefixes in "
-        f"{report.target_forwards} forwards)"
+        t(
+            "cli.exactness.run",
+            lang,
+            samples=report.samples,
+            tokens=report.tokens,
+            rule=report.rule,
+            seconds=f"{report.elapsed_s:.1f}",
+            prefixes=report.target_prefixes,
+            forwards=report.target_forwards,
+        )
     )
     for comparison in report.comparisons:
         print(
-            f"first {comparison.length} token(s): TV {comparison.tv_distance:.3f} "
-            f"(noise alone ≈ {comparison.tv_if_equal:.3f}), chi-square p plain vs spec "
-            f"{comparison.homogeneity.p_value:.3g}, spec vs exact {comparison.speculative_fit.p_value:.3g}"
+            t(
+                "cli.exactness.comparison",
+                lang,
+                n=comparison.length,
+                tv=f"{comparison.tv_distance:.3f}",
+                noise=f"{comparison.tv_if_equal:.3f}",
+                homogeneity=f"{comparison.homogeneity.p_value:.3g}",
+                fit=f"{comparison.speculative_fit.p_value:.3g}",
+            )
         )
         for outcome in comparison.outcomes[:5]:
             print(
-                f"    {''.join(outcome.token_texts)!r:24} plain {outcome.plain:5d}  "
-                f"spec {outcome.speculative:5d}  exact p {outcome.exact_prob:.3f}"
+                t(
+                    "cli.exactness.outcome",
+                    lang,
+                    text=f"{''.join(outcome.token_texts)!r:24}",
+                    plain=f"{outcome.plain:5d}",
+                    spec=f"{outcome.speculative:5d}",
+                    exact=f"{outcome.exact_prob:.3f}",
+                )
             )
     print(
-        f"analytic first-token law vs p: max error {report.emission_max_error:.1e}; "
-        f"TV(p, q) = {report.draft_target_tv:.3f}"
+        t(
+            "cli.exactness.analytic",
+            lang,
+            error=f"{report.emission_max_error:.1e}",
+            tv=f"{report.draft_target_tv:.3f}",
+        )
     )
     return 0
 
@@ -152,25 +181,53 @@ def _speedup(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"measured": asdict(lab), "projection": projection and asdict(projection)})
         return 0
+    lang = args.lang
     theory = lab.theory
     predicted = {row.gamma: row for row in theory.rows}
-    print(f"plain decoding {lab.plain_tokens_per_s:.2f} tok/s; measured in {lab.elapsed_s:.0f} s")
-    print(f"{'γ':>3} {'α':>6} {'τ':>6} {'τ pred':>7} {'speedup':>8} {'predicted':>10}")
+    print(
+        t(
+            "cli.speedup.head",
+            lang,
+            tps=f"{lab.plain_tokens_per_s:.2f}",
+            seconds=f"{lab.elapsed_s:.0f}",
+        )
+    )
+    print_header(
+        lang,
+        ("speedup.column.gamma", 3),
+        ("speedup.column.alpha", 6),
+        ("tasks.column.tau", 6),
+        ("cli.speedup.column.tau_predicted", 7),
+        ("speedup.column.speedup", 8),
+        ("speedup.column.predicted", 10),
+    )
     for run in lab.runs:
         row = predicted[run.gamma]
-        cut = "" if run.complete else "  (cut by the time budget)"
+        cut = "" if run.complete else t("cli.speedup.cut", lang)
         print(
             f"{run.gamma:>3} {run.alpha:>6.2f} {run.tau:>6.2f} {row.tau:>7.2f} "
             f"{run.speedup:>7.2f}× {row.speedup:>9.2f}×{cut}"
         )
     print(
-        f"pooled α {theory.alpha:.3f}, c {theory.draft_cost:.3f} (draft step "
-        f"{theory.draft_step_s * 1000:.1f} ms / target step {theory.target_step_s * 1000:.1f} ms); "
-        f"predicted best γ {theory.best_gamma} ({theory.best_speedup:.2f}×)"
+        t(
+            "cli.speedup.theory",
+            lang,
+            alpha=f"{theory.alpha:.3f}",
+            cost=f"{theory.draft_cost:.3f}",
+            draft_ms=f"{theory.draft_step_s * 1000:.1f}",
+            target_ms=f"{theory.target_step_s * 1000:.1f}",
+            gamma=theory.best_gamma,
+            speedup=f"{theory.best_speedup:.2f}",
+        )
     )
     if projection is not None:
-        _print_projection(projection)
+        _print_projection(projection, lang)
     return 0
+
+
+def print_header(lang: str, *columns: tuple[str, int]) -> None:
+    """A table's header line: each column's word from the catalogue, right-aligned to its width."""
+    print(" ".join(f"{t(key, lang):>{width}}" for key, width in columns))
 
 
 def _project(args: argparse.Namespace) -> int:
@@ -183,7 +240,7 @@ def _project(args: argparse.Namespace) -> int:
     projection = _projection(
         args.alpha, _gpu(args.gpu), args.target_gb * 1e9, args.draft_gb * 1e9, args.overhead_ms
     )
-    _print_projection(projection)
+    _print_projection(projection, args.lang)
     return 0
 
 
@@ -191,7 +248,7 @@ def _gpu(name: str) -> Any:
     from specviz.labs.speedup.gpu_projection import GPU_PRESETS
 
     if name not in GPU_PRESETS:
-        raise ValueError(f"unknown GPU {name!r}; known: {', '.join(GPU_PRESETS)}")
+        raise UserError("error.unknown_gpu", name=f"{name!r}", known=", ".join(GPU_PRESETS))
     return GPU_PRESETS[name]
 
 
@@ -218,16 +275,21 @@ def _projection(
     )
 
 
-def _print_projection(projection: Any) -> None:
-    print(f"PROJECTION (roofline model, not measured) on {projection.gpu.name}:")
+def _print_projection(projection: Any, lang: str) -> None:
+    print(t("cli.projection.head", lang, gpu=projection.gpu.name))
     speedups = "  ".join(f"γ={row.gamma}: {row.speedup:.2f}×" for row in projection.rows[:8])
     print(f"  {speedups}")
     print(
-        f"  best γ {projection.best_gamma}: about {projection.best_speedup:.2f}×; "
-        f"c = {projection.draft_cost:.3f}"
+        t(
+            "cli.projection.best",
+            lang,
+            gamma=projection.best_gamma,
+            speedup=f"{projection.best_speedup:.2f}",
+            cost=f"{projection.draft_cost:.3f}",
+        )
     )
     for assumption in projection.assumptions:
-        print(f"  assumes: {assumption}")
+        print(t("cli.projection.assumes", lang, assumption=assumption))
 
 
 def _tasks(args: argparse.Namespace) -> int:
@@ -248,14 +310,23 @@ def _tasks(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(report.to_dict())
         return 0
-    print(f"{'task':12} {'α':>6} {'τ':>6} {'spec tok/s':>11} {'plain tok/s':>12} {'speedup':>8}")
+    lang = args.lang
+    print(f"{t('tasks.column.task', lang):12} ", end="")
+    print_header(
+        lang,
+        ("tasks.column.alpha", 6),
+        ("tasks.column.tau", 6),
+        ("tasks.column.spec_tps", 11),
+        ("tasks.column.plain_tps", 12),
+        ("tasks.column.speedup", 8),
+    )
     for result in report.tasks:
         print(
             f"{result.task:12} {result.acceptance_rate:>6.0%} {result.tokens_per_target_pass:>6.2f}"
             f" {result.speculative.tokens_per_s:>11.1f} {result.plain.tokens_per_s:>12.1f}"
             f" {result.speedup:>7.2f}×"
         )
-    print(report.narrative())
+    print(report.narrative(lang))
     return 0
 
 

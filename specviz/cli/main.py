@@ -1,4 +1,4 @@
-"""Command line over the same engine the app uses: `python -m specviz generate|bench|presets`."""
+"""Command line over the same engine the app uses: `python -m specviz generate|bench|measure|presets|...`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,9 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
+from specviz.cli.bench import add_bench_command
+from specviz.cli.labs import add_lab_commands
+from specviz.cli.measure import add_measure_commands
 from specviz.cli.options import (
     add_model_options,
     add_setting_options,
@@ -16,27 +19,39 @@ from specviz.cli.options import (
     prepared_run,
     preset_for,
 )
-from specviz.core.events import Cycle
+from specviz.core.events import Cycle, Origin
+from specviz.text import DEFAULT_LANGUAGE, TABLES, UserError, t
 
 
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments and run a subcommand; returns the process exit code."""
     parser = _parser()
     args = parser.parse_args(argv)
+    lang = args.lang
     try:
         return int(args.run(args))
     except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
+        print("\n" + t("cli.interrupted", lang), file=sys.stderr)
         return 130
+    except UserError as error:
+        print(t("cli.error", lang, message=error.message(lang)), file=sys.stderr)
+        return 2
     except (ValueError, RuntimeError, OSError) as error:
-        # Bad input or a model that cannot load: a plain message, never a traceback.
-        print(f"error: {error}", file=sys.stderr)
+        # A model that cannot load, or a check not yet worded in the catalogue: still a plain
+        # message, never a traceback.
+        print(t("cli.error", lang, message=error), file=sys.stderr)
         return 2
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m specviz", description="Speculative decoding, run for real and shown."
+        prog="python -m specviz", description=t("cli.description", DEFAULT_LANGUAGE)
+    )
+    parser.add_argument(
+        "--lang",
+        choices=sorted(TABLES),
+        default=DEFAULT_LANGUAGE,
+        help="language of the messages and tables (default: en)",
     )
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
@@ -64,17 +79,9 @@ def _parser() -> argparse.ArgumentParser:
     cost.add_argument("--json", action="store_true")
     cost.set_defaults(run=_cost_curve)
 
-    from specviz.cli.labs import add_lab_commands
-    from specviz.measure.bench import add_bench_arguments, run_bench
-
     add_lab_commands(commands, add_model_options, add_setting_options)
-
-    bench = commands.add_parser(
-        "bench", help="measure plain vs speculative vs transformers assisted generation"
-    )
-    add_model_options(bench)
-    add_bench_arguments(bench)
-    bench.set_defaults(run=run_bench)
+    add_bench_command(commands)
+    add_measure_commands(commands)
     return parser
 
 
@@ -84,20 +91,26 @@ def _list_presets(args: argparse.Namespace) -> int:
     for preset in load_presets().values():
         marker = "*" if preset.default else " "
         print(f"{marker} {preset.id:28} {preset.label}")
-        print(f"  {'':28} draft {preset.draft}  target {preset.target}")
+        print(
+            f"  {'':28} "
+            + t("cli.presets.models", args.lang, draft=preset.draft, target=preset.target)
+        )
     return 0
 
 
 def _generate(args: argparse.Namespace) -> int:
     from specviz.core.engine import autoregressive_generate, speculative_generate
-    from specviz.drafters.draft_model import ModelDrafter
+    from specviz.drafters.registry import make_drafter
 
+    lang = args.lang
     preset, settings, pair, prompt_ids = prepared_run(args)
     cycles: list[Cycle] = []
-    for cycle in speculative_generate(pair, prompt_ids, settings, ModelDrafter(pair.draft)):
+    for cycle in speculative_generate(
+        pair, prompt_ids, settings, make_drafter(preset.drafter, pair)
+    ):
         cycles.append(cycle)
         if not args.json:
-            print(_cycle_line(cycle), flush=True)
+            print(_cycle_line(cycle, lang), flush=True)
     text = "".join(token.text for cycle in cycles for token in cycle.emitted)
     totals = cycles[-1].totals
     summary: dict[str, Any] = cycles[-1].to_dict()["totals"]  # counters plus α, τ, tokens/s
@@ -133,20 +146,34 @@ def _generate(args: argparse.Namespace) -> int:
         return 0
     print("\n" + text)
     print(
-        f"\n{totals.new_tokens} tokens in {cycles[-1].index + 1} cycles · "
-        f"α {totals.acceptance_rate:.2f} · τ {totals.tokens_per_target_pass:.2f} tokens/target pass · "
-        f"{totals.tokens_per_s:.2f} tok/s (engine time, prefill excluded) · stop: {cycles[-1].stop_reason}"
+        "\n"
+        + t(
+            "cli.generate.summary",
+            lang,
+            tokens=totals.new_tokens,
+            cycles=cycles[-1].index + 1,
+            alpha=f"{totals.acceptance_rate:.2f}",
+            tau=f"{totals.tokens_per_target_pass:.2f}",
+            tps=f"{totals.tokens_per_s:.2f}",
+            stop=cycles[-1].stop_reason,
+        )
     )
     if plain is not None:
-        same = "identical tokens" if plain["identical_tokens"] else "different tokens (sampling)"
+        same = "cli.generate.identical" if plain["identical_tokens"] else "cli.generate.different"
         print(
-            f"plain decoding: {plain['tokens_per_s']:.2f} tok/s · speedup "
-            f"{summary['speedup']:.2f}x · {same}"
+            t(
+                "cli.generate.plain",
+                lang,
+                tps=f"{plain['tokens_per_s']:.2f}",
+                speedup=f"{summary['speedup']:.2f}",
+                same=t(same, lang),
+            )
         )
     return 0
 
 
 def _cost_curve(args: argparse.Namespace) -> int:
+    from specviz.cli.labs import print_header
     from specviz.labs.speedup.cost_curve import measure_verification_cost
 
     preset = preset_for(args)
@@ -161,28 +188,55 @@ def _cost_curve(args: argparse.Namespace) -> int:
         json.dump(asdict(curve) | {"relative": curve.relative()}, sys.stdout, indent=1)
         print()
         return 0
-    print(f"{args.model} forward time on {curve.device}, after a {curve.context_len}-token cache")
-    print(f"{'new tokens':>10} {'median ms':>10} {'× one token':>12}")
+    lang = args.lang
+    print(
+        t(
+            "cli.cost.head",
+            lang,
+            model=args.model,
+            device=curve.device,
+            context=curve.context_len,
+        )
+    )
+    print_header(
+        lang,
+        ("cli.cost.column.tokens", 10),
+        ("cli.cost.column.median", 10),
+        ("cli.cost.column.ratio", 12),
+    )
     for point, ratio in zip(curve.points, curve.relative(), strict=True):
         print(f"{point.new_tokens:>10} {point.median_s * 1000:>10.1f} {ratio:>12.2f}")
     if not curve.complete:
-        print("(stopped early: time budget reached)")
+        print(t("cli.cost.stopped", lang))
     return 0
 
 
-def _cycle_line(cycle: Cycle) -> str:
+_EXTRA_ORIGINS = {Origin.RESAMPLED: "origin.resampled", Origin.BONUS: "origin.bonus"}
+
+
+def _cycle_line(cycle: Cycle, lang: str) -> str:
     """One line per cycle: what was drafted and what happened to it."""
     marks = []
     for draft in cycle.drafted:
         mark = "✓" if draft.accepted else ("✗" if draft.tested else "·")
         marks.append(f"{mark}{draft.text!r}")
-    extra = (
-        cycle.emitted[-1]
-        if cycle.emitted and cycle.emitted[-1].origin.value != "accepted"
-        else None
+    extra = cycle.emitted[-1] if cycle.emitted else None
+    origin = _EXTRA_ORIGINS.get(extra.origin) if extra is not None else None
+    tail = (
+        t("cli.cycle.extra", lang, origin=t(origin, lang), token=f"{extra.text!r}")
+        if extra is not None and origin is not None
+        else ""
     )
-    tail = f" → {extra.origin.value} {extra.text!r}" if extra else ""
-    return f"cycle {cycle.index:3d} γ={cycle.gamma:2d} accepted {cycle.accepted_len}/{cycle.gamma}: {' '.join(marks)}{tail}"
+    return t(
+        "cli.cycle",
+        lang,
+        index=f"{cycle.index:3d}",
+        gamma=f"{cycle.gamma:2d}",
+        accepted=cycle.accepted_len,
+        drafted=cycle.gamma,
+        marks=" ".join(marks),
+        extra=tail,
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

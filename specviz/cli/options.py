@@ -8,6 +8,8 @@ import argparse
 import sys
 from typing import Any
 
+from specviz.text import UserError
+
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     from specviz.models.presets import DRAFT_QUANTIZATIONS
@@ -39,7 +41,9 @@ def preset_for(args: argparse.Namespace) -> Any:
     presets = load_presets()
     if args.preset:
         if args.preset not in presets:
-            raise ValueError(f"unknown preset {args.preset!r}; known: {', '.join(presets)}")
+            raise UserError(
+                "error.unknown_preset", name=f"{args.preset!r}", known=", ".join(presets)
+            )
         preset = presets[args.preset]
     else:
         preset = default_preset(presets)
@@ -80,7 +84,7 @@ def prepared_run(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
     preset = preset_for(args)
     settings = settings_for(args, preset)
     if not args.prompt.strip():
-        raise ValueError("the prompt is empty")
+        raise UserError("error.prompt_empty")
     pair = load_pair_for(args, preset)
     prompt_ids = pair.encode_prompt(args.prompt, chat=preset.chat_template and not args.raw)
     return preset, settings, pair, prompt_ids

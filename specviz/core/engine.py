@@ -2,7 +2,8 @@
 
 Read this module top to bottom beside Leviathan et al. (2023), Algorithm 1. One cycle:
 
-  1. the drafter proposes n <= γ tokens x_1..x_n, each with the distribution q_i it came from;
+  1. the drafter reads the committed context and proposes n <= γ tokens x_1..x_n, each with the
+     distribution q_i it came from (one-hot for a deterministic proposer);
   2. the target scores [pending, x_1..x_n] in ONE forward pass, giving p_1..p_{n+1};
   3. x_i is accepted with probability min(1, p_i(x_i)/q_i(x_i)), in order, until the first rejection;
   4. at a rejection at j a token is drawn from norm(max(0, p_j - q_j)); if all n pass, a bonus token
@@ -36,7 +37,7 @@ from specviz.core.events import (
     TokenProb,
     Totals,
 )
-from specviz.core.model_steps import device_of, new_step_cache, sync
+from specviz.core.model_steps import device_of, sync
 from specviz.core.sampling import (
     Verdict,
     top_entries,
@@ -45,8 +46,8 @@ from specviz.core.sampling import (
     verify_sampled,
 )
 from specviz.core.settings import GenerationSettings
-from specviz.drafters.draft_model import Drafter
-from specviz.models.lean_forward import lean_decoder
+from specviz.drafters.base import Drafter
+from specviz.models.runner import ModelRunner
 
 # GenerationSettings is re-exported: callers think of it as the engine's input.
 __all__ = [
@@ -72,7 +73,7 @@ class ModelPairLike(Protocol):
 
 
 class DraftModelPairLike(ModelPairLike, Protocol):
-    """A pair with a draft model, for callers that build a ModelDrafter themselves (the labs)."""
+    """A pair with a draft model: what the draft-model drafter is built from."""
 
     @property
     def draft(self) -> torch.nn.Module: ...
@@ -95,9 +96,8 @@ class _Run:
         self.prompt_len = prompt_ids.shape[1]
         self.sampler = settings.sampler(self.device)
         self.detok = IncrementalDetokenizer(pair.tokenizer, prompt_ids[0].tolist())
-        # The target's decoding step: a lean one for Llama/Qwen2-style models (same logits).
-        self.target = lean_decoder(pair.target)
-        self.cache = new_step_cache(self.target)
+        # The target's forward and KV cache: the lean step where it computes the model.
+        self.target = ModelRunner(pair.target)
         self.totals = Totals(0, 0, 0, 0, 0, 0.0, 0.0)
         # The prompt is not prefilled on its own: the first forward reads it together with the
         # first drafts (plain decoding: it yields the first token). A separate prefill would cost
@@ -112,14 +112,7 @@ class _Run:
     def target_logits(self, draft_ids: torch.Tensor) -> torch.Tensor:
         """One target forward over [pending, drafts]: logits (n + 1, V) for the last n + 1."""
         feed = torch.cat([self.pending, draft_ids.view(1, -1).to(self.device)], dim=1)
-        out = self.target(
-            input_ids=feed,
-            past_key_values=self.cache,
-            use_cache=True,
-            logits_to_keep=draft_ids.shape[0] + 1,
-        )
-        logits: torch.Tensor = out.logits[0]
-        return logits
+        return self.target.forward(feed, logits_to_keep=draft_ids.shape[0] + 1)
 
     def stop_index(self, token_ids: list[int]) -> tuple[int, str | None]:
         """How many of token_ids to keep, and why the run stops after them (None: it goes on)."""
@@ -141,13 +134,15 @@ def speculative_generate(
 ) -> Iterator[Cycle]:
     """Speculative decoding of the target with the given drafter; yields one Cycle per cycle."""
     run = _Run(pair, prompt_ids, settings)
+    context = _CommittedContext(prompt_ids, settings.max_new_tokens)
     stop_ids = frozenset(pair.eos_token_ids) if settings.stop_on_eos else frozenset()
     draft_prefill_s = drafter.start(prompt_ids, settings, stop_ids)
     run.totals = replace(run.totals, prefill_s=run.totals.prefill_s + draft_prefill_s)
     for index in range(settings.max_new_tokens):
         # At most remaining - 1 drafts, so drafts plus the resampled/bonus token fit the budget.
-        proposal = drafter.propose(run.remaining - 1, run.sampler)
-        draft_ids, q_draft = proposal.token_ids, proposal.q_draft  # (n,), (n, V)
+        proposal = drafter.propose(context.ids, run.remaining - 1, run.sampler)
+        # (n,), and (n, V) or None: one-hot at the drafts, never built as a tensor.
+        draft_ids, q_draft = proposal.token_ids, proposal.q_draft
         began_verify = time.perf_counter()
         logits = run.target_logits(draft_ids)  # (n + 1, V)
         sync(run.device)
@@ -164,11 +159,12 @@ def speculative_generate(
             uniforms = list(draws.tolist())
         accepted_len = verdict.accepted_len
         # Rollback is bookkeeping: the target fed pending + n drafts; keep pending + accepted ones.
-        run.cache.crop(-(n - accepted_len))
+        run.target.rollback(n - accepted_len)
         drafter.commit(accepted_len, verdict.next_token)
 
         drafted = _drafted_records(run, draft_ids.tolist(), verdict, uniforms, q_draft, p_target)
         emitted, stop_reason = _emit(run, drafted, verdict)
+        context.extend([token.token_id for token in emitted])
         rejection = None
         if accepted_len < n:
             rejection = _rejection_record(run, drafted[accepted_len], q_draft, p_target, verdict)
@@ -193,17 +189,41 @@ def speculative_generate(
             rejection=rejection,
             timing=timing,
             totals=run.totals,
-            target_cache_len=run.cache.get_seq_length(),
+            target_cache_len=run.target.cache_len,
             draft_cache_len=drafter.cache_len,
             context_len=run.prompt_len + run.totals.new_tokens,
             finished=stop_reason is not None,
             stop_reason=stop_reason,
             draft_end=proposal.ended_by,
             draft_doubt_scale=proposal.doubt_scale,
+            drafter=proposal.drafter,
         )
         if stop_reason is not None:
             return
         run.pending = torch.tensor([[verdict.next_token]], device=run.device)
+
+
+class _CommittedContext:
+    """The prompt then every emitted token, in one CPU buffer sized for the whole run.
+
+    The drafter reads it through ids, a view: no concatenation per cycle, no copy in the drafter.
+    """
+
+    def __init__(self, prompt_ids: torch.Tensor, max_new_tokens: int) -> None:
+        prompt_len = prompt_ids.shape[1]
+        self._buffer = torch.empty(prompt_len + max_new_tokens, dtype=torch.long)
+        self._buffer[:prompt_len] = prompt_ids[0]
+        self._len = prompt_len
+
+    @property
+    def ids(self) -> torch.Tensor:
+        """(T,) long: the committed context so far."""
+        return self._buffer[: self._len]
+
+    def extend(self, token_ids: list[int]) -> None:
+        end = self._len + len(token_ids)
+        self._buffer[self._len : end] = torch.tensor(token_ids, dtype=torch.long)
+        self._len = end
 
 
 def _drafted_records(
@@ -211,7 +231,7 @@ def _drafted_records(
     draft_ids: list[int],
     verdict: Verdict,
     uniforms: list[float | None],
-    q_draft: torch.Tensor,
+    q_draft: torch.Tensor | None,
     p_target: torch.Tensor,
 ) -> tuple[DraftToken, ...]:
     """One record per drafted token; positions after the first rejection are marked untested."""
@@ -221,8 +241,7 @@ def _drafted_records(
     texts = run.detok.peek(draft_ids)
     start = run.totals.new_tokens
     n = len(draft_ids)
-    # q and p rows of every drafted position in one topk: the inspector's bars.
-    tops = top_entries_per_row(torch.cat([q_draft[:n], p_target[:n]])) if n else []
+    tops_q, tops_p = _top_q_and_p(draft_ids, q_draft, p_target[:n])
     tokenizer = run.pair.tokenizer
     return tuple(
         DraftToken(
@@ -236,11 +255,27 @@ def _drafted_records(
             uniform=uniforms[i] if i <= accepted_len else None,
             tested=i <= accepted_len,
             accepted=i < accepted_len,
-            top_q=_token_probs(tokenizer, tops[i]),
-            top_p=_token_probs(tokenizer, tops[n + i]),
+            top_q=_token_probs(tokenizer, tops_q[i]),
+            top_p=_token_probs(tokenizer, tops_p[i]),
         )
         for i, token_id in enumerate(draft_ids)
     )
+
+
+def _top_q_and_p(
+    draft_ids: list[int], q_draft: torch.Tensor | None, p_drafted: torch.Tensor
+) -> tuple[list[list[tuple[int, float]]], list[list[tuple[int, float]]]]:
+    """The inspector's bars: top entries of q and of p at each drafted position.
+
+    A dense q shares one topk with p; a one-hot q is its drafted token at probability 1.
+    """
+    n = len(draft_ids)
+    if n == 0:
+        return [], []
+    if q_draft is None:
+        return [[(token_id, 1.0)] for token_id in draft_ids], top_entries_per_row(p_drafted)
+    tops = top_entries_per_row(torch.cat([q_draft[:n], p_drafted]))
+    return tops[:n], tops[n:]
 
 
 def _emit(
@@ -270,7 +305,7 @@ def _emit(
 def _rejection_record(
     run: _Run,
     rejected: DraftToken,
-    q_draft: torch.Tensor,
+    q_draft: torch.Tensor | None,
     p_target: torch.Tensor,
     verdict: Verdict,
 ) -> Rejection:
@@ -287,7 +322,11 @@ def _rejection_record(
             float(verdict.next_dist[next_token]),
         ),
         top_p=_bars(tokenizer, p_target[row]),
-        top_q=_bars(tokenizer, q_draft[row]),
+        top_q=(
+            _bars(tokenizer, q_draft[row])
+            if q_draft is not None
+            else _token_probs(tokenizer, [(rejected.token_id, 1.0)])
+        ),
         # Greedy replaces a rejection by the argmax of p; there is no residual to draw from.
         top_residual=() if run.sampler.greedy else _bars(tokenizer, verdict.next_dist),
     )

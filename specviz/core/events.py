@@ -44,13 +44,16 @@ class DraftToken:
     seq_index: int  # index among generated tokens this token would take if accepted (0 = first new)
     token_id: int
     text: str  # decoded in the context of everything before it (multi-byte safe)
-    q_draft: float  # q(x): probability the drafter sampled x with (after temperature/top-k/top-p)
+    # q(x): probability the drafter sampled x with (after temperature/top-k/top-p); 1.0 for a
+    # deterministic proposer (q one-hot at x)
+    q_draft: float
     p_target: float  # p(x): the target's probability of x under the same transform
     accept_prob: float  # min(1, p/q); in greedy mode 1.0 if x is the target's argmax else 0.0
     uniform: float | None  # the u ~ U(0, 1) that decided it; None in greedy mode or if untested
     tested: bool  # positions after the first rejection are never tested
     accepted: bool
-    # The most probable tokens under q and p at this position: the inspector's bar charts.
+    # The most probable tokens under q and p at this position: the inspector's bar charts (a
+    # one-hot q has the one bar x at 1.0).
     top_q: tuple[TokenProb, ...] = ()
     top_p: tuple[TokenProb, ...] = ()
 
@@ -78,7 +81,7 @@ class Rejection:
     """Enough of p, q and the residual at the first rejected position to draw a bar chart."""
 
     position: int  # draft position (1..γ) that was rejected
-    rejected_token: TokenProb  # the drafted token, with its q
+    rejected_token: TokenProb  # the drafted token, with its q (1.0 from a deterministic proposer)
     resampled_token: TokenProb  # the replacement, with its residual probability
     top_p: tuple[TokenProb, ...]
     top_q: tuple[TokenProb, ...]
@@ -161,6 +164,9 @@ class Cycle:
     # 1 - draft_doubt_scale × (1 - max q): the draft's doubts, scaled down when its guesses have so
     # far in this run been right more often than it expected (1.0: its own numbers).
     draft_doubt_scale: float = 1.0
+    # The kind of drafter that proposed this cycle's tokens, as the registry names it
+    # ("draft-model", ...); "" in records built by hand.
+    drafter: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict, with the derived rates included."""

@@ -1,21 +1,13 @@
-"""Small steps every decoder takes with a causal LM: find its device, make and fill a KV cache."""
+"""Small steps every decoder takes with a causal LM: find its device, make and fill a KV cache.
+
+specviz.models.runner.ModelRunner owns the forward and cache the engine and labs use; these
+helpers serve it and the scripts that drive transformers' forward directly.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
-
 import torch
 from transformers import DynamicCache
-
-from specviz.models.lean_forward import LeanDecoder
-
-
-class KVCache(Protocol):
-    """What decoders do with a KV cache: read its length, roll it back."""
-
-    def get_seq_length(self) -> int: ...
-
-    def crop(self, tokens_to_remove: int) -> None: ...
 
 
 def device_of(model: torch.nn.Module) -> torch.device:
@@ -36,14 +28,7 @@ def new_cache(model: torch.nn.Module) -> DynamicCache:
     return DynamicCache(config=getattr(model, "config", None))
 
 
-def new_step_cache(step: Any) -> KVCache:
-    """A fresh cache for a decoding step from lean_decoder(): its own, or transformers' one."""
-    if isinstance(step, LeanDecoder):
-        return step.new_cache()
-    return new_cache(step)
-
-
-__all__ = ["KVCache", "device_of", "new_cache", "new_step_cache", "prefill", "sync"]
+__all__ = ["device_of", "new_cache", "prefill", "sync"]
 
 
 @torch.inference_mode()

@@ -94,6 +94,26 @@ def residual_distribution(p_target: torch.Tensor, q_draft: torch.Tensor) -> torc
     return torch.where(total > 0, residual / total.clamp_min(1e-30), p_target)
 
 
+def residual_after_one_hot(p_target: torch.Tensor, draft_id: torch.Tensor) -> torch.Tensor:
+    """norm(max(0, p - onehot(x))) for a deterministic proposer sure of x: p with x's mass removed.
+
+    p (V,), x a 0-dim long tensor. Since p(x) <= 1, max(0, p - onehot(x)) is p with p(x) set to 0;
+    no (V,) one-hot is built. When p(x) = 1 nothing is left, but then min(1, p(x)/1) = 1 and a
+    rejection cannot happen: p keeps the function total, as in residual_distribution.
+    """
+    residual = p_target.index_fill(0, draft_id.view(1), 0.0)
+    total = residual.sum(dim=-1, keepdim=True)
+    return torch.where(total > 0, residual / total.clamp_min(1e-30), p_target)
+
+
+def q_at_drafts(q_draft: torch.Tensor | None, draft_ids: torch.Tensor) -> torch.Tensor:
+    """q(x_i) for each drafted x_i, (n,): 1 everywhere when q is one-hot at the drafts (None)."""
+    if q_draft is None:
+        return torch.ones(draft_ids.shape[0], device=draft_ids.device)
+    positions = torch.arange(draft_ids.shape[0], device=draft_ids.device)
+    return q_draft[positions, draft_ids]
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The outcome of verifying one cycle's drafts: tensors, converted to records by the engine."""
@@ -108,41 +128,46 @@ class Verdict:
 
 def verify_sampled(
     draft_ids: torch.Tensor,
-    q_draft: torch.Tensor,
+    q_draft: torch.Tensor | None,
     p_target: torch.Tensor,
     uniforms: torch.Tensor,
     sampler: Sampler,
 ) -> Verdict:
     """Speculative sampling for one cycle.
 
-    draft_ids (n,), q_draft (n, V), p_target (n + 1, V), uniforms (n,). Token i is accepted iff every
-    earlier one was and u_i < min(1, p_i(x_i) / q_i(x_i)). At the first rejection j the replacement is
-    drawn from norm(max(0, p_j - q_j)); if all n pass, a bonus token is drawn from p_n. Either way the
-    emitted token at each position has law exactly p (Leviathan et al., Theorem 1).
+    draft_ids (n,), q_draft (n, V) or None for one-hot at draft_ids, p_target (n + 1, V),
+    uniforms (n,). Token i is accepted iff every earlier one was and u_i < min(1, p_i(x_i) / q_i(x_i)).
+    At the first rejection j the replacement is drawn from norm(max(0, p_j - q_j)); if all n pass,
+    a bonus token is drawn from p_n. Either way the emitted token at each position has law exactly
+    p (Leviathan et al., Theorem 1). With a one-hot q the test is u_i < p_i(x_i) and the residual
+    is p_j without x_j, renormalised: the theorem holds for any q, a point mass included.
     """
     n = draft_ids.shape[0]
     positions = torch.arange(n, device=draft_ids.device)
     p_at = p_target[positions, draft_ids]
-    q_at = q_draft[positions, draft_ids]
+    q_at = q_at_drafts(q_draft, draft_ids)
     ratios = acceptance_probs(p_at, q_at)
     rejected = uniforms >= ratios  # (n,)
     # One host sync per cycle: the index of the first rejection (n if none).
     accepted_len = int(torch.cat([rejected, rejected.new_ones(1)]).int().argmax())
-    if accepted_len < n:
-        next_dist = residual_distribution(p_target[accepted_len], q_draft[accepted_len])
-    else:
+    if accepted_len == n:
         next_dist = p_target[n]
+    elif q_draft is None:
+        next_dist = residual_after_one_hot(p_target[accepted_len], draft_ids[accepted_len])
+    else:
+        next_dist = residual_distribution(p_target[accepted_len], q_draft[accepted_len])
     next_token = int(sampler.draw(next_dist))
     return Verdict(accepted_len, next_token, next_dist, ratios, p_at, q_at)
 
 
 def verify_greedy(
-    draft_ids: torch.Tensor, q_draft: torch.Tensor, p_target: torch.Tensor
+    draft_ids: torch.Tensor, q_draft: torch.Tensor | None, p_target: torch.Tensor
 ) -> Verdict:
     """Greedy verification: accept while the drafted token is the target's argmax.
 
     The output is then identical to greedy decoding of the target alone. q_draft and p_target are
-    the untempered softmaxes, carried only so the user can see how confident each model was.
+    the untempered softmaxes, carried only so the user can see how confident each model was
+    (q_draft None: one-hot at draft_ids, a deterministic proposer).
     """
     n = draft_ids.shape[0]
     positions = torch.arange(n, device=draft_ids.device)
@@ -157,7 +182,7 @@ def verify_greedy(
         p_target[accepted_len],
         matches.float(),
         p_target[positions, draft_ids],
-        q_draft[positions, draft_ids],
+        q_at_drafts(q_draft, draft_ids),
     )
 
 

@@ -4,12 +4,14 @@ Pure views over a finished ``Cycle``: a table (HTML, and plain text for the CLI)
 with one panel per drafted position, showing the draft's q and the target's p over their most
 probable tokens, the number min(1, p/q) the token had to beat and the u that was drawn. At the
 rejected position the residual norm(max(0, p − q)) and the token drawn from it are added. Token text
-is model output, so it is escaped everywhere (``render.esc`` for HTML, ``charts.token_label`` for axes).
+is model output, so it is escaped everywhere (``esc`` and ``t_html`` for HTML, ``token_label`` for
+axes); the sentences come from the text catalogue in the language each function is given.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -22,6 +24,7 @@ from specviz.core.events import (
     TokenProb,
     scaled_confidence,
 )
+from specviz.text import DEFAULT_LANGUAGE, Html, t, t_html
 from specviz.views.run_charts import (
     ACCEPTED,
     BONUS,
@@ -36,30 +39,32 @@ from specviz.views.run_html import esc, num, shown
 BARS_PER_POSITION = 8
 _UNTESTED_OPACITY = 0.35
 
-EXPLANATION = (
-    "Each drafted token x was sampled by the draft from q. The target then scored it: p(x). "
-    "The verifier draws u uniformly from [0, 1) and **accepts x if u < min(1, p(x)/q(x))**: a token "
-    "the target likes at least as much as the draft always passes; one the draft over-rates passes "
-    "only sometimes (Leviathan et al. 2023, Algorithm 1). At the first rejection the replacement is "
-    "drawn from the **residual** norm(max(0, p − q)), the probability the draft under-supplied, which "
-    "is exactly what makes every emitted token follow p. Later drafts are never tested. In greedy "
-    "mode (temperature 0) there is no dice roll: a draft is kept while it is the target's top choice."
-)
+
+def explanation(lang: str = DEFAULT_LANGUAGE) -> str:
+    """The Markdown paragraph above the inspector: the acceptance rule and the residual."""
+    return t("inspector.explanation", lang)
 
 
-def decision_text(cycle: Cycle, token: DraftToken) -> str:
+# The English paragraph, for callers that take a constant.
+EXPLANATION = explanation()
+
+
+def decision_text(cycle: Cycle, token: DraftToken, lang: str = DEFAULT_LANGUAGE) -> str:
     """One sentence saying why this drafted token was accepted, rejected or never tested."""
     if not token.tested:
-        return "not tested: an earlier draft was rejected, so this guess was discarded"
+        return t("inspector.decision.untested", lang)
     if cycle.greedy:
-        target_top = token.top_p[0].text if token.top_p else "?"
         if token.accepted:
-            return "the target's top choice too → accepted"
-        return f"the target's top choice is {_quote(target_top)} → rejected"
+            return t("inspector.decision.greedy_accepted", lang)
+        target_top = token.top_p[0].text if token.top_p else "?"
+        return t("inspector.decision.greedy_rejected", lang, top=_quote(target_top))
     u = token.uniform if token.uniform is not None else float("nan")
-    relation = "<" if token.accepted else "≥"
-    verdict = "accepted" if token.accepted else "rejected"
-    return f"u = {u:.3f} {relation} min(1, p/q) = {token.accept_prob:.3f} → {verdict}"
+    return t(
+        "inspector.decision.accepted" if token.accepted else "inspector.decision.rejected",
+        lang,
+        u=f"{u:.3f}",
+        accept=f"{token.accept_prob:.3f}",
+    )
 
 
 def extra_token(cycle: Cycle) -> EmittedToken | None:
@@ -68,100 +73,122 @@ def extra_token(cycle: Cycle) -> EmittedToken | None:
     return last if last is not None and last.origin is not Origin.ACCEPTED else None
 
 
-def extra_text(cycle: Cycle) -> str:
+def extra_text(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> str:
     """Where the cycle's last token came from, in words."""
     extra = extra_token(cycle)
     if extra is None:
-        return "The run stopped inside this cycle, so no token was added after the drafts."
+        return t("inspector.extra.none", lang)
+    token, prob = _quote(extra.text), f"{extra.prob:.3f}"
     if extra.origin is Origin.BONUS:
-        return (
-            f"All {cycle.gamma} drafts passed, so the target's own next distribution p gave a "
-            f"bonus token {_quote(extra.text)} (p = {extra.prob:.3f})."
-        )
-    if cycle.greedy:
-        return (
-            f"Draft {cycle.accepted_len + 1} was rejected; the target's top choice "
-            f"{_quote(extra.text)} (p = {extra.prob:.3f}) took its place."
-        )
-    return (
-        f"Draft {cycle.accepted_len + 1} was rejected; {_quote(extra.text)} was drawn from "
-        f"the residual norm(max(0, p − q)) with probability {extra.prob:.3f}."
-    )
+        return t("inspector.extra.bonus", lang, gamma=cycle.gamma, token=token, prob=prob)
+    key = "inspector.extra.greedy" if cycle.greedy else "inspector.extra.residual"
+    return t(key, lang, position=cycle.accepted_len + 1, token=token, prob=prob)
 
 
-def draft_end_text(cycle: Cycle) -> str:
+def draft_end_text(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> str:
     """Why the draft stopped where it did, in words ('' when it simply reached γ)."""
     if not cycle.drafted or cycle.draft_end == "gamma":
         return ""
     n = len(cycle.drafted)
     if cycle.draft_end == "budget":
-        return f"The draft stopped after {n}: only that many tokens were left in the budget."
+        return t("inspector.end.budget", lang, n=n)
     last = cycle.drafted[-1]
     if cycle.draft_end == "eos":
-        return (
-            f"The draft stopped after {n}: its last guess ends the text, so nothing after it "
-            "could be kept."
-        )
+        return t("inspector.end.eos", lang, n=n)
     if cycle.draft_end == "confidence":
-        return (
-            f"The draft stopped itself after {n}: it gave its last guess "
-            f"{_quote(last.text)} only q = {last.q_draft:.2f} (the per-token confidence stop)."
+        return t(
+            "inspector.end.confidence",
+            lang,
+            n=n,
+            token=_quote(last.text),
+            q=f"{last.q_draft:.2f}",
         )
     scale = cycle.draft_doubt_scale
     factors = [
         scaled_confidence(token.top_q[0].prob, scale) for token in cycle.drafted if token.top_q
     ]
     product = " × ".join(f"{factor:.2f}" for factor in factors)
+    total = f"{math.prod(factors):.2f}"
     if scale < 1.0:
-        return (
-            f"The draft stopped itself after {n}: its estimate that every guess is right, "
-            f"{product} = {math.prod(factors):.2f}, fell below the cumulative stop. Each factor "
-            f"is 1 − {scale:.2f} × (1 − its top probability): earlier in this run its guesses "
-            "were right more often than it expected, so its doubts count for less."
+        return t(
+            "inspector.end.cumulative_scaled",
+            lang,
+            n=n,
+            product=product,
+            total=total,
+            scale=f"{scale:.2f}",
         )
-    return (
-        f"The draft stopped itself after {n}: its own estimate that every guess is right, "
-        f"{product} = {math.prod(factors):.2f}, fell below the cumulative stop."
-    )
+    return t("inspector.end.cumulative", lang, n=n, product=product, total=total)
 
 
-def inspector_lines(cycle: Cycle) -> list[str]:
+def inspector_lines(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> list[str]:
     """The inspector as plain text, one line per drafted position: what the CLI prints."""
-    lines = [
-        f"cycle {cycle.index + 1}: γ = {cycle.gamma}, {cycle.accepted_len} accepted"
-        f"{' (greedy)' if cycle.greedy else ''}"
-    ]
+    head = t(
+        "inspector.lines.head",
+        lang,
+        cycle=cycle.index + 1,
+        gamma=cycle.gamma,
+        accepted=cycle.accepted_len,
+    )
+    lines = [head + (t("inspector.lines.greedy", lang) if cycle.greedy else "")]
     for token in cycle.drafted:
         lines.append(
-            f"  draft {token.position} {_quote(token.text):>14}  q {token.q_draft:.3f}  "
-            f"p {token.p_target:.3f}  {decision_text(cycle, token)}"
+            t(
+                "inspector.lines.draft",
+                lang,
+                position=token.position,
+                token=f"{_quote(token.text):>14}",
+                q=f"{token.q_draft:.3f}",
+                p=f"{token.p_target:.3f}",
+                decision=decision_text(cycle, token, lang),
+            )
         )
-        for name, top in (("q", token.top_q), ("p", token.top_p)):
-            entries = ", ".join(f"{_quote(e.text)} {e.prob:.3f}" for e in top[:5])
-            lines.append(f"      top {name}: {entries}")
-    if ended := draft_end_text(cycle):
+        for key, top in (
+            ("inspector.lines.top_q", token.top_q),
+            ("inspector.lines.top_p", token.top_p),
+        ):
+            lines.append(t(key, lang, entries=_entries(top)))
+    if ended := draft_end_text(cycle, lang):
         lines.append(f"  {ended}")
-    lines.append(f"  {extra_text(cycle)}")
+    lines.append(f"  {extra_text(cycle, lang)}")
     if cycle.rejection is not None and cycle.rejection.top_residual:
-        entries = ", ".join(
-            f"{_quote(e.text)} {e.prob:.3f}" for e in cycle.rejection.top_residual[:5]
+        lines.append(
+            t("inspector.lines.top_residual", lang, entries=_entries(cycle.rejection.top_residual))
         )
-        lines.append(f"      top residual: {entries}")
     return lines
 
 
-def inspector_html(cycle: Cycle | None, cycle_count: int = 0) -> str:
+def _entries(top: Sequence[TokenProb]) -> str:
+    """The five most probable tokens with their probabilities, for a line of text."""
+    return ", ".join(f"{_quote(entry.text)} {entry.prob:.3f}" for entry in top[:5])
+
+
+_COLUMNS = (
+    "inspector.column.draft",
+    "inspector.column.token",
+    "inspector.column.q",
+    "inspector.column.p",
+    "inspector.column.ratio",
+    "inspector.column.accept",
+    "inspector.column.u",
+    "inspector.column.decision",
+)
+
+
+def inspector_html(
+    cycle: Cycle | None, cycle_count: int = 0, *, lang: str = DEFAULT_LANGUAGE
+) -> str:
     """A table of the cycle's decisions: token, q, p, p/q, min(1, p/q), u and the verdict."""
     if cycle is None:
         return (
-            '<div class="sv-inspect"><div class="sv-placeholder">Run or Step on the Live run '
-            "tab first, then pick a cycle here (or click a token in the stream).</div></div>"
+            '<div class="sv-inspect"><div class="sv-placeholder">'
+            f"{t_html('inspector.placeholder', lang)}</div></div>"
         )
-    head = (
-        f'<div class="sv-inspect-head"><b>Cycle {cycle.index + 1}</b>'
-        f"{f' of {cycle_count}' if cycle_count else ''} · γ = {cycle.gamma} drafted · "
-        f"{cycle.accepted_len} accepted{' · greedy' if cycle.greedy else ''}</div>"
-    )
+    title = t_html("inspector.cycle", lang, cycle=cycle.index + 1)
+    of_count = t_html("inspector.of_count", lang, count=cycle_count) if cycle_count else ""
+    summary = t_html("inspector.summary", lang, gamma=cycle.gamma, accepted=cycle.accepted_len)
+    greedy = t_html("inspector.summary.greedy", lang) if cycle.greedy else ""
+    head = f'<div class="sv-inspect-head"><b>{title}</b>{of_count}{summary}{greedy}</div>'
     rows = []
     for token in cycle.drafted:
         ratio = token.p_target / token.q_draft if token.q_draft > 0 else float("inf")
@@ -174,38 +201,39 @@ def inspector_html(cycle: Cycle | None, cycle_count: int = 0) -> str:
             f"<td>{'—' if cycle.greedy else num(ratio)}</td>"
             f"<td>{'—' if cycle.greedy else num(token.accept_prob)}</td>"
             f"<td>{num(token.uniform)}</td>"
-            f"<td>{esc(decision_text(cycle, token))}</td></tr>"
+            f"<td>{esc(decision_text(cycle, token, lang))}</td></tr>"
         )
+    columns = "".join(f"<th>{t_html(key, lang)}</th>" for key in _COLUMNS)
     table = (
-        '<table class="sv-inspect-table"><thead><tr><th>draft</th><th>token x</th>'
-        "<th>q(x)</th><th>p(x)</th><th>p/q</th><th>min(1, p/q)</th><th>u</th>"
-        f"<th>decision</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f'<table class="sv-inspect-table"><thead><tr>{columns}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
     )
     extra = extra_token(cycle)
     extra_css = f" sv-foot-{extra.origin.value}" if extra is not None else ""
-    foot = f'<div class="sv-inspect-foot{extra_css}">{esc(extra_text(cycle))}</div>'
-    if ended := draft_end_text(cycle):
+    foot = f'<div class="sv-inspect-foot{extra_css}">{esc(extra_text(cycle, lang))}</div>'
+    if ended := draft_end_text(cycle, lang):
         foot = f'<div class="sv-inspect-note">{esc(ended)}</div>{foot}'
     return f'<div class="sv-inspect" data-cycle="{cycle.index + 1}">{head}{table}{foot}</div>'
 
 
-def inspector_figure(cycle: Cycle | None) -> go.Figure:
+def inspector_figure(cycle: Cycle | None, *, lang: str = DEFAULT_LANGUAGE) -> go.Figure:
     """One panel per drafted position: q and p over the top tokens, the drafted token marked."""
     if cycle is None or not cycle.drafted:
         fig = apply_layout(
-            go.Figure(), "The dice roll, position by position", "token", "probability"
+            go.Figure(),
+            t("inspector.chart.empty_title", lang),
+            t("chart.axis.token", lang),
+            t("chart.axis.probability", lang),
         )
-        empty_note(fig, "no cycle selected")
+        empty_note(fig, t("inspector.chart.no_cycle", lang))
         return fig
-    titles = [_panel_title(cycle, token) for token in cycle.drafted]
+    titles = [_panel_title(cycle, token, lang) for token in cycle.drafted]
     fig = make_subplots(
         rows=len(cycle.drafted), cols=1, subplot_titles=titles, vertical_spacing=0.28 / len(titles)
     )
     for row, token in enumerate(cycle.drafted, start=1):
-        _add_position(fig, cycle, token, row)
-    apply_layout(
-        fig, f"Cycle {cycle.index + 1}: q (draft) and p (target) at each drafted position", "", ""
-    )
+        _add_position(fig, cycle, token, row, lang)
+    apply_layout(fig, t("inspector.chart.title", lang, cycle=cycle.index + 1), "", "")
     height = 140 + 210 * len(cycle.drafted)
     plot_px = height - 140  # the plotting area between the margins below
     fig.update_layout(
@@ -222,12 +250,18 @@ def inspector_figure(cycle: Cycle | None) -> go.Figure:
     return fig
 
 
-def _panel_title(cycle: Cycle, token: DraftToken) -> str:
-    # Plotly reads tags in titles: the token goes through token_label, the sentence through esc.
-    return f"draft {token.position}: <b>{token_label(token.text)}</b> — {esc(decision_text(cycle, token))}"
+def _panel_title(cycle: Cycle, token: DraftToken, lang: str) -> str:
+    # Plotly reads tags in titles: the token goes through token_label, the sentence is escaped.
+    return t_html(
+        "inspector.chart.panel",
+        lang,
+        position=token.position,
+        token=Html(f"<b>{token_label(token.text)}</b>"),
+        decision=decision_text(cycle, token, lang),
+    )
 
 
-def _add_position(fig: go.Figure, cycle: Cycle, token: DraftToken, row: int) -> None:
+def _add_position(fig: go.Figure, cycle: Cycle, token: DraftToken, row: int, lang: str) -> None:
     rejection = (
         cycle.rejection if cycle.rejection and cycle.rejection.position == token.position else None
     )
@@ -252,10 +286,13 @@ def _add_position(fig: go.Figure, cycle: Cycle, token: DraftToken, row: int) -> 
             label += " ↻"
         labels.append(label)
     opacity = 1.0 if token.tested else _UNTESTED_OPACITY
-    series = [("q (draft)", REJECTED, q_of), ("p (target)", ACCEPTED, p_of)]
+    series = [
+        (t("chart.series.q_draft", lang), REJECTED, q_of, False),
+        (t("chart.series.p_target", lang), ACCEPTED, p_of, False),
+    ]
     if residual:
-        series.append(("residual norm(max(0, p − q))", RESAMPLED, r_of))
-    for name, colour, values in series:
+        series.append((t("inspector.chart.residual", lang), RESAMPLED, r_of, True))
+    for name, colour, values, is_residual in series:
         # A token outside a distribution's top entries has a small, unrecorded probability: 0 bar.
         fig.add_trace(
             go.Bar(
@@ -271,8 +308,11 @@ def _add_position(fig: go.Figure, cycle: Cycle, token: DraftToken, row: int) -> 
                     },
                 },
                 legendgroup=name,
-                showlegend=row == 1 or (name.startswith("residual") and bool(residual)),
-                hovertemplate=f"%{{x}}<br>{name} = %{{y:.4f}}<extra></extra>",
+                showlegend=row == 1 or is_residual,
+                hovertemplate=t(
+                    "chart.hover.value", lang, label="%{x}", name=name, value="%{y:.4f}"
+                )
+                + "<extra></extra>",
             ),
             row=row,
             col=1,

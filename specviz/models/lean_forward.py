@@ -5,15 +5,17 @@ products: transformers' generic forward builds masks, dispatches attention throu
 checks output options and updates a general cache in every layer. Speculative decoding multiplies
 the number of small forwards (γ draft steps per cycle), so that overhead is paid many times.
 
-`lean_decoder(model)` wraps a loaded transformers model of a supported family in a forward that
+`LeanDecoder(model)` wraps a loaded transformers model of a supported family in a forward that
 calls the model's own modules (embedding, rotary embedding, norms, projections, MLP, output
 layer) in the order transformers does, on (tokens, hidden) rows. Attention is computed in float32
 against a float32 KV cache written in place (see grouped_attention for why: more faithful
 than transformers' bfloat16 paths, and faster than its CPU SDPA kernel). Tests compare the logits
 with the same weights in float32. Measured on the bundled pair (2-core CPU, one new token after a
 250-token context, `scripts/lean_step_timing.py draft|target 5 250`, transformers' forward against
-the lean step): draft 27.3 → 22.2 ms, target 141.2 → 129.3 ms. Models of other families, or
-configured in ways this step does not reproduce, keep transformers' forward.
+the lean step): draft 27.3 → 22.2 ms, target 141.2 → 129.3 ms. specviz.models.runner decides
+per model whether this step or transformers' forward runs: models of other families, configured
+in ways this step does not reproduce, or whose logits a first-use check finds different, keep
+transformers' forward.
 """
 
 from __future__ import annotations
@@ -165,30 +167,62 @@ class LeanDecoder:
         logits_to_keep: int = 1,
     ) -> LeanOutput:
         """The last logits_to_keep positions' logits; the cache grows by the tokens fed."""
-        if not isinstance(past_key_values, LeanCache):
-            raise TypeError("a LeanDecoder needs the LeanCache from its new_cache()")
-        cache = past_key_values
+        cache = _lean_cache(past_key_values)
         past, length = cache.get_seq_length(), input_ids.shape[1]
-        positions = torch.arange(past, past + length, device=input_ids.device).unsqueeze(0)
-        # Batch size is 1: hidden states are (tokens, hidden), keys and values (kv_heads, S, D),
-        # so no step reshapes a batch dimension in and out.
-        hidden = self.embed(input_ids[0])
-        cos, sin = self.rotary(hidden, positions)  # (1, L, D): broadcasts over the heads
+        device = input_ids.device
+        positions = torch.arange(past, past + length, device=device)
         mask = None
         if length > 1:
             # Several new queries (a prompt, or drafts to verify after a cached prefix): query i
-            # sees keys up to past + i ("lower-right" causal alignment). 0 where allowed, -inf
-            # elsewhere, added to the float32 scores.
-            keys_at = torch.arange(past + length, device=input_ids.device)
-            queries_at = torch.arange(past, past + length, device=input_ids.device)
-            allowed = keys_at[None, :] <= queries_at[:, None]
-            zero = torch.zeros((), dtype=torch.float32, device=input_ids.device)
-            mask = torch.where(allowed, zero, -torch.inf).view(1, 1, length, past + length)
+            # sees keys up to past + i ("lower-right" causal alignment).
+            keys_at = torch.arange(past + length, device=device)
+            mask = _additive_mask(keys_at[None, :] <= positions[:, None])
+        hidden = self._hidden(input_ids[0], positions, mask, cache)
+        cache.advance(length)
+        return LeanOutput(self._logits(hidden[-logits_to_keep:, :]).unsqueeze(0))
+
+    @torch.inference_mode()
+    def branch_logits(self, branch_ids: torch.Tensor, cache: LeanCache) -> torch.Tensor:
+        """(B, V) next-token logits after each row of branch_ids (B, L), each fed after the cache.
+
+        The B·L new tokens go through one forward as one sequence whose mask lets each token see
+        the cached context and the tokens before it in its own row, at the positions it would
+        have alone (past + 0..L-1): the rows are branches of a tree rooted at the cache. The
+        cache is left as it was.
+        """
+        cache = _lean_cache(cache)
+        branches, length = branch_ids.shape
+        past, device = cache.get_seq_length(), branch_ids.device
+        offsets = torch.arange(length, device=device).repeat(branches)  # (B·L,)
+        rows = torch.arange(branches, device=device).repeat_interleave(length)  # (B·L,)
+        sees_new = (rows[None, :] == rows[:, None]) & (offsets[None, :] <= offsets[:, None])
+        sees_cached = torch.ones(branches * length, past, dtype=torch.bool, device=device)
+        mask = _additive_mask(torch.cat([sees_cached, sees_new], dim=1))
+        hidden = self._hidden(branch_ids.reshape(-1), past + offsets, mask, cache)
+        # The cache wrote the B·L branch positions after the context; they are dropped unseen.
+        return self._logits(hidden.view(branches, length, -1)[:, -1, :])
+
+    def _hidden(
+        self,
+        token_ids: torch.Tensor,
+        positions: torch.Tensor,
+        mask: torch.Tensor | None,
+        cache: LeanCache,
+    ) -> torch.Tensor:
+        """(tokens, hidden) final hidden states of token_ids (tokens,) at the given positions.
+
+        Batch size is 1: hidden states are (tokens, hidden), keys and values (kv_heads, S, D),
+        so no step reshapes a batch dimension in and out.
+        """
+        hidden: torch.Tensor = self.embed(token_ids)
+        cos, sin = self.rotary(hidden, positions.unsqueeze(0))  # (1, L, D): broadcast over heads
         for index, steps in enumerate(self.steps):
             hidden = self._layer(index, steps, hidden, cos, sin, mask, cache)
-        cache.advance(length)
-        kept = self.norm(hidden[-logits_to_keep:, :])
-        return LeanOutput(self.lm_head(kept).unsqueeze(0))
+        return hidden
+
+    def _logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """(rows, V) logits of (rows, hidden) final hidden states."""
+        return self.lm_head(self.norm(hidden))  # type: ignore[no-any-return]
 
     def _layer(
         self,
@@ -253,44 +287,91 @@ def grouped_attention(
     return torch.matmul(weights, value).view(heads, length, dim).to(query.dtype)
 
 
+def _lean_cache(cache: object) -> LeanCache:
+    if not isinstance(cache, LeanCache):
+        raise TypeError("a LeanDecoder needs the LeanCache from its new_cache()")
+    return cache
+
+
+def _additive_mask(allowed: torch.Tensor) -> torch.Tensor:
+    """(1, 1, queries, keys): 0 where a query may see a key, -inf elsewhere (added to scores)."""
+    zero = torch.zeros((), dtype=torch.float32, device=allowed.device)
+    return torch.where(allowed, zero, -torch.inf).view(1, 1, *allowed.shape)
+
+
 def _rotate_half(x: torch.Tensor) -> torch.Tensor:
     half = x.shape[-1] // 2
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
-def supports_lean_decoding(model: torch.nn.Module) -> bool:
-    """True when LeanDecoder computes this model (its family and configuration are covered)."""
+# What LeanDecoder reads: on the model, its inner model, its config and on every decoder layer.
+_MODEL_PARTS = ("model", "lm_head")
+_INNER_PARTS = ("embed_tokens", "rotary_emb", "norm", "layers")
+_CONFIG_FIELDS = ("num_attention_heads", "num_key_value_heads")
+_LAYER_PARTS = ("input_layernorm", "post_attention_layernorm", "self_attn", "mlp")
+_ATTENTION_PARTS = ("q_proj", "k_proj", "v_proj", "o_proj", "head_dim", "scaling")
+_MLP_PARTS = ("gate_proj", "up_proj", "down_proj", "act_fn")
+
+
+def lean_support_problem(model: torch.nn.Module) -> str | None:
+    """Why LeanDecoder cannot compute this model (None: its family, layout and setup are covered).
+
+    Checks the family and configuration, then every attribute the lean step reads, so a model
+    whose modules are renamed or missing is refused here rather than failing inside a step.
+    """
     config = getattr(model, "config", None)
-    if config is None or getattr(config, "model_type", None) not in SUPPORTED_MODEL_TYPES:
-        return False
-    if getattr(config, "_attn_implementation", None) not in ("sdpa", "eager"):
+    model_type = getattr(config, "model_type", None)
+    if model_type not in SUPPORTED_MODEL_TYPES:
+        return f"model type {model_type!r} is not one of {', '.join(sorted(SUPPORTED_MODEL_TYPES))}"
+    attention_kernel = getattr(config, "_attn_implementation", None)
+    if attention_kernel not in ("sdpa", "eager"):
         # Other kernels (flash-attention, flex) are for GPUs and batches; keep theirs.
-        return False
+        return f"attention implementation {attention_kernel!r} is not sdpa or eager"
     if getattr(model, "hf_device_map", None):
         # Split across devices by accelerate: rotary tables and masks would sit on the wrong one.
-        return False
+        return "the model is split across devices"
+    if model.training:
+        return "the model is in training mode"
     if any(module._forward_hooks or module._forward_pre_hooks for module in model.modules()):
-        return False  # the lean step calls bound forwards, which would skip them
-    inner = getattr(model, "model", None)
-    layers = getattr(inner, "layers", None)
-    if inner is None or not layers or not hasattr(model, "lm_head"):
-        return False
-    for layer in layers:
-        attention = getattr(layer, "self_attn", None)
-        if attention is None or getattr(attention, "sliding_window", None) is not None:
-            return False
-        if not all(hasattr(attention, name) for name in ("q_proj", "k_proj", "v_proj", "o_proj")):
-            return False
-    return not model.training
+        return "the model has forward hooks, which the lean step's bound forwards would skip"
+    missing = _missing_part(model, _MODEL_PARTS, "model") or _missing_part(
+        config, _CONFIG_FIELDS, "config"
+    )
+    if missing:
+        return missing
+    inner: Any = model.model
+    if missing := _missing_part(inner, _INNER_PARTS, "model.model"):
+        return missing
+    if not len(inner.layers):
+        return "the model has no decoder layers"
+    for index, layer in enumerate(inner.layers):
+        where = f"model.model.layers[{index}]"
+        if missing := _missing_part(layer, _LAYER_PARTS, where):
+            return missing
+        attention = layer.self_attn
+        if missing := _missing_part(attention, _ATTENTION_PARTS, f"{where}.self_attn"):
+            return missing
+        if getattr(attention, "sliding_window", None) is not None:
+            return f"{where}.self_attn uses a sliding window"
+        if missing := _missing_part(layer.mlp, _MLP_PARTS, f"{where}.mlp"):
+            return missing
+    return None
+
+
+def _missing_part(owner: object, names: tuple[str, ...], where: str) -> str | None:
+    absent = [name for name in names if not hasattr(owner, name)]
+    return f"{where} has no {', '.join(absent)}" if absent else None
+
+
+def supports_lean_decoding(model: torch.nn.Module) -> bool:
+    """True when LeanDecoder computes this model (see lean_support_problem for why not)."""
+    return lean_support_problem(model) is None
 
 
 def lean_decoder(model: torch.nn.Module) -> LeanDecoder | torch.nn.Module:
-    """The model's lean decoding step when supported, else the model itself (one per model)."""
-    if not supports_lean_decoding(model):
-        return model
-    decoder = getattr(model, "_specviz_lean_decoder", None)
-    if decoder is None:
-        decoder = LeanDecoder(model)
-        # Kept on the model so every run reuses it; not a Module attribute, so not a submodule.
-        object.__setattr__(model, "_specviz_lean_decoder", decoder)
-    return decoder
+    """A new lean step for the model when supported, else the model itself (for scripts).
+
+    Nothing is kept on the model, so a later change to its modules is seen by the next call.
+    The app, the labs and the bench go through ModelRunner, which also checks the logits.
+    """
+    return LeanDecoder(model) if supports_lean_decoding(model) else model

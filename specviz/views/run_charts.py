@@ -2,7 +2,8 @@
 
 Pure functions, one figure each, tested by reading the traces back. Figures use transparent
 backgrounds and a mid-grey font so they read in Gradio's light and dark themes alike, and the
-colours follow the token stream's (Okabe-Ito, safe for colour-blind viewers).
+colours follow the token stream's (Okabe-Ito, safe for colour-blind viewers). Titles, axes and
+trace names come from the text catalogue in the language each function is given.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from specviz.core.events import Cycle, Rejection, Step, TokenProb
+from specviz.text import DEFAULT_LANGUAGE, t
 
 # Okabe-Ito colours, the same hues as assets/specviz.css.
 ACCEPTED = "#0072B2"  # blue
@@ -29,6 +31,7 @@ _GRID = "rgba(138, 143, 152, 0.25)"
 
 
 def apply_layout(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.Figure:
+    """The shared look: title, transparent backgrounds, mid-grey font, axis titles."""
     fig.update_layout(
         title={"text": title, "x": 0.01, "font": {"size": 15}},
         paper_bgcolor="rgba(0,0,0,0)",
@@ -45,12 +48,13 @@ def apply_layout(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.F
 
 
 def empty_note(fig: go.Figure, text: str) -> None:
+    """A note in the middle of an empty chart saying why it is empty."""
     fig.add_annotation(
         text=text, showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5, font={"size": 13}
     )
 
 
-def acceptance_by_position(cycles: Sequence[Cycle]) -> go.Figure:
+def acceptance_by_position(cycles: Sequence[Cycle], *, lang: str = DEFAULT_LANGUAGE) -> go.Figure:
     """Acceptance rate at draft positions 1..γ: later guesses depend on earlier ones, so it falls."""
     max_gamma = max((cycle.gamma for cycle in cycles), default=0)
     tested = [0] * max_gamma
@@ -64,24 +68,34 @@ def acceptance_by_position(cycles: Sequence[Cycle]) -> go.Figure:
     rates = [a / t if t else 0.0 for a, t in zip(accepted, tested, strict=True)]
     fig = go.Figure(
         go.Bar(
-            name="acceptance rate",
+            name=t("chart.acceptance.series", lang),
             x=positions,
             y=rates,
             marker_color=ACCEPTED,
             text=[f"{a}/{t}" for a, t in zip(accepted, tested, strict=True)],
             textposition="outside",
-            hovertemplate="draft position %{x}<br>accepted %{text}<br>rate %{y:.0%}<extra></extra>",
+            hovertemplate=t(
+                "chart.acceptance.hover", lang, position="%{x}", counts="%{text}", rate="%{y:.0%}"
+            )
+            + "<extra></extra>",
         )
     )
-    apply_layout(fig, "Acceptance rate by draft position", "draft position", "accepted / tested")
+    apply_layout(
+        fig,
+        t("chart.acceptance.title", lang),
+        t("chart.acceptance.x", lang),
+        t("chart.acceptance.y", lang),
+    )
     fig.update_yaxes(range=[0, 1.15], tickformat=".0%")
     fig.update_xaxes(dtick=1)
     if not cycles:
-        empty_note(fig, "no cycles yet")
+        empty_note(fig, t("chart.no_cycles", lang))
     return fig
 
 
-def accepted_length_histogram(cycles: Sequence[Cycle]) -> go.Figure:
+def accepted_length_histogram(
+    cycles: Sequence[Cycle], *, lang: str = DEFAULT_LANGUAGE
+) -> go.Figure:
     """How many draft tokens each cycle kept (0..γ): the payoff of one target pass."""
     max_gamma = max((cycle.gamma for cycle in cycles), default=0)
     counts = [0] * (max_gamma + 1)
@@ -89,29 +103,37 @@ def accepted_length_histogram(cycles: Sequence[Cycle]) -> go.Figure:
         counts[cycle.accepted_len] += 1
     fig = go.Figure(
         go.Bar(
-            name="cycles",
+            name=t("chart.accepted_length.series", lang),
             x=list(range(max_gamma + 1)),
             y=counts,
             marker_color=[
                 BONUS if n == max_gamma and n else ACCEPTED for n in range(max_gamma + 1)
             ],
-            hovertemplate="%{y} cycles accepted %{x} draft tokens<extra></extra>",
+            hovertemplate=t("chart.accepted_length.hover", lang, cycles="%{y}", accepted="%{x}")
+            + "<extra></extra>",
         )
     )
-    apply_layout(fig, "Accepted draft tokens per cycle", "accepted tokens in the cycle", "cycles")
+    apply_layout(
+        fig,
+        t("chart.accepted_length.title", lang),
+        t("chart.accepted_length.x", lang),
+        t("chart.accepted_length.y", lang),
+    )
     fig.update_xaxes(dtick=1)
     if not cycles:
-        empty_note(fig, "no cycles yet")
+        empty_note(fig, t("chart.no_cycles", lang))
     return fig
 
 
-def tokens_vs_passes(cycles: Sequence[Cycle], steps: Sequence[Step] = ()) -> go.Figure:
+def tokens_vs_passes(
+    cycles: Sequence[Cycle], steps: Sequence[Step] = (), *, lang: str = DEFAULT_LANGUAGE
+) -> go.Figure:
     """Cumulative tokens against target forward passes: speculative climbs faster than 1 per pass."""
     spec_x = [0] + [cycle.totals.target_forwards for cycle in cycles]
     spec_y = [0] + [cycle.totals.new_tokens for cycle in cycles]
     fig = go.Figure(
         go.Scatter(
-            name="speculative",
+            name=t("chart.tokens.speculative", lang),
             x=spec_x,
             y=spec_y,
             mode="lines+markers",
@@ -122,12 +144,12 @@ def tokens_vs_passes(cycles: Sequence[Cycle], steps: Sequence[Step] = ()) -> go.
     if steps:
         plain_x = [0] + [step.totals.target_forwards for step in steps]
         plain_y = [0] + [step.totals.new_tokens for step in steps]
-        name = "plain decoding (measured)"
+        name = t("chart.tokens.plain_measured", lang)
     else:
         # Without a race, plain decoding is still exactly one token per target pass.
         last = max(spec_y[-1], 1)
         plain_x, plain_y = [0, last], [0, last]
-        name = "plain decoding (1 token per pass)"
+        name = t("chart.tokens.plain_ideal", lang)
     fig.add_trace(
         go.Scatter(
             name=name,
@@ -138,18 +160,22 @@ def tokens_vs_passes(cycles: Sequence[Cycle], steps: Sequence[Step] = ()) -> go.
         )
     )
     apply_layout(
-        fig, "Tokens vs target forward passes", "target forward passes", "tokens generated"
+        fig, t("chart.tokens.title", lang), t("chart.tokens.x", lang), t("chart.tokens.y", lang)
     )
     return fig
 
 
-def time_split(cycles: Sequence[Cycle]) -> go.Figure:
+def time_split(cycles: Sequence[Cycle], *, lang: str = DEFAULT_LANGUAGE) -> go.Figure:
     """Milliseconds per cycle spent drafting, verifying, and on everything else."""
     x = [cycle.index + 1 for cycle in cycles]
     parts = [
-        ("draft", DRAFT_TIME, [cycle.timing.draft_s * 1000 for cycle in cycles]),
-        ("verify", VERIFY_TIME, [cycle.timing.verify_s * 1000 for cycle in cycles]),
-        ("overhead", OVERHEAD_TIME, [cycle.timing.overhead_s * 1000 for cycle in cycles]),
+        (t("chart.time.draft", lang), DRAFT_TIME, [c.timing.draft_s * 1000 for c in cycles]),
+        (t("chart.time.verify", lang), VERIFY_TIME, [c.timing.verify_s * 1000 for c in cycles]),
+        (
+            t("chart.time.overhead", lang),
+            OVERHEAD_TIME,
+            [c.timing.overhead_s * 1000 for c in cycles],
+        ),
     ]
     fig = go.Figure(
         [
@@ -158,15 +184,21 @@ def time_split(cycles: Sequence[Cycle]) -> go.Figure:
                 x=x,
                 y=values,
                 marker_color=colour,
-                hovertemplate=f"cycle %{{x}}: {name} %{{y:.0f}} ms<extra></extra>",
+                hovertemplate=t("chart.time.hover", lang, cycle="%{x}", part=name, ms="%{y:.0f}")
+                + "<extra></extra>",
             )
             for name, colour, values in parts
         ]
     )
-    apply_layout(fig, "Time per cycle", "cycle", "milliseconds")
+    apply_layout(
+        fig,
+        t("chart.time.title", lang),
+        t("chart.time.x", lang),
+        t("chart.axis.milliseconds", lang),
+    )
     fig.update_layout(barmode="stack")
     if not cycles:
-        empty_note(fig, "no cycles yet")
+        empty_note(fig, t("chart.no_cycles", lang))
     return fig
 
 
@@ -178,12 +210,17 @@ def token_label(text: str) -> str:
     return html.escape(spelled, quote=False)
 
 
-def rejection_chart(rejection: Rejection | None) -> go.Figure:
+def rejection_chart(rejection: Rejection | None, *, lang: str = DEFAULT_LANGUAGE) -> go.Figure:
     """p, q and the residual norm(max(0, p − q)) over the top tokens at the rejected position."""
     fig = go.Figure()
     if rejection is None:
-        apply_layout(fig, "At a rejection: p, q and the residual", "token", "probability")
-        empty_note(fig, "no rejection yet")
+        apply_layout(
+            fig,
+            t("chart.rejection.empty_title", lang),
+            t("chart.axis.token", lang),
+            t("chart.axis.probability", lang),
+        )
+        empty_note(fig, t("chart.rejection.none", lang))
         return fig
     # Union of the top tokens of all three distributions, ordered by the target's probability.
     by_id: dict[int, TokenProb] = {}
@@ -201,9 +238,12 @@ def rejection_chart(rejection: Rejection | None) -> go.Figure:
         if token_id == rejection.resampled_token.token_id:
             label += " ↻"
         labels.append(label)
-    series = [("p (target)", ACCEPTED, p_of), ("q (draft)", REJECTED, q_of)]
+    series = [
+        (t("chart.series.p_target", lang), ACCEPTED, p_of),
+        (t("chart.series.q_draft", lang), REJECTED, q_of),
+    ]
     if rejection.top_residual:
-        series.append(("residual max(0, p − q), normalised", RESAMPLED, r_of))
+        series.append((t("chart.rejection.residual", lang), RESAMPLED, r_of))
     for name, colour, values in series:
         fig.add_trace(
             go.Bar(
@@ -211,14 +251,17 @@ def rejection_chart(rejection: Rejection | None) -> go.Figure:
                 x=labels,
                 y=[values.get(token_id, 0.0) for token_id in ids],
                 marker_color=colour,
-                hovertemplate=f"%{{x}}<br>{name} = %{{y:.3f}}<extra></extra>",
+                hovertemplate=t(
+                    "chart.hover.value", lang, label="%{x}", name=name, value="%{y:.3f}"
+                )
+                + "<extra></extra>",
             )
         )
     apply_layout(
         fig,
-        f"Rejection at draft {rejection.position}: p, q and the residual",
-        "token (✗ rejected guess, ↻ replacement)",
-        "probability",
+        t("chart.rejection.title", lang, position=rejection.position),
+        t("chart.rejection.x", lang),
+        t("chart.axis.probability", lang),
     )
     fig.update_layout(barmode="group")
     return fig

@@ -3,7 +3,8 @@
 Every function here is pure (records in, a string out) so it is tested by rendering to a string and
 comparing, without a browser. Token text comes from a model and may contain anything, so every
 piece of it goes through ``esc`` (``html.escape`` with ``quote=True``) before it lands in an element
-or an attribute; numbers are formatted by this module and never escaped twice.
+or an attribute; numbers are formatted by this module and never escaped twice. The words come from the text
+catalogue (``specviz.text``) in the language each function is given.
 
 The classes map to ``assets/specviz.css``: ``sv-accepted``, ``sv-rejected``, ``sv-untested``,
 ``sv-resampled``, ``sv-bonus`` and ``sv-target``. Each origin differs in shape as well as hue
@@ -17,18 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from specviz.core.events import Cycle, DraftToken, EmittedToken, Origin, Rejection, Step, Totals
-
-# The sentence the race panel shows, so nobody has to ask how the speedup was measured.
-RACE_METHOD = (
-    "Both runs decode the same target with the same settings and seed, one after the other; "
-    "speeds are compute time measured inside the engine (each reads the prompt in its first "
-    "pass; the app's own drawing is excluded), so the UI does not distort the comparison."
-)
+from specviz.text import DEFAULT_LANGUAGE, Html, t, t_html
 
 
 @dataclass(frozen=True)
 class _Kind:
-    """How one origin looks and what the legend says about it."""
+    """How one origin looks, and the catalogue keys of its legend label and meaning."""
 
     css: str
     label: str
@@ -36,20 +31,12 @@ class _Kind:
 
 
 _KINDS: dict[str, _Kind] = {
-    "accepted": _Kind(
-        "sv-accepted", "accepted draft", "the draft guessed it and the target agreed"
-    ),
-    "rejected": _Kind(
-        "sv-rejected", "rejected draft", "the draft's guess, thrown away by the target"
-    ),
-    "untested": _Kind(
-        "sv-untested", "never tested", "drafted after a rejection, so discarded unchecked"
-    ),
-    "resampled": _Kind(
-        "sv-resampled", "resampled", "the target's replacement for the rejected guess"
-    ),
-    "bonus": _Kind("sv-bonus", "bonus", "a free extra token when every draft was accepted"),
-    "target": _Kind("sv-target", "plain decoding", "one target forward pass per token"),
+    "accepted": _Kind("sv-accepted", "origin.accepted", "origin.accepted.meaning"),
+    "rejected": _Kind("sv-rejected", "origin.rejected", "origin.rejected.meaning"),
+    "untested": _Kind("sv-untested", "origin.untested", "origin.untested.meaning"),
+    "resampled": _Kind("sv-resampled", "origin.resampled", "origin.resampled.meaning"),
+    "bonus": _Kind("sv-bonus", "origin.bonus", "origin.bonus.meaning"),
+    "target": _Kind("sv-target", "origin.target", "origin.target.meaning"),
 }
 
 
@@ -86,18 +73,26 @@ def _span(css: str, text: str, tip_lines: Sequence[str], data: dict[str, str]) -
 # --- the token stream ---------------------------------------------------------------------------
 
 
-def _draft_span(cycle: Cycle, token: DraftToken) -> str:
+def _draft_span(cycle: Cycle, token: DraftToken, lang: str) -> str:
     kind = token.verdict
-    if cycle.greedy:
-        rule = "greedy: accepted only if it is the target's top choice"
+    if not token.tested:
+        rule = t("tip.untested", lang)
+    elif cycle.greedy:
+        rule = t("tip.rule.greedy", lang)
     else:
-        rule = f"u = {num(token.uniform)}  (accepted when u < min(1, p/q))"
+        rule = t("tip.rule.sampled", lang, u=num(token.uniform))
     lines = [
-        f"{_quoted(token.text)}  {_KINDS[kind].label}",
-        f"cycle {cycle.index + 1}, draft position {token.position} of {cycle.gamma}",
-        f"q_draft = {num(token.q_draft)}   p_target = {num(token.p_target)}",
-        f"min(1, p/q) = {num(token.accept_prob)}",
-        rule if token.tested else "never tested: an earlier draft token was rejected",
+        t("tip.head", lang, token=_quoted(token.text), origin=t(_KINDS[kind].label, lang)),
+        t(
+            "tip.draft_where",
+            lang,
+            cycle=cycle.index + 1,
+            position=token.position,
+            gamma=cycle.gamma,
+        ),
+        t("tip.q_and_p", lang, q=num(token.q_draft), p=num(token.p_target)),
+        t("tip.accept_prob", lang, accept=num(token.accept_prob)),
+        rule,
     ]
     data = {
         "origin": kind,
@@ -112,20 +107,20 @@ def _draft_span(cycle: Cycle, token: DraftToken) -> str:
     return _span(_KINDS[kind].css, token.text, lines, data)
 
 
-def _extra_span(cycle: Cycle, token: EmittedToken) -> str:
+def _extra_span(cycle: Cycle, token: EmittedToken, lang: str) -> str:
     """The resampled or bonus token that closes a cycle."""
     kind = token.origin.value
     if token.origin is Origin.BONUS:
-        source = "drawn from p after every draft token was accepted"
+        source = t("tip.source.bonus", lang)
     elif cycle.greedy:
-        source = "the target's top choice at the rejected position"
+        source = t("tip.source.greedy", lang)
     else:
-        source = "drawn from norm(max(0, p − q)) at the rejected position"
+        source = t("tip.source.residual", lang)
     lines = [
-        f"{_quoted(token.text)}  {_KINDS[kind].label}",
-        f"cycle {cycle.index + 1}, position {cycle.accepted_len + 1}",
+        t("tip.head", lang, token=_quoted(token.text), origin=t(_KINDS[kind].label, lang)),
+        t("tip.extra_where", lang, cycle=cycle.index + 1, position=cycle.accepted_len + 1),
         source,
-        f"probability = {num(token.prob)}",
+        t("tip.probability", lang, prob=num(token.prob)),
     ]
     data = {
         "origin": kind,
@@ -137,237 +132,319 @@ def _extra_span(cycle: Cycle, token: EmittedToken) -> str:
     return _span(_KINDS[kind].css, token.text, lines, data)
 
 
-def cycle_tokens_html(cycle: Cycle) -> str:
+def cycle_tokens_html(cycle: Cycle, *, lang: str = DEFAULT_LANGUAGE) -> str:
     """One cycle in the stream: a boundary mark, accepted drafts, the discarded guesses, the extra."""
+    title = t_html("stream.cycle_mark", lang, cycle=cycle.index + 1)
     parts = [
         f'<span class="sv-cut" data-cycle="{cycle.index + 1}" '
-        f'title="cycle {cycle.index + 1}">{cycle.index + 1}</span>'
+        f'title="{title}">{cycle.index + 1}</span>'
     ]
     accepted = cycle.drafted[: cycle.accepted_len]
-    parts.extend(_draft_span(cycle, token) for token in accepted)
+    parts.extend(_draft_span(cycle, token, lang) for token in accepted)
     # The rejected guess and the untested tail sit where they were proposed, struck through.
-    parts.extend(_draft_span(cycle, token) for token in cycle.drafted[cycle.accepted_len :])
-    parts.extend(_extra_span(cycle, token) for token in cycle.emitted[len(accepted) :])
+    parts.extend(_draft_span(cycle, token, lang) for token in cycle.drafted[cycle.accepted_len :])
+    parts.extend(_extra_span(cycle, token, lang) for token in cycle.emitted[len(accepted) :])
     return f'<span class="sv-cycle" data-cycle="{cycle.index + 1}">{"".join(parts)}</span>'
 
 
-def stream_html(cycles: Sequence[Cycle], *, placeholder: str = "") -> str:
+def stream_html(
+    cycles: Sequence[Cycle], *, placeholder: str = "", lang: str = DEFAULT_LANGUAGE
+) -> str:
     """The whole speculative token stream so far, coloured by origin, with cycle boundaries."""
-    body = "".join(cycle_tokens_html(cycle) for cycle in cycles)
+    body = "".join(cycle_tokens_html(cycle, lang=lang) for cycle in cycles)
     if not body:
         body = f'<span class="sv-placeholder">{esc(placeholder)}</span>'
-    end = _stop_note(cycles[-1].stop_reason) if cycles else ""
+    end = _stop_note(cycles[-1].stop_reason, lang) if cycles else ""
     return f'<div class="sv-stream" data-cycles="{len(cycles)}">{body}{end}</div>'
 
 
-def _stop_note(stop_reason: str | None) -> str:
+_STOP_WORDS = {"eos": "stream.stop.eos", "max_new_tokens": "stream.stop.max_new_tokens"}
+
+
+def _stop_note(stop_reason: str | None, lang: str) -> str:
     if stop_reason is None:
         return ""
-    words = {"eos": "end of text", "max_new_tokens": "token limit reached"}
-    return f'<span class="sv-stop">■ {esc(words.get(stop_reason, stop_reason))}</span>'
+    key = _STOP_WORDS.get(stop_reason)
+    words = t(key, lang) if key is not None else stop_reason
+    return f'<span class="sv-stop">■ {esc(words)}</span>'
 
 
-def plain_stream_html(steps: Sequence[Step], *, placeholder: str = "") -> str:
+def plain_stream_html(
+    steps: Sequence[Step], *, placeholder: str = "", lang: str = DEFAULT_LANGUAGE
+) -> str:
     """Plain decoding's tokens: one neutral span each (there is nothing to accept or reject)."""
     spans = [
         _span(
             "sv-target",
             step.token.text,
             [
-                f"{_quoted(step.token.text)}  plain decoding",
-                f"token {step.index + 1}: one target forward pass",
-                f"p_target = {num(step.token.prob)}",
+                t(
+                    "tip.head",
+                    lang,
+                    token=_quoted(step.token.text),
+                    origin=t(_KINDS["target"].label, lang),
+                ),
+                t("tip.plain_where", lang, index=step.index + 1),
+                t("tip.p_target", lang, p=num(step.token.prob)),
             ],
             {"origin": "target", "seq": str(step.index), "prob": num(step.token.prob, 4)},
         )
         for step in steps
     ]
     body = "".join(spans) or f'<span class="sv-placeholder">{esc(placeholder)}</span>'
-    end = _stop_note(steps[-1].stop_reason) if steps else ""
+    end = _stop_note(steps[-1].stop_reason, lang) if steps else ""
     return f'<div class="sv-stream sv-plain" data-steps="{len(steps)}">{body}{end}</div>'
 
 
-def legend_html(*, include_target: bool = False) -> str:
+def legend_html(*, include_target: bool = False, lang: str = DEFAULT_LANGUAGE) -> str:
     """A key to the token colours and shapes, with a sample token for each."""
     names = ["accepted", "rejected", "untested", "resampled", "bonus"]
     if include_target:
         names.append("target")
+    sample = t_html("legend.sample", lang)
     items = "".join(
-        f'<span class="sv-legend-item"><span class="sv-tok {_KINDS[name].css}">token</span>'
-        f"<b>{esc(_KINDS[name].label)}</b> <small>{esc(_KINDS[name].meaning)}</small></span>"
+        f'<span class="sv-legend-item"><span class="sv-tok {_KINDS[name].css}">{sample}</span>'
+        f"<b>{t_html(_KINDS[name].label, lang)}</b> "
+        f"<small>{t_html(_KINDS[name].meaning, lang)}</small></span>"
         for name in names
     )
     cut = (
         '<span class="sv-legend-item"><span class="sv-cut">7</span>'
-        "<b>cycle boundary</b> <small>one target forward pass each</small></span>"
+        f"<b>{t_html('legend.cycle', lang)}</b> "
+        f"<small>{t_html('legend.cycle.meaning', lang)}</small></span>"
     )
-    hint = '<span class="sv-legend-hint">Hover or click a token for q, p, min(1, p/q) and u.</span>'
+    hint = f'<span class="sv-legend-hint">{t_html("legend.hint", lang)}</span>'
     return f'<div class="sv-legend">{items}{cut}{hint}</div>'
 
 
 # --- the current cycle, large -------------------------------------------------------------------
 
+_VERDICTS = {
+    "accepted": "card.verdict.accepted",
+    "rejected": "card.verdict.rejected",
+    "untested": "card.verdict.untested",
+}
 
-def _card(cycle: Cycle, token: DraftToken) -> str:
+
+def _card(cycle: Cycle, token: DraftToken, lang: str) -> str:
     kind = token.verdict
-    verdict = {"accepted": "✓ accepted", "rejected": "✗ rejected", "untested": "– not tested"}
     accept_pct = max(0.0, min(100.0, token.accept_prob * 100))
     marker = ""
     if token.uniform is not None:
         u_pct = max(0.0, min(100.0, token.uniform * 100))
-        marker = f'<span class="sv-bar-u" style="left:{u_pct:.1f}%" title="u = {token.uniform:.3f}"></span>'
+        u_title = t_html("card.u", lang, u=f"{token.uniform:.3f}")
+        marker = f'<span class="sv-bar-u" style="left:{u_pct:.1f}%" title="{u_title}"></span>'
     if cycle.greedy:
-        rule = "greedy: is it the target's top choice?"
+        rule = t_html("card.rule.greedy", lang)
     else:
-        rule = f"accept if u {num(token.uniform, 2)} &lt; {num(token.accept_prob, 2)}"
+        rule = t_html(
+            "card.rule.sampled",
+            lang,
+            u=num(token.uniform, 2),
+            accept=num(token.accept_prob, 2),
+        )
+    numbers = "<br>".join(
+        [
+            t_html("card.q_and_p", lang, q=num(token.q_draft, 2), p=num(token.p_target, 2)),
+            t_html("card.accept_prob", lang, accept=num(token.accept_prob, 2)),
+            rule,
+        ]
+    )
     return (
         f'<div class="sv-card {_KINDS[kind].css}" style="--i:{token.position - 1}" '
         f'data-origin="{kind}" data-pos="{token.position}">'
-        f'<div class="sv-card-pos">draft {token.position}</div>'
+        f'<div class="sv-card-pos">{t_html("card.position", lang, position=token.position)}</div>'
         f'<div class="sv-card-tok">{shown(token.text)}</div>'
-        f'<div class="sv-card-verdict">{verdict[kind]}</div>'
-        f'<div class="sv-bar" role="img" aria-label="min(1, p/q) = {num(token.accept_prob)}">'
+        f'<div class="sv-card-verdict">{t_html(_VERDICTS[kind], lang)}</div>'
+        f'<div class="sv-bar" role="img" '
+        f'aria-label="{t_html("tip.accept_prob", lang, accept=num(token.accept_prob))}">'
         f'<span class="sv-bar-fill" style="width:{accept_pct:.1f}%"></span>{marker}</div>'
-        f'<div class="sv-card-nums">q {num(token.q_draft, 2)} · p {num(token.p_target, 2)}'
-        f"<br>min(1, p/q) {num(token.accept_prob, 2)}<br>{rule}</div></div>"
+        f'<div class="sv-card-nums">{numbers}</div></div>'
     )
 
 
-def _extra_card(cycle: Cycle, token: EmittedToken) -> str:
+def _extra_card(cycle: Cycle, token: EmittedToken, lang: str) -> str:
     kind = token.origin.value
-    why = (
-        "every draft accepted: one more token from p for free"
-        if token.origin is Origin.BONUS
-        else ("target's top choice" if cycle.greedy else "drawn from norm(max(0, p − q))")
-    )
+    if token.origin is Origin.BONUS:
+        why = "card.why.bonus"
+    else:
+        why = "card.why.greedy" if cycle.greedy else "card.why.residual"
+    verdict = "card.verdict.bonus" if kind == "bonus" else "card.verdict.resampled"
+    numbers = f"{t_html('card.probability', lang, prob=num(token.prob, 2))}<br>{t_html(why, lang)}"
     return (
         f'<div class="sv-card sv-card-extra {_KINDS[kind].css}" style="--i:{cycle.gamma}" '
         f'data-origin="{kind}">'
-        f'<div class="sv-card-pos">{esc(_KINDS[kind].label)}</div>'
+        f'<div class="sv-card-pos">{t_html(_KINDS[kind].label, lang)}</div>'
         f'<div class="sv-card-tok">{shown(token.text)}</div>'
-        f'<div class="sv-card-verdict">{"★ bonus" if kind == "bonus" else "↻ resampled"}</div>'
-        f'<div class="sv-card-nums">probability {num(token.prob, 2)}<br>{why}</div></div>'
+        f'<div class="sv-card-verdict">{t_html(verdict, lang)}</div>'
+        f'<div class="sv-card-nums">{numbers}</div></div>'
     )
 
 
-def cycle_cards_html(cycle: Cycle | None) -> str:
+def _outcome(cycle: Cycle, lang: str) -> str:
+    """How the cycle ended, in a few words."""
+    if cycle.rejection is not None:
+        return t("cards.outcome.rejected", lang, position=cycle.rejection.position)
+    if cycle.emitted[cycle.accepted_len :]:
+        return t("cards.outcome.bonus", lang)
+    if cycle.stop_reason == "eos":
+        return t("cards.outcome.eos", lang)
+    return t("cards.outcome.limit", lang)
+
+
+def cycle_cards_html(cycle: Cycle | None, *, lang: str = DEFAULT_LANGUAGE) -> str:
     """The current cycle: γ draft cards that flip to their verdict, then the resampled/bonus card."""
     if cycle is None:
         return (
-            '<div class="sv-cards-wrap"><div class="sv-cards-head">Current cycle</div>'
-            '<div class="sv-placeholder">Press Run or Step: the draft model proposes γ tokens, '
-            "the target checks them all in one forward pass.</div></div>"
+            f'<div class="sv-cards-wrap"><div class="sv-cards-head">{t_html("cards.title", lang)}'
+            f'</div><div class="sv-placeholder">{t_html("cards.placeholder", lang)}</div></div>'
         )
     accepted = cycle.accepted_len
     emitted_extra = cycle.emitted[accepted:]
-    if cycle.rejection is not None:
-        outcome = f"rejected at draft {cycle.rejection.position}, the target supplied a replacement"
-    elif emitted_extra:
-        outcome = "all accepted, plus a bonus token"
-    elif cycle.stop_reason == "eos":
-        outcome = "all accepted, and the answer ended"
-    else:
-        outcome = "all accepted, and the token limit was reached"
-    head = (
-        f'<div class="sv-cards-head"><b>Cycle {cycle.index + 1}</b> · drafted γ = {cycle.gamma}'
-        f" · {accepted} accepted · {esc(outcome)} → <b>{len(cycle.emitted)} new token"
-        f"{'s' if len(cycle.emitted) != 1 else ''}</b> from one target pass</div>"
+    count = len(cycle.emitted)
+    new_tokens = t_html("cards.new_tokens.one" if count == 1 else "cards.new_tokens", lang, n=count)
+    head = t_html(
+        "cards.head",
+        lang,
+        cycle=Html(f"<b>{t_html('cards.cycle', lang, cycle=cycle.index + 1)}</b>"),
+        gamma=cycle.gamma,
+        accepted=accepted,
+        outcome=_outcome(cycle, lang),
+        new_tokens=Html(f"<b>{new_tokens}</b>"),
     )
-    cards = [_card(cycle, token) for token in cycle.drafted]
-    cards.extend(_extra_card(cycle, token) for token in emitted_extra)
+    cards = [_card(cycle, token, lang) for token in cycle.drafted]
+    cards.extend(_extra_card(cycle, token, lang) for token in emitted_extra)
     arrow = '<div class="sv-card-arrow" aria-hidden="true">→</div>'
     if emitted_extra:
         cards.insert(len(cycle.drafted), arrow)
     timing = cycle.timing
-    foot = (
-        f'<div class="sv-cards-foot">draft {timing.draft_s * 1000:.0f} ms · verify '
-        f"{timing.verify_s * 1000:.0f} ms · overhead {timing.overhead_s * 1000:.0f} ms · "
-        f"KV cache after rollback: target {cycle.target_cache_len}, draft {cycle.draft_cache_len}"
-        "</div>"
+    foot = t_html(
+        "cards.foot",
+        lang,
+        draft_ms=f"{timing.draft_s * 1000:.0f}",
+        verify_ms=f"{timing.verify_s * 1000:.0f}",
+        overhead_ms=f"{timing.overhead_s * 1000:.0f}",
+        target_cache=cycle.target_cache_len,
+        draft_cache=cycle.draft_cache_len,
     )
     return (
-        f'<div class="sv-cards-wrap" data-cycle="{cycle.index + 1}">{head}'
-        f'<div class="sv-cards">{"".join(cards)}</div>{foot}</div>'
+        f'<div class="sv-cards-wrap" data-cycle="{cycle.index + 1}">'
+        f'<div class="sv-cards-head">{head}</div>'
+        f'<div class="sv-cards">{"".join(cards)}</div>'
+        f'<div class="sv-cards-foot">{foot}</div></div>'
     )
 
 
-def rejection_caption(rejection: Rejection | None, cycle_number: int | None = None) -> str:
+def rejection_caption(
+    rejection: Rejection | None, cycle_number: int | None = None, *, lang: str = DEFAULT_LANGUAGE
+) -> str:
     """A line under the p/q/residual chart saying which guess lost to which replacement."""
     if rejection is None:
-        return (
-            '<div class="sv-caption">No rejection yet: every draft token has been accepted.</div>'
-        )
-    where = f"cycle {cycle_number}, " if cycle_number is not None else ""
-    return (
-        f'<div class="sv-caption">Last rejection ({where}draft {rejection.position}): '
-        f'the draft guessed <span class="sv-tok sv-rejected">{shown(rejection.rejected_token.text)}</span>'
-        f" (q = {num(rejection.rejected_token.prob)}); the target replaced it with "
-        f'<span class="sv-tok sv-resampled">{shown(rejection.resampled_token.text)}</span>.</div>'
+        return f'<div class="sv-caption">{t_html("caption.none", lang)}</div>'
+    if cycle_number is not None:
+        where = t_html("caption.where_cycle", lang, cycle=cycle_number, position=rejection.position)
+    else:
+        where = t_html("caption.where", lang, position=rejection.position)
+    rejected = shown(rejection.rejected_token.text)
+    resampled = shown(rejection.resampled_token.text)
+    caption = t_html(
+        "caption.rejection",
+        lang,
+        where=where,
+        rejected=Html(f'<span class="sv-tok sv-rejected">{rejected}</span>'),
+        q=num(rejection.rejected_token.prob),
+        resampled=Html(f'<span class="sv-tok sv-resampled">{resampled}</span>'),
     )
+    return f'<div class="sv-caption">{caption}</div>'
 
 
 # --- counters and the race ----------------------------------------------------------------------
 
 
 def _stat(label: str, value: str, note: str, key: str) -> str:
+    """One counter; label and note are plain text, escaped here."""
     return (
         f'<div class="sv-stat" data-stat="{key}"><div class="sv-stat-value">{value}</div>'
-        f'<div class="sv-stat-label">{label}</div><div class="sv-stat-note">{note}</div></div>'
+        f'<div class="sv-stat-label">{esc(label)}</div>'
+        f'<div class="sv-stat-note">{esc(note)}</div></div>'
     )
 
 
-def counters_html(totals: Totals | None, *, gamma_now: int | None = None) -> str:
+def counters_html(
+    totals: Totals | None, *, gamma_now: int | None = None, lang: str = DEFAULT_LANGUAGE
+) -> str:
     """The live counters: tokens, passes of each model, α, τ, tokens/s and target passes saved."""
     if totals is None:
         totals = Totals(0, 0, 0, 0, 0, 0.0, 0.0)
     saved = totals.new_tokens - totals.target_forwards
     saved_pct = 100 * saved / totals.new_tokens if totals.new_tokens else 0.0
     stats = [
-        _stat("tokens generated", str(totals.new_tokens), "new tokens so far", "tokens"),
         _stat(
-            "target passes",
+            t("counter.tokens", lang),
+            str(totals.new_tokens),
+            t("counter.tokens.note", lang),
+            "tokens",
+        ),
+        _stat(
+            t("counter.target_forwards", lang),
             str(totals.target_forwards),
-            f"plain decoding needs {totals.new_tokens}",
+            t("counter.target_forwards.note", lang, n=totals.new_tokens),
             "target_forwards",
         ),
         _stat(
-            "target passes saved",
+            t("counter.saved", lang),
             str(saved),
-            f"{saved_pct:.0f}% fewer than plain decoding",
+            t("counter.saved.note", lang, percent=f"{saved_pct:.0f}"),
             "saved",
         ),
-        _stat("draft passes", str(totals.draft_forwards), "cheap forwards of the draft", "draft"),
         _stat(
-            "acceptance rate α",
+            t("counter.draft", lang),
+            str(totals.draft_forwards),
+            t("counter.draft.note", lang),
+            "draft",
+        ),
+        _stat(
+            t("counter.alpha", lang),
             f"{totals.acceptance_rate:.0%}",
-            f"{totals.accepted_positions} of {totals.tested_positions} tested drafts",
+            t(
+                "counter.alpha.note",
+                lang,
+                accepted=totals.accepted_positions,
+                tested=totals.tested_positions,
+            ),
             "alpha",
         ),
         _stat(
-            "tokens per target pass τ",
+            t("counter.tau", lang),
             f"{totals.tokens_per_target_pass:.2f}",
-            "plain decoding: 1.00",
+            t("counter.tau.note", lang),
             "tau",
         ),
         _stat(
-            "tokens / s",
+            t("counter.tps", lang),
             f"{totals.tokens_per_s:.1f}",
-            f"{totals.elapsed_s:.2f} s engine time",
+            t("counter.tps.note", lang, seconds=f"{totals.elapsed_s:.2f}"),
             "tps",
         ),
     ]
     if gamma_now is not None:
-        stats.append(_stat("γ this cycle", str(gamma_now), "tokens drafted", "gamma"))
+        stats.append(
+            _stat(t("counter.gamma", lang), str(gamma_now), t("counter.gamma.note", lang), "gamma")
+        )
     return f'<div class="sv-counters">{"".join(stats)}</div>'
 
 
-def _race_panel(title: str, body: str, totals: Totals | None, extra_class: str) -> str:
+def _race_panel(title: str, body: str, totals: Totals | None, extra_class: str, lang: str) -> str:
     if totals is None:
-        numbers = "waiting"
+        numbers = t_html("race.waiting", lang)
     else:
-        numbers = (
-            f"<b>{totals.tokens_per_s:.1f} tok/s</b> · {totals.new_tokens} tokens · "
-            f"{totals.target_forwards} target passes · {totals.elapsed_s:.2f} s"
+        numbers = t_html(
+            "race.numbers",
+            lang,
+            speed=Html(f"<b>{t_html('race.speed', lang, tps=f'{totals.tokens_per_s:.1f}')}</b>"),
+            tokens=totals.new_tokens,
+            passes=totals.target_forwards,
+            seconds=f"{totals.elapsed_s:.2f}",
         )
     return (
         f'<div class="sv-race-panel {extra_class}"><div class="sv-race-title">{esc(title)}'
@@ -388,66 +465,72 @@ def race_html(
     steps: Sequence[Step],
     *,
     status: str = "",
+    lang: str = DEFAULT_LANGUAGE,
 ) -> str:
     """The two runs side by side with their speeds, the measured speedup and how it was measured."""
     spec_totals = cycles[-1].totals if cycles else None
     plain_totals = steps[-1].totals if steps else None
     ratio = speedup(cycles, steps)
     headline = (
-        f'<span class="sv-speedup" data-speedup="{ratio:.3f}">{ratio:.2f}× faster</span>'
+        f'<span class="sv-speedup" data-speedup="{ratio:.3f}">'
+        f"{t_html('race.speedup', lang, ratio=f'{ratio:.2f}')}</span>"
         if ratio is not None
-        else '<span class="sv-speedup">speedup: waiting for both runs</span>'
+        else f'<span class="sv-speedup">{t_html("race.speedup.waiting", lang)}</span>'
     )
     panels = _race_panel(
-        "Speculative decoding",
-        stream_html(cycles, placeholder="not started"),
+        t("race.spec", lang),
+        stream_html(cycles, placeholder=t("race.spec.placeholder", lang), lang=lang),
         spec_totals,
         "sv-race-spec",
+        lang,
     ) + _race_panel(
-        "Plain decoding (target only)",
-        plain_stream_html(steps, placeholder="runs after the speculative run"),
+        t("race.plain", lang),
+        plain_stream_html(steps, placeholder=t("race.plain.placeholder", lang), lang=lang),
         plain_totals,
         "sv-race-plain",
+        lang,
     )
     status_html = f'<span class="sv-race-status">{esc(status)}</span>' if status else ""
-    note = divergence_note(cycles, steps)
+    note = divergence_note(cycles, steps, lang=lang)
     note_html = f'<div class="sv-race-method sv-race-diverge">{esc(note)}</div>' if note else ""
     return (
         f'<div class="sv-race"><div class="sv-race-head">{headline}{status_html}</div>'
         f'<div class="sv-race-panels">{panels}</div>'
-        f'<div class="sv-race-method">{esc(RACE_METHOD)}</div>{note_html}</div>'
+        f'<div class="sv-race-method">{t_html("race.method", lang)}</div>{note_html}</div>'
     )
 
 
-def divergence_note(cycles: Sequence[Cycle], steps: Sequence[Step]) -> str:
+def divergence_note(
+    cycles: Sequence[Cycle], steps: Sequence[Step], *, lang: str = DEFAULT_LANGUAGE
+) -> str:
     """Why two finished greedy runs can print different texts, said where they part."""
     if not cycles or not steps or not cycles[-1].finished or not steps[-1].finished:
         return ""
     spec = [token.token_id for cycle in cycles for token in cycle.emitted]
     plain = [step.token.token_id for step in steps]
     if spec == plain:
-        return "Both runs produced exactly the same tokens." if cycles[-1].greedy else ""
+        return t("race.same_tokens", lang) if cycles[-1].greedy else ""
     if not cycles[-1].greedy:
-        return (
-            "The texts differ because sampling draws different random numbers; both follow the "
-            "target's distribution exactly."
-        )
+        return t("race.differ.sampled", lang)
     parted = next(
         (i for i, pair in enumerate(zip(spec, plain, strict=False)) if pair[0] != pair[1]), None
     )
-    where = f"at token {parted + 1}" if parted is not None else "in length"
-    return (
-        f"The greedy texts part {where}: in reduced precision the target's one batched "
-        "verification pass and its one-token steps round slightly differently, so a near-tie can "
-        "break the other way. In float32 they match token for token (see the tests)."
+    where = (
+        t("race.part.at", lang, index=parted + 1)
+        if parted is not None
+        else t("race.part.length", lang)
     )
+    return t("race.differ.greedy", lang, where=where)
 
 
-def replay_frame(cycles: Sequence[Cycle], steps: Sequence[Step], at_s: float) -> str:
+def replay_frame(
+    cycles: Sequence[Cycle], steps: Sequence[Step], at_s: float, *, lang: str = DEFAULT_LANGUAGE
+) -> str:
     """The race as it stood ``at_s`` seconds of engine time into both runs (for Replay)."""
     shown_cycles = [cycle for cycle in cycles if cycle.totals.elapsed_s <= at_s]
     shown_steps = [step for step in steps if step.totals.elapsed_s <= at_s]
-    return race_html(shown_cycles, shown_steps, status=f"replay · {at_s:.1f} s")
+    status = t("race.replay", lang, seconds=f"{at_s:.1f}")
+    return race_html(shown_cycles, shown_steps, status=status, lang=lang)
 
 
 def replay_duration(cycles: Sequence[Cycle], steps: Sequence[Step]) -> float:

@@ -2,7 +2,7 @@
 
 Pure functions of an ExactnessReport (or None before the first run), tested by reading the traces
 back. Token text comes from the model and the user, and Plotly reads HTML tags in labels, so every
-label goes through charts.token_label.
+label goes through token_label. The words come from the text catalogue in the language given.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from specviz.labs.exactness.experiment import Comparison, ExactnessReport, Outcome
+from specviz.text import DEFAULT_LANGUAGE, t
 from specviz.views.run_charts import (
     ACCEPTED,
     BONUS,
@@ -21,29 +22,46 @@ from specviz.views.run_charts import (
 )
 
 TOP_OUTCOMES = 12  # bars per chart; the rest are summed into "other"
-_NAMES = {1: "First token", 2: "First two tokens", 3: "First three tokens"}
+_NAMES = {
+    1: "exactness.chart.first_token",
+    2: "exactness.chart.first_two",
+    3: "exactness.chart.first_three",
+}
 
 
-def distribution_chart(report: ExactnessReport | None, length: int = 1) -> go.Figure:
+def distribution_chart(
+    report: ExactnessReport | None, length: int = 1, *, lang: str = DEFAULT_LANGUAGE
+) -> go.Figure:
     """Empirical frequencies of the first `length` tokens, plain vs speculative, with the exact p."""
-    name = _NAMES.get(length, f"First {length} tokens")
+    key = _NAMES.get(length)
+    name = t(key, lang) if key else t("exactness.chart.first_n", lang, n=length)
     fig = go.Figure()
     if report is None or length > len(report.comparisons):
-        apply_layout(fig, f"{name}: plain vs speculative sampling", "continuation", "frequency")
-        empty_note(fig, "run the lab to compare" if report is None else f"run with {length} tokens")
+        apply_layout(
+            fig,
+            t("exactness.chart.empty_title", lang, name=name),
+            t("exactness.chart.continuation", lang),
+            t("exactness.chart.frequency", lang),
+        )
+        empty_note(
+            fig,
+            t("exactness.chart.run_to_compare", lang)
+            if report is None
+            else t("exactness.chart.run_with", lang, n=length),
+        )
         return fig
     comparison = report.comparisons[length - 1]
     shown, other = _top(comparison)
-    labels = _unique_labels(shown) + (["other"] if other else [])
+    labels = _unique_labels(shown) + ([t("exactness.chart.other", lang)] if other else [])
     plain = [o.plain for o in shown] + ([sum(o.plain for o in other)] if other else [])
     spec = [o.speculative for o in shown] + ([sum(o.speculative for o in other)] if other else [])
     exact = [o.exact_prob for o in shown]
     if other:  # every outcome not shown, seen or not, has the rest of the target's probability
         exact.append(max(0.0, 1.0 - sum(exact)))
     wrong = report.rule != "exact"
-    spec_name = "speculative, wrong rule (accept every draft)" if wrong else "speculative"
+    spec_name = t("exactness.chart.spec_wrong" if wrong else "exactness.chart.spec", lang)
     for trace_name, colour, counts in (
-        ("plain sampling", PLAIN, plain),
+        (t("exactness.chart.plain", lang), PLAIN, plain),
         (spec_name, REJECTED if wrong else ACCEPTED, spec),
     ):
         fig.add_trace(
@@ -53,65 +71,89 @@ def distribution_chart(report: ExactnessReport | None, length: int = 1) -> go.Fi
                 y=[count / report.samples for count in counts],
                 customdata=counts,
                 marker_color=colour,
-                hovertemplate=f"%{{x}}<br>{trace_name}: %{{customdata}} samples "
-                "(%{y:.1%})<extra></extra>",
+                hovertemplate=t(
+                    "exactness.chart.hover.samples",
+                    lang,
+                    label="%{x}",
+                    name=trace_name,
+                    count="%{customdata}",
+                    share="%{y:.1%}",
+                )
+                + "<extra></extra>",
             )
         )
     fig.add_trace(
         go.Scatter(
-            name="exact target probability",
+            name=t("exactness.chart.exact", lang),
             x=labels,
             y=exact,
             mode="markers",
             marker={"color": BONUS, "symbol": "diamond", "size": 9},
-            hovertemplate="%{x}<br>exact p = %{y:.2%}<extra></extra>",
+            hovertemplate=t("exactness.chart.hover.exact", lang, label="%{x}", p="%{y:.2%}")
+            + "<extra></extra>",
         )
     )
     test = comparison.homogeneity
     apply_layout(
         fig,
-        f"{name}: TV {comparison.tv_distance:.3f} (same-law noise ≈ "
-        f"{comparison.tv_if_equal:.3f}), χ² p = {test.p_value:.3g}, N = {report.samples:,} each",
-        "continuation" if length > 1 else "token",
-        "frequency",
+        t(
+            "exactness.chart.title",
+            lang,
+            name=name,
+            tv=f"{comparison.tv_distance:.3f}",
+            noise=f"{comparison.tv_if_equal:.3f}",
+            p_value=f"{test.p_value:.3g}",
+            samples=f"{report.samples:,}",
+        ),
+        t("exactness.chart.continuation" if length > 1 else "chart.axis.token", lang),
+        t("exactness.chart.frequency", lang),
     )
     fig.update_layout(barmode="group")
     fig.update_yaxes(tickformat=".0%")
     return fig
 
 
-def samples_needed_chart(report: ExactnessReport | None) -> go.Figure:
+def samples_needed_chart(
+    report: ExactnessReport | None, *, lang: str = DEFAULT_LANGUAGE
+) -> go.Figure:
     """Samples per arm the test needs to see a difference of a given size on the first token."""
     fig = go.Figure()
-    apply_layout(fig, "Samples needed to see a difference", "TV difference", "samples per arm")
+    apply_layout(
+        fig,
+        t("exactness.needed_chart.title", lang),
+        t("exactness.needed_chart.x", lang),
+        t("exactness.needed_chart.y", lang),
+    )
     if report is None:
-        empty_note(fig, "run the lab to size the test")
+        empty_note(fig, t("exactness.needed_chart.empty", lang))
         return fig
     fig.add_trace(
         go.Scatter(
-            name="top token loses this much probability",
+            name=t("exactness.needed_chart.shift", lang),
             x=[tv for tv, _ in report.samples_needed_by_tv],
             y=[n for _, n in report.samples_needed_by_tv],
             mode="lines+markers",
             line={"color": ACCEPTED},
-            hovertemplate="TV %{x}: %{y:,} samples per arm<extra></extra>",
+            hovertemplate=t("exactness.needed_chart.hover", lang, tv="%{x}", n="%{y:,}")
+            + "<extra></extra>",
         )
     )
     if report.wrong_rule_samples_needed is not None:
         fig.add_trace(
             go.Scatter(
-                name="wrong rule (law q instead of p)",
+                name=t("exactness.needed_chart.wrong_rule", lang),
                 x=[report.draft_target_tv],
                 y=[report.wrong_rule_samples_needed],
                 mode="markers",
                 marker={"color": REJECTED, "size": 11, "symbol": "x"},
-                hovertemplate="TV %{x:.3f}: %{y:,} samples per arm<extra></extra>",
+                hovertemplate=t("exactness.needed_chart.hover", lang, tv="%{x:.3f}", n="%{y:,}")
+                + "<extra></extra>",
             )
         )
     fig.add_hline(
         y=report.samples,
         line={"color": PLAIN, "dash": "dash"},
-        annotation_text=f"this run: {report.samples:,}",
+        annotation_text=t("exactness.needed_chart.this_run", lang, n=f"{report.samples:,}"),
     )
     fig.update_xaxes(type="log")
     fig.update_yaxes(type="log")

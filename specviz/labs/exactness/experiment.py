@@ -15,7 +15,6 @@ there shows up here.
 
 from __future__ import annotations
 
-import copy
 import functools
 import time
 from collections import Counter
@@ -25,7 +24,7 @@ from dataclasses import dataclass, replace
 import torch
 
 from specviz.core.engine import DraftModelPairLike, autoregressive_generate, speculative_generate
-from specviz.core.model_steps import device_of, new_cache, prefill
+from specviz.core.model_steps import device_of
 from specviz.core.sampling import (
     Sampler,
     acceptance_probs,
@@ -33,7 +32,7 @@ from specviz.core.sampling import (
     residual_distribution,
 )
 from specviz.core.settings import GenerationSettings
-from specviz.drafters.draft_model import ModelDrafter
+from specviz.drafters.registry import DEFAULT_DRAFTER, make_drafter
 from specviz.labs.exactness.significance import (
     ChiSquare,
     fit_test,
@@ -42,6 +41,7 @@ from specviz.labs.exactness.significance import (
     samples_needed_for_shift,
     tv_if_equal,
 )
+from specviz.models.runner import ModelRunner
 
 PLAIN = -1  # the state of a plain sample (speculative ones count accepted drafts)
 RULES = ("exact", "accept_draft")  # the paper's rule, and the deliberately wrong one
@@ -101,15 +101,17 @@ class ExactnessReport:
 class _Scorer:
     """One model's next-token distributions for many prefixes: one batched forward per block.
 
-    The prompt is prefilled once; each block gets a copy of that cache repeated over its rows and
-    feeds [last prompt token, *prefix], so all rows of a depth have equal length and need no mask.
+    The prompt but its last token is fed once into the model's runner (the forward the engine
+    runs); each block feeds [last prompt token, *prefix] per row as branches after that cache, so
+    all rows of a depth have equal length and the cache is left as it was for the next block.
     """
 
     def __init__(self, model: torch.nn.Module, prompt_ids: torch.Tensor, sampler: Sampler):
-        self.model, self.sampler = model, sampler
-        self.device = device_of(model)
-        self.cache = new_cache(model)
-        prefill(model, prompt_ids.to(self.device), self.cache)
+        self.sampler = sampler
+        self.runner = ModelRunner(model)
+        self.device = self.runner.device
+        if prompt_ids.shape[1] > 1:
+            self.runner.forward(prompt_ids[:, :-1].to(self.device))
         self.last = int(prompt_ids[0, -1])
         self.forwards = self.prefixes = 0
 
@@ -118,11 +120,7 @@ class _Scorer:
         if not prefixes:
             return torch.empty(0)
         feed = torch.tensor([[self.last, *prefix] for prefix in prefixes], device=self.device)
-        cache = copy.deepcopy(self.cache)
-        cache.batch_repeat_interleave(len(prefixes))
-        logits = self.model(
-            input_ids=feed, past_key_values=cache, use_cache=True, logits_to_keep=1
-        ).logits[:, -1]  # (B, V)
+        logits = self.runner.branch_logits(feed)  # (B, V)
         self.forwards += 1
         self.prefixes += len(prefixes)
         return self.sampler.probs(logits)
@@ -389,7 +387,9 @@ def greedy_equality(
     differently, so a near-tie argmax can flip and the texts drift apart from there.
     """
     greedy = replace(settings, temperature=0.0)
-    cycles = list(speculative_generate(pair, prompt_ids, greedy, ModelDrafter(pair.draft)))
+    cycles = list(
+        speculative_generate(pair, prompt_ids, greedy, make_drafter(DEFAULT_DRAFTER, pair))
+    )
     steps = list(autoregressive_generate(pair, prompt_ids, greedy))
     spec_tokens = [token for cycle in cycles for token in cycle.emitted]
     spec_ids = tuple(token.token_id for token in spec_tokens)

@@ -2,7 +2,8 @@
 
 Three figures: the speedup model with the measured speedups overlaid; the verification-cost curve
 as measured on this device; and the GPU projection, which is a model and is titled as one so it is
-never mistaken for, or drawn with, a measurement.
+never mistaken for, or drawn with, a measurement. The words come from the text catalogue in the
+language each function is given.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import plotly.graph_objects as go
 from specviz.labs.speedup.cost_curve import CostCurve
 from specviz.labs.speedup.gpu_projection import Projection
 from specviz.labs.speedup.theory import MeasuredRun, SpeedupRow, SpeedupTheory
+from specviz.text import DEFAULT_LANGUAGE, t
 from specviz.views.run_charts import (
     ACCEPTED,
     BONUS,
@@ -28,12 +30,11 @@ from specviz.views.run_charts import apply_layout as layout
 PREDICTED = ACCEPTED
 MEASURED = REJECTED
 PROJECTED = RESAMPLED
-PROJECTION_TITLE = "Projection (roofline model, not measured)"
 _NEARLY_FREE = 1.1  # v(γ) up to this reads as "nearly free" in the paragraph
 
 
 def _speedup_line(
-    fig: go.Figure, rows: Sequence[SpeedupRow], name: str, colour: str, dash: str
+    fig: go.Figure, rows: Sequence[SpeedupRow], name: str, colour: str, dash: str, lang: str
 ) -> None:
     """Speedup against γ, with τ and v(γ) in the hover (shared by the theory and the projection)."""
     fig.add_trace(
@@ -49,22 +50,34 @@ def _speedup_line(
                 "symbol": ["circle-open" if row.verify_extrapolated else "circle" for row in rows],
             },
             customdata=[
-                [row.tau, row.verify_cost, " (extrapolated)" if row.verify_extrapolated else ""]
+                [
+                    row.tau,
+                    row.verify_cost,
+                    t("speedup.chart.extrapolated", lang) if row.verify_extrapolated else "",
+                ]
                 for row in rows
             ],
-            hovertemplate="γ = %{x}: %{y:.2f}×<br>τ = %{customdata[0]:.2f} tokens per pass"
-            "<br>v(γ) = %{customdata[1]:.2f}%{customdata[2]}<extra></extra>",
+            hovertemplate=t(
+                "speedup.chart.hover.line",
+                lang,
+                gamma="%{x}",
+                speedup="%{y:.2f}",
+                tau="%{customdata[0]:.2f}",
+                verify="%{customdata[1]:.2f}",
+                extrapolated="%{customdata[2]}",
+            )
+            + "<extra></extra>",
         )
     )
 
 
 def _best_and_no_gain(
-    fig: go.Figure, rows: Sequence[SpeedupRow], best_gamma: int, best: float
+    fig: go.Figure, rows: Sequence[SpeedupRow], best_gamma: int, best: float, lang: str
 ) -> None:
     gammas = [row.gamma for row in rows]
     fig.add_trace(
         go.Scatter(
-            name="no gain (1×)",
+            name=t("speedup.chart.no_gain", lang),
             x=[min(gammas), max(gammas)],
             y=[1.0, 1.0],
             mode="lines",
@@ -74,71 +87,97 @@ def _best_and_no_gain(
     )
     fig.add_trace(
         go.Scatter(
-            name=f"best γ = {best_gamma} ({best:.2f}×)",
+            name=t("speedup.chart.best", lang, gamma=best_gamma, speedup=f"{best:.2f}"),
             x=[best_gamma],
             y=[best],
             mode="markers",
             marker={"symbol": "star", "size": 16, "color": BONUS},
-            hovertemplate="best γ = %{x}: %{y:.2f}×<extra></extra>",
+            hovertemplate=t("speedup.chart.hover.best", lang, gamma="%{x}", speedup="%{y:.2f}")
+            + "<extra></extra>",
         )
     )
     fig.update_yaxes(rangemode="tozero")
     fig.update_xaxes(dtick=1)
 
 
-def theory_chart(theory: SpeedupTheory | None, measured: Sequence[MeasuredRun] = ()) -> go.Figure:
+def theory_chart(
+    theory: SpeedupTheory | None,
+    measured: Sequence[MeasuredRun] = (),
+    *,
+    lang: str = DEFAULT_LANGUAGE,
+) -> go.Figure:
     """Predicted speedup and τ against γ from the measured α, c and v(γ); measured runs on top."""
     fig = go.Figure()
     layout(
-        fig, "Speedup: theory vs measurement", "γ (tokens drafted per cycle)", "speedup over plain"
+        fig,
+        t("speedup.chart.title", lang),
+        t("speedup.chart.gamma_axis", lang),
+        t("speedup.chart.y", lang),
     )
     if theory is None or not theory.rows:
-        empty_note(fig, "run the lab to measure α, c and the verification cost")
+        empty_note(fig, t("speedup.chart.empty", lang))
         return fig
     rows = theory.rows
-    name = f"predicted (α = {theory.alpha:.2f}, c = {theory.draft_cost:.2f})"
+    name = t(
+        "speedup.chart.predicted",
+        lang,
+        alpha=f"{theory.alpha:.2f}",
+        cost=f"{theory.draft_cost:.2f}",
+    )
     if any(row.verify_extrapolated for row in rows):
-        name += ", open: v extrapolated"
-    _speedup_line(fig, rows, name, PREDICTED, "solid")
+        name += t("speedup.chart.open_markers", lang)
+    _speedup_line(fig, rows, name, PREDICTED, "solid", lang)
     fig.add_trace(
         go.Scatter(
-            name="predicted τ (right axis)",
+            name=t("speedup.chart.predicted_tau", lang),
             x=[row.gamma for row in rows],
             y=[row.tau for row in rows],
             yaxis="y2",
             mode="lines",
             line={"color": DRAFT_TIME, "width": 2, "dash": "dot"},
-            hovertemplate="γ = %{x}: τ = %{y:.2f} tokens per pass<extra></extra>",
+            hovertemplate=t("speedup.chart.hover.tau", lang, gamma="%{x}", tau="%{y:.2f}")
+            + "<extra></extra>",
         )
     )
     if measured:
         fig.add_trace(
             go.Scatter(
-                name="measured speedup",
+                name=t("speedup.chart.measured", lang),
                 x=[run.gamma for run in measured],
                 y=[run.speedup for run in measured],
                 mode="markers",
                 marker={"symbol": "diamond", "size": 12, "color": MEASURED},
                 customdata=[[run.alpha, run.tau, run.tokens_per_s] for run in measured],
-                hovertemplate="measured at γ = %{x}: %{y:.2f}×<br>α = %{customdata[0]:.2f}, "
-                "τ = %{customdata[1]:.2f}, %{customdata[2]:.1f} tokens/s<extra></extra>",
+                hovertemplate=t(
+                    "speedup.chart.hover.measured",
+                    lang,
+                    gamma="%{x}",
+                    speedup="%{y:.2f}",
+                    alpha="%{customdata[0]:.2f}",
+                    tau="%{customdata[1]:.2f}",
+                    tps="%{customdata[2]:.1f}",
+                )
+                + "<extra></extra>",
             )
         )
         fig.add_trace(
             go.Scatter(
-                name="measured τ (right axis)",
+                name=t("speedup.chart.measured_tau", lang),
                 x=[run.gamma for run in measured],
                 y=[run.tau for run in measured],
                 yaxis="y2",
                 mode="markers",
                 marker={"symbol": "circle-open", "size": 10, "color": MEASURED},
-                hovertemplate="measured at γ = %{x}: τ = %{y:.2f}<extra></extra>",
+                hovertemplate=t(
+                    "speedup.chart.hover.measured_tau", lang, gamma="%{x}", tau="%{y:.2f}"
+                )
+                + "<extra></extra>",
             )
         )
-    _best_and_no_gain(fig, rows, theory.best_gamma, theory.best_speedup)
+    _best_and_no_gain(fig, rows, theory.best_gamma, theory.best_speedup, lang)
     fig.update_layout(
         yaxis2={
-            "title": {"text": "τ (tokens per target pass)"},
+            "title": {"text": t("speedup.chart.tau_axis", lang)},
             "overlaying": "y",
             "side": "right",
             "rangemode": "tozero",
@@ -151,36 +190,36 @@ def theory_chart(theory: SpeedupTheory | None, measured: Sequence[MeasuredRun] =
     return fig
 
 
-def cost_curve_chart(curve: CostCurve | None) -> go.Figure:
+def cost_curve_chart(curve: CostCurve | None, *, lang: str = DEFAULT_LANGUAGE) -> go.Figure:
     """Median forward time for 1, 2, ... new tokens (bars: fastest and slowest run), measured."""
     fig = go.Figure()
-    title = "Verification cost (measured)"
+    x_title, y_title = t("speedup.cost.x", lang), t("chart.axis.milliseconds", lang)
     if curve is None or not curve.points:
-        layout(fig, title, "new tokens in one target forward", "milliseconds")
-        empty_note(fig, "no cost curve measured yet")
+        layout(fig, t("speedup.cost.title", lang), x_title, y_title)
+        empty_note(fig, t("speedup.cost.empty", lang))
         return fig
     points = curve.points
     sizes = [point.new_tokens for point in points]
     median_ms = [point.median_s * 1000 for point in points]
     one_ms = median_ms[0]
     references = [
-        ("reference: flat (verification free)", [one_ms] * len(sizes)),
-        ("reference: k × one token (no gain from batching)", [one_ms * k for k in sizes]),
+        (t("speedup.cost.flat", lang), "dot", [one_ms] * len(sizes)),
+        (t("speedup.cost.linear", lang), "dash", [one_ms * k for k in sizes]),
     ]
-    for name, values in references:
+    for name, dash, values in references:
         fig.add_trace(
             go.Scatter(
                 name=name,
                 x=sizes,
                 y=values,
                 mode="lines",
-                line={"color": PLAIN, "width": 1.5, "dash": "dot" if "flat" in name else "dash"},
+                line={"color": PLAIN, "width": 1.5, "dash": dash},
                 hoverinfo="skip",
             )
         )
     fig.add_trace(
         go.Scatter(
-            name=f"measured on {curve.device} (median)",
+            name=t("speedup.cost.measured", lang, device=curve.device),
             x=sizes,
             y=median_ms,
             mode="lines+markers",
@@ -193,13 +232,18 @@ def cost_curve_chart(curve: CostCurve | None) -> go.Figure:
                 "color": PREDICTED,
             },
             customdata=curve.relative(),
-            hovertemplate="%{x} new tokens: %{y:.1f} ms<br>%{customdata:.2f}× one token"
-            "<extra></extra>",
+            hovertemplate=t(
+                "speedup.cost.hover", lang, n="%{x}", ms="%{y:.1f}", ratio="%{customdata:.2f}"
+            )
+            + "<extra></extra>",
         )
     )
-    if not curve.complete:
-        title += f", time budget reached after {sizes[-1]} tokens"
-    layout(fig, title, "new tokens in one target forward", "milliseconds")
+    title = (
+        t("speedup.cost.title", lang)
+        if curve.complete
+        else t("speedup.cost.title_cut", lang, n=sizes[-1])
+    )
+    layout(fig, title, x_title, y_title)
     fig.update_xaxes(dtick=1)
     # Scaled to the measurement: the k × one-token reference may leave the chart, showing its slope.
     highest = max(max(point.runs_s) for point in points) * 1000
@@ -207,52 +251,50 @@ def cost_curve_chart(curve: CostCurve | None) -> go.Figure:
     return fig
 
 
-def projection_chart(projection: Projection | None) -> go.Figure:
+def projection_chart(projection: Projection | None, *, lang: str = DEFAULT_LANGUAGE) -> go.Figure:
     """Projected speedup against γ on a chosen GPU: a roofline model, drawn dashed, never measured."""
     fig = go.Figure()
+    x_title, y_title = t("speedup.chart.gamma_axis", lang), t("speedup.projection.y", lang)
     if projection is None or not projection.rows:
-        layout(fig, PROJECTION_TITLE, "γ (tokens drafted per cycle)", "projected speedup")
-        empty_note(fig, "choose a GPU and run the speedup lab for α")
+        layout(fig, t("speedup.projection.title", lang), x_title, y_title)
+        empty_note(fig, t("speedup.projection.empty", lang))
         return fig
-    name = f"projected (α = {projection.alpha:.2f}, c = {projection.draft_cost:.2f})"
-    _speedup_line(fig, projection.rows, name, PROJECTED, "dash")
-    _best_and_no_gain(fig, projection.rows, projection.best_gamma, projection.best_speedup)
-    layout(
-        fig,
-        f"{PROJECTION_TITLE}: {projection.gpu.name}",
-        "γ (tokens drafted per cycle)",
-        "projected speedup",
+    name = t(
+        "speedup.projection.series",
+        lang,
+        alpha=f"{projection.alpha:.2f}",
+        cost=f"{projection.draft_cost:.2f}",
     )
+    _speedup_line(fig, projection.rows, name, PROJECTED, "dash", lang)
+    _best_and_no_gain(fig, projection.rows, projection.best_gamma, projection.best_speedup, lang)
+    layout(fig, t("speedup.projection.title_gpu", lang, gpu=projection.gpu.name), x_title, y_title)
     return fig
 
 
-def break_even_paragraph(theory: SpeedupTheory) -> str:
+def break_even_paragraph(theory: SpeedupTheory, lang: str = DEFAULT_LANGUAGE) -> str:
     """One plain-text paragraph: when speculation cannot win, with this run's numbers."""
     rows = {row.gamma: row for row in theory.rows}
     shown = sorted({min(rows), theory.best_gamma, max(rows)})
-    verify = ", ".join(f"v({gamma}) = {rows[gamma].verify_cost:.2f}" for gamma in shown)
-    text = (
-        f"Each drafted token costs c = {theory.draft_cost:.2f} of a target step and saves at most "
-        f"α = {theory.alpha:.2f} of one (it is kept with probability α, and only if every earlier "
-        "guess was kept), so when α is below c no γ can win, even if verification were free. "
+    verify = t("list.separator", lang).join(
+        t("speedup.verify_cost", lang, gamma=gamma, cost=f"{rows[gamma].verify_cost:.2f}")
+        for gamma in shown
+    )
+    text = t(
+        "speedup.break_even.cost",
+        lang,
+        cost=f"{theory.draft_cost:.2f}",
+        alpha=f"{theory.alpha:.2f}",
     )
     if max(rows[gamma].verify_cost for gamma in shown) > _NEARLY_FREE:
-        text += (
-            "Verification is not free on this hardware either: one forward over γ + 1 tokens "
-            f"costs v(γ) one-token forwards ({verify}) where Leviathan et al. assume v = 1, "
-            "which raises the bar further. "
-        )
+        text += t("speedup.break_even.verify_costly", lang, verify=verify)
     else:
-        text += (
-            f"Verification is nearly free here ({verify}): one forward over γ + 1 tokens costs "
-            "about as much as over one, as Leviathan et al. assume, because the weights are read "
-            "once either way. "
-        )
+        text += t("speedup.break_even.verify_free", lang, verify=verify)
     if theory.break_even_alpha is None:
-        return text + "With these costs even a draft that is always right (α = 1) cannot win."
-    verdict = "wins" if theory.best_speedup > 1.0 else "does not win"
-    return text + (
-        f"With these costs speculation needs α ≥ {theory.break_even_alpha:.2f} to beat plain "
-        f"decoding at some γ; at the measured α it {verdict}: the best γ is {theory.best_gamma}, "
-        f"predicted {theory.best_speedup:.2f}×."
+        return text + t("speedup.break_even.never", lang)
+    return text + t(
+        "speedup.break_even.wins" if theory.best_speedup > 1.0 else "speedup.break_even.loses",
+        lang,
+        alpha=f"{theory.break_even_alpha:.2f}",
+        gamma=theory.best_gamma,
+        speedup=f"{theory.best_speedup:.2f}",
     )

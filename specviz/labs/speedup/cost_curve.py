@@ -4,7 +4,8 @@ Speculation pays off because verifying γ + 1 tokens in one forward pass costs l
 generating one: at batch size 1 a forward is bound by reading the weights from memory, and every
 extra position reuses the weights already read. On a GPU the curve is nearly flat; on a small CPU it
 rises sooner, since the arithmetic for each extra position is no longer hidden. This measures it on
-the current device, against a warm KV cache, as speculative decoding uses the model.
+the current device, against a warm KV cache, through the model's ModelRunner: the forward the engine
+runs (the lean step where it applies), as speculative decoding uses the model.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from dataclasses import dataclass
 
 import torch
 
-from specviz.core.model_steps import device_of, new_cache, prefill, sync
+from specviz.core.model_steps import sync
+from specviz.models.runner import ModelRunner, RunnerKind
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,7 @@ class CostCurve:
     context_len: int
     points: tuple[CostPoint, ...]
     complete: bool  # False when the time budget ran out before the last size
+    forward: RunnerKind = "transformers"  # which forward was timed (the runner's kind)
 
     def relative(self) -> list[float]:
         """Each point's time divided by the one-token time (1.0 = as cheap as one token)."""
@@ -61,16 +64,16 @@ def measure_verification_cost(
         raise ValueError("context_ids must have shape (1, T) with T >= 2")
     if not 1 <= max_new_tokens <= 64 or repeats < 1:
         raise ValueError("max_new_tokens must be 1..64 and repeats at least 1")
-    device = device_of(model)
+    runner = ModelRunner(model)
+    device = runner.device
     context_ids = context_ids.to(device)
-    cache = new_cache(model)
-    prefill(model, context_ids, cache)  # all but the last context token
-    cached = cache.get_seq_length()
+    runner.forward(context_ids[:, :-1])  # all but the last context token
+    cached = runner.cache_len
     # New tokens to feed: the context's own tokens, cycled; their values do not change the cost.
     pool = context_ids[0].repeat(max_new_tokens // context_ids.shape[1] + 1)
     for _ in range(3):  # settle allocators and kernel choices before anything is timed
-        model(input_ids=pool[:1].view(1, 1), past_key_values=cache, use_cache=True)
-        cache.crop(-1)
+        runner.forward(pool[:1].view(1, 1))
+        runner.rollback(1)
     began = time.perf_counter()
     points: list[CostPoint] = []
     for size in range(1, max_new_tokens + 1):
@@ -79,15 +82,17 @@ def measure_verification_cost(
         for attempt in range(repeats + 1):
             sync(device)
             start = time.perf_counter()
-            model(input_ids=feed, past_key_values=cache, use_cache=True)
+            # Logits for every fed position, as a verify step of `size` tokens keeps them.
+            runner.forward(feed, logits_to_keep=size)
             sync(device)
             elapsed = time.perf_counter() - start
-            cache.crop(-size)
+            runner.rollback(size)
             if attempt > 0:  # the first run is the warm-up
                 runs.append(elapsed)
         points.append(CostPoint(size, statistics.median(runs), tuple(runs)))
         if time.perf_counter() - began > time_budget_s:
             break
-    if cache.get_seq_length() != cached:
+    if runner.cache_len != cached:
         raise RuntimeError("the KV cache was not rolled back to the context")  # pragma: no cover
-    return CostCurve(str(device), cached, tuple(points), len(points) == max_new_tokens)
+    complete = len(points) == max_new_tokens
+    return CostCurve(str(device), cached, tuple(points), complete, runner.kind)

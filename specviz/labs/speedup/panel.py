@@ -5,18 +5,23 @@ from __future__ import annotations
 from specviz.labs.speedup.charts import break_even_paragraph
 from specviz.labs.speedup.gpu_projection import Projection
 from specviz.labs.speedup.theory import SpeedupLab
+from specviz.text import DEFAULT_LANGUAGE, t
 from specviz.views.panels import panel_html, table_html
 
+_HEADERS = (
+    "speedup.column.gamma",
+    "speedup.column.alpha",
+    "speedup.column.tau",
+    "speedup.column.tau_predicted",
+    "speedup.column.speedup",
+    "speedup.column.predicted",
+)
 
-def speedup_html(lab: SpeedupLab | None) -> str:
+
+def speedup_html(lab: SpeedupLab | None, *, lang: str = DEFAULT_LANGUAGE) -> str:
     """Measured against predicted, γ by γ, and the paragraph on when speculation cannot win."""
     if lab is None:
-        return panel_html(
-            [
-                "Press the button: the prompt is decoded plainly once and speculatively at each "
-                "γ, and the target's and draft's step times are measured."
-            ]
-        )
+        return panel_html([t("speedup.placeholder", lang)])
     theory = lab.theory
     predicted = {row.gamma: row for row in theory.rows}
     rows = [
@@ -27,32 +32,43 @@ def speedup_html(lab: SpeedupLab | None) -> str:
             f"{predicted[run.gamma].tau:.2f}" if run.gamma in predicted else "—",
             f"{run.speedup:.2f}×",
             f"{predicted[run.gamma].speedup:.2f}×" if run.gamma in predicted else "—",
-            "" if run.complete else "cut by the time budget",
+            "" if run.complete else t("speedup.cut", lang),
         ]
         for run in lab.runs
     ]
-    headers = ["γ", "α", "τ measured", "τ predicted", "speedup", "predicted", ""]
-    head = (
-        f"Plain decoding: {lab.plain_tokens_per_s:.2f} tokens/s. Pooled α = {theory.alpha:.2f}; "
-        f"draft step {theory.draft_step_s * 1000:.1f} ms, target step "
-        f"{theory.target_step_s * 1000:.1f} ms, so c = {theory.draft_cost:.2f}. Predicted best "
-        f"γ = {theory.best_gamma} ({theory.best_speedup:.2f}×). Measured in {lab.elapsed_s:.0f} s. "
-        "The prediction leaves out per-cycle overhead (sampling, the acceptance test, "
-        "detokenisation) and every time is measured on a shared machine, so expect some gap."
+    headers = [*(t(key, lang) for key in _HEADERS), ""]
+    head = t(
+        "speedup.summary",
+        lang,
+        plain_tps=f"{lab.plain_tokens_per_s:.2f}",
+        alpha=f"{theory.alpha:.2f}",
+        draft_ms=f"{theory.draft_step_s * 1000:.1f}",
+        target_ms=f"{theory.target_step_s * 1000:.1f}",
+        cost=f"{theory.draft_cost:.2f}",
+        gamma=theory.best_gamma,
+        speedup=f"{theory.best_speedup:.2f}",
+        seconds=f"{lab.elapsed_s:.0f}",
     )
-    return panel_html([head, break_even_paragraph(theory)], table_html(headers, rows))
+    return panel_html([head, break_even_paragraph(theory, lang)], table_html(headers, rows))
 
 
-def projection_html(projection: Projection | None) -> str:
+def projection_html(projection: Projection | None, *, lang: str = DEFAULT_LANGUAGE) -> str:
     """A projection, labelled as one, with every assumption it rests on."""
     if projection is None:
-        return panel_html(["Pick a GPU and press Project."], css="sv-projection")
-    head = (
-        f"PROJECTION, not a measurement: {projection.gpu.name} at α = {projection.alpha:.2f}. "
-        f"Modelled target step {projection.target_step_s * 1000:.2f} ms, draft step "
-        f"{projection.draft_step_s * 1000:.2f} ms (c = {projection.draft_cost:.2f}); best γ = "
-        f"{projection.best_gamma}, about {projection.best_speedup:.2f}× over plain decoding."
+        return panel_html([t("speedup.projection.placeholder", lang)], css="sv-projection")
+    head = t(
+        "speedup.projection.summary",
+        lang,
+        gpu=projection.gpu.name,
+        alpha=f"{projection.alpha:.2f}",
+        target_ms=f"{projection.target_step_s * 1000:.2f}",
+        draft_ms=f"{projection.draft_step_s * 1000:.2f}",
+        cost=f"{projection.draft_cost:.2f}",
+        gamma=projection.best_gamma,
+        speedup=f"{projection.best_speedup:.2f}",
     )
+    assumptions = t("speedup.projection.assumption_separator", lang).join(projection.assumptions)
     return panel_html(
-        [head, "Assumptions: " + "; ".join(projection.assumptions) + "."], css="sv-projection"
+        [head, t("speedup.projection.assumptions", lang, assumptions=assumptions)],
+        css="sv-projection",
     )

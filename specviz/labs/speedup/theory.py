@@ -14,17 +14,17 @@ model of forward time. The projection is a model, never a measurement, and its r
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import TypeVar
 
 import torch
 
-from specviz.core.engine import DraftModelPairLike, autoregressive_generate, speculative_generate
-from specviz.core.events import Cycle, Step, Totals
+from specviz.core.engine import DraftModelPairLike
+from specviz.core.events import Cycle, Totals
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
-from specviz.drafters.draft_model import ModelDrafter
 from specviz.labs.speedup.cost_curve import CostCurve, measure_verification_cost
+from specviz.measure.harness import Outcome, measure
+from specviz.measure.methods import plain_decoding, speculative_decoding
 
 Progress = Callable[[float, str], None]
 ALL_GAMMAS = range(GAMMA_MIN, GAMMA_MAX + 1)
@@ -199,6 +199,8 @@ class SpeedupLab:
 
 
 _RUN_SHARE = 0.7  # of the time budget for the decoding runs; the cost curves get the rest
+_WARM_UP_TOKENS = 4
+_PLAIN = "plain decoding (the baseline)"
 
 
 def measure_speedup_lab(
@@ -213,9 +215,10 @@ def measure_speedup_lab(
 ) -> SpeedupLab:
     """Decode plainly once and speculatively at each γ, measure the cost curves, fit the theory.
 
-    The theory's α pools every run (accepted over tested positions). Runs share 70% of the time
-    budget and each is cut short (marked incomplete) past its share; the cost curve gets the rest
-    and always measures at least one size, so the total is bounded by about the budget.
+    The theory's α pools every run (accepted over tested positions). The runs go through the
+    measurement harness with 70% of the time budget: each gets an equal share of what is left
+    and is cut short (marked incomplete) past it. The cost curve gets the rest and always
+    measures at least one size, so the total is bounded by about the budget.
     """
     gammas = tuple(gammas)
     if not gammas or not all(GAMMA_MIN <= g <= GAMMA_MAX for g in gammas):
@@ -225,40 +228,26 @@ def measure_speedup_lab(
     report = progress or (lambda fraction, message: None)
     began = time.perf_counter()
     deadline = began + time_budget_s
-    runs_deadline = began + _RUN_SHARE * time_budget_s
-    # Warm-up: the first forwards after loading pay for kernel selection and allocation.
-    report(0.0, "warming up")
-    warm = replace(settings, max_new_tokens=min(4, settings.max_new_tokens))
-    _drain(autoregressive_generate(pair, prompt_ids, warm), deadline)
-    warm_drafter = ModelDrafter(pair.draft)
-    _drain(
-        speculative_generate(pair, prompt_ids, _fixed(warm, max(gammas)), warm_drafter), deadline
+    # A fixed γ with no early draft stop: the formula assumes exactly γ drafts every cycle.
+    methods = [plain_decoding(pair, prompt_ids, settings, _PLAIN)] + [
+        speculative_decoding(pair, prompt_ids, _fixed(settings, g), _at_gamma(g)) for g in gammas
+    ]
+    warm = replace(settings, max_new_tokens=min(_WARM_UP_TOKENS, settings.max_new_tokens))
+    warm_up = [
+        plain_decoding(pair, prompt_ids, warm, "warm-up plain"),
+        speculative_decoding(pair, prompt_ids, _fixed(warm, max(gammas)), "warm-up speculative"),
+    ]
+
+    def runs_progress(fraction: float, message: str) -> None:
+        if fraction < 1.0:  # the harness's "done": the cost curves come next
+            report(_RUN_SHARE * fraction, message)
+
+    measured = measure(
+        methods, warm_up=warm_up, time_budget_s=_RUN_SHARE * time_budget_s, progress=runs_progress
     )
-
-    runs_left = 1 + len(gammas)
-
-    def run_deadline() -> float:
-        # Each run gets an equal share of what is left; a run that ends early leaves its time.
-        now = time.perf_counter()
-        return now + max(0.0, runs_deadline - now) / runs_left
-
-    report(0.0, "plain decoding (the baseline)")
-    steps, plain_complete = _drain(
-        autoregressive_generate(pair, prompt_ids, settings), run_deadline()
-    )
-    plain = steps[-1].totals
-    runs_left -= 1
-    runs: list[MeasuredRun] = []
-    for index, gamma in enumerate(gammas):
-        report(_RUN_SHARE * (index + 1) / (len(gammas) + 1), f"speculative decoding at γ = {gamma}")
-        # A fixed γ with no early draft stop: the formula assumes exactly γ drafts every cycle.
-        drafter = ModelDrafter(pair.draft)
-        cycles, complete = _drain(
-            speculative_generate(pair, prompt_ids, _fixed(settings, gamma), drafter),
-            run_deadline(),
-        )
-        runs_left -= 1
-        runs.append(_measured(gamma, cycles, plain, complete))
+    plain_outcome = measured[_PLAIN].samples[0].outcome
+    plain = _totals(plain_outcome)
+    runs = [_measured(g, measured[_at_gamma(g)].samples[0].outcome, plain) for g in gammas]
 
     report(_RUN_SHARE, "verification-cost curve of the target")
     target_curve = measure_verification_cost(
@@ -282,14 +271,18 @@ def measure_speedup_lab(
         plain_tokens_per_s=plain.tokens_per_s,
         plain_new_tokens=plain.new_tokens,
         plain_s_per_token=plain.elapsed_s / max(plain.new_tokens, 1),
-        plain_complete=plain_complete,
+        plain_complete=plain_outcome.complete,
         runs=tuple(runs),
         target_curve=target_curve,
         draft_curve=draft_curve,
         theory=theory,
         elapsed_s=time.perf_counter() - began,
-        complete=plain_complete and all(run.complete for run in runs) and target_curve.complete,
+        complete=measured.complete and target_curve.complete,
     )
+
+
+def _at_gamma(gamma: int) -> str:
+    return f"speculative decoding at γ = {gamma}"
 
 
 def _fixed(settings: GenerationSettings, gamma: int) -> GenerationSettings:
@@ -298,21 +291,15 @@ def _fixed(settings: GenerationSettings, gamma: int) -> GenerationSettings:
     )
 
 
-Event = TypeVar("Event", Step, Cycle)
+def _totals(outcome: Outcome) -> Totals:
+    if outcome.totals is None:  # pragma: no cover - engine runs always carry their counters
+        raise RuntimeError("an engine run reported no counters")
+    return outcome.totals
 
 
-def _drain(events: Iterator[Event], deadline: float) -> tuple[list[Event], bool]:
-    """Every event of a run, stopping after the first one past the deadline; (events, finished)."""
-    kept: list[Event] = []
-    for event in events:
-        kept.append(event)
-        if time.perf_counter() > deadline:
-            return kept, False
-    return kept, True
-
-
-def _measured(gamma: int, cycles: list[Cycle], plain: Totals, complete: bool) -> MeasuredRun:
-    totals = cycles[-1].totals
+def _measured(gamma: int, outcome: Outcome, plain: Totals) -> MeasuredRun:
+    totals = _totals(outcome)
+    cycles = [event for event in outcome.events if isinstance(event, Cycle)]
     return MeasuredRun(
         gamma=gamma,
         alpha=totals.acceptance_rate,
@@ -324,7 +311,7 @@ def _measured(gamma: int, cycles: list[Cycle], plain: Totals, complete: bool) ->
         tested_positions=totals.tested_positions,
         draft_s_per_forward=sum(c.timing.draft_s for c in cycles) / max(totals.draft_forwards, 1),
         verify_s_per_pass=sum(c.timing.verify_s for c in cycles) / max(totals.target_forwards, 1),
-        complete=complete,
+        complete=outcome.complete,
     )
 
 

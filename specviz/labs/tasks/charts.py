@@ -2,7 +2,8 @@
 
 The three measures have different scales (a rate in [0, 1], tokens per pass up to γ + 1, a ratio
 around 1), so each gets its own panel with the tasks in the same order, and a task's three bars can
-be read across. A dashed line at 1 marks plain decoding in the τ and speedup panels.
+be read across. A dashed line at 1 marks plain decoding in the τ and speedup panels. The words come
+from the text catalogue in the language given.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from specviz.labs.tasks.experiment import TaskReport
+from specviz.text import DEFAULT_LANGUAGE, t
 from specviz.views.run_charts import (
     ACCEPTED,
     BONUS,
@@ -22,48 +24,67 @@ from specviz.views.run_charts import (
 )
 
 # The dashed lines are named in the titles: as annotations inside the panels they cover bars.
-_PANELS = (
-    "acceptance rate α",
-    "tokens per target pass τ (- - plain: 1)",
-    "speedup over plain (- - no gain)",
-)
+_PANELS = ("tasks.chart.panel.alpha", "tasks.chart.panel.tau", "tasks.chart.panel.speedup")
 
 
-def task_chart(report: TaskReport | None) -> go.Figure:
+def _title(report: TaskReport | None, lang: str) -> str:
+    """The chart's title: the settings every task ran with, and whether the run was cut short."""
+    if report is None:
+        return t("tasks.chart.title", lang)
+    settings = report.settings
+    gamma = (
+        t("tasks.chart.gamma_adaptive", lang, gamma=settings.gamma)
+        if settings.adaptive_gamma
+        else str(settings.gamma)
+    )
+    temperature = (
+        t("tasks.chart.temperature", lang, temperature=f"{settings.temperature:g}")
+        if settings.temperature
+        else t("tasks.chart.greedy", lang)
+    )
+    title = t(
+        "tasks.chart.title_run",
+        lang,
+        gamma=gamma,
+        temperature=temperature,
+        tokens=settings.max_new_tokens,
+    )
+    return title if report.complete else title + t("tasks.chart.stopped_early", lang)
+
+
+def task_chart(report: TaskReport | None, *, lang: str = DEFAULT_LANGUAGE) -> go.Figure:
     """Bars per task for α, τ and speedup; a placeholder note before anything is measured."""
-    fig = make_subplots(rows=1, cols=3, subplot_titles=_PANELS, horizontal_spacing=0.08)
+    panel_titles = [t(key, lang) for key in _PANELS]
+    fig = make_subplots(rows=1, cols=3, subplot_titles=panel_titles, horizontal_spacing=0.08)
     tasks = report.tasks if report is not None else ()
-    title = "Task dependence"
-    if report is not None:
-        settings = report.settings
-        gamma = f"adaptive from {settings.gamma}" if settings.adaptive_gamma else settings.gamma
-        temperature = f"T = {settings.temperature:g}" if settings.temperature else "greedy"
-        title += f" (γ = {gamma}, {temperature}, {settings.max_new_tokens} tokens per prompt)"
-        if not report.complete:
-            title += ", stopped early"
-    apply_layout(fig, title, "", "")
+    apply_layout(fig, _title(report, lang), "", "")
     fig.update_layout(showlegend=False, height=340, margin={"t": 70})
     if not tasks:
         fig.update_xaxes(visible=False)
         fig.update_yaxes(visible=False)
-        empty_note(fig, "no tasks measured yet")
+        empty_note(fig, t("tasks.chart.empty", lang))
         return fig
 
     names = [result.task for result in tasks]
     hover = [
-        f"{len(result.runs)} prompt(s), {result.speculative.new_tokens} tokens<br>"
-        f"speculative {result.speculative.tokens_per_s:.1f} tok/s, "
-        f"plain {result.plain.tokens_per_s:.1f} tok/s"
+        t(
+            "tasks.chart.hover.runs",
+            lang,
+            prompts=len(result.runs),
+            tokens=result.speculative.new_tokens,
+            spec_tps=f"{result.speculative.tokens_per_s:.1f}",
+            plain_tps=f"{result.plain.tokens_per_s:.1f}",
+        )
         for result in tasks
     ]
     alphas = [result.acceptance_rate for result in tasks]
     taus = [result.tokens_per_target_pass for result in tasks]
     speedups = [result.speedup for result in tasks]
     panels = [
-        ("α", alphas, ACCEPTED, [f"{value:.0%}" for value in alphas]),
-        ("τ", taus, BONUS, [f"{value:.2f}" for value in taus]),
+        (t("tasks.chart.bar.alpha", lang), alphas, ACCEPTED, [f"{value:.0%}" for value in alphas]),
+        (t("tasks.chart.bar.tau", lang), taus, BONUS, [f"{value:.2f}" for value in taus]),
         (
-            "speedup",
+            t("tasks.chart.bar.speedup", lang),
             speedups,
             # Vermillion where speculation loses: the audience should see that it can.
             [DRAFT_TIME if value >= 1.0 else REJECTED for value in speedups],
@@ -80,7 +101,15 @@ def task_chart(report: TaskReport | None) -> go.Figure:
                 text=labels,
                 textposition="outside",
                 customdata=hover,
-                hovertemplate=f"%{{x}}: {name} %{{text}}<br>%{{customdata}}<extra></extra>",
+                hovertemplate=t(
+                    "tasks.chart.hover.bar",
+                    lang,
+                    task="%{x}",
+                    name=name,
+                    value="%{text}",
+                    runs="%{customdata}",
+                )
+                + "<extra></extra>",
             ),
             row=1,
             col=column,

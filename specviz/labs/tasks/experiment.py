@@ -16,11 +16,13 @@ from typing import Any
 
 import torch
 
-from specviz.core.engine import DraftModelPairLike, autoregressive_generate, speculative_generate
-from specviz.core.events import Cycle, Step, Totals
+from specviz.core.engine import DraftModelPairLike
+from specviz.core.events import Totals
 from specviz.core.settings import GenerationSettings
-from specviz.drafters.draft_model import ModelDrafter
+from specviz.measure.harness import Method, Outcome, iter_measurements, never
+from specviz.measure.methods import plain_decoding, speculative_decoding
 from specviz.models.presets import TASKS
+from specviz.text import DEFAULT_LANGUAGE, t
 
 __all__ = [
     "PromptRun",
@@ -115,17 +117,21 @@ class TaskReport:
         """Tasks from the highest α to the lowest."""
         return tuple(sorted(self.tasks, key=lambda result: -result.acceptance_rate))
 
-    def narrative(self) -> str:
+    def narrative(self, lang: str = DEFAULT_LANGUAGE) -> str:
         """One sentence for the audience: which task the draft guesses best and worst."""
         ranked = self.ranked()
         if not ranked:
-            return "No task measured yet."
+            return t("tasks.narrative.none", lang)
         best, worst = ranked[0], ranked[-1]
         if len(ranked) == 1:
-            return f"Only {best.task} measured: {_measures(best)}."
-        return (
-            f"The draft guesses {best.task} best ({_measures(best)}) "
-            f"and {worst.task} worst ({_measures(worst)})."
+            return t("tasks.narrative.one", lang, task=best.task, measures=_measures(best, lang))
+        return t(
+            "tasks.narrative.ranked",
+            lang,
+            best=best.task,
+            best_measures=_measures(best, lang),
+            worst=worst.task,
+            worst_measures=_measures(worst, lang),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -188,7 +194,7 @@ def iter_task_measurements(
     if prompts_per_task < 1:
         raise ValueError(f"prompts per task must be at least 1, got {prompts_per_task}")
     plan = _plan(prompts, prompts_per_task)
-    return _measure(pair, plan, encode, settings, should_stop or _never, warm_up)
+    return _measure(pair, plan, encode, settings, should_stop or never, warm_up)
 
 
 def _plan(
@@ -214,68 +220,46 @@ def _measure(
     should_stop: Callable[[], bool],
     warm_up: bool,
 ) -> Iterator[TaskProgress]:
-    total = 2 * sum(len(task_prompts) for _, task_prompts in plan)
-    finished: list[TaskResult] = []
-
-    def update(done: int, message: str, complete: bool = False) -> TaskProgress:
-        report = TaskReport(settings, tuple(result for result in finished if result.runs), complete)
-        return TaskProgress(done / total, message, report)
-
-    if warm_up:
-        yield update(0, "warming up")
-        short = replace(settings, max_new_tokens=min(_WARM_UP_TOKENS, settings.max_new_tokens))
-        for _, events in _decoders(pair, encode(plan[0][1][0]), short):
-            _drain(events, should_stop)
-    done = 0
+    # One harness measurement: speculative then plain decoding of each prompt, in plan order.
+    prompts = [(task, prompt) for task, task_prompts in plan for prompt in task_prompts]
+    methods: list[Method] = []
     for task_index, (task, task_prompts) in enumerate(plan):
-        finished.append(TaskResult(task, ()))
         for prompt_index, prompt in enumerate(task_prompts):
             where = f"{task} {task_index + 1}/{len(plan)}"
             if len(task_prompts) > 1:
                 where += f", prompt {prompt_index + 1}/{len(task_prompts)}"
-            outcomes: list[tuple[Totals, str]] = []
-            for label, events in _decoders(pair, encode(prompt), settings):
-                yield update(done, f"{where}: {label}")
-                outcome = _drain(events, should_stop)
-                if outcome is None:
-                    yield update(done, f"stopped after {done} of {total} runs")
-                    return
-                outcomes.append(outcome)
-                done += 1
-            (spec_totals, spec_text), (plain_totals, plain_text) = outcomes
-            run = PromptRun(prompt, spec_totals, plain_totals, spec_text, plain_text)
-            finished[-1] = TaskResult(task, (*finished[-1].runs, run))
-    yield update(done, "done", complete=True)
-
-
-def _decoders(
-    pair: DraftModelPairLike, prompt_ids: torch.Tensor, settings: GenerationSettings
-) -> list[tuple[str, Iterator[Cycle] | Iterator[Step]]]:
-    """Both decoders on one prompt, same settings and seed; generators, so nothing runs yet."""
-    drafter = ModelDrafter(pair.draft)
-    return [
-        ("speculative decoding", speculative_generate(pair, prompt_ids, settings, drafter)),
-        ("plain decoding", autoregressive_generate(pair, prompt_ids, settings)),
+            prompt_ids = encode(prompt)
+            methods += [
+                speculative_decoding(pair, prompt_ids, settings, f"{where}: speculative decoding"),
+                plain_decoding(pair, prompt_ids, settings, f"{where}: plain decoding"),
+            ]
+    short = replace(settings, max_new_tokens=min(_WARM_UP_TOKENS, settings.max_new_tokens))
+    first_ids = encode(prompts[0][1])
+    warm_ups = [
+        speculative_decoding(pair, first_ids, short, "warm-up speculative"),
+        plain_decoding(pair, first_ids, short, "warm-up plain"),
     ]
+    updates = iter_measurements(
+        methods, warm_up=warm_ups if warm_up else (), should_stop=should_stop
+    )
+    for update in updates:
+        results = update.measurements.methods
+        runs: dict[str, list[PromptRun]] = {task: [] for task, _ in plan}
+        for index, (task, prompt) in enumerate(prompts):
+            speculative, plain = results[2 * index].samples, results[2 * index + 1].samples
+            if speculative and plain:
+                runs[task].append(_prompt_run(prompt, speculative[0].outcome, plain[0].outcome))
+        finished = tuple(TaskResult(task, tuple(done)) for task, done in runs.items() if done)
+        complete = update.finished and not update.measurements.stopped
+        yield TaskProgress(
+            update.fraction, update.message, TaskReport(settings, finished, complete)
+        )
 
 
-def _drain(
-    events: Iterator[Cycle] | Iterator[Step], should_stop: Callable[[], bool]
-) -> tuple[Totals, str] | None:
-    """Run a decoder to the end: its final counters and text, or None if stopped first."""
-    totals: Totals | None = None
-    pieces: list[str] = []
-    for event in events:
-        if isinstance(event, Cycle):
-            pieces.extend(token.text for token in event.emitted)
-        else:
-            pieces.append(event.token.text)
-        totals = event.totals
-        if not event.finished and should_stop():
-            return None
-    if totals is None:  # pragma: no cover - every decoder emits at least one event
-        raise RuntimeError("the decoder produced no events")
-    return totals, "".join(pieces)
+def _prompt_run(prompt: str, speculative: Outcome, plain: Outcome) -> PromptRun:
+    if speculative.totals is None or plain.totals is None:  # pragma: no cover - engine runs
+        raise RuntimeError("an engine run reported no counters")
+    return PromptRun(prompt, speculative.totals, plain.totals, speculative.text, plain.text)
 
 
 def _pooled(parts: Sequence[Totals]) -> Totals:
@@ -291,12 +275,11 @@ def _pooled(parts: Sequence[Totals]) -> Totals:
     )
 
 
-def _measures(result: TaskResult) -> str:
-    return (
-        f"α {result.acceptance_rate:.0%}, τ {result.tokens_per_target_pass:.2f}, "
-        f"{result.speedup:.2f}× plain speed"
+def _measures(result: TaskResult, lang: str) -> str:
+    return t(
+        "tasks.measures",
+        lang,
+        alpha=f"{result.acceptance_rate:.0%}",
+        tau=f"{result.tokens_per_target_pass:.2f}",
+        speedup=f"{result.speedup:.2f}",
     )
-
-
-def _never() -> bool:
-    return False

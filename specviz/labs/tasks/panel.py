@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 from specviz.labs.tasks.experiment import TaskReport
+from specviz.text import DEFAULT_LANGUAGE, t
 from specviz.views.panels import panel_html, table_html
 
+_HEADERS = (
+    "tasks.column.task",
+    "tasks.column.alpha",
+    "tasks.column.tau",
+    "tasks.column.spec_tps",
+    "tasks.column.plain_tps",
+    "tasks.column.speedup",
+    "tasks.column.sample",
+)
 
-def tasks_html(report: TaskReport | None) -> str:
+
+def tasks_html(report: TaskReport | None, *, lang: str = DEFAULT_LANGUAGE) -> str:
     """Per-task numbers and the one-sentence narrative."""
     if report is None or not report.tasks:
-        return panel_html(
-            ["Press the button: each task's example prompt runs speculatively and plainly."]
-        )
+        return panel_html([t("tasks.placeholder", lang)])
     rows = [
         [
             result.task,
@@ -24,5 +33,5 @@ def tasks_html(report: TaskReport | None) -> str:
         ]
         for result in report.tasks
     ]
-    headers = ["task", "α", "τ", "spec tok/s", "plain tok/s", "speedup", "output begins"]
-    return panel_html([report.narrative()], table_html(headers, rows))
+    headers = [t(key, lang) for key in _HEADERS]
+    return panel_html([report.narrative(lang)], table_html(headers, rows))

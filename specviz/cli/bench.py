@@ -1,0 +1,195 @@
+"""`python -m specviz bench`: its flags, the table it prints and the JSON it writes.
+
+The measurement itself is specviz.measure.bench; this module turns flags into a BenchGrid and the
+rows into text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from specviz.cli.options import add_model_options, load_pair_for, preset_for
+from specviz.measure.bench import BenchGrid, BenchResult, Row, check_prompts, run_bench_grid
+from specviz.models.presets import TASKS
+
+
+def add_bench_command(commands: Any) -> None:
+    """Register `bench` on the CLI's subparsers."""
+    bench = commands.add_parser(
+        "bench", help="measure plain vs speculative vs transformers assisted generation"
+    )
+    add_model_options(bench)
+    add_bench_arguments(bench)
+    bench.set_defaults(run=run_bench)
+
+
+def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags of `python -m specviz bench`."""
+    parser.add_argument("--tasks", default=",".join(TASKS), help="comma-separated task groups")
+    parser.add_argument("--gammas", default="3,5,7", help="comma-separated fixed γ values")
+    parser.add_argument(
+        "--adaptive-start", type=int, default=5, help="starting γ of the adaptive row (0: none)"
+    )
+    parser.add_argument("--temperatures", default="0", help="comma-separated; 0 = greedy")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--max-new-tokens", type=int, default=64)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-transformers", action="store_true", help="skip assisted generation")
+    parser.add_argument(
+        "--draft-stop-below",
+        type=float,
+        help="specviz and transformers both end a draft below this draft probability "
+        "(default: the preset's value)",
+    )
+    parser.add_argument(
+        "--draft-stop-cumulative",
+        type=float,
+        help="specviz's own stop: end a draft once the product of the draft's top probabilities "
+        "falls below this; transformers has no such rule (default: the preset's value)",
+    )
+    parser.add_argument(
+        "--time-budget",
+        type=float,
+        help="seconds, at most; measurements past it are cut and listed (default: no limit)",
+    )
+    parser.add_argument("--out", default="bench-results/bench.json", help="JSON output path")
+
+
+def bench_grid(args: argparse.Namespace, preset: Any) -> BenchGrid:
+    """The grid the flags describe, with the preset's draft stops where no flag overrides them."""
+
+    def numbers(text: str, kind: type[Any]) -> tuple[Any, ...]:
+        return tuple(kind(item) for item in text.split(",") if item.strip())
+
+    return BenchGrid(
+        tasks=tuple(task.strip() for task in args.tasks.split(",") if task.strip()),
+        gammas=numbers(args.gammas, int),
+        adaptive_start=args.adaptive_start,
+        temperatures=numbers(args.temperatures, float),
+        repeats=args.repeats,
+        max_new_tokens=args.max_new_tokens,
+        seed=args.seed,
+        draft_stop_below=(
+            preset.settings.draft_stop_below
+            if args.draft_stop_below is None
+            else args.draft_stop_below
+        ),
+        draft_stop_cumulative=(
+            preset.settings.draft_stop_cumulative
+            if args.draft_stop_cumulative is None
+            else args.draft_stop_cumulative
+        ),
+        transformers=not args.no_transformers,
+        time_budget_s=args.time_budget,
+    )
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    """Run the benchmark grid, print the table, write JSON."""
+    preset = preset_for(args)
+    grid = bench_grid(args, preset)
+    check_prompts(preset, grid.tasks)  # before minutes of loading
+    pair = load_pair_for(args, preset)
+    print(header(), flush=True)
+    result = run_bench_grid(
+        pair,
+        preset,
+        grid,
+        on_row=lambda row: print(format_row(row), flush=True),
+        progress=_progress_line,
+    )
+    _write_json(Path(args.out), grid, preset, pair, result)
+    print(summary(result))
+    return 0
+
+
+def _progress_line(fraction: float, message: str) -> None:
+    print(f"[{fraction:4.0%}] {message}", file=sys.stderr, flush=True)
+
+
+def header() -> str:
+    """The table's column titles and rule."""
+    return (
+        f"{'task':12} {'T':>4} {'γ':>12} | {'plain':>7} | {'specviz':>7} {'α':>5} {'τ':>5} "
+        f"{'speedup':>7} | {'HF assist':>9} {'speedup':>7}\n" + "-" * 98
+    )
+
+
+def format_row(row: Row) -> str:
+    """One table line: tokens/s of each method, α, τ and the speedups over plain."""
+    hf = row.transformers
+    hf_cells = (
+        f"{hf.tokens_per_s:9.2f} {row.transformers_speedup:6.2f}x" if hf else f"{'-':>9} {'-':>7}"
+    )
+    alpha = row.specviz.acceptance_rate or 0.0
+    tau = row.specviz.tokens_per_target_pass or 0.0
+    return (
+        f"{row.task:12} {row.temperature:4.1f} {row.gamma:>12} | {row.plain.tokens_per_s:7.2f} | "
+        f"{row.specviz.tokens_per_s:7.2f} {alpha:5.2f} {tau:5.2f} {row.speedup:6.2f}x | {hf_cells}"
+    )
+
+
+def summary(result: BenchResult) -> str:
+    """The best speedup per temperature, the losing rows, and the rows transformers wins."""
+    rows = result.rows
+    lines = ["", "tokens/s are wall-clock, prefill included, median of repeats; speedup = / plain."]
+    for temperature in sorted({row.temperature for row in rows}):
+        group = [row for row in rows if row.temperature == temperature]
+        best = max(group, key=lambda row: row.speedup)
+        losing = [row for row in group if row.speedup < 1.0]
+        lines.append(
+            f"T={temperature:g}: best speedup {best.speedup:.2f}x ({best.task}, γ={best.gamma}); "
+            f"rows where speculation loses: {len(losing)}"
+        )
+    beaten = [
+        row
+        for row in rows
+        if row.transformers and row.specviz.tokens_per_s <= row.transformers.tokens_per_s
+    ]
+    if any(row.transformers for row in rows):
+        lines.append(
+            f"rows where transformers' assisted generation is not slower than specviz: {len(beaten)}"
+        )
+    if result.cut:
+        lines.append("cut by the time budget: " + "; ".join(result.cut))
+    return "\n".join(lines)
+
+
+def _write_json(out: Path, grid: BenchGrid, preset: Any, pair: Any, result: BenchResult) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    report = {
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": "python -m specviz bench " + " ".join(sys.argv[2:]),
+        "preset": preset.id,
+        "draft_quantization": preset.draft_quantization,
+        "device": str(pair.device),
+        "dtype": str(pair.dtype).removeprefix("torch."),
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "machine": platform.processor() or platform.machine(),
+        "max_new_tokens": grid.max_new_tokens,
+        "draft_stop_below": grid.draft_stop_below,
+        "draft_stop_cumulative": grid.draft_stop_cumulative,
+        "repeats": grid.repeats,
+        "seeds": "seed + repeat at temperature > 0",
+        "cut": result.cut,
+        "rows": [
+            {
+                **asdict(row),
+                "speedup": row.speedup,
+                "transformers_speedup": row.transformers_speedup,
+            }
+            for row in result.rows
+        ],
+    }
+    out.write_text(json.dumps(report, indent=1))
+    print(f"\nwrote {out}", file=sys.stderr)

@@ -1,0 +1,328 @@
+"""`python -m specviz measure WHAT`: the measurements the README quotes, over package code.
+
+    attention-kernels     one attention call, three kernels (µs), no model loaded
+    attention-fidelity    each attention path of the target against float32 (KL, argmax)
+    lean-step             one decoding step, transformers' forward vs the lean step (ms)
+    draft-feeding         the draft's law, one forward vs prefill + one token, per quantization
+    stop-rules            target passes and draft forwards with and without the cumulative stop
+    compare-transformers  what specviz and transformers' assisted generation each do (counts)
+    app-speed             the app's tokens/s against the engine alone, first cycle shown
+
+Each prints a table, or JSON with --json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict, replace
+from typing import Any
+
+from specviz.cli.options import add_model_options, load_pair_for, preset_for
+from specviz.measure.bench import check_prompts
+
+_TASKS_FIDELITY = "story,code,rewriting"
+
+
+def add_measure_commands(commands: Any) -> None:
+    """Register `measure` and its subcommands on the CLI's subparsers."""
+    group = commands.add_parser(
+        "measure", help="the measurements behind the README's numbers (timings, counts, fidelity)"
+    )
+    whats = group.add_subparsers(required=True, metavar="WHAT")
+
+    kernels = whats.add_parser("attention-kernels", help="one attention call, three kernels (µs)")
+    kernels.add_argument("--cached", default="100,300,600", help="comma-separated cache lengths")
+    kernels.add_argument("--calls", type=int, default=100, help="calls per timed block")
+    kernels.add_argument("--repeats", type=int, default=5, help="timed blocks per kernel")
+    _json_flag(kernels, _attention_kernels)
+
+    fidelity = whats.add_parser(
+        "attention-fidelity", help="each attention path of the target against float32"
+    )
+    add_model_options(fidelity)
+    fidelity.add_argument("--tasks", default=_TASKS_FIDELITY, help="prompts fed as one sequence")
+    _json_flag(fidelity, _attention_fidelity)
+
+    lean = whats.add_parser("lean-step", help="one decoding step: transformers' forward vs lean")
+    add_model_options(lean)
+    lean.add_argument("--model", choices=["draft", "target"], default="draft")
+    lean.add_argument("--blocks", type=int, default=3, help="timed blocks per path")
+    lean.add_argument("--context", type=int, default=60, help="cached tokens before the step")
+    lean.add_argument("--steps", type=int, default=20, help="steps per block")
+    _json_flag(lean, _lean_step)
+
+    feeding = whats.add_parser(
+        "draft-feeding", help="the draft's law: one forward vs prefill + one token"
+    )
+    add_model_options(feeding)
+    feeding.add_argument(
+        "--quantizations", default="none,int8,int8wo", help="comma-separated draft quantizations"
+    )
+    feeding.add_argument("--tasks", default="rewriting,code,story")
+    _json_flag(feeding, _draft_feeding)
+
+    stops = whats.add_parser(
+        "stop-rules", help="counts with the per-token stop alone and with the cumulative stop"
+    )
+    add_model_options(stops)
+    stops.add_argument("--cost", type=float, default=0.18, help="a draft step / a target pass")
+    stops.add_argument("--tasks", help="comma-separated (default: every task of the preset)")
+    stops.add_argument("--max-new-tokens", type=int, default=64)
+    _json_flag(stops, _stop_rules)
+
+    compare = whats.add_parser(
+        "compare-transformers", help="specviz vs transformers' assisted generation, counted"
+    )
+    add_model_options(compare)
+    compare.add_argument("--task", default="rewriting")
+    compare.add_argument("--gamma", default="5", help="a number, or a5 for adaptive from 5")
+    compare.add_argument("--max-new-tokens", type=int, default=64)
+    compare.add_argument(
+        "--cumulative", action="store_true", help="also apply specviz's cumulative stop"
+    )
+    _json_flag(compare, _compare_transformers)
+
+    app = whats.add_parser("app-speed", help="the app's tokens/s against the engine alone")
+    add_model_options(app)
+    app.add_argument("--task", default="code")
+    app.add_argument("--max-new-tokens", type=int, default=64)
+    app.add_argument("--repeats", type=int, default=3)
+    _json_flag(app, _app_speed)
+
+
+def _json_flag(parser: argparse.ArgumentParser, run: Any) -> None:
+    parser.add_argument("--json", action="store_true", help="print the record as JSON")
+    parser.set_defaults(run=run)
+
+
+def _print_json(record: Any) -> None:
+    json.dump(record, sys.stdout, indent=1, default=lambda value: asdict(value))
+    print()
+
+
+def _csv(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def _attention_kernels(args: argparse.Namespace) -> int:
+    from specviz.measure.attention import time_attention_kernels
+
+    timings = time_attention_kernels(
+        [int(size) for size in _csv(args.cached)], calls=args.calls, repeats=args.repeats
+    )
+    if args.json:
+        _print_json([asdict(timing) for timing in timings])
+        return 0
+    print("one query, 12 query heads over 2 key/value heads, head size 128, bfloat16; median µs")
+    for t in timings:
+        print(
+            f"{t.cached:5d} cached: SDPA {t.sdpa_us:6.0f} µs | eager {t.eager_us:6.0f} µs | "
+            f"lean {t.lean_us:6.0f} µs"
+        )
+    return 0
+
+
+def _attention_fidelity(args: argparse.Namespace) -> int:
+    import torch
+
+    from specviz.measure.attention import attention_fidelity
+    from specviz.models.loader import ModelCache
+
+    preset = preset_for(args)
+    tasks = _csv(args.tasks)
+    check_prompts(preset, tasks)
+    models = ModelCache()
+    pair = models.load_pair(preset, device=args.device, dtype=args.dtype)
+    ids = torch.cat(
+        [pair.encode_prompt(preset.prompts[task][0], chat=preset.chat_template) for task in tasks],
+        dim=1,
+    )
+    reference = models.model(
+        preset.target, pair.device, torch.float32, preset.trust_remote_code, "target", _quiet
+    )
+    rows = attention_fidelity(pair.target, reference, ids)
+    if args.json:
+        _print_json({"positions": ids.shape[1], "rows": [asdict(row) for row in rows]})
+        return 0
+    dtype = str(pair.dtype).removeprefix("torch.")
+    print(f"{ids.shape[1]} positions, {dtype} target against float32")
+    for row in rows:
+        print(
+            f"{row.path:>24}: mean KL {row.mean_kl:.5f}  largest {row.largest_kl:.4f}  "
+            f"argmax agrees {100 * row.argmax_agreement:.1f} %"
+        )
+    return 0
+
+
+def _lean_step(args: argparse.Namespace) -> int:
+    from specviz.measure.lean_step import time_lean_step
+
+    preset = preset_for(args)
+    pair = load_pair_for(args, preset)
+    model = pair.draft if args.model == "draft" else pair.target
+    timing = time_lean_step(model, args.context, args.blocks, args.steps)
+    if args.json:
+        _print_json(asdict(timing))
+        return 0
+    print(
+        f"{args.model}: largest logit difference, transformers vs lean: "
+        f"{timing.largest_logit_difference:.3f}"
+    )
+    for path in timing.paths:
+        blocks = [round(ms, 1) for ms in path.blocks_ms]
+        print(f"{args.model} {path.name:>12}: {path.ms_per_step:6.1f} ms/step  blocks {blocks}")
+    return 0
+
+
+def _draft_feeding(args: argparse.Namespace) -> int:
+    from specviz.measure.draft_feeding import feeding_difference
+    from specviz.models.loader import ModelCache, pick_device, pick_dtype
+    from specviz.models.presets import DRAFT_QUANTIZATIONS
+
+    preset = preset_for(args)
+    tasks = _csv(args.tasks)
+    check_prompts(preset, tasks)
+    modes = _csv(args.quantizations)
+    unknown = [mode for mode in modes if mode not in DRAFT_QUANTIZATIONS]
+    if unknown:
+        raise ValueError(f"unknown draft quantization {unknown[0]!r}; known: {DRAFT_QUANTIZATIONS}")
+    models = ModelCache()
+    pair = models.load_pair(replace(preset, draft_quantization="none"), args.device, args.dtype)
+    device = pick_device(args.device)
+    dtype = pick_dtype(args.dtype or preset.dtype, device)
+    results: dict[str, dict[str, Any]] = {}
+    for mode in modes:
+        draft = models.model(
+            preset.draft, device, dtype, preset.trust_remote_code, "draft", _quiet, mode
+        )
+        results[mode] = {
+            task: feeding_difference(
+                draft, pair.encode_prompt(preset.prompts[task][0], chat=preset.chat_template)
+            )
+            for task in tasks
+        }
+    if args.json:
+        _print_json(
+            {mode: {t: asdict(d) for t, d in rows.items()} for mode, rows in results.items()}
+        )
+        return 0
+    for mode, rows in results.items():
+        print(mode)
+        for task, d in rows.items():
+            print(
+                f"  {task:10} T={d.prompt_tokens} max |Δ log p| = "
+                f"{d.largest_logprob_difference:.4f}  top-token p: full {d.top_prob_full:.3f}, "
+                f"stepped {d.top_prob_stepped:.3f}"
+            )
+    return 0
+
+
+def _stop_rules(args: argparse.Namespace) -> int:
+    from specviz.core.settings import GenerationSettings
+    from specviz.measure.stop_rules import count_stop_rules
+
+    preset = preset_for(args)
+    tasks = _csv(args.tasks) if args.tasks else list(preset.prompts)
+    check_prompts(preset, tasks)
+    settings = GenerationSettings(
+        max_new_tokens=args.max_new_tokens,
+        draft_stop_below=preset.settings.draft_stop_below,
+        draft_stop_cumulative=preset.settings.draft_stop_cumulative,
+    )
+    pair = load_pair_for(args, preset)
+    prompts = [
+        (task, pair.encode_prompt(preset.prompts[task][0], chat=preset.chat_template))
+        for task in tasks
+    ]
+    rows = count_stop_rules(pair, prompts, settings, args.cost)
+    if args.json:
+        _print_json([asdict(row) for row in rows])
+        return 0
+    print(
+        f"per-token stop {preset.settings.draft_stop_below}, cumulative {preset.settings.draft_stop_cumulative}; "
+        f"tokens / (P + {args.cost} D)"
+    )
+    for row in rows:
+        cells = " | ".join(
+            f"{c.rule} P{c.target_passes} D{c.draft_forwards} {c.tokens_per_work:.2f}"
+            for c in row.rules
+        )
+        print(f"{row.task:<12} γ={row.gamma:<12} {cells}", flush=True)
+    return 0
+
+
+def _compare_transformers(args: argparse.Namespace) -> int:
+    from specviz.core.settings import GenerationSettings
+    from specviz.measure.compare_transformers import compare_with_transformers
+
+    preset = preset_for(args)
+    check_prompts(preset, [args.task])
+    adaptive = args.gamma.startswith("a")
+    try:
+        gamma = int(args.gamma.removeprefix("a"))
+    except ValueError:
+        message = f"--gamma takes a number or a5 (adaptive from 5), not {args.gamma!r}"
+        raise ValueError(message) from None
+    settings = GenerationSettings(
+        gamma=gamma,
+        adaptive_gamma=adaptive,
+        max_new_tokens=args.max_new_tokens,
+        draft_stop_below=preset.settings.draft_stop_below,
+        draft_stop_cumulative=preset.settings.draft_stop_cumulative if args.cumulative else 0.0,
+    )
+    pair = load_pair_for(args, preset)
+    prompt_ids = pair.encode_prompt(preset.prompts[args.task][0], chat=preset.chat_template)
+    comparison = compare_with_transformers(pair, prompt_ids, settings)
+    if args.json:
+        _print_json(asdict(comparison))
+        return 0
+    print(
+        f"{args.task}, γ={'adaptive ' if adaptive else ''}{gamma}, "
+        f"draft quantization {preset.draft_quantization}"
+    )
+    for work in comparison.methods:
+        print(
+            f"{work.method:>13}: {work.tokens_per_s:5.2f} tok/s | target verifying passes "
+            f"{work.verifying_passes}, positions scored {work.positions_scored} | draft forwards "
+            f"{work.draft_forwards} | same text as plain decoding: {work.same_as_plain}"
+        )
+    return 0
+
+
+def _app_speed(args: argparse.Namespace) -> int:
+    import statistics
+
+    from specviz.cli.app_speed import measure_app_speed
+    from specviz.models.loader import ModelCache
+    from specviz.models.presets import load_presets
+
+    preset = preset_for(args)
+    check_prompts(preset, [args.task])
+    presets = load_presets()
+    presets[preset.id] = preset  # with --draft-quantization applied
+    speed = measure_app_speed(
+        presets, ModelCache(), preset, args.task, args.max_new_tokens, args.repeats
+    )
+    if args.json:
+        _print_json(asdict(speed) | {"ratio": speed.ratio})
+        return 0
+    for engine, app, first in zip(
+        speed.engine_tokens_per_s, speed.app_tokens_per_s, speed.first_cycle_s, strict=True
+    ):
+        print(
+            f"engine alone {engine:.2f} tok/s | app {app:.2f} tok/s | "
+            f"first cycle shown after {first:.2f} s"
+        )
+    print(
+        f"median engine {statistics.median(speed.engine_tokens_per_s):.2f}  "
+        f"app {statistics.median(speed.app_tokens_per_s):.2f}  ratio {speed.ratio:.3f}  "
+        f"first-cycle median {statistics.median(speed.first_cycle_s):.2f} s "
+        f"({speed.new_tokens} tokens)"
+    )
+    return 0
+
+
+def _quiet(message: str, fraction: float) -> None:
+    """Loading progress nobody needs to see (the pair's own loading already reported)."""

@@ -1,0 +1,120 @@
+"""When a draft ends and how long the next one may be: the rules every drafter shares.
+
+A drafter proposes tokens one at a time and asks DraftPolicy.goes_on after each; the policy
+applies the stops the settings switch on (end-of-sequence, per-token confidence, the cumulative
+estimate that every guess so far is right), records why the draft ended, and on commit updates
+the run's record of misses and doubts and the γ schedule. None of this touches the output law:
+speculative sampling is exact whatever the drafter proposes; the stops only save wasted drafts.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from specviz.core.events import scaled_confidence
+from specviz.core.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
+
+
+def doubt_scale(misses: int, doubts: float) -> float:
+    """How far the cumulative stop trusts the draft's doubts, from its record in this run.
+
+    doubts: the sum of 1 - max q over the draft positions tested so far, the number of wrong
+    guesses the draft itself expected; misses: how many it actually got wrong. A draft that is
+    right more often than it expects (on text it can copy, say) has its doubts scaled down by
+    misses / doubts, so runs of middling-but-right guesses are not cut short; never scaled up,
+    since the per-token stop and adaptive γ already curb a draft that is wrong too often. One
+    pseudo-count on each side keeps the first cycles near the draft's own estimate.
+    """
+    return min(1.0, (misses + 1) / (doubts + 1))
+
+
+def next_gamma(gamma: int, accepted_len: int, proposed: int) -> int:
+    """transformers' "heuristic" schedule: +2 after a full accept, -1 after any rejection."""
+    if proposed == 0:
+        return gamma
+    if accepted_len == proposed:
+        return min(gamma + 2, GAMMA_MAX)
+    return max(gamma - 1, GAMMA_MIN)
+
+
+class DraftPolicy:
+    """The stops and the γ schedule of one run, with the record they learn from.
+
+    Per cycle: begin(max_tokens) says how many tokens the draft may hold, goes_on(token, q) after
+    each drafted token says whether to draft another, ended_by and doubt_scale describe the
+    draft, commit(accepted_len, proposed) learns from the verdict.
+    """
+
+    def __init__(
+        self, settings: GenerationSettings, stop_ids: frozenset[int] = frozenset()
+    ) -> None:
+        self.gamma = settings.gamma  # the current γ (the setting's value until adaptive moves it)
+        self.adaptive = settings.adaptive_gamma
+        self.stop_below = settings.draft_stop_below
+        self.stop_cumulative = settings.draft_stop_cumulative
+        self.stop_ids = stop_ids
+        # The cumulative stop's record of this run (see doubt_scale()).
+        self.misses, self.doubts = 0, 0.0
+        # The current draft: its length limit, tokens so far, the draft's estimate that every
+        # guess so far is right, its top probability at each position, and why it ended.
+        self._limit = 0
+        self._drafted = 0
+        self._all_right = 1.0
+        self._tops: list[float] = []
+        self.doubt_scale = 1.0
+        self.ended_by = "gamma"
+
+    def begin(self, max_tokens: int) -> int:
+        """Start a draft with room for max_tokens; returns its length limit min(γ, max_tokens)."""
+        self._limit = min(self.gamma, max_tokens)
+        self._drafted = 0
+        self._all_right = 1.0
+        self._tops = []
+        self.doubt_scale = doubt_scale(self.misses, self.doubts)
+        self.ended_by = "gamma" if self._limit == self.gamma else "budget"
+        return self._limit
+
+    def goes_on(self, token: torch.Tensor | int, q_row: torch.Tensor | None) -> bool:
+        """Record one drafted token and say whether the draft may go on past it.
+
+        token: the drafted id (a 0-dim tensor may stay on the device: it is read back only when
+        the EOS stop needs it); q_row: (V,) the distribution it was drawn from, None for one-hot
+        (a deterministic proposer, sure of every guess: q(x) = max q = 1).
+        """
+        self._drafted += 1
+        if self.stop_cumulative > 0.0:
+            # The top probability, not the sampled token's: in greedy mode they are the same
+            # number; when sampling, q(x) of a drawn token says more about the dice than about
+            # whether the target will agree, while a peaked q means the models likely agree.
+            # Read for the last guess too: the record of doubts needs every tested position.
+            self._tops.append(1.0 if q_row is None else float(q_row.max()))
+        if self._drafted >= self._limit:
+            return False  # the draft is complete; a stop now would change nothing
+        # A drafted end-of-sequence ends the run if the target accepts it, and a rejection ends
+        # the cycle there anyway: guesses after it can never be emitted. transformers' assistant
+        # stops there too (its draft runs generate(), which ends at EOS). Reading the id back
+        # costs a host sync per token, which the confidence stops pay anyway.
+        if self.stop_ids and int(token) in self.stop_ids:
+            self.ended_by = "eos"
+            return False
+        # The confidence stops read a number back from the device per token; that is only paid
+        # when a stop is on. A one-hot q never trips them: 1 is above every threshold.
+        if self.stop_below > 0.0 and q_row is not None and float(q_row[token]) < self.stop_below:
+            self.ended_by = "confidence"
+            return False
+        if self.stop_cumulative > 0.0:
+            self._all_right *= scaled_confidence(self._tops[-1], self.doubt_scale)
+            if self._all_right < self.stop_cumulative:
+                self.ended_by = "cumulative"
+                return False
+        return True
+
+    def commit(self, accepted_len: int, proposed: int) -> None:
+        """Learn from the verdict on the last draft: the doubt record, then the γ schedule."""
+        if self._tops:
+            tested = min(accepted_len + 1, proposed)  # up to and including the first rejection
+            self.misses += int(accepted_len < proposed)
+            self.doubts += sum(1.0 - top for top in self._tops[:tested])
+        self._tops = []
+        if self.adaptive:
+            self.gamma = next_gamma(self.gamma, accepted_len, proposed)

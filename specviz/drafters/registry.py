@@ -1,0 +1,33 @@
+"""make_drafter(spec, pair): the one place a drafter is built, from a kind name and its options.
+
+Adding a drafter is a new module in specviz/drafters and one entry in DRAFTERS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from specviz.core.engine import ModelPairLike
+from specviz.drafters.base import Drafter, DrafterSpec
+from specviz.drafters.draft_model import ModelDrafter
+
+# Builds a drafter for a pair from a spec of its kind (and refuses options it does not take).
+DrafterFactory = Callable[[DrafterSpec, ModelPairLike], Drafter]
+
+# Every drafter kind by name: the name a spec, a preset and Cycle.drafter use.
+DRAFTERS: dict[str, DrafterFactory] = {
+    ModelDrafter.kind: ModelDrafter.from_spec,
+}
+
+# What the app, the CLI, the labs and the bench draft with unless a preset says otherwise.
+DEFAULT_DRAFTER = ModelDrafter.kind
+
+
+def make_drafter(spec: str | DrafterSpec, pair: ModelPairLike) -> Drafter:
+    """A fresh drafter of spec's kind for pair; ValueError naming the known kinds if unknown."""
+    parsed = DrafterSpec.parse(spec) if isinstance(spec, str) else spec
+    factory = DRAFTERS.get(parsed.kind)
+    if factory is None:
+        known = ", ".join(sorted(DRAFTERS))
+        raise ValueError(f"unknown drafter {parsed.kind!r}; known drafters: {known}")
+    return factory(parsed, pair)

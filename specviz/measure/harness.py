@@ -1,0 +1,333 @@
+"""One measurement harness: warm-up, interleaved methods, repeats, a time budget, progress.
+
+Every timing in specviz (the benchmark, the speedup and task labs, the measurement commands) runs
+through `iter_measurements`, so they share one protocol:
+
+- warm-up: each warm-up method runs once, untimed, so one-time costs (allocations, kernel choices)
+  land there and not on the first measured run;
+- interleaving: repeat r runs every method once, in order (A B C A B C ...), so drift on a shared
+  machine hits every method alike and their ratios stay comparable;
+- repeats: repeat r gets the method's settings with seed + r (`repeat_settings`), so a sampled
+  result is not one random trajectory's luck; greedy runs are identical repeats;
+- time budget: each run's deadline is its equal share of what is left; an engine run past it stops
+  after its current event (kept, marked incomplete); a later repeat that would start after the
+  budget is spent is skipped; both are reported as cut. The first repeat of every method always runs
+  (at least one event), so every method has a sample;
+- progress: (fraction of runs done, message) before the warm-up, before each run and at the end.
+
+A method is a name, the settings it runs with and a function of one `Trial`. It returns an `Outcome`
+(new tokens, the engine's counters and events when it has them), or None when it abandoned the run
+because `trial.should_stop()` said so; then nothing more runs and the result says it was stopped.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+
+import torch
+
+from specviz.core.events import Cycle, Step, Totals
+from specviz.core.settings import GenerationSettings
+
+__all__ = [
+    "Measurements",
+    "Method",
+    "MethodResult",
+    "Outcome",
+    "Progress",
+    "Sample",
+    "Trial",
+    "Update",
+    "drain",
+    "iter_measurements",
+    "measure",
+    "never",
+    "repeat_settings",
+]
+
+Progress = Callable[[float, str], None]  # (fraction of runs done, what runs next)
+Event = Cycle | Step
+
+
+def never() -> bool:
+    """A should_stop that never asks to stop."""
+    return False
+
+
+def repeat_settings(settings: GenerationSettings, repeat: int) -> GenerationSettings:
+    """The settings of one repeat: greedy runs are identical; sampled runs draw seed + repeat."""
+    if settings.temperature == 0.0:
+        return settings
+    return replace(settings, seed=settings.seed + repeat)
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One call of a method: its settings for this repeat, and when it has to end."""
+
+    repeat: int
+    settings: GenerationSettings  # the method's settings with seed + repeat when sampling
+    deadline: float  # a time.perf_counter() value; inf without a budget
+    should_stop: Callable[[], bool] = never  # the caller wants everything to stop: abandon the run
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one run produced."""
+
+    new_tokens: int  # tokens generated (or steps taken): what the throughput divides
+    totals: Totals | None = None  # the engine's counters; None for a method without them
+    text: str = ""
+    token_ids: tuple[int, ...] = ()  # the new tokens, when the method reports them
+    complete: bool = True  # False when the run stopped at its deadline before its end
+    events: tuple[Event, ...] = ()  # the engine's records, when the method has them
+
+
+@dataclass(frozen=True)
+class Method:
+    """A named way to run: called once per repeat with a Trial."""
+
+    name: str
+    run: Callable[[Trial], Outcome | None]
+    settings: GenerationSettings = field(default_factory=GenerationSettings)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One timed run of one method."""
+
+    repeat: int
+    seed: int
+    seconds: float  # wall clock of the whole call (device work included)
+    outcome: Outcome
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.outcome.new_tokens / self.seconds if self.seconds > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class MethodResult:
+    """One method's samples in repeat order, and the repeats the budget skipped."""
+
+    name: str
+    samples: tuple[Sample, ...]
+    skipped: tuple[int, ...] = ()  # repeats not run: the budget was spent
+
+    @property
+    def rates(self) -> list[float]:
+        """Wall-clock tokens/s of each sample, in repeat order."""
+        return [sample.tokens_per_s for sample in self.samples]
+
+    @property
+    def tokens_per_s(self) -> float:
+        """The median wall-clock tokens/s over the samples."""
+        return statistics.median(self.rates) if self.samples else 0.0
+
+    @property
+    def median_sample(self) -> Sample:
+        """The sample at the middle of the throughput order (the upper middle of an even count)."""
+        order = sorted(self.samples, key=lambda sample: sample.tokens_per_s)
+        return order[len(order) // 2]
+
+    @property
+    def new_tokens(self) -> int:
+        """New tokens of the median sample."""
+        return self.median_sample.outcome.new_tokens
+
+    @property
+    def seconds(self) -> float:
+        """Wall-clock seconds of all samples together."""
+        return sum(sample.seconds for sample in self.samples)
+
+    @property
+    def totals(self) -> Totals | None:
+        """The engine's counters of the median sample (None for a method without them)."""
+        return self.median_sample.outcome.totals
+
+    @property
+    def complete(self) -> bool:
+        """Every planned repeat ran to its end."""
+        return not self.skipped and all(sample.outcome.complete for sample in self.samples)
+
+    @property
+    def cut(self) -> list[str]:
+        """Which repeats the budget cut: 'name, repeat r: cut short' or '...: skipped'."""
+        short = [s.repeat for s in self.samples if not s.outcome.complete]
+        return [f"{self.name}, repeat {r + 1}: cut short" for r in short] + [
+            f"{self.name}, repeat {r + 1}: skipped" for r in self.skipped
+        ]
+
+
+@dataclass(frozen=True)
+class Measurements:
+    """Every method's result, in the order the methods were given."""
+
+    methods: tuple[MethodResult, ...]
+    stopped: bool  # should_stop ended the measurement; the abandoned run has no sample
+    elapsed_s: float
+
+    @property
+    def complete(self) -> bool:
+        """Every run of every method ran to its end."""
+        return not self.stopped and all(result.complete for result in self.methods)
+
+    @property
+    def cut(self) -> list[str]:
+        """Every measurement the time budget cut short or skipped."""
+        return [line for result in self.methods for line in result.cut]
+
+    def __getitem__(self, name: str) -> MethodResult:
+        for result in self.methods:
+            if result.name == name:
+                return result
+        raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class Update:
+    """Where a measurement stands: sent before the warm-up, before each run and at the end."""
+
+    fraction: float  # runs done / runs planned
+    message: str  # the run about to start ("warming up", a method's name), "done" or "stopped ..."
+    measurements: Measurements  # everything measured so far
+    finished: bool = False  # the last update: done, or stopped
+
+
+def iter_measurements(
+    methods: Sequence[Method],
+    repeats: int = 1,
+    warm_up: Sequence[Method] = (),
+    time_budget_s: float | None = None,
+    should_stop: Callable[[], bool] = never,
+) -> Iterator[Update]:
+    """Run every method `repeats` times, interleaved, after the warm-up; a stream of updates.
+
+    The arguments are checked here, before the first run, not on the first next().
+    """
+    if not methods:
+        raise ValueError("there is nothing to measure: no methods")
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    if len({method.name for method in methods}) != len(methods):
+        raise ValueError("method names must be distinct")
+    if time_budget_s is not None and time_budget_s < 0:
+        raise ValueError(f"the time budget must be at least 0 s, got {time_budget_s}")
+    budget = float("inf") if time_budget_s is None else time_budget_s
+    return _measurements(tuple(methods), repeats, tuple(warm_up), budget, should_stop)
+
+
+def measure(
+    methods: Sequence[Method],
+    repeats: int = 1,
+    warm_up: Sequence[Method] = (),
+    time_budget_s: float | None = None,
+    progress: Progress | None = None,
+    should_stop: Callable[[], bool] = never,
+) -> Measurements:
+    """iter_measurements run to its end; progress(fraction, message) gets every update."""
+    updates = iter_measurements(methods, repeats, warm_up, time_budget_s, should_stop)
+    for update in updates:
+        if progress is not None:
+            progress(update.fraction, update.message)
+        if update.finished:
+            return update.measurements
+    raise AssertionError("the harness always ends with a finished update")  # pragma: no cover
+
+
+def _measurements(
+    methods: tuple[Method, ...],
+    repeats: int,
+    warm_up: tuple[Method, ...],
+    budget_s: float,
+    should_stop: Callable[[], bool],
+) -> Iterator[Update]:
+    began = time.perf_counter()
+    deadline = began + budget_s
+    samples: list[list[Sample]] = [[] for _ in methods]
+    skipped: list[list[int]] = [[] for _ in methods]
+    total = len(methods) * repeats
+    done = 0
+
+    def update(message: str, stopped: bool = False, finished: bool = False) -> Update:
+        results = tuple(
+            MethodResult(method.name, tuple(own), tuple(cut))
+            for method, own, cut in zip(methods, samples, skipped, strict=True)
+        )
+        measured = Measurements(results, stopped, time.perf_counter() - began)
+        return Update(done / total, message, measured, finished)
+
+    def stopped() -> Update:
+        return update(f"stopped after {done} of {total} runs", stopped=True, finished=True)
+
+    if warm_up:
+        yield update("warming up")
+        for method in warm_up:
+            trial = Trial(0, method.settings, deadline, should_stop)
+            if method.run(trial) is None:
+                yield stopped()
+                return
+    for repeat in range(repeats):
+        for index, method in enumerate(methods):
+            now = time.perf_counter()
+            if repeat > 0 and now > deadline:
+                skipped[index].append(repeat)
+                done += 1
+                continue
+            label = method.name if repeats == 1 else f"{method.name} ({repeat + 1}/{repeats})"
+            yield update(label)
+            # An equal share of what is left: a run that ends early leaves its time to the rest.
+            share = max(0.0, deadline - time.perf_counter()) / (total - done)
+            settings = repeat_settings(method.settings, repeat)
+            trial = Trial(repeat, settings, time.perf_counter() + share, should_stop)
+            seconds, outcome = _timed(method.run, trial)
+            if outcome is None:
+                yield stopped()
+                return
+            samples[index].append(Sample(repeat, settings.seed, seconds, outcome))
+            done += 1
+    yield update("done", finished=True)
+
+
+def _timed(run: Callable[[Trial], Outcome | None], trial: Trial) -> tuple[float, Outcome | None]:
+    """Wall-clock seconds of one run, queued GPU work included."""
+    began = time.perf_counter()
+    outcome = run(trial)
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    return time.perf_counter() - began, outcome
+
+
+def drain(events: Iterator[Event], trial: Trial) -> Outcome | None:
+    """Run an engine generator to its end or to the trial's deadline; None if asked to stop.
+
+    Past the deadline the run stops after the event in hand (kept, incomplete); should_stop is
+    polled between events, and a stop abandons the run.
+    """
+    kept: list[Event] = []
+    for event in events:
+        kept.append(event)
+        if event.finished:
+            break
+        if trial.should_stop():
+            return None
+        if time.perf_counter() > trial.deadline:
+            return _outcome(kept, complete=False)
+    return _outcome(kept, complete=True)
+
+
+def _outcome(events: list[Event], complete: bool) -> Outcome:
+    if not events:  # pragma: no cover - every decoder emits at least one event
+        raise RuntimeError("the decoder produced no events")
+    tokens = [
+        token
+        for event in events
+        for token in (event.emitted if isinstance(event, Cycle) else (event.token,))
+    ]
+    totals = events[-1].totals
+    text = "".join(token.text for token in tokens)
+    ids = tuple(token.token_id for token in tokens)
+    return Outcome(totals.new_tokens, totals, text, ids, complete, tuple(events))

@@ -1,0 +1,195 @@
+"""One model's forward and KV cache: what the engine, the drafters, the labs and the cost curve call.
+
+A ModelRunner runs the lean decoding step (specviz.models.lean_forward) where it computes the
+model, and transformers' own forward elsewhere, so every caller times and scores the forward the
+app runs. The lean step is accepted per model by a first-use check: its logits against the
+model's own forward on a short prompt and two more tokens after the cached prompt. A model the lean
+step does not cover, or whose logits differ beyond the rounding of its dtype, keeps transformers'
+forward, and the runner says why (`fallback_reason`), for the app's model info.
+
+This lives in models/ beside the lean step it chooses: which forward computes a model is a
+question about the model's family and module layout, the layer below the engine.
+"""
+
+from __future__ import annotations
+
+import copy
+import weakref
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from transformers import DynamicCache
+
+from specviz.core.model_steps import device_of, new_cache
+from specviz.models.lean_forward import LeanCache, LeanDecoder, lean_support_problem
+
+RunnerKind = Literal["lean", "transformers"]
+
+# The first-use check's feed: a short prompt, then two tokens after its cached keys (the shape of
+# a verify step), so the cache, positions and the causal mask after a prefix are all exercised.
+CHECK_PROMPT_LEN, CHECK_STEP_LEN = 5, 2
+
+
+@dataclass(frozen=True)
+class ForwardChoice:
+    """Which forward computes a model, and why the lean step does not (None when it does)."""
+
+    kind: RunnerKind
+    fallback_reason: str | None
+
+
+def logits_tolerance(dtype: torch.dtype, scale: float) -> float:
+    """The largest logit difference from the model's own forward the lean step may show.
+
+    In float32 both compute the same products in another order: 1e-4 relative. In bfloat16 or
+    float16 the model's own forward rounds attention scores (and more) to 8 or 11 bits, and the
+    lean step, which keeps attention in float32, sits about as far from the float32 truth on the
+    other side (tests/test_lean_forward.py bounds each at 2 % of the largest logit plus 0.01).
+    A wrong position, mask, rotary sign or head grouping moves logits by far more.
+    """
+    if dtype in (torch.bfloat16, torch.float16):
+        return 0.04 * scale + 0.02
+    return 1e-4 * scale + 1e-4
+
+
+class ModelRunner:
+    """One model's forward and KV cache, batch size 1: feed tokens, read logits, roll back."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        self.model = model
+        self.device = device_of(model)
+        # Built per runner, never kept on the model: a later module swap is seen by the next one.
+        self._lean: LeanDecoder | None = None
+        self.choice = choose_forward(model)
+        if self.choice.kind == "lean":
+            self._lean = LeanDecoder(model)
+        self._cache: LeanCache | DynamicCache = self._new_cache()
+
+    @property
+    def kind(self) -> RunnerKind:
+        """ "lean" when the lean step runs, "transformers" when the model's own forward does."""
+        return self.choice.kind
+
+    @property
+    def fallback_reason(self) -> str | None:
+        """Why transformers' forward runs instead of the lean step (None when the lean one runs)."""
+        return self.choice.fallback_reason
+
+    @property
+    def cache_len(self) -> int:
+        """Positions the KV cache holds."""
+        return self._cache.get_seq_length()
+
+    def reset(self) -> None:
+        """Start over with an empty KV cache (a new prompt)."""
+        self._cache = self._new_cache()
+
+    @torch.inference_mode()
+    def forward(self, input_ids: torch.Tensor, logits_to_keep: int = 1) -> torch.Tensor:
+        """(logits_to_keep, V) logits of the last positions of input_ids (1, L) fed after the cache.
+
+        The cache grows by L. Keeping only the logits needed saves the vocabulary projection of
+        the others, a large share of a small model's cost.
+        """
+        if self._lean is not None:
+            out = self._lean(
+                input_ids=input_ids, past_key_values=self._cache, logits_to_keep=logits_to_keep
+            )
+        else:
+            out = self.model(
+                input_ids=input_ids,
+                past_key_values=self._cache,
+                use_cache=True,
+                logits_to_keep=logits_to_keep,
+            )
+        logits: torch.Tensor = out.logits[0]
+        return logits
+
+    def rollback(self, tokens: int) -> None:
+        """Forget the last `tokens` cached positions (0: none); nothing is recomputed."""
+        if tokens < 0:
+            raise ValueError(f"rollback takes how many tokens to forget, got {tokens}")
+        self._cache.crop(-tokens)
+
+    @torch.inference_mode()
+    def branch_logits(self, branch_ids: torch.Tensor) -> torch.Tensor:
+        """(B, V) next-token logits after each row of branch_ids (B, L), each fed after the cache.
+
+        One forward for all rows; the cache is left as it was. The lean step feeds the rows as
+        branches of one tree over the shared cache; transformers' forward gets a copy of the
+        cache repeated over the rows.
+        """
+        if self._lean is not None:
+            return self._lean.branch_logits(branch_ids, self._cache)  # type: ignore[arg-type]
+        cache = copy.deepcopy(self._cache)
+        cache.batch_repeat_interleave(branch_ids.shape[0])  # type: ignore[union-attr]
+        out = self.model(
+            input_ids=branch_ids, past_key_values=cache, use_cache=True, logits_to_keep=1
+        )
+        logits: torch.Tensor = out.logits[:, -1]
+        return logits
+
+    def _new_cache(self) -> LeanCache | DynamicCache:
+        if self._lean is not None:
+            return self._lean.new_cache()
+        return new_cache(self.model)
+
+
+# First-use verdicts by model, with the module layout they were reached on (see _layout): a
+# model is checked once, and again only if its modules change. Weak keys: nothing is kept alive.
+_verdicts: weakref.WeakKeyDictionary[torch.nn.Module, tuple[tuple[object, ...], ForwardChoice]]
+_verdicts = weakref.WeakKeyDictionary()
+
+
+def choose_forward(model: torch.nn.Module) -> ForwardChoice:
+    """The forward a ModelRunner of this model runs: the lean step if it passes its checks."""
+    if problem := lean_support_problem(model):
+        return ForwardChoice("transformers", problem)
+    layout = _layout(model)
+    known = _verdicts.get(model)
+    if known is not None and known[0] == layout:
+        return known[1]
+    choice = _first_use_check(model)
+    _verdicts[model] = (layout, choice)
+    return choice
+
+
+def _layout(model: torch.nn.Module) -> tuple[object, ...]:
+    """What the lean step's verdict depends on: which modules, of which types, in which dtype."""
+    first = next(iter((*model.parameters(), *model.buffers())), None)
+    modules = tuple((name, id(module), type(module)) for name, module in model.named_modules())
+    return (None if first is None else first.dtype, modules)
+
+
+@torch.inference_mode()
+def _first_use_check(model: torch.nn.Module) -> ForwardChoice:
+    """Compare the lean step's logits with the model's own on a short prompt and a cached step."""
+    try:
+        lean = LeanDecoder(model)
+        device = device_of(model)
+        vocab = int(getattr(model.config, "vocab_size"))  # noqa: B009 (config is loosely typed)
+        # Ids spread over the vocabulary; any ids exercise the arithmetic.
+        ids = (torch.arange(1, CHECK_PROMPT_LEN + CHECK_STEP_LEN + 1, device=device) * 7919) % vocab
+        own_cache = new_cache(model)
+        lean_cache = lean.new_cache()
+        for feed in (ids[:CHECK_PROMPT_LEN], ids[CHECK_PROMPT_LEN:]):
+            feed = feed.view(1, -1)
+            keep = feed.shape[1]
+            own = model(
+                input_ids=feed, past_key_values=own_cache, use_cache=True, logits_to_keep=keep
+            ).logits.float()
+            got = lean(input_ids=feed, past_key_values=lean_cache, logits_to_keep=keep).logits
+            error = (got.float() - own).abs().max().item()
+            tolerance = logits_tolerance(got.dtype, own.abs().max().item())
+            if not error <= tolerance:  # also refuses NaN
+                return ForwardChoice(
+                    "transformers",
+                    f"the lean step's logits differ from the model's own by {error:.3g} "
+                    f"(tolerance {tolerance:.3g} in {str(got.dtype).removeprefix('torch.')})",
+                )
+    except Exception as error:  # any failure means the lean step does not compute this model
+        return ForwardChoice(
+            "transformers", f"the lean step failed: {type(error).__name__}: {error}"
+        )
+    return ForwardChoice("lean", None)

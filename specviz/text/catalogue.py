@@ -1,0 +1,125 @@
+"""Look-ups in the text catalogue: a key and a language in, a sentence out.
+
+The catalogue holds sentences; the code computes and formats the values (numbers keep the format
+written beside the computation, ``f"{alpha:.2f}"``) and passes them as named fields. Templates use
+str.format's named fields only, with no format spec or conversion, so a translator never touches a
+number's format. The language is an argument of every call, never a global, so each visitor of the
+app can read their own.
+
+Catalogue text is trusted; the values are not (token text and prompts come from a model or a
+user). ``t_html`` therefore escapes every value unless the code marks it ``Html``.
+"""
+
+from __future__ import annotations
+
+import html
+import string
+from collections.abc import Mapping
+from functools import cache
+
+from specviz.text import en
+
+DEFAULT_LANGUAGE = "en"
+
+# One table per language; a new language is a new module here, checked key for key against English.
+TABLES: Mapping[str, Mapping[str, str]] = {"en": en.TABLE}
+
+_FORMATTER = string.Formatter()
+
+
+class TextError(LookupError):
+    """A key, language or value the catalogue cannot supply: a bug in the code, not the user's."""
+
+
+class Html(str):
+    """Markup the code built itself (already escaped): ``t_html`` inserts it as it is."""
+
+    __slots__ = ()
+
+
+def t(key: str, lang: str = DEFAULT_LANGUAGE, **values: object) -> str:
+    """The sentence ``key`` in ``lang`` with its named fields filled from ``values``."""
+    return "".join(
+        literal if field is None else str(values[field])
+        for literal, field in _segments(key, lang, frozenset(values))
+    )
+
+
+def t_html(key: str, lang: str = DEFAULT_LANGUAGE, **values: object) -> Html:
+    """Like ``t``, for HTML: the template's text and every value escaped, except ``Html`` values."""
+    parts = []
+    for literal, field in _segments(key, lang, frozenset(values)):
+        if field is None:
+            # Trusted text: only & < > need escaping (a test keeps " out of every template).
+            parts.append(html.escape(literal, quote=False))
+        else:
+            value = values[field]
+            parts.append(value if isinstance(value, Html) else html.escape(str(value), quote=True))
+    return Html("".join(parts))
+
+
+def supported_language(requested: str | None) -> str:
+    """``requested`` if the catalogue has that language, otherwise the default (English)."""
+    return requested if requested is not None and requested in TABLES else DEFAULT_LANGUAGE
+
+
+def placeholders(template: str) -> frozenset[str]:
+    """The named fields of one template."""
+    return frozenset(field for _, field in _parse(template) if field is not None)
+
+
+def table_problems(table: Mapping[str, str], reference: Mapping[str, str] = en.TABLE) -> list[str]:
+    """Everything that keeps ``table`` from standing in for ``reference``, one line each.
+
+    A table must have exactly the reference's keys, each with the same named fields, and every
+    template must parse (plain named fields, no format spec, no conversion).
+    """
+    problems = [f"missing key {key!r}" for key in reference if key not in table]
+    problems += [f"unknown key {key!r}" for key in table if key not in reference]
+    for key, template in table.items():
+        try:
+            fields = placeholders(template)
+        except (TextError, ValueError) as error:
+            problems.append(f"{key!r}: {error}")
+            continue
+        if key in reference and fields != placeholders(reference[key]):
+            wanted = ", ".join(sorted(placeholders(reference[key]))) or "none"
+            problems.append(
+                f"{key!r} has fields {', '.join(sorted(fields)) or 'none'}, wants {wanted}"
+            )
+    return problems
+
+
+@cache
+def _parse(template: str) -> tuple[tuple[str, str | None], ...]:
+    """(literal text, field name or None) pairs; rejects positional fields, specs and conversions."""
+    segments: list[tuple[str, str | None]] = []
+    for literal, field, spec, conversion in _FORMATTER.parse(template):
+        if literal:
+            segments.append((literal, None))
+        if field is None:
+            continue
+        if not field.isidentifier() or spec or conversion:
+            raise TextError(
+                f"template field {{{field}{'!' + conversion if conversion else ''}"
+                f"{':' + spec if spec else ''}}} must be a plain name: format values in the code"
+            )
+        segments.append(("", field))
+    return tuple(segments)
+
+
+def _segments(key: str, lang: str, given: frozenset[str]) -> tuple[tuple[str, str | None], ...]:
+    """The parsed template, after checking the values match its fields exactly."""
+    table = TABLES.get(lang)
+    if table is None:
+        raise TextError(f"no text table for language {lang!r}; have {', '.join(TABLES)}")
+    template = table.get(key)
+    if template is None:
+        raise TextError(f"no text {key!r} in the {lang!r} table")
+    segments = _parse(template)
+    wanted = {field for _, field in segments if field is not None}
+    if missing := wanted - given:
+        raise TextError(f"text {key!r} needs a value for {', '.join(sorted(missing))}")
+    if extra := given - wanted:
+        raise TextError(f"text {key!r} has no field {', '.join(sorted(extra))}")
+    return segments

@@ -1,0 +1,528 @@
+"""The English text: every sentence, label and message the user reads, by key.
+
+Keys are grouped by where the text appears (``origin.*`` token kinds, ``tip.*`` token tooltips,
+``card.*`` and ``cards.*`` the current cycle, ``counter.*``, ``race.*``, ``chart.*``, one prefix per
+lab, ``cli.*``, ``error.*``). Fields in braces are filled by the code, which formats the numbers.
+Another language is another module with the same keys and fields (tests/test_text.py checks).
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+TABLE = MappingProxyType(
+    {
+        # --- token origins: legend labels and what they mean --------------------------------------
+        "origin.accepted": "accepted draft",
+        "origin.accepted.meaning": "the draft guessed it and the target agreed",
+        "origin.rejected": "rejected draft",
+        "origin.rejected.meaning": "the draft's guess, thrown away by the target",
+        "origin.untested": "never tested",
+        "origin.untested.meaning": "drafted after a rejection, so discarded unchecked",
+        "origin.resampled": "resampled",
+        "origin.resampled.meaning": "the target's replacement for the rejected guess",
+        "origin.bonus": "bonus",
+        "origin.bonus.meaning": "a free extra token when every draft was accepted",
+        "origin.target": "plain decoding",
+        "origin.target.meaning": "one target forward pass per token",
+        "legend.sample": "token",
+        "legend.cycle": "cycle boundary",
+        "legend.cycle.meaning": "one target forward pass each",
+        "legend.hint": "Hover or click a token for q, p, min(1, p/q) and u.",
+        # --- the token stream and its tooltips ----------------------------------------------------
+        "stream.cycle_mark": "cycle {cycle}",
+        "stream.stop.eos": "end of text",
+        "stream.stop.max_new_tokens": "token limit reached",
+        "tip.head": "{token}  {origin}",
+        "tip.draft_where": "cycle {cycle}, draft position {position} of {gamma}",
+        "tip.extra_where": "cycle {cycle}, position {position}",
+        "tip.plain_where": "token {index}: one target forward pass",
+        "tip.q_and_p": "q_draft = {q}   p_target = {p}",
+        "tip.p_target": "p_target = {p}",
+        "tip.accept_prob": "min(1, p/q) = {accept}",
+        "tip.probability": "probability = {prob}",
+        "tip.rule.greedy": "greedy: accepted only if it is the target's top choice",
+        "tip.rule.sampled": "u = {u}  (accepted when u < min(1, p/q))",
+        "tip.untested": "never tested: an earlier draft token was rejected",
+        "tip.source.bonus": "drawn from p after every draft token was accepted",
+        "tip.source.greedy": "the target's top choice at the rejected position",
+        "tip.source.residual": "drawn from norm(max(0, p − q)) at the rejected position",
+        # --- the current cycle's cards ------------------------------------------------------------
+        "card.position": "draft {position}",
+        "card.verdict.accepted": "✓ accepted",
+        "card.verdict.rejected": "✗ rejected",
+        "card.verdict.untested": "– not tested",
+        "card.verdict.bonus": "★ bonus",
+        "card.verdict.resampled": "↻ resampled",
+        "card.u": "u = {u}",
+        "card.q_and_p": "q {q} · p {p}",
+        "card.accept_prob": "min(1, p/q) {accept}",
+        "card.rule.greedy": "greedy: is it the target's top choice?",
+        "card.rule.sampled": "accept if u {u} < {accept}",
+        "card.probability": "probability {prob}",
+        "card.why.bonus": "every draft accepted: one more token from p for free",
+        "card.why.greedy": "target's top choice",
+        "card.why.residual": "drawn from norm(max(0, p − q))",
+        "cards.title": "Current cycle",
+        "cards.placeholder": (
+            "Press Run or Step: the draft model proposes γ tokens, the target checks them all in "
+            "one forward pass."
+        ),
+        "cards.cycle": "Cycle {cycle}",
+        "cards.head": (
+            "{cycle} · drafted γ = {gamma} · {accepted} accepted · {outcome} → {new_tokens} from "
+            "one target pass"
+        ),
+        "cards.new_tokens.one": "{n} new token",
+        "cards.new_tokens": "{n} new tokens",
+        "cards.outcome.rejected": "rejected at draft {position}, the target supplied a replacement",
+        "cards.outcome.bonus": "all accepted, plus a bonus token",
+        "cards.outcome.eos": "all accepted, and the answer ended",
+        "cards.outcome.limit": "all accepted, and the token limit was reached",
+        "cards.foot": (
+            "draft {draft_ms} ms · verify {verify_ms} ms · overhead {overhead_ms} ms · KV cache "
+            "after rollback: target {target_cache}, draft {draft_cache}"
+        ),
+        "caption.none": "No rejection yet: every draft token has been accepted.",
+        "caption.where_cycle": "cycle {cycle}, draft {position}",
+        "caption.where": "draft {position}",
+        "caption.rejection": (
+            "Last rejection ({where}): the draft guessed {rejected} (q = {q}); the target replaced "
+            "it with {resampled}."
+        ),
+        # --- counters -----------------------------------------------------------------------------
+        "counter.tokens": "tokens generated",
+        "counter.tokens.note": "new tokens so far",
+        "counter.target_forwards": "target passes",
+        "counter.target_forwards.note": "plain decoding needs {n}",
+        "counter.saved": "target passes saved",
+        "counter.saved.note": "{percent}% fewer than plain decoding",
+        "counter.draft": "draft passes",
+        "counter.draft.note": "cheap forwards of the draft",
+        "counter.alpha": "acceptance rate α",
+        "counter.alpha.note": "{accepted} of {tested} tested drafts",
+        "counter.tau": "tokens per target pass τ",
+        "counter.tau.note": "plain decoding: 1.00",
+        "counter.tps": "tokens / s",
+        "counter.tps.note": "{seconds} s engine time",
+        "counter.gamma": "γ this cycle",
+        "counter.gamma.note": "tokens drafted",
+        # --- the race -----------------------------------------------------------------------------
+        "race.waiting": "waiting",
+        "race.speed": "{tps} tok/s",
+        "race.numbers": "{speed} · {tokens} tokens · {passes} target passes · {seconds} s",
+        "race.speedup": "{ratio}× faster",
+        "race.speedup.waiting": "speedup: waiting for both runs",
+        "race.spec": "Speculative decoding",
+        "race.spec.placeholder": "not started",
+        "race.plain": "Plain decoding (target only)",
+        "race.plain.placeholder": "runs after the speculative run",
+        "race.method": (
+            "Both runs decode the same target with the same settings and seed, one after the "
+            "other; speeds are compute time measured inside the engine (each reads the prompt in "
+            "its first pass; the app's own drawing is excluded), so the UI does not distort the "
+            "comparison."
+        ),
+        "race.same_tokens": "Both runs produced exactly the same tokens.",
+        "race.differ.sampled": (
+            "The texts differ because sampling draws different random numbers; both follow the "
+            "target's distribution exactly."
+        ),
+        "race.part.at": "at token {index}",
+        "race.part.length": "in length",
+        "race.differ.greedy": (
+            "The greedy texts part {where}: in reduced precision the target's one batched "
+            "verification pass and its one-token steps round slightly differently, so a near-tie "
+            "can break the other way. In float32 they match token for token (see the tests)."
+        ),
+        "race.replay": "replay · {seconds} s",
+        # --- the probability inspector (the dice roll) -------------------------------------------
+        "inspector.explanation": (
+            "Each drafted token x was sampled by the draft from q. The target then scored it: "
+            "p(x). The verifier draws u uniformly from [0, 1) and **accepts x if u < min(1, "
+            "p(x)/q(x))**: a token the target likes at least as much as the draft always passes; "
+            "one the draft over-rates passes only sometimes (Leviathan et al. 2023, Algorithm 1). "
+            "At the first rejection the replacement is drawn from the **residual** norm(max(0, "
+            "p − q)), the probability the draft under-supplied, which is exactly what makes every "
+            "emitted token follow p. Later drafts are never tested. In greedy mode (temperature 0) "
+            "there is no dice roll: a draft is kept while it is the target's top choice."
+        ),
+        "inspector.decision.untested": (
+            "not tested: an earlier draft was rejected, so this guess was discarded"
+        ),
+        "inspector.decision.greedy_accepted": "the target's top choice too → accepted",
+        "inspector.decision.greedy_rejected": "the target's top choice is {top} → rejected",
+        "inspector.decision.accepted": "u = {u} < min(1, p/q) = {accept} → accepted",
+        "inspector.decision.rejected": "u = {u} ≥ min(1, p/q) = {accept} → rejected",
+        "inspector.extra.none": (
+            "The run stopped inside this cycle, so no token was added after the drafts."
+        ),
+        "inspector.extra.bonus": (
+            "All {gamma} drafts passed, so the target's own next distribution p gave a bonus "
+            "token {token} (p = {prob})."
+        ),
+        "inspector.extra.greedy": (
+            "Draft {position} was rejected; the target's top choice {token} (p = {prob}) took its "
+            "place."
+        ),
+        "inspector.extra.residual": (
+            "Draft {position} was rejected; {token} was drawn from the residual norm(max(0, p − "
+            "q)) with probability {prob}."
+        ),
+        "inspector.end.budget": (
+            "The draft stopped after {n}: only that many tokens were left in the budget."
+        ),
+        "inspector.end.eos": (
+            "The draft stopped after {n}: its last guess ends the text, so nothing after it could "
+            "be kept."
+        ),
+        "inspector.end.confidence": (
+            "The draft stopped itself after {n}: it gave its last guess {token} only q = {q} (the "
+            "per-token confidence stop)."
+        ),
+        "inspector.end.cumulative": (
+            "The draft stopped itself after {n}: its own estimate that every guess is right, "
+            "{product} = {total}, fell below the cumulative stop."
+        ),
+        "inspector.end.cumulative_scaled": (
+            "The draft stopped itself after {n}: its estimate that every guess is right, "
+            "{product} = {total}, fell below the cumulative stop. Each factor is 1 − {scale} × "
+            "(1 − its top probability): earlier in this run its guesses were right more often "
+            "than it expected, so its doubts count for less."
+        ),
+        "inspector.lines.head": "cycle {cycle}: γ = {gamma}, {accepted} accepted",
+        "inspector.lines.greedy": " (greedy)",
+        "inspector.lines.draft": "  draft {position} {token}  q {q}  p {p}  {decision}",
+        "inspector.lines.top_q": "      top q: {entries}",
+        "inspector.lines.top_p": "      top p: {entries}",
+        "inspector.lines.top_residual": "      top residual: {entries}",
+        "inspector.placeholder": (
+            "Run or Step on the Live run tab first, then pick a cycle here (or click a token in "
+            "the stream)."
+        ),
+        "inspector.cycle": "Cycle {cycle}",
+        "inspector.of_count": " of {count}",
+        "inspector.summary": " · γ = {gamma} drafted · {accepted} accepted",
+        "inspector.summary.greedy": " · greedy",
+        "inspector.column.draft": "draft",
+        "inspector.column.token": "token x",
+        "inspector.column.q": "q(x)",
+        "inspector.column.p": "p(x)",
+        "inspector.column.ratio": "p/q",
+        "inspector.column.accept": "min(1, p/q)",
+        "inspector.column.u": "u",
+        "inspector.column.decision": "decision",
+        "inspector.chart.empty_title": "The dice roll, position by position",
+        "inspector.chart.no_cycle": "no cycle selected",
+        "inspector.chart.title": "Cycle {cycle}: q (draft) and p (target) at each drafted position",
+        "inspector.chart.panel": "draft {position}: {token} — {decision}",
+        "inspector.chart.residual": "residual norm(max(0, p − q))",
+        # --- the live run's charts (Plotly: {x}-style values are Plotly's own references) -------
+        "chart.axis.token": "token",
+        "chart.axis.probability": "probability",
+        "chart.axis.milliseconds": "milliseconds",
+        "chart.no_cycles": "no cycles yet",
+        "chart.series.p_target": "p (target)",
+        "chart.series.q_draft": "q (draft)",
+        "chart.hover.value": "{label}<br>{name} = {value}",
+        "chart.acceptance.title": "Acceptance rate by draft position",
+        "chart.acceptance.x": "draft position",
+        "chart.acceptance.y": "accepted / tested",
+        "chart.acceptance.series": "acceptance rate",
+        "chart.acceptance.hover": "draft position {position}<br>accepted {counts}<br>rate {rate}",
+        "chart.accepted_length.title": "Accepted draft tokens per cycle",
+        "chart.accepted_length.x": "accepted tokens in the cycle",
+        "chart.accepted_length.y": "cycles",
+        "chart.accepted_length.series": "cycles",
+        "chart.accepted_length.hover": "{cycles} cycles accepted {accepted} draft tokens",
+        "chart.tokens.title": "Tokens vs target forward passes",
+        "chart.tokens.x": "target forward passes",
+        "chart.tokens.y": "tokens generated",
+        "chart.tokens.speculative": "speculative",
+        "chart.tokens.plain_measured": "plain decoding (measured)",
+        "chart.tokens.plain_ideal": "plain decoding (1 token per pass)",
+        "chart.time.title": "Time per cycle",
+        "chart.time.x": "cycle",
+        "chart.time.draft": "draft",
+        "chart.time.verify": "verify",
+        "chart.time.overhead": "overhead",
+        "chart.time.hover": "cycle {cycle}: {part} {ms} ms",
+        "chart.rejection.empty_title": "At a rejection: p, q and the residual",
+        "chart.rejection.none": "no rejection yet",
+        "chart.rejection.title": "Rejection at draft {position}: p, q and the residual",
+        "chart.rejection.x": "token (✗ rejected guess, ↻ replacement)",
+        "chart.rejection.residual": "residual max(0, p − q), normalised",
+        # --- shared pieces ------------------------------------------------------------------------
+        "list.separator": ", ",
+        # --- the exactness lab --------------------------------------------------------------------
+        "exactness.placeholder": (
+            "Press the button: N continuations are drawn with plain sampling and N with "
+            "speculative sampling from the same prompt and settings, and their distributions are "
+            "compared."
+        ),
+        "exactness.rule.exact": "the paper's rule",
+        "exactness.rule.wrong": "a deliberately WRONG rule (every draft accepted)",
+        "exactness.verdict.differs": (
+            "At the 1 % level the test sees a difference (speculative samples vs the target's "
+            "exact law: χ² p = {p_value}): these samples do not follow p."
+        ),
+        "exactness.verdict.consistent": (
+            "No detectable difference at the 1 % level (speculative samples vs the target's exact "
+            "law: χ² p = {p_value}): consistent with exact sampling from p. About one test in "
+            "twenty gives p < 0.05 by chance even when nothing is wrong."
+        ),
+        "exactness.run": (
+            "{samples} samples per arm, first {tokens} token(s), {rule}. Took {seconds} s: the "
+            "target scored {target_prefixes} distinct prefixes in {target_forwards} batched "
+            "forwards and the draft {draft_prefixes} in {draft_forwards} (samples that reach the "
+            "same prefix share one forward; the models are deterministic, so this changes "
+            "nothing)."
+        ),
+        "exactness.analytic": (
+            "Analytic check of the first token: the rule's output law differs from p by at most "
+            "{error} (Leviathan et al., Theorem 1). The draft's q is TV {tv} away from p, which is "
+            "what the wrong rule would ship."
+        ),
+        "exactness.size": "TV {tv}: about {n}",
+        "exactness.needed": (
+            "Samples per arm for an 80 % chance to detect a shift at 5 % significance: {sizes}."
+        ),
+        "exactness.needed.wrong_rule": " The wrong rule's shift needs only about {n}.",
+        "exactness.outcome.first": "first token",
+        "exactness.outcome.first_n": "first {n} tokens",
+        "exactness.column.outcome": "outcome",
+        "exactness.column.tv": "TV(plain, spec)",
+        "exactness.column.tv_noise": "TV from noise alone",
+        "exactness.column.plain_vs_spec": "χ² p plain vs spec",
+        "exactness.column.spec_vs_exact": "χ² p spec vs exact p",
+        "exactness.column.plain_vs_exact": "χ² p plain vs exact p",
+        "exactness.greedy.placeholder": (
+            "At temperature 0 this compares greedy outputs token for token."
+        ),
+        "exactness.greedy.identical": (
+            "Identical: all {n} tokens of greedy speculative decoding equal plain greedy decoding "
+            "of the target ({dtype})."
+        ),
+        "exactness.greedy.parted": (
+            "The texts part at token {index} of {n} ({dtype}); everything before it is identical."
+        ),
+        "exactness.greedy.precision": (
+            "In exact arithmetic greedy speculative decoding returns the target's greedy text "
+            "token for token: a draft is kept only if it is the target's top choice. On real "
+            "hardware the target scores γ + 1 tokens in one batched pass during verification but "
+            "one token per pass in plain decoding, and in bfloat16 (or float16) those two "
+            "computations round differently. When two candidates are nearly tied, the rounding "
+            "can pick the other one, and the texts continue differently from there. That is a "
+            "property of reduced-precision kernels, not of the algorithm: in float32 the outputs "
+            "match."
+        ),
+        "exactness.greedy.speculative": "speculative",
+        "exactness.greedy.plain": "plain",
+        "exactness.greedy.column.decoder": "decoder",
+        "exactness.greedy.column.text": "text",
+        "exactness.chart.first_token": "First token",
+        "exactness.chart.first_two": "First two tokens",
+        "exactness.chart.first_three": "First three tokens",
+        "exactness.chart.first_n": "First {n} tokens",
+        "exactness.chart.empty_title": "{name}: plain vs speculative sampling",
+        "exactness.chart.continuation": "continuation",
+        "exactness.chart.frequency": "frequency",
+        "exactness.chart.run_to_compare": "run the lab to compare",
+        "exactness.chart.run_with": "run with {n} tokens",
+        "exactness.chart.other": "other",
+        "exactness.chart.plain": "plain sampling",
+        "exactness.chart.spec": "speculative",
+        "exactness.chart.spec_wrong": "speculative, wrong rule (accept every draft)",
+        "exactness.chart.exact": "exact target probability",
+        "exactness.chart.hover.samples": "{label}<br>{name}: {count} samples ({share})",
+        "exactness.chart.hover.exact": "{label}<br>exact p = {p}",
+        "exactness.chart.title": (
+            "{name}: TV {tv} (same-law noise ≈ {noise}), χ² p = {p_value}, N = {samples} each"
+        ),
+        "exactness.needed_chart.title": "Samples needed to see a difference",
+        "exactness.needed_chart.x": "TV difference",
+        "exactness.needed_chart.y": "samples per arm",
+        "exactness.needed_chart.empty": "run the lab to size the test",
+        "exactness.needed_chart.shift": "top token loses this much probability",
+        "exactness.needed_chart.wrong_rule": "wrong rule (law q instead of p)",
+        "exactness.needed_chart.hover": "TV {tv}: {n} samples per arm",
+        "exactness.needed_chart.this_run": "this run: {n}",
+        # --- the speedup lab ----------------------------------------------------------------------
+        "speedup.chart.title": "Speedup: theory vs measurement",
+        "speedup.chart.gamma_axis": "γ (tokens drafted per cycle)",
+        "speedup.chart.y": "speedup over plain",
+        "speedup.chart.tau_axis": "τ (tokens per target pass)",
+        "speedup.chart.empty": "run the lab to measure α, c and the verification cost",
+        "speedup.chart.predicted": "predicted (α = {alpha}, c = {cost})",
+        "speedup.chart.open_markers": ", open: v extrapolated",
+        "speedup.chart.extrapolated": " (extrapolated)",
+        "speedup.chart.predicted_tau": "predicted τ (right axis)",
+        "speedup.chart.measured": "measured speedup",
+        "speedup.chart.measured_tau": "measured τ (right axis)",
+        "speedup.chart.no_gain": "no gain (1×)",
+        "speedup.chart.best": "best γ = {gamma} ({speedup}×)",
+        "speedup.chart.hover.line": (
+            "γ = {gamma}: {speedup}×<br>τ = {tau} tokens per pass<br>v(γ) = {verify}{extrapolated}"
+        ),
+        "speedup.chart.hover.best": "best γ = {gamma}: {speedup}×",
+        "speedup.chart.hover.tau": "γ = {gamma}: τ = {tau} tokens per pass",
+        "speedup.chart.hover.measured": (
+            "measured at γ = {gamma}: {speedup}×<br>α = {alpha}, τ = {tau}, {tps} tokens/s"
+        ),
+        "speedup.chart.hover.measured_tau": "measured at γ = {gamma}: τ = {tau}",
+        "speedup.cost.title": "Verification cost (measured)",
+        "speedup.cost.title_cut": (
+            "Verification cost (measured), time budget reached after {n} tokens"
+        ),
+        "speedup.cost.x": "new tokens in one target forward",
+        "speedup.cost.empty": "no cost curve measured yet",
+        "speedup.cost.flat": "reference: flat (verification free)",
+        "speedup.cost.linear": "reference: k × one token (no gain from batching)",
+        "speedup.cost.measured": "measured on {device} (median)",
+        "speedup.cost.hover": "{n} new tokens: {ms} ms<br>{ratio}× one token",
+        "speedup.projection.title": "Projection (roofline model, not measured)",
+        "speedup.projection.title_gpu": "Projection (roofline model, not measured): {gpu}",
+        "speedup.projection.y": "projected speedup",
+        "speedup.projection.empty": "choose a GPU and run the speedup lab for α",
+        "speedup.projection.series": "projected (α = {alpha}, c = {cost})",
+        "speedup.verify_cost": "v({gamma}) = {cost}",
+        "speedup.break_even.cost": (
+            "Each drafted token costs c = {cost} of a target step and saves at most α = {alpha} "
+            "of one (it is kept with probability α, and only if every earlier guess was kept), so "
+            "when α is below c no γ can win, even if verification were free. "
+        ),
+        "speedup.break_even.verify_costly": (
+            "Verification is not free on this hardware either: one forward over γ + 1 tokens "
+            "costs v(γ) one-token forwards ({verify}) where Leviathan et al. assume v = 1, which "
+            "raises the bar further. "
+        ),
+        "speedup.break_even.verify_free": (
+            "Verification is nearly free here ({verify}): one forward over γ + 1 tokens costs "
+            "about as much as over one, as Leviathan et al. assume, because the weights are read "
+            "once either way. "
+        ),
+        "speedup.break_even.never": (
+            "With these costs even a draft that is always right (α = 1) cannot win."
+        ),
+        "speedup.break_even.wins": (
+            "With these costs speculation needs α ≥ {alpha} to beat plain decoding at some γ; at "
+            "the measured α it wins: the best γ is {gamma}, predicted {speedup}×."
+        ),
+        "speedup.break_even.loses": (
+            "With these costs speculation needs α ≥ {alpha} to beat plain decoding at some γ; at "
+            "the measured α it does not win: the best γ is {gamma}, predicted {speedup}×."
+        ),
+        "speedup.placeholder": (
+            "Press the button: the prompt is decoded plainly once and speculatively at each γ, and "
+            "the target's and draft's step times are measured."
+        ),
+        "speedup.column.gamma": "γ",
+        "speedup.column.alpha": "α",
+        "speedup.column.tau": "τ measured",
+        "speedup.column.tau_predicted": "τ predicted",
+        "speedup.column.speedup": "speedup",
+        "speedup.column.predicted": "predicted",
+        "speedup.cut": "cut by the time budget",
+        "speedup.summary": (
+            "Plain decoding: {plain_tps} tokens/s. Pooled α = {alpha}; draft step {draft_ms} ms, "
+            "target step {target_ms} ms, so c = {cost}. Predicted best γ = {gamma} ({speedup}×). "
+            "Measured in {seconds} s. The prediction leaves out per-cycle overhead (sampling, the "
+            "acceptance test, detokenisation) and every time is measured on a shared machine, so "
+            "expect some gap."
+        ),
+        "speedup.projection.placeholder": "Pick a GPU and press Project.",
+        "speedup.projection.summary": (
+            "PROJECTION, not a measurement: {gpu} at α = {alpha}. Modelled target step "
+            "{target_ms} ms, draft step {draft_ms} ms (c = {cost}); best γ = {gamma}, about "
+            "{speedup}× over plain decoding."
+        ),
+        "speedup.projection.assumptions": "Assumptions: {assumptions}.",
+        "speedup.projection.assumption_separator": "; ",
+        # --- the task lab -------------------------------------------------------------------------
+        "tasks.placeholder": (
+            "Press the button: each task's example prompt runs speculatively and plainly."
+        ),
+        "tasks.column.task": "task",
+        "tasks.column.alpha": "α",
+        "tasks.column.tau": "τ",
+        "tasks.column.spec_tps": "spec tok/s",
+        "tasks.column.plain_tps": "plain tok/s",
+        "tasks.column.speedup": "speedup",
+        "tasks.column.sample": "output begins",
+        "tasks.chart.title": "Task dependence",
+        "tasks.chart.title_run": (
+            "Task dependence (γ = {gamma}, {temperature}, {tokens} tokens per prompt)"
+        ),
+        "tasks.chart.stopped_early": ", stopped early",
+        "tasks.chart.gamma_adaptive": "adaptive from {gamma}",
+        "tasks.chart.temperature": "T = {temperature}",
+        "tasks.chart.greedy": "greedy",
+        "tasks.chart.panel.alpha": "acceptance rate α",
+        "tasks.chart.panel.tau": "tokens per target pass τ (- - plain: 1)",
+        "tasks.chart.panel.speedup": "speedup over plain (- - no gain)",
+        "tasks.chart.bar.alpha": "α",
+        "tasks.chart.bar.tau": "τ",
+        "tasks.chart.bar.speedup": "speedup",
+        "tasks.chart.empty": "no tasks measured yet",
+        "tasks.chart.hover.runs": (
+            "{prompts} prompt(s), {tokens} tokens<br>speculative {spec_tps} tok/s, plain "
+            "{plain_tps} tok/s"
+        ),
+        "tasks.chart.hover.bar": "{task}: {name} {value}<br>{runs}",
+        "tasks.measures": "α {alpha}, τ {tau}, {speedup}× plain speed",
+        "tasks.narrative.none": "No task measured yet.",
+        "tasks.narrative.one": "Only {task} measured: {measures}.",
+        "tasks.narrative.ranked": (
+            "The draft guesses {best} best ({best_measures}) and {worst} worst ({worst_measures})."
+        ),
+        # --- the command line ---------------------------------------------------------------------
+        "cli.description": "Speculative decoding, run for real and shown.",
+        "cli.error": "error: {message}",
+        "cli.interrupted": "interrupted",
+        "cli.presets.models": "draft {draft}  target {target}",
+        "cli.cycle": "cycle {index} γ={gamma} accepted {accepted}/{drafted}: {marks}{extra}",
+        "cli.cycle.extra": " → {origin} {token}",
+        "cli.generate.summary": (
+            "{tokens} tokens in {cycles} cycles · α {alpha} · τ {tau} tokens/target pass · {tps} "
+            "tok/s (engine time, prefill excluded) · stop: {stop}"
+        ),
+        "cli.generate.plain": "plain decoding: {tps} tok/s · speedup {speedup}x · {same}",
+        "cli.generate.identical": "identical tokens",
+        "cli.generate.different": "different tokens (sampling)",
+        "cli.cost.head": "{model} forward time on {device}, after a {context}-token cache",
+        "cli.cost.column.tokens": "new tokens",
+        "cli.cost.column.median": "median ms",
+        "cli.cost.column.ratio": "× one token",
+        "cli.cost.stopped": "(stopped early: time budget reached)",
+        "cli.exactness.identical": "identical",
+        "cli.exactness.part_at": "part at token {index}",
+        "cli.exactness.greedy": "greedy ({dtype}): speculative and plain outputs are {where}",
+        "cli.exactness.greedy_speculative": "speculative: {text}",
+        "cli.exactness.greedy_plain": "plain:       {text}",
+        "cli.exactness.run": (
+            "{samples} samples per arm, {tokens} token(s), rule {rule}, {seconds} s ({prefixes} "
+            "target prefixes in {forwards} forwards)"
+        ),
+        "cli.exactness.comparison": (
+            "first {n} token(s): TV {tv} (noise alone ≈ {noise}), chi-square p plain vs spec "
+            "{homogeneity}, spec vs exact {fit}"
+        ),
+        "cli.exactness.outcome": "    {text} plain {plain}  spec {spec}  exact p {exact}",
+        "cli.exactness.analytic": "analytic first-token law vs p: max error {error}; TV(p, q) = {tv}",
+        "cli.speedup.head": "plain decoding {tps} tok/s; measured in {seconds} s",
+        "cli.speedup.column.tau_predicted": "τ pred",
+        "cli.speedup.cut": "  (cut by the time budget)",
+        "cli.speedup.theory": (
+            "pooled α {alpha}, c {cost} (draft step {draft_ms} ms / target step {target_ms} ms); "
+            "predicted best γ {gamma} ({speedup}×)"
+        ),
+        "cli.projection.head": "PROJECTION (roofline model, not measured) on {gpu}:",
+        "cli.projection.best": "  best γ {gamma}: about {speedup}×; c = {cost}",
+        "cli.projection.assumes": "  assumes: {assumption}",
+        # --- errors the user can fix (raised as UserError) ----------------------------------------
+        "error.prompt_empty": "the prompt is empty",
+        "error.unknown_preset": "unknown preset {name}; known: {known}",
+        "error.unknown_gpu": "unknown GPU {name}; known: {known}",
+        "error.no_cycle": "the run has cycles 1..{count}; no cycle {number}",
+    }
+)

@@ -1,0 +1,153 @@
+"""`python -m specviz bench` on tiny models: the grid, the table, the JSON; the real pair is slow."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import torch
+from conftest import TinyPair
+from test_cli import run_cli
+
+from specviz.cli import bench as bench_cli
+from specviz.cli.main import main
+from specviz.measure.bench import BenchGrid, run_bench_grid
+
+
+@dataclass
+class EncodingPair(TinyPair):
+    """The tiny pair with what commands read of a loaded pair: prompts to ids, device, dtype."""
+
+    device: torch.device = field(default_factory=lambda: torch.device("cpu"))
+    dtype: torch.dtype = torch.float32
+
+    def encode_prompt(self, text: str, chat: bool = True) -> torch.Tensor:
+        return torch.tensor([self.tokenizer.encode(text)])
+
+
+PRESET = SimpleNamespace(
+    id="tiny",
+    prompts={"code": ("def add(a, b):",), "story": ("Once upon a time",)},
+    chat_template=False,
+    draft_quantization="none",
+    draft_stop_below=0.0,
+    draft_stop_cumulative=0.0,
+)
+
+
+def grid(**changes: Any) -> BenchGrid:
+    base: dict[str, Any] = {
+        "tasks": ("code",),
+        "gammas": (3,),
+        "adaptive_start": 2,
+        "temperatures": (0.0,),
+        "repeats": 2,
+        "max_new_tokens": 8,
+        "seed": 0,
+        "draft_stop_below": 0.0,
+        "draft_stop_cumulative": 0.0,
+    }
+    return BenchGrid(**(base | changes))
+
+
+@pytest.fixture(scope="module")
+def pair(tiny_pair: TinyPair) -> EncodingPair:
+    return EncodingPair(
+        tiny_pair.draft, tiny_pair.target, tiny_pair.tokenizer, tiny_pair.eos_token_ids
+    )
+
+
+def test_grid_gives_one_row_per_gamma_with_all_three_methods(pair: EncodingPair) -> None:
+    shown: list[str] = []
+    result = run_bench_grid(pair, PRESET, grid(), on_row=lambda row: shown.append(row.gamma))
+    assert shown == ["3", "adaptive(2)"] and [row.gamma for row in result.rows] == shown
+    for row in result.rows:
+        assert row.plain is result.rows[0].plain or row.plain == result.rows[0].plain
+        assert len(row.plain.runs) == len(row.specviz.runs) == 2
+        assert row.transformers is not None and len(row.transformers.runs) == 2
+        assert row.plain.new_tokens == row.specviz.new_tokens == row.transformers.new_tokens
+        assert row.specviz.acceptance_rate is not None and row.transformers.acceptance_rate is None
+        assert row.speedup == pytest.approx(row.specviz.tokens_per_s / row.plain.tokens_per_s)
+    assert result.cut == []
+
+
+def test_a_spent_budget_skips_whole_groups(pair: EncodingPair) -> None:
+    result = run_bench_grid(
+        pair, PRESET, grid(tasks=("code", "story"), time_budget_s=0.0, transformers=False)
+    )
+    assert result.rows == []
+    assert result.cut == ["code T=0: skipped", "story T=0: skipped"]
+
+
+def test_unknown_tasks_are_refused(pair: EncodingPair) -> None:
+    with pytest.raises(ValueError, match="no prompts for poetry"):
+        run_bench_grid(pair, PRESET, grid(tasks=("poetry",)))
+
+
+def test_bench_command_prints_the_table_and_writes_json(
+    pair: EncodingPair,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr(bench_cli, "load_pair_for", lambda args, preset: pair)
+    out = tmp_path / "bench.json"
+    code = main(
+        [
+            "bench", "--tasks", "code", "--gammas", "2,3", "--adaptive-start", "0",
+            "--repeats", "1", "--max-new-tokens", "6", "--temperatures", "0,1",
+            "--no-transformers", "--out", str(out),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    printed = capsys.readouterr()
+    lines = printed.out.splitlines()
+    assert lines[0].startswith("task") and "HF assist" in lines[0]
+    assert [line.split()[:3] for line in lines[2:6]] == [
+        ["code", "0.0", "2"], ["code", "0.0", "3"], ["code", "1.0", "2"], ["code", "1.0", "3"],
+    ]  # fmt: skip
+    assert "T=0: best speedup" in printed.out and "[100%] done" in printed.err
+    report = json.loads(out.read_text())
+    assert report["repeats"] == 1 and report["cut"] == [] and len(report["rows"]) == 4
+    row = report["rows"][0]
+    assert set(row) >= {
+        "task",
+        "temperature",
+        "gamma",
+        "plain",
+        "specviz",
+        "transformers",
+        "speedup",
+    }
+    assert row["transformers"] is None and row["plain"]["new_tokens"] == 6
+    assert set(row["specviz"]) == {
+        "tokens_per_s", "new_tokens", "engine_tokens_per_s", "acceptance_rate",
+        "tokens_per_target_pass", "runs",
+    }  # fmt: skip
+
+
+def test_bench_refuses_unknown_tasks_before_loading(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--tasks", "poetry"]) == 2
+    assert "has no prompts for poetry" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_bench_on_the_bundled_pair(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    result = run_cli(
+        "bench", "--tasks", "translation", "--gammas", "3", "--adaptive-start", "0",
+        "--repeats", "1", "--max-new-tokens", "8", "--out", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "translation" in result.stdout and "speedup" in result.stdout
+    report = json.loads(out.read_text())
+    (row,) = report["rows"]
+    assert row["gamma"] == "3" and row["plain"]["new_tokens"] > 0
+    assert row["speedup"] == pytest.approx(
+        row["specviz"]["tokens_per_s"] / row["plain"]["tokens_per_s"]
+    )
+    assert row["transformers"]["tokens_per_s"] > 0
