@@ -85,3 +85,20 @@ def test_bad_inputs_are_plain_errors(
 ) -> None:
     with pytest.raises(gr.Error, match=message):
         App(PRESETS, ModelCache()).inputs(preset, prompt, settings)
+
+
+def test_the_status_line_names_each_models_forward_and_why_not_lean() -> None:
+    from specviz.app.live_tab import forwards_note
+    from specviz.app.session import Session
+    from specviz.models.runner import ForwardChoice
+
+    sess = Session(
+        forwards={
+            "draft": ForwardChoice("lean", None),
+            "target": ForwardChoice("transformers", "model type 'gpt2' is not Llama/Qwen2"),
+        }
+    )
+    note = forwards_note(sess)
+    assert "draft: lean step" in note
+    assert "target: transformers' forward (model type 'gpt2' is not Llama/Qwen2)" in note
+    assert forwards_note(Session()) == ""

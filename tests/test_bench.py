@@ -15,6 +15,7 @@ from test_cli import run_cli
 
 from specviz.cli import bench as bench_cli
 from specviz.cli.main import main
+from specviz.core.settings import GenerationSettings
 from specviz.measure.bench import BenchGrid, run_bench_grid
 
 
@@ -34,8 +35,8 @@ PRESET = SimpleNamespace(
     prompts={"code": ("def add(a, b):",), "story": ("Once upon a time",)},
     chat_template=False,
     draft_quantization="none",
-    draft_stop_below=0.0,
-    draft_stop_cumulative=0.0,
+    drafter="draft-model",
+    settings=GenerationSettings(),
 )
 
 

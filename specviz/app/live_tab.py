@@ -268,5 +268,16 @@ def done_message(sess: Session) -> str:
     return (
         f"Finished: {why}. {totals.new_tokens} tokens in {len(sess.cycles)} target passes "
         f"(α {totals.acceptance_rate:.0%}, τ {totals.tokens_per_target_pass:.2f}, "
-        f"{totals.tokens_per_s:.1f} tokens/s)."
-    )
+        f"{totals.tokens_per_s:.1f} tokens/s). {forwards_note(sess)}"
+    ).rstrip()
+
+
+def forwards_note(sess: Session) -> str:
+    """Which forward computed each model: the lean step, or transformers' forward and why."""
+    parts = []
+    for role, choice in sess.forwards.items():
+        if choice.kind == "lean":
+            parts.append(f"{role}: lean step")
+        else:
+            parts.append(f"{role}: transformers' forward ({choice.fallback_reason})")
+    return f"Forward: {'; '.join(parts)}." if parts else ""

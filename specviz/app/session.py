@@ -21,6 +21,7 @@ from specviz.core.settings import SettingError, settings_from_mapping
 from specviz.drafters.registry import make_drafter
 from specviz.models.loader import ModelCache, ModelLoadError, ModelPair
 from specviz.models.presets import Preset
+from specviz.models.runner import ForwardChoice
 from specviz.views import run_html as render
 
 T = TypeVar("T")
@@ -36,6 +37,9 @@ class Session:
     steps: list[Step] = field(default_factory=list)
     cycles_iter: Iterator[Cycle] | None = None
     race_done: bool = False
+    # Which forward computes each model ("draft", "target"): the lean step or, with the reason,
+    # transformers' forward (ModelRunner's first-use check), for the status line.
+    forwards: dict[str, ForwardChoice] = field(default_factory=dict)
 
     @property
     def paused(self) -> bool:
@@ -117,6 +121,7 @@ class App:
         if inputs.chat and not getattr(pair.tokenizer, "chat_template", None):
             gr.Warning("This model has no chat template, so the prompt is sent as raw text.")
         session.key = inputs.key
+        session.forwards = pair.forward_choices()
         session.cycles, session.steps, session.race_done = [], [], False
         session.cycles_iter = speculative_generate(
             pair, prompt_ids, inputs.settings, make_drafter(inputs.preset.drafter, pair)
