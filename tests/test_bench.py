@@ -47,10 +47,7 @@ def grid(**changes: Any) -> BenchGrid:
         "adaptive_start": 2,
         "temperatures": (0.0,),
         "repeats": 2,
-        "max_new_tokens": 8,
-        "seed": 0,
-        "draft_stop_below": 0.0,
-        "draft_stop_cumulative": 0.0,
+        "base": GenerationSettings(max_new_tokens=8),
     }
     return BenchGrid(**(base | changes))
 
@@ -152,3 +149,22 @@ def test_bench_on_the_bundled_pair(tmp_path: Path) -> None:
         row["specviz"]["tokens_per_s"] / row["plain"]["tokens_per_s"]
     )
     assert row["transformers"]["tokens_per_s"] > 0
+
+
+def test_bench_takes_every_setting_of_the_schema_but_the_swept_ones() -> None:
+    import argparse
+
+    from specviz.core.settings import settings_schema
+
+    parser = argparse.ArgumentParser()
+    bench_cli.add_bench_arguments(parser)
+    flags = {action.dest for action in parser._actions}
+    swept = {"gamma", "adaptive_gamma", "temperature"}
+    names = {item.name for item in settings_schema(GenerationSettings)}
+    assert names - swept <= flags
+    args = parser.parse_args(["--top-k", "5", "--draft-stop-cumulative", "0.1"])
+    preset_settings = GenerationSettings(max_new_tokens=300, seed=9, draft_stop_below=0.3)
+    grid = bench_cli.bench_grid(args, SimpleNamespace(settings=preset_settings))
+    assert grid.base.top_k == 5 and grid.base.draft_stop_cumulative == 0.1
+    assert grid.base.draft_stop_below == 0.3  # the preset's, where no flag is given
+    assert (grid.base.max_new_tokens, grid.base.seed) == (64, 0)  # the bench's own defaults

@@ -10,7 +10,7 @@ import argparse
 import json
 import platform
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,8 +18,13 @@ from typing import Any
 import torch
 
 from specviz.cli.options import add_model_options, load_pair_for, preset_for
+from specviz.core.settings import add_setting_arguments, settings_from_args
 from specviz.measure.bench import BenchGrid, BenchResult, Row, check_prompts, run_bench_grid
 from specviz.models.presets import TASKS
+
+# The settings each row sets itself, and the bench's defaults where they differ from the preset's.
+_SWEPT = ("gamma", "adaptive_gamma", "temperature")
+_BENCH_DEFAULTS = {"max_new_tokens": 64, "seed": 0}
 
 
 def add_bench_command(commands: Any) -> None:
@@ -41,21 +46,10 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--temperatures", default="0", help="comma-separated; 0 = greedy")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--max-new-tokens", type=int, default=64)
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-transformers", action="store_true", help="skip assisted generation")
-    parser.add_argument(
-        "--draft-stop-below",
-        type=float,
-        help="specviz and transformers both end a draft below this draft probability "
-        "(default: the preset's value)",
-    )
-    parser.add_argument(
-        "--draft-stop-cumulative",
-        type=float,
-        help="specviz's own stop: end a draft once the product of the draft's top probabilities "
-        "falls below this; transformers has no such rule (default: the preset's value)",
-    )
+    # Every other setting from the schema; γ and temperature are swept by the flags above. The
+    # bench's own defaults: 64 new tokens and seed 0 (see bench_grid).
+    add_setting_arguments(parser, exclude=_SWEPT)
     parser.add_argument(
         "--time-budget",
         type=float,
@@ -76,18 +70,7 @@ def bench_grid(args: argparse.Namespace, preset: Any) -> BenchGrid:
         adaptive_start=args.adaptive_start,
         temperatures=numbers(args.temperatures, float),
         repeats=args.repeats,
-        max_new_tokens=args.max_new_tokens,
-        seed=args.seed,
-        draft_stop_below=(
-            preset.settings.draft_stop_below
-            if args.draft_stop_below is None
-            else args.draft_stop_below
-        ),
-        draft_stop_cumulative=(
-            preset.settings.draft_stop_cumulative
-            if args.draft_stop_cumulative is None
-            else args.draft_stop_cumulative
-        ),
+        base=settings_from_args(args, replace(preset.settings, **_BENCH_DEFAULTS)),
         transformers=not args.no_transformers,
         time_budget_s=args.time_budget,
     )
@@ -176,9 +159,9 @@ def _write_json(out: Path, grid: BenchGrid, preset: Any, pair: Any, result: Benc
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
         "machine": platform.processor() or platform.machine(),
-        "max_new_tokens": grid.max_new_tokens,
-        "draft_stop_below": grid.draft_stop_below,
-        "draft_stop_cumulative": grid.draft_stop_cumulative,
+        "max_new_tokens": grid.base.max_new_tokens,
+        "draft_stop_below": grid.base.draft_stop_below,
+        "draft_stop_cumulative": grid.base.draft_stop_cumulative,
         "repeats": grid.repeats,
         "seeds": "seed + repeat at temperature > 0",
         "cut": result.cut,

@@ -88,10 +88,9 @@ class BenchGrid:
     adaptive_start: int  # the starting γ of the adaptive row; 0: no adaptive row
     temperatures: tuple[float, ...]
     repeats: int
-    max_new_tokens: int
-    seed: int
-    draft_stop_below: float  # both specviz and transformers end a draft below this probability
-    draft_stop_cumulative: float  # specviz's own stop; transformers has no such rule
+    # Every other setting (token budget, seed, top-k/p, the draft stops: transformers gets the
+    # per-token one, and has no cumulative stop); γ and temperature are the grid's.
+    base: GenerationSettings
     transformers: bool = True  # also run transformers' assisted generation
     time_budget_s: float | None = None  # None: no limit
 
@@ -139,13 +138,7 @@ def run_bench_grid(
                     cut.append(f"{task} T={temperature:g}: skipped")
                     continue
             prompt_ids = pair.encode_prompt(preset.prompts[task][0], chat=preset.chat_template)
-            base = GenerationSettings(
-                max_new_tokens=grid.max_new_tokens,
-                temperature=temperature,
-                seed=grid.seed,
-                draft_stop_below=grid.draft_stop_below,
-                draft_stop_cumulative=grid.draft_stop_cumulative,
-            )
+            base = replace(grid.base, temperature=temperature)
             variants = grid.variants(base)
             methods = [plain_decoding(pair, prompt_ids, base, f"{task} T={temperature:g} plain")]
             for label, settings in variants:
