@@ -25,6 +25,7 @@ from specviz.core.settings import (
     settings_schema,
 )
 from specviz.models import presets
+from specviz.text import TABLES
 
 
 def parse(*argv: str, settings_type: type[GenerationSettings] = GenerationSettings):
@@ -119,7 +120,7 @@ def test_cli_flags_can_leave_settings_out() -> None:
     assert settings_from_args(args, GenerationSettings(gamma=3)).gamma == 3
 
 
-# --- adding a setting touches the schema only ---------------------------------------------
+# --- adding a setting touches the schema, and its words the text tables ------------------
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,8 +128,23 @@ class WithWarmth(GenerationSettings):
     """The schema with one more setting, declared the way every setting is."""
 
     draft_warmth: float = setting(
-        0.5, label="Draft warmth", help="how warm the draft is", low=0.0, high=1.0, step=0.1
+        0.5,
+        label="setting.draft_warmth",
+        help="setting.draft_warmth.help",
+        low=0.0,
+        high=1.0,
+        step=0.1,
     )
+
+
+@pytest.fixture(autouse=True)
+def warmth_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The new setting's label and help in the English table, as its author would add them."""
+    english = dict(TABLES["en"]) | {
+        "setting.draft_warmth": "Draft warmth",
+        "setting.draft_warmth.help": "how warm the draft is",
+    }
+    monkeypatch.setitem(TABLES, "en", english)  # type: ignore[index]
 
 
 def test_a_new_setting_reaches_the_cli() -> None:

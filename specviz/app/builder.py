@@ -23,16 +23,10 @@ from specviz.app.run_controls import PRIVATE, run_controls
 from specviz.app.session import App
 from specviz.models.loader import ModelCache
 from specviz.models.presets import Preset, default_preset
+from specviz.text import DEFAULT_LANGUAGE, t
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 ENGINE = "engine"  # the concurrency group every handler that runs a model belongs to
-
-INTRO = (
-    "A small **draft** model guesses the next γ tokens; the large **target** model checks all of "
-    "them in **one** forward pass, keeps the longest prefix it agrees with (each guess passes with "
-    "probability min(1, p/q)), and adds one token of its own. The output follows the target's "
-    "distribution exactly, in fewer target passes."
-)
 
 
 def launch_options() -> dict[str, Any]:
@@ -44,20 +38,25 @@ def build_demo(
     presets: Mapping[str, Preset],
     model_cache: ModelCache | None = None,
     *,
-    title: str = "specviz: speculative decoding, live",
+    title: str | None = None,
+    lang: str = DEFAULT_LANGUAGE,
 ) -> gr.Blocks:
-    """The whole app, wired to the given presets and model cache (shared across sessions)."""
-    app = App(presets, model_cache or ModelCache())
+    """The whole app, wired to the given presets and model cache (shared across sessions), its
+    text in *lang* (every tab and message takes its words from that table of the catalogue)."""
+    app = App(presets, model_cache or ModelCache(), lang=lang)
+    title = title if title is not None else t("app.title", lang)
     with gr.Blocks(title=title) as demo:
         session = gr.State(None)
         lab_inputs = gr.State(None)  # outside the tabs: a State among Tabs' children confuses them
-        gr.Markdown(f"# {title}\n{INTRO}", elem_classes="sv-title")
+        gr.Markdown(
+            t("app.heading", lang, title=title, intro=t("app.intro", lang)), elem_classes="sv-title"
+        )
         with gr.Row(equal_height=False):
             with gr.Column(scale=1, min_width=320):
-                controls = run_controls(presets)
+                controls = run_controls(presets, lang)
             with gr.Column(scale=3), gr.Tabs(elem_id="sv-tabs") as tabs:
-                live = live_tab()
-                inspector = labs.inspector_tab(session, tabs, live.stream)
+                live = live_tab(lang)
+                inspector = labs.inspector_tab(session, tabs, live.stream, lang)
                 wiring = labs.LabWiring(app, controls.run_inputs(), ENGINE, lab_inputs)
                 labs.exactness_tab(wiring)
                 measured_alpha = speedup_labs.speedup_tab(wiring)
@@ -66,7 +65,7 @@ def build_demo(
 
         live_events = wire_live_run(app, controls, live, inspector, session, tabs, ENGINE)
         controls.stop.click(
-            stopped_status,
+            lambda sess: stopped_status(sess, lang),
             session,
             live.status,
             cancels=[*live_events, *wiring.events],

@@ -23,6 +23,7 @@ from specviz.labs.exactness import panel as exactness_panel
 from specviz.labs.tasks import charts as task_charts
 from specviz.labs.tasks import experiment as task_dependence
 from specviz.labs.tasks import panel as tasks_panel
+from specviz.text import t
 from specviz.views import run_html as render
 
 
@@ -34,6 +35,8 @@ class InspectorTab:
     table: gr.HTML
     plot: gr.Plot
 
+    lang: str
+
     @property
     def outputs(self) -> list[Any]:
         return [self.cycle, self.table, self.plot]
@@ -41,35 +44,45 @@ class InspectorTab:
     def latest(self, sess: Session) -> dict[Any, Any]:
         """Updates that show the session's last cycle."""
         count = len(sess.cycles)
+        last = sess.cycles[-1] if count else None
         return {
             # Gradio needs maximum > minimum; show() clamps a one-cycle run's "2" back to 1.
             self.cycle: gr.Slider(minimum=1, maximum=max(count, 2), value=max(count, 1)),
-            self.table: inspector.inspector_html(sess.cycles[-1] if count else None, count),
-            self.plot: inspector.inspector_figure(sess.cycles[-1] if count else None),
+            self.table: inspector.inspector_html(last, count, lang=self.lang),
+            self.plot: inspector.inspector_figure(last, lang=self.lang),
         }
 
 
-def inspector_tab(session: gr.State, tabs: gr.Tabs, stream: gr.HTML) -> InspectorTab:
+def inspector_tab(session: gr.State, tabs: gr.Tabs, stream: gr.HTML, lang: str) -> InspectorTab:
     """Tab 1: the dice roll of any cycle of the last run, chosen on a slider or by a token click."""
-    with gr.Tab("Dice roll inspector", id="inspector", elem_id="sv-tab-inspector"):
-        gr.Markdown(inspector.EXPLANATION, elem_classes="sv-lab-intro")
+    with gr.Tab(t("app.tab.inspector", lang), id="inspector", elem_id="sv-tab-inspector"):
+        gr.Markdown(inspector.explanation(lang), elem_classes="sv-lab-intro")
         cycle = gr.Slider(
-            1, 2, value=1, step=1, label="Cycle of the last run", elem_id="sv-inspect-cycle"
+            1,
+            2,
+            value=1,
+            step=1,
+            label=t("app.inspector.cycle", lang),
+            elem_id="sv-inspect-cycle",
         )
-        table = gr.HTML(inspector.inspector_html(None), elem_id="sv-inspect")
+        table = gr.HTML(inspector.inspector_html(None, lang=lang), elem_id="sv-inspect")
         plot = gr.Plot(
-            inspector.inspector_figure(None), show_label=False, elem_id="sv-inspect-plot"
+            inspector.inspector_figure(None, lang=lang),
+            show_label=False,
+            elem_id="sv-inspect-plot",
         )
-    tab = InspectorTab(cycle, table, plot)
+    tab = InspectorTab(cycle, table, plot, lang)
 
     def show(sess: Session | None, number: float | None) -> tuple[str, Any]:
         cycles = sess.cycles if sess is not None else []
         if not cycles:
-            return inspector.inspector_html(None), inspector.inspector_figure(None)
+            return inspector.inspector_html(None, lang=lang), inspector.inspector_figure(
+                None, lang=lang
+            )
         index = min(max(int(number or 1), 1), len(cycles)) - 1
         return (
-            inspector.inspector_html(cycles[index], len(cycles)),
-            inspector.inspector_figure(cycles[index]),
+            inspector.inspector_html(cycles[index], len(cycles), lang=lang),
+            inspector.inspector_figure(cycles[index], lang=lang),
         )
 
     def clicked(sess: Session | None, event: gr.EventData) -> dict[Any, Any]:
@@ -132,6 +145,11 @@ class LabWiring:
         self.events.append(event)
         return event
 
+    @property
+    def lang(self) -> str:
+        """The language the labs' tabs are worded in: the app's."""
+        return self.app.lang
+
     def warm_up(self, inputs: Inputs) -> bool:
         """True the first time a preset runs a lab here: one short unmeasured run comes first."""
         first = inputs.preset.id not in self.warmed
@@ -139,45 +157,51 @@ class LabWiring:
         return first
 
 
-EXACTNESS_INTRO = (
-    "Speculative sampling claims that its output follows the **target's** distribution exactly, "
-    "whatever the draft proposes (Leviathan et al. 2023, Theorem 1; Chen et al. 2023). Test it: "
-    "from the prompt on the left, draw N short continuations with plain sampling of the target "
-    "and N with speculative sampling (same temperature, top-k, top-p), and compare the two "
-    "empirical distributions with a chi-square test. Then switch to the **wrong rule**, which "
-    "accepts every draft, and watch the test catch it. At temperature 0 the button compares "
-    "greedy outputs token for token instead."
-)
-RULE_CHOICES = [
-    ("The paper's rule: accept with min(1, p/q), resample from the residual", "exact"),
-    ("Wrong rule: accept every draft (ships the draft's q)", "accept_draft"),
-]
+def rule_choices(lang: str) -> list[tuple[str, str]]:
+    """The exactness lab's acceptance rules as (label, value) radio choices."""
+    return [
+        (t("app.exactness.rule.exact", lang), "exact"),
+        (t("app.exactness.rule.accept_draft", lang), "accept_draft"),
+    ]
 
 
 def exactness_tab(wiring: LabWiring) -> None:
     """Tab 2: is it really lossless? Distributions, tests, and greedy equality."""
-    with gr.Tab("Exactness lab", id="exactness", elem_id="sv-tab-exactness"):
-        gr.Markdown(EXACTNESS_INTRO, elem_classes="sv-lab-intro")
+    lang = wiring.lang
+    with gr.Tab(t("app.tab.exactness", lang), id="exactness", elem_id="sv-tab-exactness"):
+        gr.Markdown(t("app.exactness.intro", lang), elem_classes="sv-lab-intro")
         with gr.Row():
             samples = gr.Slider(
-                100, 5000, value=2000, step=100, label="N samples per arm", elem_id="sv-exact-n"
+                100,
+                5000,
+                value=2000,
+                step=100,
+                label=t("app.exactness.samples", lang),
+                elem_id="sv-exact-n",
             )
-            tokens = gr.Radio([1, 2], value=2, label="Tokens per continuation")
-        rule = gr.Radio(RULE_CHOICES, value="exact", label="Acceptance rule", elem_id="sv-rule")
-        button = gr.Button("▶ Draw and compare", variant="primary", elem_id="sv-exact-run")
-        status = gr.HTML(status_line("Not run yet."), elem_id="sv-exact-status")
+            tokens = gr.Radio([1, 2], value=2, label=t("app.exactness.tokens", lang))
+        rule = gr.Radio(
+            rule_choices(lang),
+            value="exact",
+            label=t("app.exactness.rule", lang),
+            elem_id="sv-rule",
+        )
+        button = gr.Button(t("app.exactness.run", lang), variant="primary", elem_id="sv-exact-run")
+        status = gr.HTML(status_line(t("app.status.not_run", lang)), elem_id="sv-exact-status")
         first = gr.Plot(
-            exactness_charts.distribution_chart(None, 1),
+            exactness_charts.distribution_chart(None, 1, lang=lang),
             show_label=False,
             elem_id="sv-exact-first",
         )
         pairs = gr.Plot(
-            exactness_charts.distribution_chart(None, 2),
+            exactness_charts.distribution_chart(None, 2, lang=lang),
             show_label=False,
             elem_id="sv-exact-pairs",
         )
-        summary = gr.HTML(exactness_panel.exactness_html(None), elem_id="sv-exact-summary")
-        needed = gr.Plot(exactness_charts.samples_needed_chart(None), show_label=False)
+        summary = gr.HTML(
+            exactness_panel.exactness_html(None, lang=lang), elem_id="sv-exact-summary"
+        )
+        needed = gr.Plot(exactness_charts.samples_needed_chart(None, lang=lang), show_label=False)
 
     def run_exactness(
         inputs: Inputs,
@@ -191,16 +215,11 @@ def exactness_tab(wiring: LabWiring) -> None:
         if inputs.settings.temperature <= 0:
             greedy = wiring.app.run_locked(
                 lambda: exactness.greedy_equality(pair, prompt_ids, inputs.settings),
-                "comparing greedy outputs",
+                "app.doing.greedy",
             )
             return {
-                status: status_line(
-                    "Temperature 0 is greedy decoding, so there is no distribution to sample: "
-                    "compared the two greedy outputs token for token. Raise the temperature to "
-                    "compare distributions.",
-                    "done",
-                ),
-                summary: exactness_panel.greedy_html(greedy),
+                status: status_line(t("app.exactness.greedy_done", lang), "done"),
+                summary: exactness_panel.greedy_html(greedy, lang=lang),
             }
 
         def report_progress(fraction: float, message: str) -> None:
@@ -216,14 +235,16 @@ def exactness_tab(wiring: LabWiring) -> None:
                 rule=rule_value,
                 progress=report_progress,
             ),
-            "sampling",
+            "app.doing.sampling",
         )
         return {
-            status: status_line(f"Done in {report.elapsed_s:.1f} s.", "done"),
-            first: exactness_charts.distribution_chart(report, 1),
-            pairs: exactness_charts.distribution_chart(report, 2),
-            summary: exactness_panel.exactness_html(report),
-            needed: exactness_charts.samples_needed_chart(report),
+            status: status_line(
+                t("app.status.done_in", lang, seconds=f"{report.elapsed_s:.1f}"), "done"
+            ),
+            first: exactness_charts.distribution_chart(report, 1, lang=lang),
+            pairs: exactness_charts.distribution_chart(report, 2, lang=lang),
+            summary: exactness_panel.exactness_html(report, lang=lang),
+            needed: exactness_charts.samples_needed_chart(report, lang=lang),
         }
 
     wiring.start(
@@ -235,26 +256,21 @@ def exactness_tab(wiring: LabWiring) -> None:
     )
 
 
-TASKS_INTRO = (
-    "The draft model only helps where it can guess what the target will write. Code and "
-    "translations are predictable, so most drafts pass; an open-ended story has many good "
-    "continuations, the two models pick different ones, and more drafts are rejected. One click "
-    "runs every task group's example prompt twice, speculatively and plainly, at the settings on "
-    "the left, and compares α (accepted / tested drafts), τ (tokens per target pass) and the "
-    "measured speedup (engine time, both runs reading the prompt in their first pass)."
-)
-
-
 def tasks_tab(wiring: LabWiring) -> None:
     """Tab 5: α, τ and speedup per task group."""
-    with gr.Tab("Task dependence", id="tasks", elem_id="sv-tab-tasks"):
-        gr.Markdown(TASKS_INTRO, elem_classes="sv-lab-intro")
+    lang = wiring.lang
+    with gr.Tab(t("app.tab.tasks", lang), id="tasks", elem_id="sv-tab-tasks"):
+        gr.Markdown(t("app.tasks.intro", lang), elem_classes="sv-lab-intro")
         with gr.Row():
-            per_task = gr.Slider(1, 3, value=1, step=1, label="Prompts per task", scale=3)
-            button = gr.Button("▶ Run every task", variant="primary", elem_id="sv-tasks-run")
-        status = gr.HTML(status_line("Not run yet."), elem_id="sv-tasks-status")
-        plot = gr.Plot(task_charts.task_chart(None), show_label=False, elem_id="sv-tasks-plot")
-        table = gr.HTML(tasks_panel.tasks_html(None), elem_id="sv-tasks-table")
+            per_task = gr.Slider(
+                1, 3, value=1, step=1, label=t("app.tasks.per_task", lang), scale=3
+            )
+            button = gr.Button(t("app.tasks.run", lang), variant="primary", elem_id="sv-tasks-run")
+        status = gr.HTML(status_line(t("app.status.not_run", lang)), elem_id="sv-tasks-status")
+        plot = gr.Plot(
+            task_charts.task_chart(None, lang=lang), show_label=False, elem_id="sv-tasks-plot"
+        )
+        table = gr.HTML(tasks_panel.tasks_html(None, lang=lang), elem_id="sv-tasks-table")
 
     def run_tasks(
         inputs: Inputs,
@@ -270,19 +286,23 @@ def tasks_tab(wiring: LabWiring) -> None:
             int(per_task_value or 1),
             warm_up=wiring.warm_up(inputs),
         )
-        for update in wiring.app.locked(updates, "measuring the tasks"):
+        for update in wiring.app.locked(updates, "app.doing.tasks"):
             progress(update.fraction, desc=update.message)
             done = update.report.complete
+            line = (
+                t("app.status.done", lang)
+                if done
+                else t("app.status.running_task", lang, task=update.message)
+            )
             yield {
-                status: status_line(
-                    "Done." if done else f"Running: {update.message}…", "done" if done else "info"
-                ),
-                plot: task_charts.task_chart(update.report),
-                table: tasks_panel.tasks_html(update.report),
+                status: status_line(line, "done" if done else "info"),
+                plot: task_charts.task_chart(update.report, lang=lang),
+                table: tasks_panel.tasks_html(update.report, lang=lang),
             }
 
     wiring.start(button, run_tasks, [per_task], [status, plot, table], status)
 
 
 def status_line(message: str, kind: str = "info") -> str:
+    """A lab's status line around *message* (already in the reader's language)."""
     return render.status_html(message, kind=kind)

@@ -14,6 +14,7 @@ from specviz.app.lab_tabs import InspectorTab
 from specviz.app.run_controls import PRIVATE, RunControls, read_run_inputs
 from specviz.app.session import App, Session, stats
 from specviz.app.session import final_text as run_text
+from specviz.text import DEFAULT_LANGUAGE, t
 from specviz.views import run_charts as charts
 from specviz.views import run_html as render
 
@@ -38,13 +39,11 @@ class RacePanel:
     replay: gr.Button
 
 
-def race_panel() -> RacePanel:
+def race_panel(lang: str) -> RacePanel:
     """The race view and its replay button, hidden until Race is ticked."""
     with gr.Group(visible=False) as group:
-        view = gr.HTML(render.race_html([], []), elem_id="sv-race")
-        replay = gr.Button(
-            "⟲ Replay the race at measured speed", interactive=False, elem_id="sv-replay"
-        )
+        view = gr.HTML(render.race_html([], [], lang=lang), elem_id="sv-race")
+        replay = gr.Button(t("app.race.replay", lang), interactive=False, elem_id="sv-replay")
     return RacePanel(group, view, replay)
 
 
@@ -65,6 +64,7 @@ class LiveTab:
     time_plot: gr.Plot
     final_text: gr.Textbox
     final_stats: gr.JSON
+    lang: str
 
     @property
     def outputs(self) -> list[Any]:
@@ -86,63 +86,68 @@ class LiveTab:
 
     def views(self, sess: Session, message: str, kind: str, *, charts_too: bool) -> dict[Any, Any]:
         """Updates for the session's state; charts only when asked (they cost more)."""
-        cycles = sess.cycles
+        cycles, lang = sess.cycles, self.lang
         last = cycles[-1] if cycles else None
         update: dict[Any, Any] = {
             self.status: render.status_html(message, kind=kind),
-            self.stream: render.stream_html(cycles),
-            self.cards: render.cycle_cards_html(last),
+            self.stream: render.stream_html(cycles, lang=lang),
+            self.cards: render.cycle_cards_html(last, lang=lang),
             self.counters: render.counters_html(
-                last.totals if last else None, gamma_now=last.gamma if last else None
+                last.totals if last else None, gamma_now=last.gamma if last else None, lang=lang
             ),
         }
         if last is not None and last.rejection is not None:
-            update[self.rejection_plot] = charts.rejection_chart(last.rejection)
-            update[self.rejection_note] = render.rejection_caption(last.rejection, last.index + 1)
+            update[self.rejection_plot] = charts.rejection_chart(last.rejection, lang=lang)
+            update[self.rejection_note] = render.rejection_caption(
+                last.rejection, last.index + 1, lang=lang
+            )
         if charts_too:
             update |= {
-                self.accept_plot: charts.acceptance_by_position(cycles),
-                self.hist_plot: charts.accepted_length_histogram(cycles),
-                self.tokens_plot: charts.tokens_vs_passes(cycles, sess.steps),
-                self.time_plot: charts.time_split(cycles),
+                self.accept_plot: charts.acceptance_by_position(cycles, lang=lang),
+                self.hist_plot: charts.accepted_length_histogram(cycles, lang=lang),
+                self.tokens_plot: charts.tokens_vs_passes(cycles, sess.steps, lang=lang),
+                self.time_plot: charts.time_split(cycles, lang=lang),
                 self.final_text: run_text(sess),
                 self.final_stats: stats(sess),
             }
         return update
 
 
-def live_tab() -> LiveTab:
+def live_tab(lang: str) -> LiveTab:
     """Tab 0: the run in progress, cycle by cycle."""
-    with gr.Tab("Live run", id="live", elem_id="sv-tab-live"):
-        status = gr.HTML(
-            render.status_html("Ready. Pick an example and press Run."), elem_id="sv-status"
-        )
-        gr.HTML(render.legend_html(), elem_id="sv-legend")
+    with gr.Tab(t("app.tab.live", lang), id="live", elem_id="sv-tab-live"):
+        status = gr.HTML(render.status_html(t("app.status.ready", lang)), elem_id="sv-status")
+        gr.HTML(render.legend_html(lang=lang), elem_id="sv-legend")
         stream = gr.HTML(
-            render.stream_html([], placeholder="The generated text appears here, token by token."),
+            render.stream_html([], placeholder=t("app.stream.placeholder", lang), lang=lang),
             elem_id="sv-stream",
             js_on_load=STREAM_CLICK_JS,  # a click on a token opens that cycle in the inspector
         )
-        cards = gr.HTML(render.cycle_cards_html(None), elem_id="sv-cards")
-        counters = gr.HTML(render.counters_html(None), elem_id="sv-counters")
+        cards = gr.HTML(render.cycle_cards_html(None, lang=lang), elem_id="sv-cards")
+        counters = gr.HTML(render.counters_html(None, lang=lang), elem_id="sv-counters")
         with gr.Row():
             rejection_plot = gr.Plot(
-                charts.rejection_chart(None), label="Last rejection", show_label=False, scale=3
+                charts.rejection_chart(None, lang=lang),
+                label=t("app.live.last_rejection", lang),
+                show_label=False,
+                scale=3,
             )
-            rejection_note = gr.HTML(render.rejection_caption(None), scale=2)
-        race = race_panel()
+            rejection_note = gr.HTML(render.rejection_caption(None, lang=lang), scale=2)
+        race = race_panel(lang)
         with gr.Row():
-            accept_plot = gr.Plot(charts.acceptance_by_position([]), show_label=False)
-            hist_plot = gr.Plot(charts.accepted_length_histogram([]), show_label=False)
+            accept_plot = gr.Plot(charts.acceptance_by_position([], lang=lang), show_label=False)
+            hist_plot = gr.Plot(charts.accepted_length_histogram([], lang=lang), show_label=False)
         with gr.Row():
-            tokens_plot = gr.Plot(charts.tokens_vs_passes([]), show_label=False)
-            time_plot = gr.Plot(charts.time_split([]), show_label=False)
-        with gr.Accordion("Output text and stats", open=False):
-            final_text = gr.Textbox(label="Generated text", lines=6, elem_id="sv-final-text")
-            final_stats = gr.JSON(label="Stats", elem_id="sv-final-stats")
+            tokens_plot = gr.Plot(charts.tokens_vs_passes([], lang=lang), show_label=False)
+            time_plot = gr.Plot(charts.time_split([], lang=lang), show_label=False)
+        with gr.Accordion(t("app.live.output", lang), open=False):
+            final_text = gr.Textbox(
+                label=t("app.live.text", lang), lines=6, elem_id="sv-final-text"
+            )
+            final_stats = gr.JSON(label=t("app.live.stats", lang), elem_id="sv-final-stats")
     return LiveTab(
         status, stream, cards, counters, rejection_plot, rejection_note, race,
-        accept_plot, hist_plot, tokens_plot, time_plot, final_text, final_stats,
+        accept_plot, hist_plot, tokens_plot, time_plot, final_text, final_stats, lang,
     )  # fmt: skip
 
 
@@ -160,6 +165,7 @@ def wire_live_run(
     Returns the events the Stop button cancels.
     """
     outputs = [session, *live.outputs, *inspector.outputs, live.final_text, live.final_stats]
+    lang = app.lang
 
     def views(sess: Session, message: str, kind: str = "info", *, charts_too: bool) -> dict:
         update = live.views(sess, message, kind, charts_too=charts_too) | {session: sess}
@@ -175,24 +181,28 @@ def wire_live_run(
         inputs = read_run_inputs(app, values)
         sess = app.prepare(sess, inputs, progress)
         if not sess.cycles:
-            yield views(sess, "Running…", charts_too=False) | {live.race.view: race_view(sess)}
+            yield views(sess, t("app.status.running", lang), charts_too=False) | {
+                live.race.view: race_view(sess, lang)
+            }
         last_chart = time.perf_counter()
         while (cycle := app.advance(sess)) is not None:
             due = time.perf_counter() - last_chart >= CHART_EVERY_S
             last_chart = time.perf_counter() if due else last_chart
-            update = views(sess, f"Running… cycle {cycle.index + 1}", charts_too=due)
+            update = views(
+                sess, t("app.status.running_cycle", lang, cycle=cycle.index + 1), charts_too=due
+            )
             if inputs.race:
-                update[live.race.view] = race_view(sess, "speculative run")
+                update[live.race.view] = race_view(sess, lang, "app.race.status.speculative")
             yield update
         if inputs.race:
             last_draw = 0.0
             for step in app.plain_steps(sess, inputs):
                 if step.finished or time.perf_counter() - last_draw >= RACE_EVERY_S:
                     last_draw = time.perf_counter()
-                    yield {live.race.view: race_view(sess, "plain run")}
-        done = views(sess, done_message(sess), "done", charts_too=True)
+                    yield {live.race.view: race_view(sess, lang, "app.race.status.plain")}
+        done = views(sess, done_message(sess, lang), "done", charts_too=True)
         if inputs.race:
-            done[live.race.view] = race_view(sess, "finished")
+            done[live.race.view] = race_view(sess, lang, "app.race.status.finished")
             done[live.race.replay] = gr.Button(interactive=sess.race_done)
         yield done
 
@@ -205,13 +215,13 @@ def wire_live_run(
         sess = app.prepare(sess, inputs, progress)
         cycle = app.advance(sess)
         if cycle is None or cycle.finished:
-            return views(sess, done_message(sess), "done", charts_too=True)
-        message = f"Paused after cycle {cycle.index + 1}. Step advances one cycle, Run plays the rest; changing the prompt or a setting starts over."
+            return views(sess, done_message(sess, lang), "done", charts_too=True)
+        message = t("app.status.paused", lang, cycle=cycle.index + 1)
         return views(sess, message, charts_too=True)
 
     def replay(sess: Session | None) -> Iterator[str]:
         if sess is None or not sess.race_done:
-            raise gr.Error("Run a race first (tick Race, then press Run).")
+            raise app.error("error.app.no_race")
         duration = render.replay_duration(sess.cycles, sess.steps)
         began = time.perf_counter()
         while (elapsed := time.perf_counter() - began) < duration:
@@ -242,42 +252,57 @@ def wire_live_run(
     return events
 
 
-def race_view(sess: Session, status: str | None = None) -> str:
-    """The race panel for the session; before a race starts, an empty one."""
-    if status is None:
-        return render.race_html([], [])
-    return render.race_html(sess.cycles, sess.steps, status=status)
+def race_view(sess: Session, lang: str, status_key: str | None = None) -> str:
+    """The race panel for the session, its status an ``app.race.status.*`` key; before a race
+    starts (no status), an empty one."""
+    if status_key is None:
+        return render.race_html([], [], lang=lang)
+    return render.race_html(sess.cycles, sess.steps, status=t(status_key, lang), lang=lang)
 
 
-def stopped_status(sess: Session | None) -> str:
+def stopped_status(sess: Session | None, lang: str = DEFAULT_LANGUAGE) -> str:
     """The status line after Stop."""
     if sess is not None and sess.paused:
-        return render.status_html(
-            f"Stopped after cycle {len(sess.cycles)}. Run continues, Step advances one cycle."
-        )
-    return render.status_html("Stopped.")
+        return render.status_html(t("app.status.stopped_after", lang, cycle=len(sess.cycles)))
+    return render.status_html(t("app.status.stopped", lang))
 
 
-def done_message(sess: Session) -> str:
+# Why a run ended, by Cycle.stop_reason; any other reason reads "stopped".
+_STOP_REASONS = {"eos": "app.done.eos", "max_new_tokens": "app.done.max_new_tokens"}
+
+
+def done_message(sess: Session, lang: str = DEFAULT_LANGUAGE) -> str:
     """The status line when a run ends: why, and its numbers."""
     if not sess.cycles:
-        return "Nothing was generated."
+        return t("app.done.nothing", lang)
     totals = sess.cycles[-1].totals
-    reason = {"eos": "the model ended its answer", "max_new_tokens": "the token limit was reached"}
-    why = reason.get(sess.cycles[-1].stop_reason or "", "stopped")
-    return (
-        f"Finished: {why}. {totals.new_tokens} tokens in {len(sess.cycles)} target passes "
-        f"(α {totals.acceptance_rate:.0%}, τ {totals.tokens_per_target_pass:.2f}, "
-        f"{totals.tokens_per_s:.1f} tokens/s). {forwards_note(sess)}"
+    why = _STOP_REASONS.get(sess.cycles[-1].stop_reason or "", "app.done.stopped")
+    return t(
+        "app.done",
+        lang,
+        why=t(why, lang),
+        tokens=totals.new_tokens,
+        passes=len(sess.cycles),
+        alpha=f"{totals.acceptance_rate:.0%}",
+        tau=f"{totals.tokens_per_target_pass:.2f}",
+        tps=f"{totals.tokens_per_s:.1f}",
+        forwards=forwards_note(sess, lang),
     ).rstrip()
 
 
-def forwards_note(sess: Session) -> str:
+# The models' roles as Session.forwards names them.
+_ROLES = {"draft": "app.forward.role.draft", "target": "app.forward.role.target"}
+
+
+def forwards_note(sess: Session, lang: str = DEFAULT_LANGUAGE) -> str:
     """Which forward computed each model: the lean step, or transformers' forward and why."""
     parts = []
-    for role, choice in sess.forwards.items():
+    for name, choice in sess.forwards.items():
+        role = t(_ROLES[name], lang) if name in _ROLES else name
         if choice.kind == "lean":
-            parts.append(f"{role}: lean step")
+            parts.append(t("app.forward.lean", lang, role=role))
         else:
-            parts.append(f"{role}: transformers' forward ({choice.fallback_reason})")
-    return f"Forward: {'; '.join(parts)}." if parts else ""
+            reason = choice.fallback_reason
+            parts.append(t("app.forward.transformers", lang, role=role, reason=reason))
+    separator = t("app.forward.separator", lang)
+    return t("app.forward", lang, parts=separator.join(parts)) if parts else ""

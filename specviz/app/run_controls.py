@@ -15,6 +15,7 @@ import gradio as gr
 from specviz.app.session import App, Inputs
 from specviz.app.setting_controls import SettingControls, setting_controls
 from specviz.models.presets import TASKS, Preset, default_preset
+from specviz.text import t
 
 PRIVATE: dict[str, Any] = {"api_visibility": "private"}  # UI-only events stay out of the API
 
@@ -43,38 +44,38 @@ class RunControls:
         }
 
 
-def run_controls(presets: Mapping[str, Preset]) -> RunControls:
-    """Lay out the column in the current Blocks context and wire its own events."""
+def run_controls(presets: Mapping[str, Preset], lang: str) -> RunControls:
+    """Lay out the column in the current Blocks context, worded in *lang*, and wire its own
+    events."""
     first = default_preset(presets)
     tasks = example_tasks(first)
     preset = gr.Dropdown(
         choices=[(p.label, p.id) for p in presets.values()],
         value=first.id,
-        label="Model pair (draft → target)",
+        label=t("app.control.preset", lang),
     )
     preset_note = gr.Markdown(first.description)
-    prompt = gr.Textbox(label="Prompt", lines=3, value=first_prompt(first), elem_id="sv-prompt")
-    with gr.Row(elem_classes="sv-run-row"):
-        run = gr.Button("▶ Run", variant="primary", elem_id="sv-run")
-        step = gr.Button("▷ Step", elem_id="sv-step")
-        stop = gr.Button("■ Stop", variant="stop", elem_id="sv-stop")
-    race = gr.Checkbox(
-        value=False,
-        label="Race: afterwards, run plain decoding of the target for comparison",
-        elem_id="sv-race-toggle",
+    prompt = gr.Textbox(
+        label=t("app.control.prompt", lang),
+        lines=3,
+        value=first_prompt(first),
+        elem_id="sv-prompt",
     )
-    task = gr.Radio(choices=tasks, value=tasks[0], label="Examples by task")
+    with gr.Row(elem_classes="sv-run-row"):
+        run = gr.Button(t("app.button.run", lang), variant="primary", elem_id="sv-run")
+        step = gr.Button(t("app.button.step", lang), elem_id="sv-step")
+        stop = gr.Button(t("app.button.stop", lang), variant="stop", elem_id="sv-stop")
+    race = gr.Checkbox(value=False, label=t("app.control.race", lang), elem_id="sv-race-toggle")
+    task = gr.Radio(choices=tasks, value=tasks[0], label=t("app.control.task", lang))
     examples = gr.Dataset(
         components=[prompt],
         samples=example_samples(first, tasks[0]),
-        label="Click an example",
+        label=t("app.control.examples", lang),
         elem_id="sv-examples",
     )
-    chat = gr.Checkbox(
-        value=first.chat_template, label="Apply the chat template (off: send the raw prompt)"
-    )
-    with gr.Accordion("Decoding settings", open=True):
-        settings = setting_controls(first.settings)
+    chat = gr.Checkbox(value=first.chat_template, label=t("app.control.chat", lang))
+    with gr.Accordion(t("app.control.settings", lang), open=True):
+        settings = setting_controls(first.settings, lang)
 
     def on_preset(preset_id: str) -> dict[Any, Any]:
         chosen = presets[preset_id]

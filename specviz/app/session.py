@@ -22,6 +22,7 @@ from specviz.drafters.registry import make_drafter
 from specviz.models.loader import ModelCache, ModelLoadError, ModelPair
 from specviz.models.presets import Preset
 from specviz.models.runner import ForwardChoice
+from specviz.text import DEFAULT_LANGUAGE, UserError, t
 from specviz.views import run_html as render
 
 T = TypeVar("T")
@@ -64,10 +65,28 @@ class Inputs:
 class App:
     """The handlers, closed over the presets, the model cache and the engine lock."""
 
-    def __init__(self, presets: Mapping[str, Preset], model_cache: ModelCache) -> None:
+    def __init__(
+        self, presets: Mapping[str, Preset], model_cache: ModelCache, lang: str = DEFAULT_LANGUAGE
+    ) -> None:
         self.presets = dict(presets)
         self.cache = model_cache
+        self.lang = lang  # the catalogue's language for every message this app shows
         self.engine_lock = threading.Lock()
+
+    def error(self, key: str, **values: object) -> gr.Error:
+        """A gr.Error worded by the catalogue in the app's language."""
+        return gr.Error(t(key, self.lang, **values))
+
+    def failure(self, doing_key: str, error: BaseException) -> gr.Error:
+        """A gr.Error for an unexpected failure while doing ``doing_key``, in plain words: a
+        UserError in its own sentence, running out of memory with what to try, else the cause."""
+        if isinstance(error, UserError):
+            return gr.Error(error.message(self.lang))
+        doing = t(doing_key, self.lang)
+        text = str(error)
+        if isinstance(error, MemoryError) or "out of memory" in text.lower():
+            return self.error("error.out_of_memory", doing=doing)
+        return self.error("error.failed", doing=doing, cause=text or type(error).__name__)
 
     # --- inputs, loading, running ---------------------------------------------------------------
 
@@ -86,15 +105,15 @@ class App:
         through the schema over the preset's defaults (settings without a control keep those).
         """
         if preset_id not in self.presets:
-            raise gr.Error(f"Unknown preset {preset_id!r}. Pick one from the list.")
+            raise self.error("error.app.unknown_preset", name=repr(preset_id))
         if not (prompt or "").strip():
-            raise gr.Error("The prompt is empty. Type one or click an example.")
+            raise self.error("error.app.prompt_empty")
         preset = self.presets[preset_id]
         if not isinstance(settings, GenerationSettings):
             try:
                 settings = settings_from_mapping(settings, preset.settings, exact=False)
             except SettingError as error:
-                raise gr.Error(f"Check the settings: {error}.") from None
+                raise self.error("error.app.settings", problems=error.message(self.lang)) from None
         return Inputs(preset, prompt, bool(chat), settings, bool(race))
 
     def load(self, preset: Preset, progress: Callable[..., Any] | None = None) -> ModelPair:
@@ -108,18 +127,20 @@ class App:
             with self.engine_lock:
                 return self.cache.load_pair(preset, progress=report)
         except ModelLoadError as error:
-            raise gr.Error(f"Could not load the models: {error}") from None
+            raise self.error("error.app.load", cause=str(error)) from None
         except (MemoryError, RuntimeError) as error:
-            raise gr.Error(_plain_failure("loading the models", error)) from None
+            raise self.failure("app.doing.loading", error) from None
 
     def start(self, session: Session, inputs: Inputs, pair: ModelPair) -> None:
         """Begin a new speculative run for these inputs (the old one, if any, is dropped)."""
         try:
             prompt_ids = pair.encode_prompt(inputs.prompt, chat=inputs.chat)
+        except UserError as error:
+            raise gr.Error(error.message(self.lang)) from None
         except ValueError as error:
             raise gr.Error(str(error)) from None
         if inputs.chat and not getattr(pair.tokenizer, "chat_template", None):
-            gr.Warning("This model has no chat template, so the prompt is sent as raw text.")
+            gr.Warning(t("app.warning.no_chat_template", self.lang))
         session.key = inputs.key
         session.forwards = pair.forward_choices()
         session.cycles, session.steps, session.race_done = [], [], False
@@ -137,7 +158,7 @@ class App:
                 cycle = next(cycles, None)
         except Exception as error:
             session.cycles_iter = None
-            raise gr.Error(_plain_failure("generating", error)) from None
+            raise self.failure("app.doing.generating", error) from None
         if session.cycles_iter is not cycles:
             return None  # a handler cancelled by Stop finished its cycle after a new run began
         if cycle is None:
@@ -156,7 +177,8 @@ class App:
 
     def locked(self, items: Iterator[T], doing: str) -> Iterator[T]:
         """A model-running iterator advanced one item at a time under the engine lock (the labs
-        stream through this); failures become plain-worded errors."""
+        stream through this); failures become plain-worded errors. *doing* is a catalogue key
+        (``app.doing.*``) naming the work."""
         while True:
             item = self.run_locked(lambda: next(items, _DONE), doing)
             if item is _DONE:
@@ -164,16 +186,19 @@ class App:
             yield item  # type: ignore[misc]
 
     def run_locked(self, work: Callable[[], T], doing: str) -> T:
-        """work() under the engine lock; a ValueError is shown as is, anything else in plain words."""
+        """work() under the engine lock; the labs' input checks (UserError, ValueError) are shown
+        in their own words, anything else in plain words naming *doing* (an ``app.doing.*`` key)."""
         try:
             with self.engine_lock:
                 return work()
         except gr.Error:
             raise
-        except ValueError as error:  # the labs' own input checks, already worded for users
+        except UserError as error:
+            raise gr.Error(error.message(self.lang)) from None
+        except ValueError as error:  # an input check not yet in the catalogue: shown as is
             raise gr.Error(str(error)) from None
         except Exception as error:
-            raise gr.Error(_plain_failure(doing, error)) from None
+            raise self.failure(doing, error) from None
 
     def plain_steps(self, session: Session, inputs: Inputs) -> Iterator[Step]:
         """The race's baseline: plain decoding of the same target with the same settings and seed."""
@@ -186,22 +211,12 @@ class App:
                 with self.engine_lock:
                     step = next(steps, None)
             except Exception as error:
-                raise gr.Error(_plain_failure("running plain decoding", error)) from None
+                raise self.failure("app.doing.plain", error) from None
             if step is None:
                 session.race_done = True
                 return
             session.steps.append(step)
             yield step
-
-
-def _plain_failure(doing: str, error: BaseException) -> str:
-    text = str(error)
-    if isinstance(error, MemoryError) or "out of memory" in text.lower():
-        return (
-            f"Out of memory while {doing}. Try a smaller preset, fewer new tokens, "
-            "or close other programs."
-        )
-    return f"Something went wrong while {doing}: {text or type(error).__name__}"
 
 
 def final_text(session: Session) -> str:

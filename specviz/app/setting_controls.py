@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import gradio as gr
 
 from specviz.core.settings import GenerationSettings, Setting, settings_schema
+from specviz.text import DEFAULT_LANGUAGE
 
 T = TypeVar("T")
 POSITIONAL = inspect.Parameter.POSITIONAL_OR_KEYWORD  # API parameters: by position or by name
@@ -33,12 +34,13 @@ def elem_id(item: Setting) -> str:
     return "sv-" + item.name.replace("_", "-")
 
 
-def setting_control(item: Setting, value: Any) -> gr.components.Component:
-    """One setting's control, showing *value*: label, info text and range from the schema."""
+def setting_control(item: Setting, value: Any, lang: str) -> gr.components.Component:
+    """One setting's control, showing *value*: label, info text (in *lang*) and range from the
+    schema."""
     common: dict[str, Any] = {
         "value": value,
-        "label": item.spec.label,
-        "info": item.spec.help,
+        "label": item.label(lang),
+        "info": item.help(lang),
         "elem_id": elem_id(item),
     }
     if item.type is bool:
@@ -63,7 +65,9 @@ class SettingControls:
 
 
 def setting_controls(
-    defaults: GenerationSettings, side_by_side: tuple[tuple[str, ...], ...] = SIDE_BY_SIDE
+    defaults: GenerationSettings,
+    lang: str = DEFAULT_LANGUAGE,
+    side_by_side: tuple[tuple[str, ...], ...] = SIDE_BY_SIDE,
 ) -> SettingControls:
     """A control for every shown setting of *defaults*' schema, in schema order, laid out in the
     current Blocks context; the names in one *side_by_side* group share a row."""
@@ -75,11 +79,11 @@ def setting_controls(
         group = next((row for row in side_by_side if row[0] == name), (name,))
         group = tuple(member for member in group if member in shown)
         if len(group) == 1:
-            components[name] = setting_control(shown[name], getattr(defaults, name))
+            components[name] = setting_control(shown[name], getattr(defaults, name), lang)
             continue
         with gr.Row():
             for member in group:
-                components[member] = setting_control(shown[member], getattr(defaults, member))
+                components[member] = setting_control(shown[member], getattr(defaults, member), lang)
     return SettingControls(components)
 
 

@@ -16,44 +16,36 @@ from specviz.labs.speedup import gpu_projection
 from specviz.labs.speedup import panel as speedup_panel
 from specviz.labs.speedup import theory as speedup_model
 from specviz.labs.speedup.cost_curve import measure_verification_cost
+from specviz.text import UserError, t
 
 # The bundled pair's weights in bf16 (1,543,714,304 and 494,032,768 weights read per forward,
 # from gpu_projection.model_footprint): the projection's defaults until a measurement fills them.
 TARGET_GB, DRAFT_GB = 3.087, 0.988
 COST_BUDGET_S = 60.0  # the cost curve stops measuring after this long
 
-SPEEDUP_INTRO = (
-    "Why is it faster, and by how much? Each cycle costs γ draft steps (each c of a target step) "
-    "plus one verification pass (v(γ) target steps), and yields on average "
-    "τ = (1 − α^(γ+1)) / (1 − α) tokens, where α is the chance a draft token is accepted "
-    "(Leviathan et al. 2023, eq. 1). So the predicted speedup over plain decoding is "
-    "**τ / (γ·c + v(γ))**. This lab measures α, c and v(γ) on this machine from the prompt on the "
-    "left, plots the prediction for every γ and overlays the speedups measured at a few γ "
-    "(fixed γ, no early draft stop, as the formula assumes)."
-)
-COST_INTRO = (
-    "Why can the target check 5 tokens for about the price of writing 1? At batch size 1 a "
-    "forward pass is bound by reading the weights from memory; extra positions reuse the weights "
-    "already read, so the time barely grows until the arithmetic catches up. This measures the "
-    "target's forward time for 1, 2, … new tokens against a warm KV cache (median of several "
-    "runs, min–max as error bars) on this device. Below, a **projection** (a roofline model, not "
-    "a measurement) shows what a GPU would give at the same α."
-)
+DEFAULT_GAMMAS = "1,3,5,8"  # the γ values the speedup lab measures unless told others
 
 
 def speedup_tab(wiring: LabWiring) -> gr.Number:
     """Tab 3: τ and predicted speedup against γ, with measured speedups overlaid."""
-    with gr.Tab("Speedup theory", id="speedup", elem_id="sv-tab-speedup"):
-        gr.Markdown(SPEEDUP_INTRO, elem_classes="sv-lab-intro")
+    lang = wiring.lang
+    with gr.Tab(t("app.tab.speedup", lang), id="speedup", elem_id="sv-tab-speedup"):
+        gr.Markdown(t("app.speedup.intro", lang), elem_classes="sv-lab-intro")
         with gr.Row():
-            gammas = gr.Textbox(value="1,3,5,8", label="γ values to measure", scale=2)
-            budget = gr.Slider(20, 300, value=90, step=10, label="Time budget (s)", scale=2)
-            button = gr.Button("▶ Measure", variant="primary", elem_id="sv-speedup-run")
-        status = gr.HTML(status_line("Not run yet."), elem_id="sv-speedup-status")
+            gammas = gr.Textbox(value=DEFAULT_GAMMAS, label=t("app.speedup.gammas", lang), scale=2)
+            budget = gr.Slider(
+                20, 300, value=90, step=10, label=t("app.speedup.budget", lang), scale=2
+            )
+            button = gr.Button(
+                t("app.button.measure", lang), variant="primary", elem_id="sv-speedup-run"
+            )
+        status = gr.HTML(status_line(t("app.status.not_run", lang)), elem_id="sv-speedup-status")
         plot = gr.Plot(
-            speedup_charts.theory_chart(None), show_label=False, elem_id="sv-speedup-plot"
+            speedup_charts.theory_chart(None, lang=lang),
+            show_label=False,
+            elem_id="sv-speedup-plot",
         )
-        summary = gr.HTML(speedup_panel.speedup_html(None), elem_id="sv-speedup-summary")
+        summary = gr.HTML(speedup_panel.speedup_html(None, lang=lang), elem_id="sv-speedup-summary")
         alpha = gr.Number(visible=False)  # the measured α, handed to the projection
 
     def run_speedup(
@@ -62,7 +54,7 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
         budget_value: float,
         progress: gr.Progress = gr.Progress(),  # noqa: B008
     ) -> dict[Any, Any]:
-        chosen = _gammas(gammas_value)
+        chosen = _gammas(gammas_value, lang)
         pair = wiring.app.load(inputs.preset, progress)
         prompt_ids = pair.encode_prompt(inputs.prompt, chat=inputs.chat)
         lab = wiring.app.run_locked(
@@ -74,13 +66,14 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
                 time_budget_s=float(budget_value),
                 progress=lambda fraction, message: progress(fraction, desc=message),
             ),
-            "measuring speedups",
+            "app.doing.speedups",
         )
-        note = "Done." if lab.complete else "Done, but the time budget cut some runs short."
+        note = t("app.status.done" if lab.complete else "app.speedup.cut", lang)
+        line = t("app.speedup.done", lang, note=note, seconds=f"{lab.elapsed_s:.0f}")
         return {
-            status: status_line(f"{note} ({lab.elapsed_s:.0f} s)", "done"),
-            plot: speedup_charts.theory_chart(lab.theory, lab.runs),
-            summary: speedup_panel.speedup_html(lab),
+            status: status_line(line, "done"),
+            plot: speedup_charts.theory_chart(lab.theory, lab.runs, lang=lang),
+            summary: speedup_panel.speedup_html(lab, lang=lang),
             alpha: lab.theory.alpha,
         }
 
@@ -88,58 +81,65 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
     return alpha
 
 
-def _gammas(text: str) -> tuple[int, ...]:
+def _gammas(text: str, lang: str) -> tuple[int, ...]:
     """ "1,3,5" -> (1, 3, 5), checked against the engine's range."""
     try:
         values = tuple(sorted({int(part) for part in (text or "").split(",") if part.strip()}))
     except ValueError:
-        raise gr.Error(
-            "γ values must be whole numbers separated by commas, e.g. 1,3,5,8."
-        ) from None
+        raise gr.Error(t("error.app.gammas_format", lang, example=DEFAULT_GAMMAS)) from None
     if not values or not all(GAMMA_MIN <= value <= GAMMA_MAX for value in values):
-        raise gr.Error(f"Give one to a few γ values between {GAMMA_MIN} and {GAMMA_MAX}.")
+        raise gr.Error(t("error.app.gammas_range", lang, low=GAMMA_MIN, high=GAMMA_MAX))
     return values
 
 
 def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
     """Tab 4: the verification-cost curve, measured; and a GPU projection, labelled as one."""
+    lang = wiring.lang
     gpus = list(gpu_projection.GPU_PRESETS)
     first_gpu = gpu_projection.GPU_PRESETS[gpus[1]]
-    with gr.Tab("Verification cost", id="cost", elem_id="sv-tab-cost"):
-        gr.Markdown(COST_INTRO, elem_classes="sv-lab-intro")
+    with gr.Tab(t("app.tab.cost", lang), id="cost", elem_id="sv-tab-cost"):
+        gr.Markdown(t("app.cost.intro", lang), elem_classes="sv-lab-intro")
         with gr.Row():
             sizes = gr.Slider(
                 2,
                 16,
                 value=16,
                 step=1,
-                label="Up to this many new tokens",
+                label=t("app.cost.sizes", lang),
                 scale=2,
                 elem_id="sv-cost-sizes",
             )
-            repeats = gr.Slider(1, 9, value=3, step=1, label="Repeats (median)", scale=2)
-            button = gr.Button("▶ Measure", variant="primary", elem_id="sv-cost-run")
-        status = gr.HTML(status_line("Not measured yet."), elem_id="sv-cost-status")
-        curve_plot = gr.Plot(
-            speedup_charts.cost_curve_chart(None), show_label=False, elem_id="sv-cost-plot"
-        )
-        gr.Markdown("### What if: a GPU (projection, not measured)")
-        with gr.Row():
-            gpu = gr.Dropdown(gpus, value=gpus[1], label="GPU preset", scale=2)
-            bandwidth = gr.Number(first_gpu.bandwidth_gb_s, label="Memory bandwidth (GB/s)")
-            tflops = gr.Number(first_gpu.tflops, label="Dense bf16 TFLOPS")
-        with gr.Row():
-            target_gb = gr.Number(TARGET_GB, label="Target weights (GB, bf16)")
-            draft_gb = gr.Number(DRAFT_GB, label="Draft weights (GB, bf16)")
-            alpha = gr.Number(
-                0.8, label="α (filled by the Speedup theory lab)", minimum=0, maximum=1
+            repeats = gr.Slider(1, 9, value=3, step=1, label=t("app.cost.repeats", lang), scale=2)
+            button = gr.Button(
+                t("app.button.measure", lang), variant="primary", elem_id="sv-cost-run"
             )
-            overhead = gr.Number(0.0, label="Fixed cost per forward (ms)", minimum=0)
-        project_button = gr.Button("Project", elem_id="sv-project")
-        projection_plot = gr.Plot(
-            speedup_charts.projection_chart(None), show_label=False, elem_id="sv-projection-plot"
+        status = gr.HTML(status_line(t("app.status.not_measured", lang)), elem_id="sv-cost-status")
+        curve_plot = gr.Plot(
+            speedup_charts.cost_curve_chart(None, lang=lang),
+            show_label=False,
+            elem_id="sv-cost-plot",
         )
-        projection_note = gr.HTML(speedup_panel.projection_html(None), elem_id="sv-projection-note")
+        gr.Markdown(t("app.projection.heading", lang))
+        with gr.Row():
+            gpu = gr.Dropdown(gpus, value=gpus[1], label=t("app.projection.gpu", lang), scale=2)
+            bandwidth = gr.Number(
+                first_gpu.bandwidth_gb_s, label=t("app.projection.bandwidth", lang)
+            )
+            tflops = gr.Number(first_gpu.tflops, label=t("app.projection.tflops", lang))
+        with gr.Row():
+            target_gb = gr.Number(TARGET_GB, label=t("app.projection.target_gb", lang))
+            draft_gb = gr.Number(DRAFT_GB, label=t("app.projection.draft_gb", lang))
+            alpha = gr.Number(0.8, label=t("app.projection.alpha", lang), minimum=0, maximum=1)
+            overhead = gr.Number(0.0, label=t("app.projection.overhead", lang), minimum=0)
+        project_button = gr.Button(t("app.projection.run", lang), elem_id="sv-project")
+        projection_plot = gr.Plot(
+            speedup_charts.projection_chart(None, lang=lang),
+            show_label=False,
+            elem_id="sv-projection-plot",
+        )
+        projection_note = gr.HTML(
+            speedup_panel.projection_html(None, lang=lang), elem_id="sv-projection-note"
+        )
 
     def measure_cost(
         inputs: Inputs,
@@ -149,22 +149,21 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
     ) -> dict[Any, Any]:
         pair = wiring.app.load(inputs.preset, progress)
         context = pair.encode_prompt(inputs.prompt, chat=inputs.chat)
-        progress(0.5, desc="timing target forwards")
+        progress(0.5, desc=t("app.cost.progress", lang))
         curve = wiring.app.run_locked(
             lambda: measure_verification_cost(
                 pair.target, context, int(sizes_value), int(repeats_value), COST_BUDGET_S
             ),
-            "measuring forward times",
+            "app.doing.forward_times",
         )
         target = gpu_projection.model_footprint(pair.target)
         draft = gpu_projection.model_footprint(pair.draft)
+        measured = "app.cost.measured" if curve.complete else "app.cost.measured_cut"
         return {
             status: status_line(
-                f"Measured on {curve.device} after a {curve.context_len}-token context"
-                + ("." if curve.complete else " (stopped early: time budget)."),
-                "done",
+                t(measured, lang, device=curve.device, context=curve.context_len), "done"
             ),
-            curve_plot: speedup_charts.cost_curve_chart(curve),
+            curve_plot: speedup_charts.cost_curve_chart(curve, lang=lang),
             target_gb: round(target.bytes_at(2) / 1e9, 3),
             draft_gb: round(draft.bytes_at(2) / 1e9, 3),
         }
@@ -180,13 +179,18 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
     ) -> dict[Any, Any]:
         numbers = (bandwidth_v, tflops_v, target_v, draft_v, alpha_v, overhead_v)
         if any(value is None for value in numbers):
-            raise gr.Error("Fill in every number of the projection.")
+            raise gr.Error(t("error.app.projection_blank", lang))
         bandwidth_v, tflops_v, target_v, draft_v, alpha_v, overhead_v = (
             float(value or 0) for value in numbers
         )
         preset = gpu_projection.GPU_PRESETS.get(name)
         if preset is None or (preset.bandwidth_gb_s, preset.tflops) != (bandwidth_v, tflops_v):
-            name = f"custom GPU ({bandwidth_v:g} GB/s, {tflops_v:g} TFLOPS)"
+            name = t(
+                "app.projection.custom_gpu",
+                lang,
+                bandwidth=f"{bandwidth_v:g}",
+                tflops=f"{tflops_v:g}",
+            )
         spec = gpu_projection.GpuSpec(name, bandwidth_v, tflops_v)
         try:
             projection = gpu_projection.project_speedup(
@@ -198,11 +202,13 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
                 draft_v * 1e9 / 2,
                 overhead_s=overhead_v / 1000,
             )
+        except UserError as error:
+            raise gr.Error(t("error.app.projection", lang, cause=error.message(lang))) from None
         except (ValueError, ZeroDivisionError) as error:
-            raise gr.Error(f"Check the projection's numbers: {error}") from None
+            raise gr.Error(t("error.app.projection", lang, cause=str(error))) from None
         return {
-            projection_plot: speedup_charts.projection_chart(projection),
-            projection_note: speedup_panel.projection_html(projection),
+            projection_plot: speedup_charts.projection_chart(projection, lang=lang),
+            projection_note: speedup_panel.projection_html(projection, lang=lang),
         }
 
     def pick_gpu(name: str) -> tuple[float, float]:

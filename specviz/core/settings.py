@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 import torch
 
 from specviz.core.sampling import Sampler
+from specviz.text import DEFAULT_LANGUAGE, Joined, Phrase, UserError, t
 
 GAMMA_MIN, GAMMA_MAX = 1, 16  # γ's limits; the adaptive schedule also stays inside them
 
@@ -38,6 +39,7 @@ SettingValue = int | float | bool
 class SettingSpec:
     """How one setting is checked and shown; the field it annotates gives its name and type."""
 
+    # Catalogue keys (specviz.text), so each language words them in its own table:
     label: str  # the setting's name in words: the app's label, the subject of error messages
     help: str  # one line: the CLI's help and the app's info text
     low: float | None = None  # smallest allowed value (None: unbounded)
@@ -69,6 +71,14 @@ class Setting:
     default: SettingValue
     spec: SettingSpec
 
+    def label(self, lang: str = DEFAULT_LANGUAGE) -> str:
+        """The setting's name in words, in *lang*."""
+        return t(self.spec.label, lang)
+
+    def help(self, lang: str = DEFAULT_LANGUAGE) -> str:
+        """The setting's one-line help, in *lang*."""
+        return t(self.spec.help, lang)
+
     @property
     def flag(self) -> str:
         """The command-line flag, e.g. ``--max-new-tokens``."""
@@ -83,20 +93,32 @@ class Setting:
             return None
         return low, high
 
-    def requirement(self, *, with_type: bool = True) -> str:
-        """What a value must be, in words: "an integer between 1 and 16", "true or false"."""
+    def requirement(self, *, with_type: bool = True) -> Phrase | None:
+        """What a value must be, in words: "an integer between 1 and 16", "true or false"; None
+        for an unbounded number when the type is left out."""
         if self.type is bool:
-            return "true or false"
+            return Phrase("setting.requirement.bool")
+        limits = self._limits()
+        if not with_type:
+            return limits
+        kind = Phrase("setting.type.integer" if self.type is int else "setting.type.number")
+        return kind if limits is None else Phrase("setting.requirement", kind=kind, limits=limits)
+
+    def _limits(self) -> Phrase | None:
+        """The range in words ("between 1 and 16", "above 0 and at most 1"), None if unbounded."""
         spec = self.spec
-        bounds = []
-        if spec.low is not None:
-            bounds.append(f"{'above' if spec.low_open else 'at least'} {spec.low:g}")
-        if spec.high is not None:
-            bounds.append(f"{'below' if spec.high_open else 'at most'} {spec.high:g}")
         if spec.low is not None and spec.high is not None and not (spec.low_open or spec.high_open):
-            bounds = [f"between {spec.low:g} and {spec.high:g}"]
-        noun = ("an integer" if self.type is int else "a number") if with_type else ""
-        return " ".join(part for part in (noun, " and ".join(bounds)) if part)
+            return Phrase("setting.limit.between", low=f"{spec.low:g}", high=f"{spec.high:g}")
+        low = high = None
+        if spec.low is not None:
+            key = "setting.limit.above" if spec.low_open else "setting.limit.at_least"
+            low = Phrase(key, value=f"{spec.low:g}")
+        if spec.high is not None:
+            key = "setting.limit.below" if spec.high_open else "setting.limit.at_most"
+            high = Phrase(key, value=f"{spec.high:g}")
+        if low is not None and high is not None:
+            return Phrase("setting.limit.both", low=low, high=high)
+        return low or high
 
     def check(self, value: object, *, exact: bool = True) -> SettingValue:
         """The value, if it is valid for this setting (an int becomes a float for a float setting).
@@ -105,25 +127,27 @@ class Setting:
         Raises SettingError naming this setting otherwise.
         """
         if value is None:
-            raise SettingError([self.problem("is blank")])
+            raise SettingError([self.problem(Phrase("error.setting.blank"))])
         if not exact and self.type is int and isinstance(value, float) and value.is_integer():
             value = int(value)
         # bool is an int in Python, but "gamma = true" is always a mistake.
         allowed = bool if self.type is bool else int if self.type is int else (int, float)
         if isinstance(value, bool) != (self.type is bool) or not isinstance(value, allowed):
             got = describe_value(value)
-            raise SettingError([self.problem(f"must be {self.requirement()}, got {got}")])
+            reason = Phrase("error.setting.must_be", requirement=self.requirement(), got=got)
+            raise SettingError([self.problem(reason)])
         if isinstance(value, bool):
             return value
         number = float(value) if self.type is float else value
         if not self._in_range(number):
-            limits = self.requirement(with_type=False)
-            raise SettingError([self.problem(f"must be {limits}, got {number!r}")])
+            limits = self.requirement(with_type=False) or self.requirement()
+            reason = Phrase("error.setting.must_be", requirement=limits, got=repr(number))
+            raise SettingError([self.problem(reason)])
         return number
 
-    def problem(self, reason: str) -> SettingProblem:
+    def problem(self, reason: Phrase) -> SettingProblem:
         """A problem with this setting, for a SettingError."""
-        return SettingProblem(self.name, self.spec.label, reason)
+        return SettingProblem(self.name, Phrase(self.spec.label), reason)
 
     def _in_range(self, number: float) -> bool:
         spec = self.spec
@@ -136,23 +160,30 @@ class Setting:
 
 @dataclass(frozen=True)
 class SettingProblem:
-    """What is wrong with one setting: its field name, its label and the reason."""
+    """What is wrong with one setting: its field name, its label and the reason (both words)."""
 
     name: str
-    label: str
-    reason: str  # "must be between 1 and 16, got 0"
+    label: Phrase  # the setting's label, or the name in quotes for a name that is no setting
+    reason: Phrase  # "must be between 1 and 16, got 0"
+
+    @property
+    def phrase(self) -> Phrase:
+        """The whole problem as words: "γ must be between 1 and 16, got 0"."""
+        return Phrase("error.setting.problem", setting=self.label, reason=self.reason)
 
 
-class SettingError(ValueError):
+class SettingError(UserError):
     """One or more settings are invalid; each problem names its setting.
 
-    The message reads "<label> <reason>; ..." ("γ must be between 1 and 16, got 0"); callers that
-    place the error themselves (presets name the file and the field) read ``problems``.
+    The message reads "<label> <reason>; ..." ("γ must be between 1 and 16, got 0"), in the
+    reader's language with ``message(lang)``; callers that place the error themselves (presets
+    name the file and the field) read ``problems``.
     """
 
     def __init__(self, problems: Iterable[SettingProblem]) -> None:
         self.problems = tuple(problems)
-        super().__init__("; ".join(f"{p.label} {p.reason}" for p in self.problems))
+        parts = tuple(problem.phrase for problem in self.problems)
+        super().__init__("error.settings", problems=Joined("error.settings.separator", parts))
 
     def __reduce__(self) -> tuple[object, ...]:
         return (SettingError, (self.problems,))
@@ -166,9 +197,8 @@ def _checked(
     problems: list[SettingProblem] = []
     for name, value in values.items():
         if name not in schema:
-            problems.append(
-                SettingProblem(name, repr(name), f"is not a setting; known: {', '.join(schema)}")
-            )
+            unknown = Phrase("error.setting.unknown", known=", ".join(schema))
+            problems.append(SettingProblem(name, Phrase("setting.name", name=repr(name)), unknown))
             continue
         try:
             checked[name] = schema[name].check(value, exact=exact)
@@ -197,44 +227,42 @@ class GenerationSettings:
 
     gamma: int = setting(
         5,
-        label="γ",
-        help="tokens drafted per cycle (the starting value when adaptive)",
+        label="setting.gamma",
+        help="setting.gamma.help",
         low=GAMMA_MIN,
         high=GAMMA_MAX,
         step=1,
     )
     adaptive_gamma: bool = setting(
         False,
-        label="Adaptive γ",
-        help="adapt γ to acceptance: +2 after a full accept, −1 after a rejection",
+        label="setting.adaptive_gamma",
+        help="setting.adaptive_gamma.help",
         flag="adaptive",
     )
     temperature: float = setting(
         0.0,
-        label="Temperature",
-        help="0 = greedy; higher flattens the target's distribution",
+        label="setting.temperature",
+        help="setting.temperature.help",
         low=0.0,
         high=2.0,  # above 2 the output is noise; the sampler itself takes any value
         step=0.05,
     )
-    top_k: int = setting(
-        0, label="Top-k", help="sample from the k likeliest tokens; 0 = off", low=0
-    )
+    top_k: int = setting(0, label="setting.top_k", help="setting.top_k.help", low=0)
     top_p: float = setting(
         1.0,
-        label="Top-p",
-        help="sample from the likeliest tokens covering this probability; 1 = off",
+        label="setting.top_p",
+        help="setting.top_p.help",
         low=0.0,
         low_open=True,  # top-p 0 would keep no token at all
         high=1.0,
         step=0.05,
         slider_low=0.05,
     )
-    seed: int = setting(0, label="Seed", help="seed of the random stream (same seed, same run)")
+    seed: int = setting(0, label="setting.seed", help="setting.seed.help")
     max_new_tokens: int = setting(
         128,
-        label="Max new tokens",
-        help="stop after this many generated tokens",
+        label="setting.max_new_tokens",
+        help="setting.max_new_tokens.help",
         low=1,
         high=4096,
         step=1,
@@ -242,8 +270,8 @@ class GenerationSettings:
     )
     stop_on_eos: bool = setting(
         True,
-        label="Stop at end of sequence",
-        help="end the run when the target emits its end-of-sequence token",
+        label="setting.stop_on_eos",
+        help="setting.stop_on_eos.help",
         flag="stop",
         in_app=False,
     )
@@ -252,8 +280,8 @@ class GenerationSettings:
     # unchanged whatever the drafter proposes. transformers' assisted generation uses 0.4.
     draft_stop_below: float = setting(
         0.0,
-        label="Draft stop below",
-        help="end a draft early after a token the draft gave less probability (0 = never)",
+        label="setting.draft_stop_below",
+        help="setting.draft_stop_below.help",
         **_DRAFT_STOP,
     )
     # Stop a draft once the product of the draft's top probabilities over this cycle's guesses
@@ -262,10 +290,8 @@ class GenerationSettings:
     # A run of fairly sure guesses ends before the per-token stop would notice. specviz's own rule.
     draft_stop_cumulative: float = setting(
         0.0,
-        label="Cumulative draft stop",
-        help="end a draft once the product of the draft's top probabilities in the cycle (doubts "
-        "scaled down when the run shows the draft right more often than it expects) falls below "
-        "this (0 = never)",
+        label="setting.draft_stop_cumulative",
+        help="setting.draft_stop_cumulative.help",
         **_DRAFT_STOP,
     )
 
@@ -312,21 +338,21 @@ def settings_from_mapping(values: Mapping[str, object], defaults: S, *, exact: b
     return dataclasses.replace(defaults, **checked)
 
 
-def describe_value(value: object) -> str:
+def describe_value(value: object) -> Phrase:
     """A value with its type in TOML's words ("boolean true", "string '5'"), for messages."""
     if isinstance(value, bool):
-        return f"boolean {str(value).lower()}"
+        return Phrase("value.boolean", value=str(value).lower())
     if isinstance(value, str):
-        return f"string {value!r}"
+        return Phrase("value.string", value=repr(value))
     if isinstance(value, int):
-        return f"integer {value}"
+        return Phrase("value.integer", value=value)
     if isinstance(value, float):
-        return f"float {value!r}"
+        return Phrase("value.float", value=repr(value))
     if isinstance(value, Mapping):
-        return "table"
+        return Phrase("value.table")
     if isinstance(value, list | tuple):
-        return "array"
-    return type(value).__name__
+        return Phrase("value.array")
+    return Phrase("value.other", type=type(value).__name__)
 
 
 # --- the command line ------------------------------------------------------------------------
@@ -337,11 +363,13 @@ def add_setting_arguments(
     *,
     exclude: Iterable[str] = (),
     settings_type: type[GenerationSettings] = GenerationSettings,
+    lang: str = DEFAULT_LANGUAGE,
 ) -> None:
     """One flag per setting (``--gamma``, ``--adaptive/--no-adaptive``, ...), all defaulting to
-    None so that ``settings_from_args`` keeps the preset's value for flags not given."""
+    None so that ``settings_from_args`` keeps the preset's value for flags not given; the help
+    is in *lang*."""
     skipped = set(exclude)
-    group = parser.add_argument_group("generation settings (default: the preset's)")
+    group = parser.add_argument_group(t("setting.flags", lang))
     for item in settings_schema(settings_type):
         if item.name in skipped:
             continue
@@ -351,17 +379,20 @@ def add_setting_arguments(
                 dest=item.name,
                 action=argparse.BooleanOptionalAction,
                 default=None,
-                help=item.spec.help,
+                help=item.help(lang),
             )
         else:
             limits = item.requirement(with_type=False)
+            help_text = item.help(lang)
+            if limits is not None:
+                help_text = t("setting.help_with_limits", lang, help=help_text, limits=limits)
             group.add_argument(
                 item.flag,
                 dest=item.name,
                 type=item.type,
                 default=None,
                 metavar="N" if item.type is int else "X",
-                help=f"{item.spec.help}{'; ' + limits if limits else ''}",
+                help=help_text,
             )
 
 

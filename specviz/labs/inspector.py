@@ -45,10 +45,6 @@ def explanation(lang: str = DEFAULT_LANGUAGE) -> str:
     return t("inspector.explanation", lang)
 
 
-# The English paragraph, for callers that take a constant.
-EXPLANATION = explanation()
-
-
 def decision_text(cycle: Cycle, token: DraftToken, lang: str = DEFAULT_LANGUAGE) -> str:
     """One sentence saying why this drafted token was accepted, rejected or never tested."""
     if not token.tested:

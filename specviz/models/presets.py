@@ -433,7 +433,7 @@ def _preset_from_mapping(data: Mapping[str, object]) -> Preset:
         )
     except SettingError as exc:
         problem = exc.problems[0]
-        raise PresetError(problem.reason, field=problem.name) from None
+        raise PresetError(str(problem.reason), field=problem.name) from None
 
     # Types are checked in Preset.__post_init__; the ignores below are needed
     # only because the TOML values are statically typed as ``object``.

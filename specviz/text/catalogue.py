@@ -15,7 +15,9 @@ from __future__ import annotations
 import html
 import string
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
+from types import MappingProxyType
 
 from specviz.text import en
 
@@ -37,10 +39,63 @@ class Html(str):
     __slots__ = ()
 
 
+class Phrase:
+    """A catalogue text used as a value of another, worded in the language the outer text is
+    looked up in: ``t("error.setting.problem", lang, reason=Phrase("error.setting.blank"))``.
+
+    An error keeps Phrases among its values so that ``UserError.message(lang)`` words every part
+    in ``lang``, not only the outer sentence.
+    """
+
+    __slots__ = ("key", "values")
+    key: str
+    values: Mapping[str, object]
+
+    def __init__(self, key: str, **values: object) -> None:
+        _segments(key, DEFAULT_LANGUAGE, frozenset(values))  # a wrong key fails where it is made
+        self.key = key
+        self.values = MappingProxyType(values)
+
+    def __str__(self) -> str:
+        return t(self.key, DEFAULT_LANGUAGE, **self.values)
+
+    def __repr__(self) -> str:
+        values = "".join(f", {name}={value!r}" for name, value in self.values.items())
+        return f"Phrase({self.key!r}{values})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Phrase) and (self.key, dict(self.values)) == (
+            other.key,
+            dict(other.values),
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.key, tuple(sorted(self.values.items()))))
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_phrase, (self.key, dict(self.values)))
+
+
+@dataclass(frozen=True)
+class Joined:
+    """Several values as one, separated by the catalogue text ``separator`` (``"; "``)."""
+
+    separator: str
+    parts: tuple[object, ...]
+
+    def __str__(self) -> str:
+        return _plain(self, DEFAULT_LANGUAGE)
+
+
+def _phrase(key: str, values: dict[str, object]) -> Phrase:
+    return Phrase(key, **values)
+
+
 def t(key: str, lang: str = DEFAULT_LANGUAGE, **values: object) -> str:
-    """The sentence ``key`` in ``lang`` with its named fields filled from ``values``."""
+    """The sentence ``key`` in ``lang`` with its named fields filled from ``values`` (a Phrase or
+    Joined value is worded in ``lang`` too)."""
     return "".join(
-        literal if field is None else str(values[field])
+        literal if field is None else _plain(values[field], lang)
         for literal, field in _segments(key, lang, frozenset(values))
     )
 
@@ -54,8 +109,20 @@ def t_html(key: str, lang: str = DEFAULT_LANGUAGE, **values: object) -> Html:
             parts.append(html.escape(literal, quote=False))
         else:
             value = values[field]
-            parts.append(value if isinstance(value, Html) else html.escape(str(value), quote=True))
+            if isinstance(value, Html):
+                parts.append(value)
+            else:
+                parts.append(html.escape(_plain(value, lang), quote=True))
     return Html("".join(parts))
+
+
+def _plain(value: object, lang: str) -> str:
+    """One value as text in ``lang``: a Phrase or Joined is looked up, anything else is str()."""
+    if isinstance(value, Phrase):
+        return t(value.key, lang, **value.values)
+    if isinstance(value, Joined):
+        return t(value.separator, lang).join(_plain(part, lang) for part in value.parts)
+    return str(value)
 
 
 def supported_language(requested: str | None) -> str:

@@ -475,6 +475,202 @@ TABLE = MappingProxyType(
         "tasks.narrative.ranked": (
             "The draft guesses {best} best ({best_measures}) and {worst} worst ({worst_measures})."
         ),
+        # --- the app: title, tabs, controls, status lines ---------------------------------------
+        "app.title": "specviz: speculative decoding, live",
+        "app.heading": "# {title}\n{intro}",
+        "app.intro": (
+            "A small **draft** model guesses the next γ tokens; the large **target** model checks "
+            "all of them in **one** forward pass, keeps the longest prefix it agrees with (each "
+            "guess passes with probability min(1, p/q)), and adds one token of its own. The "
+            "output follows the target's distribution exactly, in fewer target passes."
+        ),
+        "app.tab.live": "Live run",
+        "app.tab.inspector": "Dice roll inspector",
+        "app.tab.exactness": "Exactness lab",
+        "app.tab.speedup": "Speedup theory",
+        "app.tab.cost": "Verification cost",
+        "app.tab.tasks": "Task dependence",
+        "app.control.preset": "Model pair (draft → target)",
+        "app.control.prompt": "Prompt",
+        "app.control.race": "Race: afterwards, run plain decoding of the target for comparison",
+        "app.control.task": "Examples by task",
+        "app.control.examples": "Click an example",
+        "app.control.chat": "Apply the chat template (off: send the raw prompt)",
+        "app.control.settings": "Decoding settings",
+        "app.button.run": "▶ Run",
+        "app.button.step": "▷ Step",
+        "app.button.stop": "■ Stop",
+        "app.button.measure": "▶ Measure",
+        "app.warning.no_chat_template": (
+            "This model has no chat template, so the prompt is sent as raw text."
+        ),
+        "app.status.ready": "Ready. Pick an example and press Run.",
+        "app.status.running": "Running…",
+        "app.status.running_cycle": "Running… cycle {cycle}",
+        "app.status.paused": (
+            "Paused after cycle {cycle}. Step advances one cycle, Run plays the rest; changing the "
+            "prompt or a setting starts over."
+        ),
+        "app.status.stopped_after": (
+            "Stopped after cycle {cycle}. Run continues, Step advances one cycle."
+        ),
+        "app.status.stopped": "Stopped.",
+        "app.status.not_run": "Not run yet.",
+        "app.status.not_measured": "Not measured yet.",
+        "app.status.done": "Done.",
+        "app.status.done_in": "Done in {seconds} s.",
+        "app.status.running_task": "Running: {task}…",
+        "app.done": (
+            "Finished: {why}. {tokens} tokens in {passes} target passes (α {alpha}, τ {tau}, {tps} "
+            "tokens/s). {forwards}"
+        ),
+        "app.done.nothing": "Nothing was generated.",
+        "app.done.eos": "the model ended its answer",
+        "app.done.max_new_tokens": "the token limit was reached",
+        "app.done.stopped": "stopped",
+        "app.forward": "Forward: {parts}.",
+        "app.forward.separator": "; ",
+        "app.forward.role.draft": "draft",
+        "app.forward.role.target": "target",
+        "app.forward.lean": "{role}: lean step",
+        "app.forward.transformers": "{role}: transformers' forward ({reason})",
+        "app.stream.placeholder": "The generated text appears here, token by token.",
+        "app.live.last_rejection": "Last rejection",
+        "app.live.output": "Output text and stats",
+        "app.live.text": "Generated text",
+        "app.live.stats": "Stats",
+        "app.race.replay": "⟲ Replay the race at measured speed",
+        "app.race.status.speculative": "speculative run",
+        "app.race.status.plain": "plain run",
+        "app.race.status.finished": "finished",
+        "app.inspector.cycle": "Cycle of the last run",
+        "app.exactness.intro": (
+            "Speculative sampling claims that its output follows the **target's** distribution "
+            "exactly, whatever the draft proposes (Leviathan et al. 2023, Theorem 1; Chen et al. "
+            "2023). Test it: from the prompt on the left, draw N short continuations with plain "
+            "sampling of the target and N with speculative sampling (same temperature, top-k, "
+            "top-p), and compare the two empirical distributions with a chi-square test. Then "
+            "switch to the **wrong rule**, which accepts every draft, and watch the test catch it. "
+            "At temperature 0 the button compares greedy outputs token for token instead."
+        ),
+        "app.exactness.samples": "N samples per arm",
+        "app.exactness.tokens": "Tokens per continuation",
+        "app.exactness.rule": "Acceptance rule",
+        "app.exactness.rule.exact": (
+            "The paper's rule: accept with min(1, p/q), resample from the residual"
+        ),
+        "app.exactness.rule.accept_draft": "Wrong rule: accept every draft (ships the draft's q)",
+        "app.exactness.run": "▶ Draw and compare",
+        "app.exactness.greedy_done": (
+            "Temperature 0 is greedy decoding, so there is no distribution to sample: compared "
+            "the two greedy outputs token for token. Raise the temperature to compare "
+            "distributions."
+        ),
+        "app.speedup.intro": (
+            "Why is it faster, and by how much? Each cycle costs γ draft steps (each c of a target "
+            "step) plus one verification pass (v(γ) target steps), and yields on average "
+            "τ = (1 − α^(γ+1)) / (1 − α) tokens, where α is the chance a draft token is accepted "
+            "(Leviathan et al. 2023, eq. 1). So the predicted speedup over plain decoding is "
+            "**τ / (γ·c + v(γ))**. This lab measures α, c and v(γ) on this machine from the prompt "
+            "on the left, plots the prediction for every γ and overlays the speedups measured at a "
+            "few γ (fixed γ, no early draft stop, as the formula assumes)."
+        ),
+        "app.speedup.gammas": "γ values to measure",
+        "app.speedup.budget": "Time budget (s)",
+        "app.speedup.cut": "Done, but the time budget cut some runs short.",
+        "app.speedup.done": "{note} ({seconds} s)",
+        "app.cost.intro": (
+            "Why can the target check 5 tokens for about the price of writing 1? At batch size 1 a "
+            "forward pass is bound by reading the weights from memory; extra positions reuse the "
+            "weights already read, so the time barely grows until the arithmetic catches up. This "
+            "measures the target's forward time for 1, 2, … new tokens against a warm KV cache "
+            "(median of several runs, min–max as error bars) on this device. Below, a "
+            "**projection** (a roofline model, not a measurement) shows what a GPU would give at "
+            "the same α."
+        ),
+        "app.cost.sizes": "Up to this many new tokens",
+        "app.cost.repeats": "Repeats (median)",
+        "app.cost.progress": "timing target forwards",
+        "app.cost.measured": "Measured on {device} after a {context}-token context.",
+        "app.cost.measured_cut": (
+            "Measured on {device} after a {context}-token context (stopped early: time budget)."
+        ),
+        "app.projection.heading": "### What if: a GPU (projection, not measured)",
+        "app.projection.gpu": "GPU preset",
+        "app.projection.bandwidth": "Memory bandwidth (GB/s)",
+        "app.projection.tflops": "Dense bf16 TFLOPS",
+        "app.projection.target_gb": "Target weights (GB, bf16)",
+        "app.projection.draft_gb": "Draft weights (GB, bf16)",
+        "app.projection.alpha": "α (filled by the Speedup theory lab)",
+        "app.projection.overhead": "Fixed cost per forward (ms)",
+        "app.projection.run": "Project",
+        "app.projection.custom_gpu": "custom GPU ({bandwidth} GB/s, {tflops} TFLOPS)",
+        "app.tasks.intro": (
+            "The draft model only helps where it can guess what the target will write. Code and "
+            "translations are predictable, so most drafts pass; an open-ended story has many good "
+            "continuations, the two models pick different ones, and more drafts are rejected. One "
+            "click runs every task group's example prompt twice, speculatively and plainly, at the "
+            "settings on the left, and compares α (accepted / tested drafts), τ (tokens per target "
+            "pass) and the measured speedup (engine time, both runs reading the prompt in their "
+            "first pass)."
+        ),
+        "app.tasks.per_task": "Prompts per task",
+        "app.tasks.run": "▶ Run every task",
+        # What the app was doing when something failed: "Out of memory while {doing}."
+        "app.doing.loading": "loading the models",
+        "app.doing.generating": "generating",
+        "app.doing.plain": "running plain decoding",
+        "app.doing.greedy": "comparing greedy outputs",
+        "app.doing.sampling": "sampling",
+        "app.doing.tasks": "measuring the tasks",
+        "app.doing.speedups": "measuring speedups",
+        "app.doing.forward_times": "measuring forward times",
+        # --- the generation settings: labels, help and what a value must be ---------------------
+        "setting.gamma": "γ",
+        "setting.gamma.help": "tokens drafted per cycle (the starting value when adaptive)",
+        "setting.adaptive_gamma": "Adaptive γ",
+        "setting.adaptive_gamma.help": "adapt γ to acceptance: +2 after a full accept, −1 after a rejection",
+        "setting.temperature": "Temperature",
+        "setting.temperature.help": "0 = greedy; higher flattens the target's distribution",
+        "setting.top_k": "Top-k",
+        "setting.top_k.help": "sample from the k likeliest tokens; 0 = off",
+        "setting.top_p": "Top-p",
+        "setting.top_p.help": "sample from the likeliest tokens covering this probability; 1 = off",
+        "setting.seed": "Seed",
+        "setting.seed.help": "seed of the random stream (same seed, same run)",
+        "setting.max_new_tokens": "Max new tokens",
+        "setting.max_new_tokens.help": "stop after this many generated tokens",
+        "setting.stop_on_eos": "Stop at end of sequence",
+        "setting.stop_on_eos.help": "end the run when the target emits its end-of-sequence token",
+        "setting.draft_stop_below": "Draft stop below",
+        "setting.draft_stop_below.help": "end a draft early after a token the draft gave less probability (0 = never)",
+        "setting.draft_stop_cumulative": "Cumulative draft stop",
+        "setting.draft_stop_cumulative.help": (
+            "end a draft once the product of the draft's top probabilities in the cycle (doubts "
+            "scaled down when the run shows the draft right more often than it expects) falls "
+            "below this (0 = never)"
+        ),
+        "setting.flags": "generation settings (default: the preset's)",
+        "setting.help_with_limits": "{help}; {limits}",
+        "setting.name": "{name}",
+        "setting.type.integer": "an integer",
+        "setting.type.number": "a number",
+        "setting.requirement": "{kind} {limits}",
+        "setting.requirement.bool": "true or false",
+        "setting.limit.between": "between {low} and {high}",
+        "setting.limit.above": "above {value}",
+        "setting.limit.at_least": "at least {value}",
+        "setting.limit.below": "below {value}",
+        "setting.limit.at_most": "at most {value}",
+        "setting.limit.both": "{low} and {high}",
+        # A value as TOML names its type, in error messages: "got string '5'".
+        "value.boolean": "boolean {value}",
+        "value.string": "string {value}",
+        "value.integer": "integer {value}",
+        "value.float": "float {value}",
+        "value.table": "table",
+        "value.array": "array",
+        "value.other": "{type}",
         # --- the command line ---------------------------------------------------------------------
         "cli.description": "Speculative decoding, run for real and shown.",
         "cli.error": "error: {message}",
@@ -524,5 +720,27 @@ TABLE = MappingProxyType(
         "error.unknown_preset": "unknown preset {name}; known: {known}",
         "error.unknown_gpu": "unknown GPU {name}; known: {known}",
         "error.no_cycle": "the run has cycles 1..{count}; no cycle {number}",
+        "error.settings": "{problems}",
+        "error.settings.separator": "; ",
+        "error.setting.problem": "{setting} {reason}",
+        "error.setting.blank": "is blank",
+        "error.setting.must_be": "must be {requirement}, got {got}",
+        "error.setting.unknown": "is not a setting; known: {known}",
+        "error.out_of_memory": (
+            "Out of memory while {doing}. Try a smaller preset, fewer new tokens, or close other "
+            "programs."
+        ),
+        "error.failed": "Something went wrong while {doing}: {cause}",
+        "error.app.unknown_preset": "Unknown preset {name}. Pick one from the list.",
+        "error.app.prompt_empty": "The prompt is empty. Type one or click an example.",
+        "error.app.settings": "Check the settings: {problems}.",
+        "error.app.load": "Could not load the models: {cause}",
+        "error.app.no_race": "Run a race first (tick Race, then press Run).",
+        "error.app.gammas_format": (
+            "γ values must be whole numbers separated by commas, e.g. {example}."
+        ),
+        "error.app.gammas_range": "Give one to a few γ values between {low} and {high}.",
+        "error.app.projection_blank": "Fill in every number of the projection.",
+        "error.app.projection": "Check the projection's numbers: {cause}",
     }
 )
