@@ -21,6 +21,7 @@ from typing import Any
 
 from specviz.cli.options import add_model_options, load_pair_for, preset_for
 from specviz.measure.bench import check_prompts
+from specviz.text import UserError
 
 _TASKS_FIDELITY = "story,code,rewriting"
 
@@ -187,7 +188,9 @@ def _draft_feeding(args: argparse.Namespace) -> int:
     modes = _csv(args.quantizations)
     unknown = [mode for mode in modes if mode not in DRAFT_QUANTIZATIONS]
     if unknown:
-        raise ValueError(f"unknown draft quantization {unknown[0]!r}; known: {DRAFT_QUANTIZATIONS}")
+        raise UserError(
+            "error.unknown_quantization", name=repr(unknown[0]), known=DRAFT_QUANTIZATIONS
+        )
     models = ModelCache()
     pair = models.load_pair(replace(preset, draft_quantization="none"), args.device, args.dtype)
     device = pick_device(args.device)
@@ -263,8 +266,7 @@ def _compare_transformers(args: argparse.Namespace) -> int:
     try:
         gamma = int(args.gamma.removeprefix("a"))
     except ValueError:
-        message = f"--gamma takes a number or a5 (adaptive from 5), not {args.gamma!r}"
-        raise ValueError(message) from None
+        raise UserError("error.compare.gamma", value=repr(args.gamma)) from None
     settings = GenerationSettings(
         gamma=gamma,
         adaptive_gamma=adaptive,

@@ -183,7 +183,7 @@ class SettingError(UserError):
     def __init__(self, problems: Iterable[SettingProblem]) -> None:
         self.problems = tuple(problems)
         parts = tuple(problem.phrase for problem in self.problems)
-        super().__init__("error.settings", problems=Joined("error.settings.separator", parts))
+        super().__init__("error.problems", problems=Joined("error.separator", parts))
 
     def __reduce__(self) -> tuple[object, ...]:
         return (SettingError, (self.problems,))

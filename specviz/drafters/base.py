@@ -16,6 +16,7 @@ import torch
 
 from specviz.core.sampling import Sampler
 from specviz.core.settings import GenerationSettings
+from specviz.text import Phrase, UserError
 
 
 @dataclass(frozen=True)
@@ -82,15 +83,15 @@ class DrafterSpec:
         kind, _, rest = text.strip().partition(":")
         kind = kind.strip()
         if not kind:
-            raise ValueError(f"a drafter spec needs a kind before any options, got {text!r}")
+            raise UserError("error.drafter.no_kind", text=repr(text))
         options: dict[str, str] = {}
         for item in filter(None, (part.strip() for part in rest.split(","))):
             name, equals, value = item.partition("=")
             name = name.strip()
             if not equals or not name:
-                raise ValueError(f"drafter option {item!r} in {text!r} is not name=value")
+                raise UserError("error.drafter.option_form", item=repr(item), text=repr(text))
             if name in options:
-                raise ValueError(f"drafter option {name!r} is given twice in {text!r}")
+                raise UserError("error.drafter.option_twice", name=repr(name), text=repr(text))
             options[name] = value.strip()
         return cls(kind, tuple(sorted(options.items())))
 
@@ -104,10 +105,13 @@ class DrafterSpec:
         return dict(self.options).get(name, default)
 
     def check_options(self, *known: str) -> None:
-        """Raise ValueError naming any option this kind of drafter does not take."""
+        """Raise UserError naming any option this kind of drafter does not take."""
         unknown = [name for name, _ in self.options if name not in known]
         if unknown:
-            takes = ", ".join(known) if known else "no options"
-            raise ValueError(
-                f"drafter {self.kind!r} does not take {', '.join(unknown)} (it takes {takes})"
+            takes = ", ".join(known) if known else Phrase("error.drafter.no_options")
+            raise UserError(
+                "error.drafter.unknown_option",
+                kind=repr(self.kind),
+                unknown=", ".join(unknown),
+                takes=takes,
             )

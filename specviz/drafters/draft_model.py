@@ -17,6 +17,7 @@ from specviz.core.settings import GenerationSettings
 from specviz.drafters.base import DrafterSpec, Proposal
 from specviz.drafters.policy import DraftPolicy
 from specviz.models.runner import ModelRunner
+from specviz.text import UserError
 
 
 class ModelDrafter:
@@ -37,7 +38,7 @@ class ModelDrafter:
         spec.check_options()
         draft = getattr(pair, "draft", None)
         if not isinstance(draft, torch.nn.Module):
-            raise ValueError(f"drafter {cls.kind!r} needs a model pair with a draft model")
+            raise UserError("error.drafter.needs_draft", kind=repr(cls.kind))
         return cls(draft)
 
     @property

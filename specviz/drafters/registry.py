@@ -10,6 +10,7 @@ from collections.abc import Callable
 from specviz.core.engine import ModelPairLike
 from specviz.drafters.base import Drafter, DrafterSpec
 from specviz.drafters.draft_model import ModelDrafter
+from specviz.text import UserError
 
 # Builds a drafter for a pair from a spec of its kind (and refuses options it does not take).
 DrafterFactory = Callable[[DrafterSpec, ModelPairLike], Drafter]
@@ -24,10 +25,10 @@ DEFAULT_DRAFTER = ModelDrafter.kind
 
 
 def make_drafter(spec: str | DrafterSpec, pair: ModelPairLike) -> Drafter:
-    """A fresh drafter of spec's kind for pair; ValueError naming the known kinds if unknown."""
+    """A fresh drafter of spec's kind for pair; UserError naming the known kinds if unknown."""
     parsed = DrafterSpec.parse(spec) if isinstance(spec, str) else spec
     factory = DRAFTERS.get(parsed.kind)
     if factory is None:
         known = ", ".join(sorted(DRAFTERS))
-        raise ValueError(f"unknown drafter {parsed.kind!r}; known drafters: {known}")
+        raise UserError("error.drafter.unknown", kind=repr(parsed.kind), known=known)
     return factory(parsed, pair)

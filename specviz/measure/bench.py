@@ -18,6 +18,7 @@ from typing import Any
 from specviz.core.settings import GenerationSettings
 from specviz.measure.harness import Method, MethodResult, Progress, measure
 from specviz.measure.methods import assisted_generation, plain_decoding, speculative_decoding
+from specviz.text import Phrase, UserError
 
 __all__ = [
     "BenchGrid",
@@ -168,7 +169,8 @@ def check_prompts(preset: Any, tasks: Sequence[str]) -> None:
     """Refuse an empty task list or a task the preset has no prompt for."""
     unknown = [task for task in tasks if task not in preset.prompts]
     if unknown or not tasks:
-        raise ValueError(f"preset {preset.id} has no prompts for {', '.join(unknown) or 'no task'}")
+        missing = ", ".join(unknown) if unknown else Phrase("error.bench.no_task")
+        raise UserError("error.bench.no_prompts", preset=preset.id, tasks=missing)
 
 
 def _warm_up_methods(pair: Any, preset: Any) -> list[Method]:

@@ -31,6 +31,7 @@ import torch
 
 from specviz.core.events import Cycle, Step, Totals
 from specviz.core.settings import GenerationSettings
+from specviz.text import UserError
 
 __all__ = [
     "Measurements",
@@ -211,11 +212,11 @@ def iter_measurements(
     if not methods:
         raise ValueError("there is nothing to measure: no methods")
     if repeats < 1:
-        raise ValueError(f"repeats must be at least 1, got {repeats}")
+        raise UserError("error.harness.repeats", repeats=repeats)
     if len({method.name for method in methods}) != len(methods):
         raise ValueError("method names must be distinct")
     if time_budget_s is not None and time_budget_s < 0:
-        raise ValueError(f"the time budget must be at least 0 s, got {time_budget_s}")
+        raise UserError("error.harness.budget", seconds=time_budget_s)
     budget = float("inf") if time_budget_s is None else time_budget_s
     return _measurements(tuple(methods), repeats, tuple(warm_up), budget, should_stop)
 

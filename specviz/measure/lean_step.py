@@ -17,6 +17,7 @@ import torch
 from specviz.core.model_steps import new_cache
 from specviz.measure.harness import Method, Outcome, Trial, measure
 from specviz.models.lean_forward import LeanDecoder, lean_support_problem
+from specviz.text import UserError
 
 __all__ = ["LeanStepTiming", "StepTiming", "lean_step", "time_lean_step"]
 
@@ -63,9 +64,9 @@ def time_lean_step(
     """
     lean = lean_step(model)
     if lean is None:
-        raise ValueError("the lean step does not apply to this model (family or configuration)")
+        raise UserError("error.lean_step.not_applicable")
     if context_length < 1 or blocks < 1 or steps_per_block < 1:
-        raise ValueError("context length, blocks and steps per block must be at least 1")
+        raise UserError("error.lean_step.counts")
     lean_forward, lean_cache_for = lean
     context = torch.arange(100, 100 + context_length).view(1, -1)
     token = torch.tensor([[9]])

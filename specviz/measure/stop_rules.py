@@ -18,6 +18,7 @@ from specviz.core.events import Totals
 from specviz.core.settings import GenerationSettings
 from specviz.measure.harness import measure
 from specviz.measure.methods import speculative_decoding
+from specviz.text import UserError
 
 __all__ = ["RuleCount", "StopRuleRow", "count_stop_rules"]
 
@@ -54,7 +55,7 @@ def count_stop_rules(
     """For each (task, prompt ids) and (γ, adaptive): the counters with and without the
     cumulative stop. settings give the per-token and cumulative thresholds and the run length."""
     if draft_cost < 0:
-        raise ValueError(f"the draft step's cost must be at least 0, got {draft_cost}")
+        raise UserError("error.stop_rules.draft_cost", cost=draft_cost)
     per_token = replace(settings, draft_stop_cumulative=0.0)
     rows = []
     for task, prompt_ids in prompts:

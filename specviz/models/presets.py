@@ -46,6 +46,7 @@ from specviz.core.settings import (
     settings_from_mapping,
     settings_schema,
 )
+from specviz.text import Phrase, UserError
 
 __all__ = [
     "DEFAULT_DRAFTER",
@@ -110,26 +111,30 @@ _OPTIONAL_DEFAULTS: Mapping[str, object] = types.MappingProxyType(
 )
 
 
-class PresetError(ValueError):
+class PresetError(UserError):
     """A preset or model source is invalid.
 
     The message is ``"<file>: field '<field>': <reason>"``, with either prefix
     left out when it is not known, so that a user who edits a preset file can go
     straight to the offending line.  The parts are also kept as attributes for
-    callers (such as the UI) that want to show them separately.
+    callers (such as the UI) that want to show them separately; the reason is a
+    catalogue Phrase, worded in the reader's language by ``message(lang)``.
     """
 
-    def __init__(self, reason: str, *, path: str | None = None, field: str | None = None) -> None:
+    def __init__(
+        self, reason: Phrase, *, path: str | None = None, field: str | None = None
+    ) -> None:
         self.reason = reason
         self.path = path
         self.field = field
-        parts = []
-        if path is not None:
-            parts.append(path)
-        if field is not None:
-            parts.append(f"field {field!r}")
-        parts.append(reason)
-        super().__init__(": ".join(parts))
+        if path is not None and field is not None:
+            super().__init__("error.preset.at_field", path=path, field=repr(field), reason=reason)
+        elif path is not None:
+            super().__init__("error.preset.at", path=path, reason=reason)
+        elif field is not None:
+            super().__init__("error.preset.field", field=repr(field), reason=reason)
+        else:
+            super().__init__("error.preset", reason=reason)
 
     def __reduce__(self) -> tuple[object, ...]:
         # Keyword-only arguments are not restored by the default exception
@@ -143,7 +148,7 @@ class PresetError(ValueError):
         return PresetError(self.reason, path=path, field=self.field)
 
 
-def _rebuild_error(reason: str, path: str | None, field: str | None) -> PresetError:
+def _rebuild_error(reason: Phrase, path: str | None, field: str | None) -> PresetError:
     return PresetError(reason, path=path, field=field)
 
 
@@ -160,35 +165,33 @@ class ModelSource:
         # (e.g. a custom pair typed into the UI) get the same guarantees.
         if self.kind not in SOURCE_KINDS:
             raise PresetError(
-                f"unknown model source kind {self.kind!r}; "
-                f"expected one of {', '.join(SOURCE_KINDS)}"
+                Phrase(
+                    "error.preset.source_kind",
+                    kind=repr(self.kind),
+                    known=", ".join(SOURCE_KINDS),
+                )
             )
         if not self.ref or self.ref != self.ref.strip():
             raise PresetError(
-                f"model source {self.kind!r} needs a non-empty reference without "
-                f"surrounding spaces, got {self.ref!r}"
+                Phrase("error.preset.source_ref", kind=repr(self.kind), ref=repr(self.ref))
             )
         if self.kind == "hub" and not _HUB_REF_RE.fullmatch(self.ref):
-            raise PresetError(
-                f"hub model id must look like 'org/name' or 'name', got {self.ref!r} "
-                "(use 'local:' for a folder on disk)"
-            )
+            raise PresetError(Phrase("error.preset.hub_ref", ref=repr(self.ref)))
         if self.kind == "gguf" and not self.ref.lower().endswith(".gguf"):
-            raise PresetError(f"gguf model source must name a .gguf file, got {self.ref!r}")
+            raise PresetError(Phrase("error.preset.gguf_ref", ref=repr(self.ref)))
         if self.kind == "bundled" and ("/" in self.ref or "\\" in self.ref):
-            raise PresetError(
-                f"bundled model source takes a model name, not a path, got {self.ref!r}"
-            )
+            raise PresetError(Phrase("error.preset.bundled_ref", ref=repr(self.ref)))
         if self.revision is not None:
             if self.kind != "hub":
                 raise PresetError(
-                    f"a revision only applies to hub models, not {self.kind!r} "
-                    f"(got revision {self.revision!r})"
+                    Phrase(
+                        "error.preset.revision_kind",
+                        kind=repr(self.kind),
+                        revision=repr(self.revision),
+                    )
                 )
             if not self.revision or self.revision != self.revision.strip():
-                raise PresetError(
-                    f"revision must be non-empty without surrounding spaces, got {self.revision!r}"
-                )
+                raise PresetError(Phrase("error.preset.revision", revision=repr(self.revision)))
 
     @classmethod
     def parse(cls, text: str) -> ModelSource:
@@ -198,20 +201,22 @@ class ModelSource:
         ``@`` so the split is unambiguous, whereas a local path may.
         """
         if not isinstance(text, str):
-            raise PresetError(f"model source must be a string, got {describe_value(text)}")
+            raise PresetError(Phrase("error.preset.source_type", got=describe_value(text)))
         stripped = text.strip()
         kind, sep, ref = stripped.partition(":")
         if not sep:
             raise PresetError(
-                f"model source {text!r} has no kind prefix; write it as 'KIND:REF' "
-                f"with KIND one of {', '.join(SOURCE_KINDS)} "
-                "(e.g. 'hub:Qwen/Qwen2.5-0.5B-Instruct')"
+                Phrase("error.preset.no_kind", text=repr(text), known=", ".join(SOURCE_KINDS))
             )
         kind = kind.strip()
         if kind not in SOURCE_KINDS:
             raise PresetError(
-                f"unknown model source kind {kind!r} in {text!r}; "
-                f"expected one of {', '.join(SOURCE_KINDS)}"
+                Phrase(
+                    "error.preset.source_kind_in",
+                    kind=repr(kind),
+                    text=repr(text),
+                    known=", ".join(SOURCE_KINDS),
+                )
             )
         ref = ref.strip()
         revision: str | None = None
@@ -219,9 +224,9 @@ class ModelSource:
             ref, _, revision = ref.partition("@")
             ref, revision = ref.strip(), revision.strip()
             if not revision:
-                raise PresetError(f"model source {text!r} has an empty revision after '@'")
+                raise PresetError(Phrase("error.preset.empty_revision", text=repr(text)))
         if not ref:
-            raise PresetError(f"model source {text!r} has an empty reference after {kind!r}")
+            raise PresetError(Phrase("error.preset.empty_ref", text=repr(text), kind=repr(kind)))
         return cls(kind=kind, ref=ref, revision=revision)
 
     def __str__(self) -> str:
@@ -255,42 +260,43 @@ class Preset:
         # All value checks live here, so presets built in code are held to the
         # same rules as files; load_preset() adds the file name to the error.
         if not isinstance(self.id, str) or not _ID_RE.fullmatch(self.id):
-            raise PresetError(
-                "must be a lowercase slug of letters, digits, '.' and '-' that starts "
-                f"and ends with a letter or digit, got {self.id!r}",
-                field="id",
-            )
+            raise PresetError(Phrase("error.preset.id", got=repr(self.id)), field="id")
         _check_text(self.label, "label", allow_empty=False)
         _check_text(self.description, "description", allow_empty=True)
         for name in ("draft", "target"):
             if not isinstance(getattr(self, name), ModelSource):
-                raise PresetError(
-                    f"must be a ModelSource, got {describe_value(getattr(self, name))}",
-                    field=name,
-                )
+                got = describe_value(getattr(self, name))
+                raise PresetError(Phrase("error.preset.not_source", got=got), field=name)
         if not isinstance(self.settings, GenerationSettings):
             raise PresetError(
-                f"must be GenerationSettings, got {describe_value(self.settings)}",
+                Phrase("error.preset.not_settings", got=describe_value(self.settings)),
                 field="settings",
             )
         if self.draft_quantization not in DRAFT_QUANTIZATIONS:
             raise PresetError(
-                f"must be one of {', '.join(DRAFT_QUANTIZATIONS)}, got {self.draft_quantization!r}",
+                Phrase(
+                    "error.preset.one_of",
+                    known=", ".join(DRAFT_QUANTIZATIONS),
+                    got=repr(self.draft_quantization),
+                ),
                 field="draft_quantization",
             )
         _check_text(self.drafter, "drafter", allow_empty=False)
         if self.drafter != self.drafter.strip():
             raise PresetError(
-                f"must not have surrounding spaces, got {self.drafter!r}", field="drafter"
+                Phrase("error.preset.spaces", got=repr(self.drafter)), field="drafter"
             )
         if self.dtype not in DTYPES:
             raise PresetError(
-                f"must be one of {', '.join(DTYPES)}, got {self.dtype!r}", field="dtype"
+                Phrase("error.preset.one_of", known=", ".join(DTYPES), got=repr(self.dtype)),
+                field="dtype",
             )
         for name in ("chat_template", "trust_remote_code", "default"):
             value = getattr(self, name)
             if not isinstance(value, bool):
-                raise PresetError(f"must be true or false, got {describe_value(value)}", field=name)
+                raise PresetError(
+                    Phrase("error.preset.bool", got=describe_value(value)), field=name
+                )
         object.__setattr__(self, "prompts", _freeze_prompts(self.prompts, self._is_bundled()))
 
     def _is_bundled(self) -> bool:
@@ -314,11 +320,12 @@ def load_preset(path: str | os.PathLike[str]) -> Preset:
         with path.open("rb") as handle:
             data = tomllib.load(handle)
     except OSError as exc:
-        raise PresetError(f"cannot read preset file: {exc.strerror or exc}", path=where) from exc
+        cause = exc.strerror or exc
+        raise PresetError(Phrase("error.preset.unreadable", cause=cause), path=where) from exc
     except UnicodeDecodeError as exc:
-        raise PresetError(f"preset file is not valid UTF-8: {exc}", path=where) from exc
+        raise PresetError(Phrase("error.preset.not_utf8", cause=exc), path=where) from exc
     except tomllib.TOMLDecodeError as exc:
-        raise PresetError(f"invalid TOML: {exc}", path=where) from exc
+        raise PresetError(Phrase("error.preset.toml", cause=exc), path=where) from exc
 
     try:
         preset = _preset_from_mapping(data)
@@ -329,7 +336,7 @@ def load_preset(path: str | os.PathLike[str]) -> Preset:
     # never needs a search, and two files cannot silently claim the same id.
     if preset.id != path.stem:
         raise PresetError(
-            f"must equal the file name without '.toml' ({path.stem!r}), got {preset.id!r}",
+            Phrase("error.preset.id_file", stem=repr(path.stem), got=repr(preset.id)),
             path=where,
             field="id",
         )
@@ -346,11 +353,11 @@ def load_presets(directory: str | os.PathLike[str] | None = None) -> dict[str, P
     """
     folder = PRESETS_DIR if directory is None else Path(directory)
     if not folder.is_dir():
-        raise PresetError("preset directory does not exist", path=str(folder))
+        raise PresetError(Phrase("error.preset.no_directory"), path=str(folder))
     # Hidden files are skipped so editor lock/backup files (".#x.toml") are ignored.
     files = sorted(p for p in folder.glob("*.toml") if not p.name.startswith("."))
     if not files:
-        raise PresetError("no *.toml preset files found", path=str(folder))
+        raise PresetError(Phrase("error.preset.no_files"), path=str(folder))
 
     loaded: dict[str, Preset] = {}
     origin: dict[str, Path] = {}
@@ -358,7 +365,7 @@ def load_presets(directory: str | os.PathLike[str] | None = None) -> dict[str, P
         preset = load_preset(file)
         if preset.id in loaded:
             raise PresetError(
-                f"duplicate preset id {preset.id!r}, also defined in {origin[preset.id]}",
+                Phrase("error.preset.duplicate_id", id=repr(preset.id), other=origin[preset.id]),
                 path=str(file),
                 field="id",
             )
@@ -367,9 +374,13 @@ def load_presets(directory: str | os.PathLike[str] | None = None) -> dict[str, P
 
     defaults = [pid for pid, preset in loaded.items() if preset.default]
     if len(defaults) != 1:
-        found = ", ".join(str(origin[pid]) for pid in defaults) if defaults else "none"
+        found = (
+            ", ".join(str(origin[pid]) for pid in defaults)
+            if defaults
+            else Phrase("error.preset.none")
+        )
         raise PresetError(
-            f"exactly one preset must set default = true, found {len(defaults)} ({found})",
+            Phrase("error.preset.defaults", count=len(defaults), found=found),
             path=str(folder),
             field="default",
         )
@@ -385,9 +396,9 @@ def default_preset(presets: Mapping[str, Preset]) -> Preset:
     """
     defaults = [preset for preset in presets.values() if preset.default]
     if len(defaults) != 1:
-        names = ", ".join(p.id for p in defaults) if defaults else "none"
+        names = ", ".join(p.id for p in defaults) if defaults else Phrase("error.preset.none")
         raise PresetError(
-            f"exactly one preset must set default = true, found {len(defaults)} ({names})",
+            Phrase("error.preset.defaults", count=len(defaults), found=names),
             field="default",
         )
     return defaults[0]
@@ -403,12 +414,11 @@ def _preset_from_mapping(data: Mapping[str, object]) -> Preset:
     for key in data:
         if key not in known:
             raise PresetError(
-                f"unknown field (typo?); known fields are {', '.join(sorted(known))}",
-                field=key,
+                Phrase("error.preset.unknown_field", known=", ".join(sorted(known))), field=key
             )
     for key in _REQUIRED_KEYS:
         if key not in data:
-            raise PresetError("required field is missing", field=key)
+            raise PresetError(Phrase("error.preset.missing"), field=key)
     values: dict[str, object] = {**_OPTIONAL_DEFAULTS, **data}
 
     # TOML gives source strings; parsing here lets the error carry the field name.
@@ -417,8 +427,7 @@ def _preset_from_mapping(data: Mapping[str, object]) -> Preset:
         raw = values[name]
         if not isinstance(raw, str):
             raise PresetError(
-                f"must be a string like 'hub:org/name', got {describe_value(raw)}",
-                field=name,
+                Phrase("error.preset.source_string", got=describe_value(raw)), field=name
             )
         try:
             sources[name] = ModelSource.parse(raw)
@@ -433,7 +442,7 @@ def _preset_from_mapping(data: Mapping[str, object]) -> Preset:
         )
     except SettingError as exc:
         problem = exc.problems[0]
-        raise PresetError(str(problem.reason), field=problem.name) from None
+        raise PresetError(problem.reason, field=problem.name) from None
 
     # Types are checked in Preset.__post_init__; the ignores below are needed
     # only because the TOML values are statically typed as ``object``.
@@ -458,13 +467,12 @@ def _freeze_prompts(raw: object, require_all_tasks: bool) -> Mapping[str, tuple[
     """Validate the prompts table and return it as a read-only, TASKS-ordered view."""
     if not isinstance(raw, Mapping):
         raise PresetError(
-            f"must be a table of task = [prompts...], got {describe_value(raw)}",
-            field="prompts",
+            Phrase("error.preset.prompts_table", got=describe_value(raw)), field="prompts"
         )
     for task in raw:
         if task not in TASKS:
             raise PresetError(
-                f"unknown task {task!r}; expected one of {', '.join(TASKS)}",
+                Phrase("error.preset.unknown_task", task=repr(task), known=", ".join(TASKS)),
                 field=f"prompts.{task}",
             )
     frozen: dict[str, tuple[str, ...]] = {}
@@ -475,38 +483,34 @@ def _freeze_prompts(raw: object, require_all_tasks: bool) -> Mapping[str, tuple[
         # A bare string is a Sequence too, but would be split into characters.
         if isinstance(items, str) or not isinstance(items, Sequence):
             raise PresetError(
-                f"must be a list of strings, got {describe_value(items)}",
+                Phrase("error.preset.prompt_list", got=describe_value(items)),
                 field=f"prompts.{task}",
             )
         if not items:
-            raise PresetError(
-                "must list at least one prompt (leave the task out instead)",
-                field=f"prompts.{task}",
-            )
+            raise PresetError(Phrase("error.preset.task_empty"), field=f"prompts.{task}")
         seen: set[str] = set()
         for index, prompt in enumerate(items):
             name = f"prompts.{task}[{index}]"
             _check_text(prompt, name, allow_empty=False)
             if prompt in seen:
-                raise PresetError("duplicate prompt", field=name)
+                raise PresetError(Phrase("error.preset.duplicate_prompt"), field=name)
             seen.add(prompt)
         frozen[task] = tuple(items)
     if not frozen:
-        raise PresetError("must contain at least one prompt", field="prompts")
+        raise PresetError(Phrase("error.preset.no_prompts"), field="prompts")
     if require_all_tasks:
         # The bundled pair is the offline default, so every task in the UI must
         # have ready-made examples without any download.
         missing = [task for task in TASKS if task not in frozen]
         if missing:
             raise PresetError(
-                f"a bundled preset must have prompts for every task; missing {', '.join(missing)}",
-                field="prompts",
+                Phrase("error.preset.bundled_tasks", missing=", ".join(missing)), field="prompts"
             )
     return types.MappingProxyType(frozen)
 
 
 def _check_text(value: object, name: str, *, allow_empty: bool) -> None:
     if not isinstance(value, str):
-        raise PresetError(f"must be a string, got {describe_value(value)}", field=name)
+        raise PresetError(Phrase("error.preset.string", got=describe_value(value)), field=name)
     if not allow_empty and not value.strip():
-        raise PresetError("must not be empty", field=name)
+        raise PresetError(Phrase("error.preset.empty"), field=name)

@@ -720,8 +720,103 @@ TABLE = MappingProxyType(
         "error.unknown_preset": "unknown preset {name}; known: {known}",
         "error.unknown_gpu": "unknown GPU {name}; known: {known}",
         "error.no_cycle": "the run has cycles 1..{count}; no cycle {number}",
-        "error.settings": "{problems}",
-        "error.settings.separator": "; ",
+        "error.drafter.no_kind": "a drafter spec needs a kind before any options, got {text}",
+        "error.drafter.option_form": "drafter option {item} in {text} is not name=value",
+        "error.drafter.option_twice": "drafter option {name} is given twice in {text}",
+        "error.drafter.unknown_option": "drafter {kind} does not take {unknown} (it takes {takes})",
+        "error.drafter.no_options": "no options",
+        "error.drafter.unknown": "unknown drafter {kind}; known drafters: {known}",
+        "error.drafter.needs_draft": "drafter {kind} needs a model pair with a draft model",
+        "error.problems": "{problems}",
+        "error.separator": "; ",
+        "error.prompt_too_short": "the prompt must have at least two tokens",
+        "error.alpha": "α must be in [0, 1], got {alpha}",
+        "error.unknown_quantization": "unknown draft quantization {name}; known: {known}",
+        "error.compare.gamma": "--gamma takes a number or a5 (adaptive from 5), not {value}",
+        "error.tasks.per_task": "prompts per task must be at least 1, got {count}",
+        "error.exactness.prompt": (
+            "the prompt must be one non-empty sequence of token ids, shape (1, T)"
+        ),
+        "error.exactness.samples": "samples must be between {low} and {high}, got {value}",
+        "error.exactness.tokens": "tokens must be between {low} and {high}, got {value}",
+        "error.exactness.greedy": (
+            "the distribution test needs sampling (temperature above 0); greedy decoding is "
+            "checked token for token by greedy_equality"
+        ),
+        "error.exactness.rule": "rule must be one of {known}, got {value}",
+        "error.cost.sizes": "max_new_tokens must be 1..64 and repeats at least 1",
+        "error.speedup.gammas": "γ values must be between {low} and {high}, got {gammas}",
+        "error.projection.sizes": "model sizes must be positive and the overhead non-negative",
+        "error.bench.no_prompts": "preset {preset} has no prompts for {tasks}",
+        "error.bench.no_task": "no task",
+        "error.lean_step.not_applicable": (
+            "the lean step does not apply to this model (family or configuration)"
+        ),
+        "error.lean_step.counts": "context length, blocks and steps per block must be at least 1",
+        "error.stop_rules.draft_cost": "the draft step's cost must be at least 0, got {cost}",
+        "error.harness.repeats": "repeats must be at least 1, got {repeats}",
+        "error.harness.budget": "the time budget must be at least 0 s, got {seconds}",
+        # Preset files: "<file>: field '<field>': <reason>", either prefix left out when unknown.
+        "error.preset": "{reason}",
+        "error.preset.at": "{path}: {reason}",
+        "error.preset.field": "field {field}: {reason}",
+        "error.preset.at_field": "{path}: field {field}: {reason}",
+        "error.preset.source_kind": "unknown model source kind {kind}; expected one of {known}",
+        "error.preset.source_ref": (
+            "model source {kind} needs a non-empty reference without surrounding spaces, got {ref}"
+        ),
+        "error.preset.hub_ref": (
+            "hub model id must look like 'org/name' or 'name', got {ref} (use 'local:' for a "
+            "folder on disk)"
+        ),
+        "error.preset.gguf_ref": "gguf model source must name a .gguf file, got {ref}",
+        "error.preset.bundled_ref": "bundled model source takes a model name, not a path, got {ref}",
+        "error.preset.revision_kind": (
+            "a revision only applies to hub models, not {kind} (got revision {revision})"
+        ),
+        "error.preset.revision": "revision must be non-empty without surrounding spaces, got {revision}",
+        "error.preset.source_type": "model source must be a string, got {got}",
+        "error.preset.no_kind": (
+            "model source {text} has no kind prefix; write it as 'KIND:REF' with KIND one of "
+            "{known} (e.g. 'hub:Qwen/Qwen2.5-0.5B-Instruct')"
+        ),
+        "error.preset.source_kind_in": (
+            "unknown model source kind {kind} in {text}; expected one of {known}"
+        ),
+        "error.preset.empty_revision": "model source {text} has an empty revision after '@'",
+        "error.preset.empty_ref": "model source {text} has an empty reference after {kind}",
+        "error.preset.id": (
+            "must be a lowercase slug of letters, digits, '.' and '-' that starts and ends with a "
+            "letter or digit, got {got}"
+        ),
+        "error.preset.not_source": "must be a ModelSource, got {got}",
+        "error.preset.not_settings": "must be GenerationSettings, got {got}",
+        "error.preset.one_of": "must be one of {known}, got {got}",
+        "error.preset.spaces": "must not have surrounding spaces, got {got}",
+        "error.preset.bool": "must be true or false, got {got}",
+        "error.preset.unreadable": "cannot read preset file: {cause}",
+        "error.preset.not_utf8": "preset file is not valid UTF-8: {cause}",
+        "error.preset.toml": "invalid TOML: {cause}",
+        "error.preset.id_file": "must equal the file name without '.toml' ({stem}), got {got}",
+        "error.preset.no_directory": "preset directory does not exist",
+        "error.preset.no_files": "no *.toml preset files found",
+        "error.preset.duplicate_id": "duplicate preset id {id}, also defined in {other}",
+        "error.preset.defaults": "exactly one preset must set default = true, found {count} ({found})",
+        "error.preset.none": "none",
+        "error.preset.unknown_field": "unknown field (typo?); known fields are {known}",
+        "error.preset.missing": "required field is missing",
+        "error.preset.source_string": "must be a string like 'hub:org/name', got {got}",
+        "error.preset.prompts_table": "must be a table of task = [prompts...], got {got}",
+        "error.preset.unknown_task": "unknown task {task}; expected one of {known}",
+        "error.preset.prompt_list": "must be a list of strings, got {got}",
+        "error.preset.task_empty": "must list at least one prompt (leave the task out instead)",
+        "error.preset.duplicate_prompt": "duplicate prompt",
+        "error.preset.no_prompts": "must contain at least one prompt",
+        "error.preset.bundled_tasks": (
+            "a bundled preset must have prompts for every task; missing {missing}"
+        ),
+        "error.preset.string": "must be a string, got {got}",
+        "error.preset.empty": "must not be empty",
         "error.setting.problem": "{setting} {reason}",
         "error.setting.blank": "is blank",
         "error.setting.must_be": "must be {requirement}, got {got}",

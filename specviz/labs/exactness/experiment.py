@@ -42,6 +42,7 @@ from specviz.labs.exactness.significance import (
     tv_if_equal,
 )
 from specviz.models.runner import ModelRunner
+from specviz.text import Joined, Phrase, UserError
 
 PLAIN = -1  # the state of a plain sample (speculative ones count accepted drafts)
 RULES = ("exact", "accept_draft")  # the paper's rule, and the deliberately wrong one
@@ -236,26 +237,22 @@ def _step(
 def _check(
     prompt_ids: torch.Tensor, settings: GenerationSettings, samples: int, tokens: int, rule: str
 ) -> None:
+    """Raise one UserError naming every argument the lab cannot run with."""
     problems = []
     if prompt_ids.dim() != 2 or prompt_ids.shape[0] != 1 or prompt_ids.shape[1] == 0:
-        problems.append("the prompt must be one non-empty sequence of token ids, shape (1, T)")
+        problems.append(Phrase("error.exactness.prompt"))
     if not SAMPLES_RANGE[0] <= samples <= SAMPLES_RANGE[1]:
-        problems.append(
-            f"samples must be between {SAMPLES_RANGE[0]} and {SAMPLES_RANGE[1]:,}, got {samples}"
-        )
+        low, high = SAMPLES_RANGE
+        problems.append(Phrase("error.exactness.samples", low=low, high=f"{high:,}", value=samples))
     if not TOKENS_RANGE[0] <= tokens <= TOKENS_RANGE[1]:
-        problems.append(
-            f"tokens must be between {TOKENS_RANGE[0]} and {TOKENS_RANGE[1]}, got {tokens}"
-        )
+        low, high = TOKENS_RANGE
+        problems.append(Phrase("error.exactness.tokens", low=low, high=high, value=tokens))
     if settings.temperature <= 0.0:
-        problems.append(
-            "the distribution test needs sampling (temperature above 0); "
-            "greedy decoding is checked token for token by greedy_equality"
-        )
+        problems.append(Phrase("error.exactness.greedy"))
     if rule not in RULES:
-        problems.append(f"rule must be one of {', '.join(RULES)}, got {rule!r}")
+        problems.append(Phrase("error.exactness.rule", known=", ".join(RULES), value=repr(rule)))
     if problems:
-        raise ValueError("; ".join(problems))
+        raise UserError("error.problems", problems=Joined("error.separator", tuple(problems)))
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ import torch
 
 from specviz.core.model_steps import sync
 from specviz.models.runner import ModelRunner, RunnerKind
+from specviz.text import UserError
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ def measure_verification_cost(
     if context_ids.dim() != 2 or context_ids.shape[1] < 2:
         raise ValueError("context_ids must have shape (1, T) with T >= 2")
     if not 1 <= max_new_tokens <= 64 or repeats < 1:
-        raise ValueError("max_new_tokens must be 1..64 and repeats at least 1")
+        raise UserError("error.cost.sizes")
     runner = ModelRunner(model)
     device = runner.device
     context_ids = context_ids.to(device)

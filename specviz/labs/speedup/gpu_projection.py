@@ -19,6 +19,7 @@ from specviz.labs.speedup.theory import (
     check_alpha,
     speedup_rows,
 )
+from specviz.text import UserError
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ def project_speedup(
     """The speedup model with c and v(γ) from the roofline times of both models on `gpu`."""
     check_alpha(alpha)
     if min(target_bytes, draft_bytes, target_params, draft_params) <= 0 or overhead_s < 0:
-        raise ValueError("model sizes must be positive and the overhead non-negative")
+        raise UserError("error.projection.sizes")
 
     def target_s(tokens: int) -> float:
         return roofline_forward_s(gpu, target_bytes, target_params, tokens, overhead_s)

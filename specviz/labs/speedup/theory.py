@@ -25,6 +25,7 @@ from specviz.core.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
 from specviz.labs.speedup.cost_curve import CostCurve, measure_verification_cost
 from specviz.measure.harness import Outcome, measure
 from specviz.measure.methods import plain_decoding, speculative_decoding
+from specviz.text import UserError
 
 Progress = Callable[[float, str], None]
 ALL_GAMMAS = range(GAMMA_MIN, GAMMA_MAX + 1)
@@ -222,9 +223,9 @@ def measure_speedup_lab(
     """
     gammas = tuple(gammas)
     if not gammas or not all(GAMMA_MIN <= g <= GAMMA_MAX for g in gammas):
-        raise ValueError(f"γ values must be between {GAMMA_MIN} and {GAMMA_MAX}, got {gammas}")
+        raise UserError("error.speedup.gammas", low=GAMMA_MIN, high=GAMMA_MAX, gammas=gammas)
     if prompt_ids.dim() != 2 or prompt_ids.shape[1] < 2:
-        raise ValueError("the prompt must have at least two tokens")
+        raise UserError("error.prompt_too_short")
     report = progress or (lambda fraction, message: None)
     began = time.perf_counter()
     deadline = began + time_budget_s
@@ -316,5 +317,6 @@ def _measured(gamma: int, outcome: Outcome, plain: Totals) -> MeasuredRun:
 
 
 def check_alpha(alpha: float) -> None:
+    """Raise UserError unless α is a probability."""
     if not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"α must be in [0, 1], got {alpha}")
+        raise UserError("error.alpha", alpha=alpha)

@@ -22,7 +22,7 @@ from specviz.core.settings import GenerationSettings
 from specviz.measure.harness import Method, Outcome, iter_measurements, never
 from specviz.measure.methods import plain_decoding, speculative_decoding
 from specviz.models.presets import TASKS
-from specviz.text import DEFAULT_LANGUAGE, t
+from specviz.text import DEFAULT_LANGUAGE, UserError, t
 
 __all__ = [
     "PromptRun",
@@ -192,7 +192,7 @@ def iter_task_measurements(
     The arguments are checked here, before the first run, not on the first next().
     """
     if prompts_per_task < 1:
-        raise ValueError(f"prompts per task must be at least 1, got {prompts_per_task}")
+        raise UserError("error.tasks.per_task", count=prompts_per_task)
     plan = _plan(prompts, prompts_per_task)
     return _measure(pair, plan, encode, settings, should_stop or never, warm_up)
 
