@@ -18,6 +18,8 @@ from ui_events import REJECTION, XSS, XSS_IMG, plain_run, sample_run
 from specviz.text import (
     TABLES,
     Html,
+    Joined,
+    Phrase,
     TextError,
     UserError,
     placeholders,
@@ -29,7 +31,7 @@ from specviz.text import (
 from specviz.text.en import TABLE as ENGLISH
 
 PACKAGE = Path(__file__).resolve().parent.parent / "specviz"
-LOOKUPS = {"t", "t_html", "UserError"}
+LOOKUPS = {"t", "t_html", "UserError", "Phrase"}
 # A catalogue key: dotted lower-case words whose first word names a section of the English table.
 SECTIONS = {key.split(".")[0] for key in ENGLISH}
 KEY_SHAPE = re.compile(r"^[a-z_]+(\.[a-z0-9_]+)+$")
@@ -266,3 +268,200 @@ def test_token_text_is_escaped_in_every_language(pseudo_language: str) -> None:
             assert "<script" not in views[name] and "<img" not in views[name], (lang, name)
         assert "&lt;img src=x onerror=alert(1)&gt;" in views["caption"]
         assert XSS_IMG not in views["rejection"]
+
+
+# --- the app takes every word from the catalogue ------------------------------------------------
+
+APP = PACKAGE / "app"
+# Keyword arguments that show words to the user, on any call.
+SHOWN_KEYWORDS = {"label", "info", "placeholder", "title", "message", "desc"}
+# Calls whose first argument (or value=) is shown: Markdown text, a button's or a tab's title, an
+# error, a status line (its second argument, the kind, is a CSS class).
+SHOWING_FIRST = {
+    "Markdown", "Button", "Tab", "Accordion", "Error", "Warning", "Info", "status_line",
+    "status_html",
+}  # fmt: skip
+
+
+def _words(node: ast.expr) -> list[str]:
+    """The literal words in an argument: string constants (also inside f-strings, lists and
+    tuples) that contain a letter."""
+    return [
+        part.value
+        for part in ast.walk(node)
+        if isinstance(part, ast.Constant)
+        and isinstance(part.value, str)
+        and re.search(r"[^\W\d_]", part.value)
+    ]
+
+
+def _shown_literals(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    """Literal words passed to a Gradio component, a status line or an error in one module."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = getattr(node.func, "attr", None) or getattr(node.func, "id", None)
+        shown = [k.value for k in node.keywords if k.arg in SHOWN_KEYWORDS]
+        if name in SHOWING_FIRST:
+            shown += node.args[:1] + [k.value for k in node.keywords if k.arg == "value"]
+        for argument in shown:
+            if isinstance(argument, ast.Call):  # t(...), t_html(...) and views build their own
+                continue
+            for words in _words(argument):
+                yield node.lineno, words
+
+
+def test_the_app_passes_no_literal_words_to_gradio() -> None:
+    found = [
+        f"{path.relative_to(PACKAGE)}:{line}: {words!r}"
+        for path in sorted(APP.glob("*.py"))
+        for line, words in _shown_literals(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert found == []
+
+
+def test_the_app_scan_catches_literal_words() -> None:
+    # The scan above must flag what it is there to flag, and pass what is allowed.
+    source = (
+        'gr.Markdown("Hello")\ngr.Slider(1, 2, label="Cycle", elem_id="sv-x")\n'
+        'raise gr.Error(f"Bad {x}")\nstatus_line("Done.", "done")\n'
+        'gr.Button(t("app.button.run", lang), elem_classes="sv-run")\ngr.HTML("", js_on_load=JS)\n'
+    )
+    found = [words for _, words in _shown_literals(ast.parse(source))]
+    assert found == ["Hello", "Cycle", "Bad ", "Done."]
+
+
+def _shown_text(component: object) -> list[str]:
+    """The words a built component shows: its label, info, placeholder, and a Markdown's or a
+    Button's value."""
+    texts = [getattr(component, name, None) for name in ("label", "info", "placeholder")]
+    if type(component).__name__ in {"Markdown", "Button"}:
+        texts.append(getattr(component, "value", None))
+    return [text for text in texts if isinstance(text, str) and text.strip()]
+
+
+def test_the_app_is_worded_in_the_language_it_is_built_with(pseudo_language: str) -> None:
+    import gradio as gr
+    from gradio.components.api_component import Api
+
+    from specviz.app.builder import build_demo
+    from specviz.models.loader import ModelCache
+    from specviz.models.presets import load_presets
+
+    presets = load_presets()
+    demo = build_demo(presets, ModelCache(), lang=pseudo_language)
+    descriptions = {preset.description for preset in presets.values()}
+    shown = [
+        text
+        for block in demo.blocks.values()
+        if not isinstance(block, Api)  # the API's parameters, not shown on the page
+        for text in _shown_text(block)
+        if text not in descriptions  # a preset's own description is the preset file's words
+    ]
+    assert len(shown) > 40
+    english = [text for text in shown if "⟦" not in text]
+    assert english == []
+    tabs = [block.label for block in demo.blocks.values() if isinstance(block, gr.Tab)]
+    assert tabs and all(label.startswith("⟦") for label in tabs)
+
+
+# --- errors from bad input reach the reader as catalogue sentences ------------------------------
+
+
+def test_bad_settings_in_the_app_are_worded_in_its_language(pseudo_language: str) -> None:
+    import gradio as gr
+
+    from specviz.app.session import App
+    from specviz.models.loader import ModelCache
+    from specviz.models.presets import default_preset, load_presets
+
+    presets = load_presets()
+    preset = default_preset(presets).id
+    with pytest.raises(gr.Error) as english:
+        App(presets, ModelCache()).inputs(preset, "hi", {"gamma": 0})
+    assert english.value.message == "Check the settings: γ must be between 1 and 16, got 0."
+    with pytest.raises(gr.Error) as pseudo:
+        App(presets, ModelCache(), lang=pseudo_language).inputs(preset, "hi", {"gamma": 0})
+    # Every part is worded in the app's language: the frame, the label, the reason, the range.
+    message = pseudo.value.message
+    assert message.startswith("⟦Check the settings: ")
+    for part in ("⟦γ⟧", "⟦must be ⟦between 1 and 16⟧, got 0⟧"):
+        assert part in message
+    with pytest.raises(gr.Error) as empty:
+        App(presets, ModelCache(), lang=pseudo_language).inputs(preset, " ", {})
+    assert empty.value.message.startswith("⟦The prompt is empty")
+
+
+def test_bad_settings_on_the_command_line_are_worded_in_its_language(
+    pseudo_language: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from specviz.cli.main import main
+
+    assert main(["generate", "--prompt", "hi", "--gamma", "0", "--top-p", "0"]) == 2
+    assert capsys.readouterr().err == (
+        "error: γ must be between 1 and 16, got 0; Top-p must be above 0 and at most 1, got 0.0\n"
+    )
+    assert main(["--lang", pseudo_language, "generate", "--prompt", "hi", "--gamma", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("⟦error: ⟦⟦⟦γ⟧ ⟦must be ⟦between 1 and 16⟧, got 0⟧⟧")
+
+
+def test_setting_errors_are_user_errors_that_pickle() -> None:
+    import pickle
+
+    from specviz.core.settings import GenerationSettings, SettingError, settings_from_mapping
+
+    with pytest.raises(SettingError) as raised:
+        settings_from_mapping({"gama": 1, "seed": "3"}, GenerationSettings())
+    error = raised.value
+    assert isinstance(error, UserError)
+    clone = pickle.loads(pickle.dumps(error))
+    assert (str(clone), clone.problems, clone.message()) == (str(error), error.problems, str(error))
+    user = UserError("error.alpha", alpha=2)
+    assert str(pickle.loads(pickle.dumps(user))) == "α must be in [0, 1], got 2"
+
+
+def test_a_phrase_is_worded_in_the_outer_language(pseudo_language: str) -> None:
+    error = UserError(
+        "error.problems",
+        problems=Joined("error.separator", (Phrase("error.lean_step.counts"), "as is")),
+    )
+    assert error.message() == (
+        "context length, blocks and steps per block must be at least 1; as is"
+    )
+    assert error.message(pseudo_language) == (
+        "⟦⟦context length, blocks and steps per block must be at least 1⟧⟦; ⟧as is⟧"
+    )
+    assert t_html("error.preset", pseudo_language, reason=Phrase("error.preset.empty")) == (
+        "⟦⟦must not be empty⟧⟧"
+    )
+    with pytest.raises(TextError):
+        Phrase("error.nope")
+
+
+@pytest.mark.parametrize(
+    ("raise_it", "key"),
+    [
+        (lambda: __import__("specviz.drafters.registry").drafters.registry.make_drafter(
+            "nope", None), "error.drafter.unknown"),
+        (lambda: __import__("specviz.drafters.base").drafters.base.DrafterSpec.parse(
+            "draft-model:x"), "error.drafter.option_form"),
+    ],
+)  # fmt: skip
+def test_drafter_spec_errors_carry_keys(raise_it: object, key: str) -> None:
+    with pytest.raises(UserError) as raised:
+        raise_it()  # type: ignore[operator]
+    assert raised.value.key == key
+
+
+def test_preset_errors_carry_keys(tmp_path: Path, pseudo_language: str) -> None:
+    from specviz.models.presets import PresetError, load_preset
+
+    path = tmp_path / "x.toml"
+    path.write_text('id = "x"\nlabl = "typo"\n', encoding="utf-8")
+    with pytest.raises(PresetError) as raised:
+        load_preset(path)
+    error = raised.value
+    assert (error.key, error.field) == ("error.preset.at_field", "labl")
+    assert str(error).startswith(f"{path}: field 'labl': unknown field (typo?); known fields are")
+    assert error.message(pseudo_language).startswith(f"⟦{path}: field 'labl': ⟦unknown field")
