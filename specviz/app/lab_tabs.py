@@ -75,14 +75,10 @@ def inspector_tab(session: gr.State, tabs: gr.Tabs, stream: gr.HTML, lang: str) 
 
     def show(sess: Session | None, number: float | None) -> tuple[str, Any]:
         cycles = sess.cycles if sess is not None else []
-        if not cycles:
-            return inspector.inspector_html(None, lang=lang), inspector.inspector_figure(
-                None, lang=lang
-            )
-        index = min(max(int(number or 1), 1), len(cycles)) - 1
+        chosen = cycles[min(max(int(number or 1), 1), len(cycles)) - 1] if cycles else None
         return (
-            inspector.inspector_html(cycles[index], len(cycles), lang=lang),
-            inspector.inspector_figure(cycles[index], lang=lang),
+            inspector.inspector_html(chosen, len(cycles), lang=lang),
+            inspector.inspector_figure(chosen, lang=lang),
         )
 
     def clicked(sess: Session | None, event: gr.EventData) -> dict[Any, Any]:

@@ -2,7 +2,9 @@
 
 Each setting is written once, as a field of ``GenerationSettings`` declared with ``setting(...)``:
 its name and type are the field's, its default the field's default, and its limits, label and
-help text a ``SettingSpec`` in the field's metadata. Everything else is derived from that field:
+help text a ``SettingSpec`` in the field's metadata (the label and help as keys of the text
+catalogue, ``specviz.text``, so each language words them in its own table; validation errors are
+``UserError``s worded the same way). Everything else is derived from that field:
 
 - validation (``GenerationSettings.__post_init__``, ``settings_from_mapping``), one set of limits;
 - the command-line flags (``add_setting_arguments``, ``settings_from_args``: ``--gamma``, ...);
@@ -10,7 +12,8 @@ help text a ``SettingSpec`` in the field's metadata. Everything else is derived 
   ``settings_from_mapping``);
 - the app's controls and API parameters (``specviz.app.setting_controls``).
 
-So adding a setting is one new field here; the CLI, presets, the app and its API pick it up.
+So adding a setting is one new field here, plus its label and help in each text table; the CLI,
+presets, the app and its API pick it up.
 """
 
 from __future__ import annotations
