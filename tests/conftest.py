@@ -20,10 +20,11 @@ import pytest
 import torch
 from transformers import DynamicCache, Qwen2Config, Qwen2ForCausalLM
 
+from specviz.core.proposal import Proposal
 from specviz.core.sampling import Sampler
 from specviz.core.settings import GenerationSettings
-from specviz.drafters.base import Proposal
 from specviz.drafters.policy import DraftPolicy
+from specviz.models.runner import ModelRunner
 
 BYTE_VOCAB = 256
 EOS_ID = 256  # one special token after the 256 byte values
@@ -57,6 +58,9 @@ class TinyPair:
     target: torch.nn.Module
     tokenizer: ByteTokenizer
     eos_token_ids: frozenset[int]
+
+    def target_runner(self) -> ModelRunner:
+        return ModelRunner(self.target)
 
 
 def tiny_qwen(seed: int, layers: int = 2, dtype: torch.dtype = torch.float32) -> Qwen2ForCausalLM:

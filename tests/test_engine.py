@@ -28,10 +28,11 @@ import specviz.core.engine
 import specviz.core.sampling
 from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
 from specviz.core.events import Cycle, Origin
+from specviz.core.proposal import Drafter, Proposal
 from specviz.core.sampling import Sampler, Verdict, verify_sampled
-from specviz.drafters.base import Drafter, Proposal
 from specviz.drafters.policy import next_gamma
-from specviz.drafters.registry import DEFAULT_DRAFTER, make_drafter
+from specviz.drafters.registry import make_drafter
+from specviz.models.presets import DEFAULT_DRAFTER
 
 PROMPT = torch.tensor([list(b"def fib(n):")])
 
