@@ -14,12 +14,10 @@ Each prints a table, or JSON with --json.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from dataclasses import asdict, replace
 from typing import Any
 
-from specviz.cli.options import add_model_options, load_pair_for, preset_for
+from specviz.cli.options import add_model_options, load_pair_for, preset_for, print_json
 from specviz.measure.bench import check_prompts
 
 _TASKS_FIDELITY = "story,code,rewriting"
@@ -97,11 +95,6 @@ def _json_flag(parser: argparse.ArgumentParser, run: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def _print_json(record: Any) -> None:
-    json.dump(record, sys.stdout, indent=1, default=lambda value: asdict(value))
-    print()
-
-
 def _csv(text: str) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
 
@@ -113,7 +106,7 @@ def _attention_kernels(args: argparse.Namespace) -> int:
         [int(size) for size in _csv(args.cached)], calls=args.calls, repeats=args.repeats
     )
     if args.json:
-        _print_json([asdict(timing) for timing in timings])
+        print_json([asdict(timing) for timing in timings])
         return 0
     print("one query, 12 query heads over 2 key/value heads, head size 128, bfloat16; median µs")
     for t in timings:
@@ -144,7 +137,7 @@ def _attention_fidelity(args: argparse.Namespace) -> int:
     )
     rows = attention_fidelity(pair.target, reference, ids)
     if args.json:
-        _print_json({"positions": ids.shape[1], "rows": [asdict(row) for row in rows]})
+        print_json({"positions": ids.shape[1], "rows": [asdict(row) for row in rows]})
         return 0
     dtype = str(pair.dtype).removeprefix("torch.")
     print(f"{ids.shape[1]} positions, {dtype} target against float32")
@@ -164,7 +157,7 @@ def _lean_step(args: argparse.Namespace) -> int:
     model = pair.draft if args.model == "draft" else pair.target
     timing = time_lean_step(model, args.context, args.blocks, args.steps)
     if args.json:
-        _print_json(asdict(timing))
+        print_json(asdict(timing))
         return 0
     print(
         f"{args.model}: largest logit difference, transformers vs lean: "
@@ -204,7 +197,7 @@ def _draft_feeding(args: argparse.Namespace) -> int:
             for task in tasks
         }
     if args.json:
-        _print_json(
+        print_json(
             {mode: {t: asdict(d) for t, d in rows.items()} for mode, rows in results.items()}
         )
         return 0
@@ -238,7 +231,7 @@ def _stop_rules(args: argparse.Namespace) -> int:
     ]
     rows = count_stop_rules(pair, prompts, settings, args.cost)
     if args.json:
-        _print_json([asdict(row) for row in rows])
+        print_json([asdict(row) for row in rows])
         return 0
     print(
         f"per-token stop {preset.settings.draft_stop_below}, cumulative {preset.settings.draft_stop_cumulative}; "
@@ -276,7 +269,7 @@ def _compare_transformers(args: argparse.Namespace) -> int:
     prompt_ids = pair.encode_prompt(preset.prompts[args.task][0], chat=preset.chat_template)
     comparison = compare_with_transformers(pair, prompt_ids, settings)
     if args.json:
-        _print_json(asdict(comparison))
+        print_json(asdict(comparison))
         return 0
     print(
         f"{args.task}, γ={'adaptive ' if adaptive else ''}{gamma}, "
@@ -306,7 +299,7 @@ def _app_speed(args: argparse.Namespace) -> int:
         presets, ModelCache(), preset, args.task, args.max_new_tokens, args.repeats
     )
     if args.json:
-        _print_json(asdict(speed) | {"ratio": speed.ratio})
+        print_json(asdict(speed) | {"ratio": speed.ratio})
         return 0
     for engine, app, first in zip(
         speed.engine_tokens_per_s, speed.app_tokens_per_s, speed.first_cycle_s, strict=True
