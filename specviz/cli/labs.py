@@ -156,6 +156,7 @@ def _exactness(args: argparse.Namespace) -> int:
 
 
 def _speedup(args: argparse.Namespace) -> int:
+    from specviz.labs.speedup.panel import model_values
     from specviz.labs.speedup.theory import measure_speedup_lab
 
     gammas = tuple(int(part) for part in args.gammas.split(",") if part.strip())
@@ -197,16 +198,7 @@ def _speedup(args: argparse.Namespace) -> int:
             f"{run.gamma:>3} {run.alpha:>6.2f} {run.tau:>6.2f} {row.tau:>7.2f} "
             f"{run.speedup:>7.2f}× {row.speedup:>9.2f}×{cut}"
         )
-    say(
-        "cli.speedup.theory",
-        lang,
-        alpha=f"{theory.alpha:.3f}",
-        cost=f"{theory.draft_cost:.3f}",
-        draft_ms=f"{theory.draft_step_s * 1000:.1f}",
-        target_ms=f"{theory.target_step_s * 1000:.1f}",
-        gamma=theory.best_gamma,
-        speedup=f"{theory.best_speedup:.2f}",
-    )
+    say("cli.speedup.theory", lang, **model_values(theory, digits=3))
     if projection is not None:
         _print_projection(projection, lang)
     return 0

@@ -54,6 +54,13 @@ def empty_note(fig: go.Figure, text: str) -> None:
     )
 
 
+def empty_chart(title: str, x_title: str, y_title: str, note: str) -> go.Figure:
+    """A chart with nothing to show yet: the shared look, its titles, and the note saying why."""
+    fig = apply_layout(go.Figure(), title, x_title, y_title)
+    empty_note(fig, note)
+    return fig
+
+
 def acceptance_by_position(cycles: Sequence[Cycle], *, lang: str = DEFAULT_LANGUAGE) -> go.Figure:
     """Acceptance rate at draft positions 1..γ: later guesses depend on earlier ones, so it falls."""
     max_gamma = max((cycle.gamma for cycle in cycles), default=0)
@@ -212,16 +219,14 @@ def token_label(text: str) -> str:
 
 def rejection_chart(rejection: Rejection | None, *, lang: str = DEFAULT_LANGUAGE) -> go.Figure:
     """p, q and the residual norm(max(0, p − q)) over the top tokens at the rejected position."""
-    fig = go.Figure()
     if rejection is None:
-        apply_layout(
-            fig,
+        return empty_chart(
             t("chart.rejection.empty_title", lang),
             t("chart.axis.token", lang),
             t("chart.axis.probability", lang),
+            t("chart.rejection.none", lang),
         )
-        empty_note(fig, t("chart.rejection.none", lang))
-        return fig
+    fig = go.Figure()
     # Union of the top tokens of all three distributions, ordered by the target's probability.
     by_id: dict[int, TokenProb] = {}
     for entry in (*rejection.top_p, *rejection.top_q, *rejection.top_residual):

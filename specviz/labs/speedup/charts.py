@@ -23,6 +23,7 @@ from specviz.views.run_charts import (
     PLAIN,
     REJECTED,
     RESAMPLED,
+    empty_chart,
     empty_note,
 )
 from specviz.views.run_charts import apply_layout as layout
@@ -192,12 +193,11 @@ def theory_chart(
 
 def cost_curve_chart(curve: CostCurve | None, *, lang: str = DEFAULT_LANGUAGE) -> go.Figure:
     """Median forward time for 1, 2, ... new tokens (bars: fastest and slowest run), measured."""
-    fig = go.Figure()
     x_title, y_title = t("speedup.cost.x", lang), t("chart.axis.milliseconds", lang)
     if curve is None or not curve.points:
-        layout(fig, t("speedup.cost.title", lang), x_title, y_title)
-        empty_note(fig, t("speedup.cost.empty", lang))
-        return fig
+        title, note = t("speedup.cost.title", lang), t("speedup.cost.empty", lang)
+        return empty_chart(title, x_title, y_title, note)
+    fig = go.Figure()
     points = curve.points
     sizes = [point.new_tokens for point in points]
     median_ms = [point.median_s * 1000 for point in points]
@@ -253,12 +253,11 @@ def cost_curve_chart(curve: CostCurve | None, *, lang: str = DEFAULT_LANGUAGE) -
 
 def projection_chart(projection: Projection | None, *, lang: str = DEFAULT_LANGUAGE) -> go.Figure:
     """Projected speedup against γ on a chosen GPU: a roofline model, drawn dashed, never measured."""
-    fig = go.Figure()
     x_title, y_title = t("speedup.chart.gamma_axis", lang), t("speedup.projection.y", lang)
     if projection is None or not projection.rows:
-        layout(fig, t("speedup.projection.title", lang), x_title, y_title)
-        empty_note(fig, t("speedup.projection.empty", lang))
-        return fig
+        title, note = t("speedup.projection.title", lang), t("speedup.projection.empty", lang)
+        return empty_chart(title, x_title, y_title, note)
+    fig = go.Figure()
     name = t(
         "speedup.projection.series",
         lang,
