@@ -14,11 +14,12 @@ Each prints a table, or JSON with --json.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 from dataclasses import asdict, replace
 from typing import Any
 
 from specviz.cli.options import add_model_options, load_pair_for, preset_for, print_json
-from specviz.measure.bench import check_prompts
+from specviz.measure.bench import check_prompts, task_prompt_ids
 
 _TASKS_FIDELITY = "story,code,rewriting"
 
@@ -95,6 +96,26 @@ def _json_flag(parser: argparse.ArgumentParser, run: Any) -> None:
     parser.set_defaults(run=run)
 
 
+def _report(args: argparse.Namespace, record: Any, head: str | None, lines: Iterable[str]) -> int:
+    """The record as JSON with --json; else the head line (if any) and the lines. Exit status 0."""
+    if args.json:
+        print_json(record)
+        return 0
+    if head is not None:
+        print(head)
+    for line in lines:
+        print(line)
+    return 0
+
+
+def _preset_and_tasks(args: argparse.Namespace) -> tuple[Any, list[str]]:
+    """The preset and the tasks of --tasks (all the preset's, when empty), each with a prompt."""
+    preset = preset_for(args)
+    tasks = _csv(args.tasks) if args.tasks else list(preset.prompts)
+    check_prompts(preset, tasks)
+    return preset, tasks
+
+
 def _csv(text: str) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
 
@@ -105,16 +126,17 @@ def _attention_kernels(args: argparse.Namespace) -> int:
     timings = time_attention_kernels(
         [int(size) for size in _csv(args.cached)], calls=args.calls, repeats=args.repeats
     )
-    if args.json:
-        print_json([asdict(timing) for timing in timings])
-        return 0
-    print("one query, 12 query heads over 2 key/value heads, head size 128, bfloat16; median µs")
-    for t in timings:
-        print(
+    head = "one query, 12 query heads over 2 key/value heads, head size 128, bfloat16; median µs"
+    return _report(
+        args,
+        timings,
+        head,
+        (
             f"{t.cached:5d} cached: SDPA {t.sdpa_us:6.0f} µs | eager {t.eager_us:6.0f} µs | "
             f"lean {t.lean_us:6.0f} µs"
-        )
-    return 0
+            for t in timings
+        ),
+    )
 
 
 def _attention_fidelity(args: argparse.Namespace) -> int:
@@ -123,30 +145,25 @@ def _attention_fidelity(args: argparse.Namespace) -> int:
     from specviz.measure.attention import attention_fidelity
     from specviz.models.loader import ModelCache
 
-    preset = preset_for(args)
-    tasks = _csv(args.tasks)
-    check_prompts(preset, tasks)
+    preset, tasks = _preset_and_tasks(args)
     models = ModelCache()
     pair = models.load_pair(preset, device=args.device, dtype=args.dtype)
-    ids = torch.cat(
-        [pair.encode_prompt(preset.prompts[task][0], chat=preset.chat_template) for task in tasks],
-        dim=1,
-    )
+    ids = torch.cat([task_prompt_ids(pair, preset, task) for task in tasks], dim=1)
     reference = models.model(
         preset.target, pair.device, torch.float32, preset.trust_remote_code, "target", _quiet
     )
     rows = attention_fidelity(pair.target, reference, ids)
-    if args.json:
-        print_json({"positions": ids.shape[1], "rows": [asdict(row) for row in rows]})
-        return 0
     dtype = str(pair.dtype).removeprefix("torch.")
-    print(f"{ids.shape[1]} positions, {dtype} target against float32")
-    for row in rows:
-        print(
+    return _report(
+        args,
+        {"positions": ids.shape[1], "rows": rows},
+        f"{ids.shape[1]} positions, {dtype} target against float32",
+        (
             f"{row.path:>24}: mean KL {row.mean_kl:.5f}  largest {row.largest_kl:.4f}  "
             f"argmax agrees {100 * row.argmax_agreement:.1f} %"
-        )
-    return 0
+            for row in rows
+        ),
+    )
 
 
 def _lean_step(args: argparse.Namespace) -> int:
@@ -156,17 +173,17 @@ def _lean_step(args: argparse.Namespace) -> int:
     pair = load_pair_for(args, preset)
     model = pair.draft if args.model == "draft" else pair.target
     timing = time_lean_step(model, args.context, args.blocks, args.steps)
-    if args.json:
-        print_json(asdict(timing))
-        return 0
-    print(
+    return _report(
+        args,
+        timing,
         f"{args.model}: largest logit difference, transformers vs lean: "
-        f"{timing.largest_logit_difference:.3f}"
+        f"{timing.largest_logit_difference:.3f}",
+        (
+            f"{args.model} {path.name:>12}: {path.ms_per_step:6.1f} ms/step  "
+            f"blocks {[round(ms, 1) for ms in path.blocks_ms]}"
+            for path in timing.paths
+        ),
     )
-    for path in timing.paths:
-        blocks = [round(ms, 1) for ms in path.blocks_ms]
-        print(f"{args.model} {path.name:>12}: {path.ms_per_step:6.1f} ms/step  blocks {blocks}")
-    return 0
 
 
 def _draft_feeding(args: argparse.Namespace) -> int:
@@ -174,9 +191,7 @@ def _draft_feeding(args: argparse.Namespace) -> int:
     from specviz.models.loader import ModelCache, pick_device, pick_dtype
     from specviz.models.presets import DRAFT_QUANTIZATIONS
 
-    preset = preset_for(args)
-    tasks = _csv(args.tasks)
-    check_prompts(preset, tasks)
+    preset, tasks = _preset_and_tasks(args)
     modes = _csv(args.quantizations)
     unknown = [mode for mode in modes if mode not in DRAFT_QUANTIZATIONS]
     if unknown:
@@ -191,59 +206,48 @@ def _draft_feeding(args: argparse.Namespace) -> int:
             preset.draft, device, dtype, preset.trust_remote_code, "draft", _quiet, mode
         )
         results[mode] = {
-            task: feeding_difference(
-                draft, pair.encode_prompt(preset.prompts[task][0], chat=preset.chat_template)
-            )
-            for task in tasks
+            task: feeding_difference(draft, task_prompt_ids(pair, preset, task)) for task in tasks
         }
-    if args.json:
-        print_json(
-            {mode: {t: asdict(d) for t, d in rows.items()} for mode, rows in results.items()}
-        )
-        return 0
+    lines: list[str] = []
     for mode, rows in results.items():
-        print(mode)
-        for task, d in rows.items():
-            print(
-                f"  {task:10} T={d.prompt_tokens} max |Δ log p| = "
-                f"{d.largest_logprob_difference:.4f}  top-token p: full {d.top_prob_full:.3f}, "
-                f"stepped {d.top_prob_stepped:.3f}"
-            )
-    return 0
+        lines.append(mode)
+        lines.extend(
+            f"  {task:10} T={d.prompt_tokens} max |Δ log p| = "
+            f"{d.largest_logprob_difference:.4f}  top-token p: full {d.top_prob_full:.3f}, "
+            f"stepped {d.top_prob_stepped:.3f}"
+            for task, d in rows.items()
+        )
+    return _report(args, results, None, lines)
 
 
 def _stop_rules(args: argparse.Namespace) -> int:
     from specviz.core.settings import GenerationSettings
     from specviz.measure.stop_rules import count_stop_rules
 
-    preset = preset_for(args)
-    tasks = _csv(args.tasks) if args.tasks else list(preset.prompts)
-    check_prompts(preset, tasks)
+    preset, tasks = _preset_and_tasks(args)
     settings = GenerationSettings(
         max_new_tokens=args.max_new_tokens,
         draft_stop_below=preset.settings.draft_stop_below,
         draft_stop_cumulative=preset.settings.draft_stop_cumulative,
     )
     pair = load_pair_for(args, preset)
-    prompts = [
-        (task, pair.encode_prompt(preset.prompts[task][0], chat=preset.chat_template))
-        for task in tasks
-    ]
+    prompts = [(task, task_prompt_ids(pair, preset, task)) for task in tasks]
     rows = count_stop_rules(pair, prompts, settings, args.cost)
-    if args.json:
-        print_json([asdict(row) for row in rows])
-        return 0
-    print(
-        f"per-token stop {preset.settings.draft_stop_below}, cumulative {preset.settings.draft_stop_cumulative}; "
-        f"tokens / (P + {args.cost} D)"
+    stops = preset.settings
+    return _report(
+        args,
+        rows,
+        f"per-token stop {stops.draft_stop_below}, cumulative {stops.draft_stop_cumulative}; "
+        f"tokens / (P + {args.cost} D)",
+        (
+            f"{row.task:<12} γ={row.gamma:<12} "
+            + " | ".join(
+                f"{c.rule} P{c.target_passes} D{c.draft_forwards} {c.tokens_per_work:.2f}"
+                for c in row.rules
+            )
+            for row in rows
+        ),
     )
-    for row in rows:
-        cells = " | ".join(
-            f"{c.rule} P{c.target_passes} D{c.draft_forwards} {c.tokens_per_work:.2f}"
-            for c in row.rules
-        )
-        print(f"{row.task:<12} γ={row.gamma:<12} {cells}", flush=True)
-    return 0
 
 
 def _compare_transformers(args: argparse.Namespace) -> int:
@@ -266,22 +270,20 @@ def _compare_transformers(args: argparse.Namespace) -> int:
         draft_stop_cumulative=preset.settings.draft_stop_cumulative if args.cumulative else 0.0,
     )
     pair = load_pair_for(args, preset)
-    prompt_ids = pair.encode_prompt(preset.prompts[args.task][0], chat=preset.chat_template)
+    prompt_ids = task_prompt_ids(pair, preset, args.task)
     comparison = compare_with_transformers(pair, prompt_ids, settings)
-    if args.json:
-        print_json(asdict(comparison))
-        return 0
-    print(
+    return _report(
+        args,
+        comparison,
         f"{args.task}, γ={'adaptive ' if adaptive else ''}{gamma}, "
-        f"draft quantization {preset.draft_quantization}"
-    )
-    for work in comparison.methods:
-        print(
+        f"draft quantization {preset.draft_quantization}",
+        (
             f"{work.method:>13}: {work.tokens_per_s:5.2f} tok/s | target verifying passes "
             f"{work.verifying_passes}, positions scored {work.positions_scored} | draft forwards "
             f"{work.draft_forwards} | same text as plain decoding: {work.same_as_plain}"
-        )
-    return 0
+            for work in comparison.methods
+        ),
+    )
 
 
 def _app_speed(args: argparse.Namespace) -> int:
@@ -298,23 +300,19 @@ def _app_speed(args: argparse.Namespace) -> int:
     speed = measure_app_speed(
         presets, ModelCache(), preset, args.task, args.max_new_tokens, args.repeats
     )
-    if args.json:
-        print_json(asdict(speed) | {"ratio": speed.ratio})
-        return 0
-    for engine, app, first in zip(
-        speed.engine_tokens_per_s, speed.app_tokens_per_s, speed.first_cycle_s, strict=True
-    ):
-        print(
+    runs = zip(speed.engine_tokens_per_s, speed.app_tokens_per_s, speed.first_cycle_s, strict=True)
+    lines = [
+        *(
             f"engine alone {engine:.2f} tok/s | app {app:.2f} tok/s | "
             f"first cycle shown after {first:.2f} s"
-        )
-    print(
+            for engine, app, first in runs
+        ),
         f"median engine {statistics.median(speed.engine_tokens_per_s):.2f}  "
         f"app {statistics.median(speed.app_tokens_per_s):.2f}  ratio {speed.ratio:.3f}  "
         f"first-cycle median {statistics.median(speed.first_cycle_s):.2f} s "
-        f"({speed.new_tokens} tokens)"
-    )
-    return 0
+        f"({speed.new_tokens} tokens)",
+    ]
+    return _report(args, asdict(speed) | {"ratio": speed.ratio}, None, lines)
 
 
 def _quiet(message: str, fraction: float) -> None:

@@ -137,7 +137,7 @@ def run_bench_grid(
                 if left <= 0:
                     cut.append(f"{task} T={temperature:g}: skipped")
                     continue
-            prompt_ids = pair.encode_prompt(preset.prompts[task][0], chat=preset.chat_template)
+            prompt_ids = task_prompt_ids(pair, preset, task)
             base = replace(grid.base, temperature=temperature)
             variants = grid.variants(base)
             methods = [plain_decoding(pair, prompt_ids, base, f"{task} T={temperature:g} plain")]
@@ -169,6 +169,12 @@ def check_prompts(preset: Any, tasks: Sequence[str]) -> None:
     unknown = [task for task in tasks if task not in preset.prompts]
     if unknown or not tasks:
         raise ValueError(f"preset {preset.id} has no prompts for {', '.join(unknown) or 'no task'}")
+
+
+def task_prompt_ids(pair: Any, preset: Any, task: str) -> Any:
+    """The task's first example prompt as ids (1, T), with the chat template if the preset uses it:
+    the prompt every measurement of a task runs on."""
+    return pair.encode_prompt(preset.prompts[task][0], chat=preset.chat_template)
 
 
 def _warm_up_methods(pair: Any, preset: Any) -> list[Method]:
