@@ -32,6 +32,7 @@ from specviz.views.run_charts import (
     RESAMPLED,
     apply_layout,
     empty_chart,
+    hover,
     token_label,
 )
 from specviz.views.run_html import esc, num, shown
@@ -307,10 +308,9 @@ def _add_position(fig: go.Figure, cycle: Cycle, token: DraftToken, row: int, lan
                 },
                 legendgroup=name,
                 showlegend=row == 1 or is_residual,
-                hovertemplate=t(
+                hovertemplate=hover(
                     "chart.hover.value", lang, label="%{x}", name=name, value="%{y:.4f}"
-                )
-                + "<extra></extra>",
+                ),
             ),
             row=row,
             col=1,

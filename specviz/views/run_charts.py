@@ -47,6 +47,12 @@ def apply_layout(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.F
     return fig
 
 
+def hover(key: str, lang: str, **fields: object) -> str:
+    """A hover template from the catalogue's sentence ``key``, without Plotly's side box that
+    repeats the trace name (``<extra></extra>``). Fields are Plotly's, e.g. ``"%{y:.2f}"``."""
+    return t(key, lang, **fields) + "<extra></extra>"
+
+
 def empty_note(fig: go.Figure, text: str) -> None:
     """A note in the middle of an empty chart saying why it is empty."""
     fig.add_annotation(
@@ -81,10 +87,9 @@ def acceptance_by_position(cycles: Sequence[Cycle], *, lang: str = DEFAULT_LANGU
             marker_color=ACCEPTED,
             text=[f"{a}/{t}" for a, t in zip(accepted, tested, strict=True)],
             textposition="outside",
-            hovertemplate=t(
+            hovertemplate=hover(
                 "chart.acceptance.hover", lang, position="%{x}", counts="%{text}", rate="%{y:.0%}"
-            )
-            + "<extra></extra>",
+            ),
         )
     )
     apply_layout(
@@ -116,8 +121,9 @@ def accepted_length_histogram(
             marker_color=[
                 BONUS if n == max_gamma and n else ACCEPTED for n in range(max_gamma + 1)
             ],
-            hovertemplate=t("chart.accepted_length.hover", lang, cycles="%{y}", accepted="%{x}")
-            + "<extra></extra>",
+            hovertemplate=hover(
+                "chart.accepted_length.hover", lang, cycles="%{y}", accepted="%{x}"
+            ),
         )
     )
     apply_layout(
@@ -191,8 +197,9 @@ def time_split(cycles: Sequence[Cycle], *, lang: str = DEFAULT_LANGUAGE) -> go.F
                 x=x,
                 y=values,
                 marker_color=colour,
-                hovertemplate=t("chart.time.hover", lang, cycle="%{x}", part=name, ms="%{y:.0f}")
-                + "<extra></extra>",
+                hovertemplate=hover(
+                    "chart.time.hover", lang, cycle="%{x}", part=name, ms="%{y:.0f}"
+                ),
             )
             for name, colour, values in parts
         ]
@@ -256,10 +263,9 @@ def rejection_chart(rejection: Rejection | None, *, lang: str = DEFAULT_LANGUAGE
                 x=labels,
                 y=[values.get(token_id, 0.0) for token_id in ids],
                 marker_color=colour,
-                hovertemplate=t(
+                hovertemplate=hover(
                     "chart.hover.value", lang, label="%{x}", name=name, value="%{y:.3f}"
-                )
-                + "<extra></extra>",
+                ),
             )
         )
     apply_layout(

@@ -25,6 +25,7 @@ from specviz.views.run_charts import (
     RESAMPLED,
     empty_chart,
     empty_note,
+    hover,
 )
 from specviz.views.run_charts import apply_layout as layout
 
@@ -58,7 +59,7 @@ def _speedup_line(
                 ]
                 for row in rows
             ],
-            hovertemplate=t(
+            hovertemplate=hover(
                 "speedup.chart.hover.line",
                 lang,
                 gamma="%{x}",
@@ -66,8 +67,7 @@ def _speedup_line(
                 tau="%{customdata[0]:.2f}",
                 verify="%{customdata[1]:.2f}",
                 extrapolated="%{customdata[2]}",
-            )
-            + "<extra></extra>",
+            ),
         )
     )
 
@@ -93,8 +93,7 @@ def _best_and_no_gain(
             y=[best],
             mode="markers",
             marker={"symbol": "star", "size": 16, "color": BONUS},
-            hovertemplate=t("speedup.chart.hover.best", lang, gamma="%{x}", speedup="%{y:.2f}")
-            + "<extra></extra>",
+            hovertemplate=hover("speedup.chart.hover.best", lang, gamma="%{x}", speedup="%{y:.2f}"),
         )
     )
     fig.update_yaxes(rangemode="tozero")
@@ -136,8 +135,7 @@ def theory_chart(
             yaxis="y2",
             mode="lines",
             line={"color": DRAFT_TIME, "width": 2, "dash": "dot"},
-            hovertemplate=t("speedup.chart.hover.tau", lang, gamma="%{x}", tau="%{y:.2f}")
-            + "<extra></extra>",
+            hovertemplate=hover("speedup.chart.hover.tau", lang, gamma="%{x}", tau="%{y:.2f}"),
         )
     )
     if measured:
@@ -149,7 +147,7 @@ def theory_chart(
                 mode="markers",
                 marker={"symbol": "diamond", "size": 12, "color": MEASURED},
                 customdata=[[run.alpha, run.tau, run.tokens_per_s] for run in measured],
-                hovertemplate=t(
+                hovertemplate=hover(
                     "speedup.chart.hover.measured",
                     lang,
                     gamma="%{x}",
@@ -157,8 +155,7 @@ def theory_chart(
                     alpha="%{customdata[0]:.2f}",
                     tau="%{customdata[1]:.2f}",
                     tps="%{customdata[2]:.1f}",
-                )
-                + "<extra></extra>",
+                ),
             )
         )
         fig.add_trace(
@@ -169,10 +166,9 @@ def theory_chart(
                 yaxis="y2",
                 mode="markers",
                 marker={"symbol": "circle-open", "size": 10, "color": MEASURED},
-                hovertemplate=t(
+                hovertemplate=hover(
                     "speedup.chart.hover.measured_tau", lang, gamma="%{x}", tau="%{y:.2f}"
-                )
-                + "<extra></extra>",
+                ),
             )
         )
     _best_and_no_gain(fig, rows, theory.best_gamma, theory.best_speedup, lang)
@@ -232,10 +228,9 @@ def cost_curve_chart(curve: CostCurve | None, *, lang: str = DEFAULT_LANGUAGE) -
                 "color": PREDICTED,
             },
             customdata=curve.relative(),
-            hovertemplate=t(
+            hovertemplate=hover(
                 "speedup.cost.hover", lang, n="%{x}", ms="%{y:.1f}", ratio="%{customdata:.2f}"
-            )
-            + "<extra></extra>",
+            ),
         )
     )
     title = (

@@ -101,15 +101,14 @@ def task_chart(report: TaskReport | None, *, lang: str = DEFAULT_LANGUAGE) -> go
                 text=labels,
                 textposition="outside",
                 customdata=hover,
-                hovertemplate=t(
+                hovertemplate=hover(
                     "tasks.chart.hover.bar",
                     lang,
                     task="%{x}",
                     name=name,
                     value="%{text}",
                     runs="%{customdata}",
-                )
-                + "<extra></extra>",
+                ),
             ),
             row=1,
             col=column,
