@@ -31,69 +31,73 @@ def add_measure_commands(commands: Any) -> None:
     )
     whats = group.add_subparsers(required=True, metavar="WHAT")
 
-    kernels = whats.add_parser("attention-kernels", help="one attention call, three kernels (µs)")
+    def measurement(
+        name: str, help_text: str, run: Any, *, model: bool = True
+    ) -> argparse.ArgumentParser:
+        """A measurement's parser: the pair options (unless it loads no model) and --json."""
+        parser: argparse.ArgumentParser = whats.add_parser(name, help=help_text)
+        if model:
+            add_model_options(parser)
+        parser.add_argument("--json", action="store_true", help="print the record as JSON")
+        parser.set_defaults(run=run)
+        return parser
+
+    kernels = measurement(
+        "attention-kernels",
+        "one attention call, three kernels (µs)",
+        _attention_kernels,
+        model=False,
+    )
     kernels.add_argument("--cached", default="100,300,600", help="comma-separated cache lengths")
     kernels.add_argument("--calls", type=int, default=100, help="calls per timed block")
     kernels.add_argument("--repeats", type=int, default=5, help="timed blocks per kernel")
-    _json_flag(kernels, _attention_kernels)
 
-    fidelity = whats.add_parser(
-        "attention-fidelity", help="each attention path of the target against float32"
+    fidelity = measurement(
+        "attention-fidelity",
+        "each attention path of the target against float32",
+        _attention_fidelity,
     )
-    add_model_options(fidelity)
     fidelity.add_argument("--tasks", default=_TASKS_FIDELITY, help="prompts fed as one sequence")
-    _json_flag(fidelity, _attention_fidelity)
 
-    lean = whats.add_parser("lean-step", help="one decoding step: transformers' forward vs lean")
-    add_model_options(lean)
+    lean = measurement("lean-step", "one decoding step: transformers' forward vs lean", _lean_step)
     lean.add_argument("--model", choices=["draft", "target"], default="draft")
     lean.add_argument("--blocks", type=int, default=3, help="timed blocks per path")
     lean.add_argument("--context", type=int, default=60, help="cached tokens before the step")
     lean.add_argument("--steps", type=int, default=20, help="steps per block")
-    _json_flag(lean, _lean_step)
 
-    feeding = whats.add_parser(
-        "draft-feeding", help="the draft's law: one forward vs prefill + one token"
+    feeding = measurement(
+        "draft-feeding", "the draft's law: one forward vs prefill + one token", _draft_feeding
     )
-    add_model_options(feeding)
     feeding.add_argument(
         "--quantizations", default="none,int8,int8wo", help="comma-separated draft quantizations"
     )
     feeding.add_argument("--tasks", default="rewriting,code,story")
-    _json_flag(feeding, _draft_feeding)
 
-    stops = whats.add_parser(
-        "stop-rules", help="counts with the per-token stop alone and with the cumulative stop"
+    stops = measurement(
+        "stop-rules",
+        "counts with the per-token stop alone and with the cumulative stop",
+        _stop_rules,
     )
-    add_model_options(stops)
     stops.add_argument("--cost", type=float, default=0.18, help="a draft step / a target pass")
     stops.add_argument("--tasks", help="comma-separated (default: every task of the preset)")
     stops.add_argument("--max-new-tokens", type=int, default=64)
-    _json_flag(stops, _stop_rules)
 
-    compare = whats.add_parser(
-        "compare-transformers", help="specviz vs transformers' assisted generation, counted"
+    compare = measurement(
+        "compare-transformers",
+        "specviz vs transformers' assisted generation, counted",
+        _compare_transformers,
     )
-    add_model_options(compare)
     compare.add_argument("--task", default="rewriting")
     compare.add_argument("--gamma", default="5", help="a number, or a5 for adaptive from 5")
     compare.add_argument("--max-new-tokens", type=int, default=64)
     compare.add_argument(
         "--cumulative", action="store_true", help="also apply specviz's cumulative stop"
     )
-    _json_flag(compare, _compare_transformers)
 
-    app = whats.add_parser("app-speed", help="the app's tokens/s against the engine alone")
-    add_model_options(app)
+    app = measurement("app-speed", "the app's tokens/s against the engine alone", _app_speed)
     app.add_argument("--task", default="code")
     app.add_argument("--max-new-tokens", type=int, default=64)
     app.add_argument("--repeats", type=int, default=3)
-    _json_flag(app, _app_speed)
-
-
-def _json_flag(parser: argparse.ArgumentParser, run: Any) -> None:
-    parser.add_argument("--json", action="store_true", help="print the record as JSON")
-    parser.set_defaults(run=run)
 
 
 def _report(args: argparse.Namespace, record: Any, head: str | None, lines: Iterable[str]) -> int:
