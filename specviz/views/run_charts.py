@@ -53,6 +53,26 @@ def hover(key: str, lang: str, **fields: object) -> str:
     return t(key, lang, **fields) + "<extra></extra>"
 
 
+def reference_line(
+    name: str,
+    x: Sequence[float],
+    y: Sequence[float],
+    *,
+    dash: str,
+    width: float = 1.5,
+    hover: bool = False,
+) -> go.Scatter:
+    """A grey line to compare against (plain decoding, a flat or a linear cost), dashed or dotted."""
+    return go.Scatter(
+        name=name,
+        x=x,
+        y=y,
+        mode="lines",
+        line={"color": PLAIN, "width": width, "dash": dash},
+        hoverinfo=None if hover else "skip",
+    )
+
+
 def empty_note(fig: go.Figure, text: str) -> None:
     """A note in the middle of an empty chart saying why it is empty."""
     fig.add_annotation(
@@ -163,15 +183,7 @@ def tokens_vs_passes(
         last = max(spec_y[-1], 1)
         plain_x, plain_y = [0, last], [0, last]
         name = t("chart.tokens.plain_ideal", lang)
-    fig.add_trace(
-        go.Scatter(
-            name=name,
-            x=plain_x,
-            y=plain_y,
-            mode="lines",
-            line={"color": PLAIN, "width": 2, "dash": "dash"},
-        )
-    )
+    fig.add_trace(reference_line(name, plain_x, plain_y, dash="dash", width=2, hover=True))
     apply_layout(
         fig, t("chart.tokens.title", lang), t("chart.tokens.x", lang), t("chart.tokens.y", lang)
     )

@@ -26,6 +26,7 @@ from specviz.views.run_charts import (
     empty_chart,
     empty_note,
     hover,
+    reference_line,
 )
 from specviz.views.run_charts import apply_layout as layout
 
@@ -203,16 +204,7 @@ def cost_curve_chart(curve: CostCurve | None, *, lang: str = DEFAULT_LANGUAGE) -
         (t("speedup.cost.linear", lang), "dash", [one_ms * k for k in sizes]),
     ]
     for name, dash, values in references:
-        fig.add_trace(
-            go.Scatter(
-                name=name,
-                x=sizes,
-                y=values,
-                mode="lines",
-                line={"color": PLAIN, "width": 1.5, "dash": dash},
-                hoverinfo="skip",
-            )
-        )
+        fig.add_trace(reference_line(name, sizes, values, dash=dash))
     fig.add_trace(
         go.Scatter(
             name=t("speedup.cost.measured", lang, device=curve.device),
