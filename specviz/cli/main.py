@@ -188,13 +188,7 @@ def _cost_curve(args: argparse.Namespace) -> int:
         print_json(asdict(curve) | {"relative": curve.relative()})
         return 0
     lang = args.lang
-    say(
-        "cli.cost.head",
-        lang,
-        model=args.model,
-        device=curve.device,
-        context=curve.context_len,
-    )
+    say("cli.cost.head", lang, model=args.model, device=curve.device, context=curve.context_len)
     print_header(
         lang,
         ("cli.cost.column.tokens", 10),

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Protocol
-
 from specviz.labs.speedup.charts import break_even_paragraph
 from specviz.labs.speedup.gpu_projection import Projection
-from specviz.labs.speedup.theory import SpeedupLab
+from specviz.labs.speedup.theory import SpeedupLab, SpeedupTheory
 from specviz.text import DEFAULT_LANGUAGE, t
 from specviz.views.panels import panel_html, table_html
 
@@ -20,26 +18,12 @@ _HEADERS = (
 )
 
 
-class SpeedupModel(Protocol):
-    """What a measured theory and a GPU projection both state: α, c, the step times, the best γ."""
-
-    @property
-    def alpha(self) -> float: ...
-    @property
-    def draft_cost(self) -> float: ...
-    @property
-    def target_step_s(self) -> float: ...
-    @property
-    def draft_step_s(self) -> float: ...
-    @property
-    def best_gamma(self) -> int: ...
-    @property
-    def best_speedup(self) -> float: ...
-
-
-def model_values(model: SpeedupModel, *, digits: int = 2, ms_digits: int = 1) -> dict[str, object]:
-    """The numbers a sentence about a speedup model quotes (alpha, cost, draft_ms, target_ms,
-    gamma, speedup), formatted: α and c to `digits` places, step times in ms to `ms_digits`."""
+def model_values(
+    model: SpeedupTheory | Projection, *, digits: int = 2, ms_digits: int = 1
+) -> dict[str, object]:
+    """The numbers a sentence about a measured or projected speedup quotes (alpha, cost, draft_ms,
+    target_ms, gamma, speedup), formatted: α and c to `digits` places, step times in ms to
+    `ms_digits`."""
     return {
         "alpha": f"{model.alpha:.{digits}f}",
         "cost": f"{model.draft_cost:.{digits}f}",
