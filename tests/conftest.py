@@ -14,16 +14,19 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 import torch
-from transformers import DynamicCache, Qwen2Config, Qwen2ForCausalLM
+from transformers import DynamicCache, PretrainedConfig, Qwen2Config, Qwen2ForCausalLM
 
+from specviz.core.proposal import Proposal
 from specviz.core.sampling import Sampler
 from specviz.core.settings import GenerationSettings
-from specviz.drafters.base import Proposal
 from specviz.drafters.policy import DraftPolicy
+from specviz.models.runner import ModelRunner
+
+ConfigT = TypeVar("ConfigT", bound=PretrainedConfig)
 
 BYTE_VOCAB = 256
 EOS_ID = 256  # one special token after the 256 byte values
@@ -58,21 +61,30 @@ class TinyPair:
     tokenizer: ByteTokenizer
     eos_token_ids: frozenset[int]
 
+    def target_runner(self) -> ModelRunner:
+        return ModelRunner(self.target)
+
+
+def tiny_config(config_type: type[ConfigT], layers: int = 2, **overrides: Any) -> ConfigT:
+    """The tiny test shape for any decoder family: byte vocabulary, 64 wide, 4 query heads over 2
+    key/value heads (grouped attention), untied output layer unless overrides say otherwise."""
+    shape: dict[str, Any] = {
+        "vocab_size": BYTE_VOCAB + 1,
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": layers,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "max_position_embeddings": 512,
+        "tie_word_embeddings": False,
+    }
+    return config_type(**(shape | overrides))
+
 
 def tiny_qwen(seed: int, layers: int = 2, dtype: torch.dtype = torch.float32) -> Qwen2ForCausalLM:
     """A randomly initialised Qwen2 with a byte vocabulary: real attention and KV cache, tiny."""
     torch.manual_seed(seed)
-    config = Qwen2Config(
-        vocab_size=BYTE_VOCAB + 1,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=layers,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=512,
-        eos_token_id=EOS_ID,
-        tie_word_embeddings=False,
-    )
+    config = tiny_config(Qwen2Config, layers, eos_token_id=EOS_ID)
     model = Qwen2ForCausalLM(config).to(dtype).eval()
     # Sharpen the output layer so greedy choices are well separated and texts are not uniform noise.
     with torch.no_grad():

@@ -11,9 +11,9 @@ import torch
 
 from specviz.core.detok import IncrementalDetokenizer
 from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
-from specviz.drafters.registry import DEFAULT_DRAFTER, make_drafter
+from specviz.drafters.registry import make_drafter
 from specviz.models.loader import ModelCache
-from specviz.models.presets import default_preset, load_presets
+from specviz.models.presets import DEFAULT_DRAFTER, default_preset, load_presets
 
 pytestmark = pytest.mark.slow
 

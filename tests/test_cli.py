@@ -25,6 +25,14 @@ def run_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str
     )
 
 
+def assert_plain_error(args: list[str], message: str) -> None:
+    """The command exits with status 2 and says message on stderr, with no traceback."""
+    result = run_cli(*args, timeout=120)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_presets_lists_the_default_first() -> None:
     result = run_cli("presets")
     assert result.returncode == 0
@@ -50,10 +58,7 @@ def test_presets_lists_the_default_first() -> None:
     ],
 )
 def test_bad_input_is_a_plain_error_not_a_traceback(args: list[str], message: str) -> None:
-    result = run_cli(*args, timeout=120)
-    assert result.returncode == 2
-    assert message in result.stderr
-    assert "Traceback" not in result.stderr
+    assert_plain_error(args, message)
 
 
 @pytest.mark.slow

@@ -11,7 +11,8 @@ from specviz.core.events import Origin
 from specviz.drafters.base import DrafterSpec
 from specviz.drafters.draft_model import ModelDrafter
 from specviz.drafters.policy import DraftPolicy, next_gamma
-from specviz.drafters.registry import DEFAULT_DRAFTER, DRAFTERS, make_drafter
+from specviz.drafters.registry import DRAFTERS, make_drafter
+from specviz.models.presets import DEFAULT_DRAFTER
 
 V = 8
 PROMPT = torch.tensor([list(b"def fib(n):")])

@@ -28,10 +28,11 @@ import specviz.core.engine
 import specviz.core.sampling
 from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
 from specviz.core.events import Cycle, Origin
+from specviz.core.proposal import Drafter, Proposal
 from specviz.core.sampling import Sampler, Verdict, verify_sampled
-from specviz.drafters.base import Drafter, Proposal
 from specviz.drafters.policy import next_gamma
-from specviz.drafters.registry import DEFAULT_DRAFTER, make_drafter
+from specviz.drafters.registry import make_drafter
+from specviz.models.presets import DEFAULT_DRAFTER
 
 PROMPT = torch.tensor([list(b"def fib(n):")])
 
@@ -40,6 +41,13 @@ def spec_ids(pair: TinyPair, settings: GenerationSettings, drafter=None) -> list
     drafter = drafter or make_drafter(DEFAULT_DRAFTER, pair)
     cycles = list(speculative_generate(pair, PROMPT, settings, drafter))
     return [token.token_id for cycle in cycles for token in cycle.emitted]
+
+
+def same_chain_pair(transition: torch.Tensor) -> TinyPair:
+    """Draft and target both the Markov chain `transition`: every law is known in closed form."""
+    return TinyPair(
+        MarkovLM(transition), MarkovLM(transition), ByteTokenizer(), frozenset({EOS_ID})
+    )
 
 
 def plain_ids(pair: TinyPair, settings: GenerationSettings) -> list[int]:
@@ -186,14 +194,8 @@ def test_stops_at_eos_and_respects_the_budget() -> None:
     transition[ord("x"), :] = 1e-9
     transition[ord("x"), EOS_ID] = 1.0
     transition /= transition.sum(dim=1, keepdim=True)
-    pair = TinyPair(
-        MarkovLM(transition), MarkovLM(transition), ByteTokenizer(), frozenset({EOS_ID})
-    )
-    cycles = list(
-        speculative_generate(
-            pair, PROMPT, GenerationSettings(gamma=4), make_drafter(DEFAULT_DRAFTER, pair)
-        )
-    )
+    pair = same_chain_pair(transition)
+    cycles = run_cycles(pair, GenerationSettings(gamma=4))
     assert [t.token_id for c in cycles for t in c.emitted] == [ord("x"), EOS_ID]
     assert cycles[-1].stop_reason == "eos" and cycles[-1].finished
     for max_new in (1, 2, 7):
@@ -209,14 +211,8 @@ def test_multibyte_text_decodes_across_tokens() -> None:
     for a, b in itertools.pairwise([PROMPT[0, -1].item(), *word, EOS_ID]):
         transition[a, b] = 1.0
     transition /= transition.sum(dim=1, keepdim=True)
-    pair = TinyPair(
-        MarkovLM(transition), MarkovLM(transition), ByteTokenizer(), frozenset({EOS_ID})
-    )
-    cycles = list(
-        speculative_generate(
-            pair, PROMPT, GenerationSettings(gamma=2), make_drafter(DEFAULT_DRAFTER, pair)
-        )
-    )
+    pair = same_chain_pair(transition)
+    cycles = run_cycles(pair, GenerationSettings(gamma=2))
     texts = [t.text for c in cycles for t in c.emitted]
     assert texts[:5] == ["c", "a", "f", "", "é"]
     steps = list(autoregressive_generate(pair, PROMPT, GenerationSettings()))
@@ -261,7 +257,7 @@ class UniformDrafter:
 def test_random_draft_accepts_almost_nothing() -> None:
     vocab = EOS_ID + 1
     peaked = random_transition(vocab, seed=5, concentration=0.02)
-    pair = TinyPair(MarkovLM(peaked), MarkovLM(peaked), ByteTokenizer(), frozenset({EOS_ID}))
+    pair = same_chain_pair(peaked)
     settings = GenerationSettings(gamma=4, temperature=1.0, max_new_tokens=200, stop_on_eos=False)
     cycles = list(speculative_generate(pair, PROMPT, settings, UniformDrafter(vocab)))
     assert cycles[-1].totals.acceptance_rate < 0.1

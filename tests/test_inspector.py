@@ -11,7 +11,7 @@ from ui_events import XSS, XSS_IMG, sample_run
 
 from specviz.core.engine import GenerationSettings, speculative_generate
 from specviz.core.events import Cycle
-from specviz.drafters.registry import DEFAULT_DRAFTER, make_drafter
+from specviz.drafters.registry import make_drafter
 from specviz.labs.inspector import (
     decision_text,
     draft_end_text,
@@ -20,6 +20,7 @@ from specviz.labs.inspector import (
     inspector_html,
     inspector_lines,
 )
+from specviz.models.presets import DEFAULT_DRAFTER
 
 PROMPT = torch.tensor([list(b"def fib(n):")])
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import torch
-from conftest import BYTE_VOCAB, tiny_qwen
+from conftest import BYTE_VOCAB, tiny_config, tiny_qwen
 from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
 from specviz.core.model_steps import new_cache
@@ -30,17 +30,7 @@ FEEDS = ((40, 1), (6, 6), (1, 1), (2, 2))
 
 def tiny_llama(seed: int, dtype: torch.dtype = torch.float32) -> LlamaForCausalLM:
     torch.manual_seed(seed)
-    config = LlamaConfig(
-        vocab_size=BYTE_VOCAB + 1,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=512,
-        tie_word_embeddings=False,
-    )
-    return LlamaForCausalLM(config).to(dtype).eval()
+    return LlamaForCausalLM(tiny_config(LlamaConfig)).to(dtype).eval()
 
 
 def assert_faithful_logits(model: torch.nn.Module) -> None:

@@ -34,7 +34,6 @@ def model_for(chunks: list[bytes], prefix: str = "specviz_fake_part") -> Bundled
         name="fake-model",
         label="Fake model",
         package_prefix=prefix,
-        pip_prefix="specviz-fake-part",
         parts=len(chunks),
         version="1.0",
         size=len(data),

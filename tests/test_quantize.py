@@ -8,7 +8,8 @@ from conftest import EOS_ID, ByteTokenizer, TinyPair, tiny_qwen
 
 from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
 from specviz.core.model_steps import new_cache, prefill
-from specviz.drafters.registry import DEFAULT_DRAFTER, make_drafter
+from specviz.drafters.registry import make_drafter
+from specviz.models.presets import DEFAULT_DRAFTER
 from specviz.models.quantize import Int8WeightOnlyLinear, quantize_int8, quantize_int8_weight_only
 
 PROMPT = torch.tensor([list(b"def fibonacci(n): return n if n < 2 else")])  # (1, 41)

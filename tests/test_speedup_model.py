@@ -10,7 +10,7 @@ from dataclasses import asdict
 
 import pytest
 import torch
-from conftest import BYTE_VOCAB, TinyPair, tiny_qwen
+from conftest import TinyPair, tiny_config, tiny_qwen
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
 from specviz.core.settings import GenerationSettings
@@ -182,16 +182,7 @@ def test_footprint_counts_int8_packed_weights_and_skips_input_embeddings() -> No
 
 
 def test_footprint_counts_a_tied_output_layer_once() -> None:
-    config = Qwen2Config(
-        vocab_size=BYTE_VOCAB + 1,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=1,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        tie_word_embeddings=True,
-    )
-    model = Qwen2ForCausalLM(config)
+    model = Qwen2ForCausalLM(tiny_config(Qwen2Config, layers=1, tie_word_embeddings=True))
     assert model.lm_head.weight is model.model.embed_tokens.weight
     assert model_footprint(model).params == sum(p.numel() for p in model.parameters())
 

@@ -7,9 +7,10 @@ import torch
 from conftest import TinyPair
 
 from specviz.core.engine import GenerationSettings, speculative_generate
-from specviz.drafters.registry import DEFAULT_DRAFTER, make_drafter
+from specviz.drafters.registry import make_drafter
 from specviz.labs.tasks.charts import task_chart
 from specviz.labs.tasks.experiment import TaskReport, iter_task_measurements, measure_tasks
+from specviz.models.presets import DEFAULT_DRAFTER
 
 # Given story first: the report must still follow TASKS order (code before story).
 PROMPTS = {

@@ -18,7 +18,7 @@ from specviz.core.settings import GenerationSettings
 from specviz.measure.harness import Method, Outcome, Trial, measure
 from specviz.measure.methods import speculative_decoding
 
-__all__ = ["AppSpeed", "measure_app_speed"]
+__all__ = ["AppSpeed", "measure_app_speed", "run_inputs"]
 
 
 @dataclass(frozen=True)
@@ -67,10 +67,10 @@ def measure_app_speed(
         first_cycles: list[float] = []
 
         def via_app(trial: Trial) -> Outcome:
-            controls = _run_controls(preset, prompt, trial.settings)
+            inputs = run_inputs(preset, prompt, trial.settings)
             began = time.perf_counter()
             first = None
-            job = client.submit(*controls, api_name="/run")
+            job = client.submit(api_name="/run", **inputs)
             for out in job:
                 if first is None and 'class="sv-cut"' in str(out[1]):
                     first = time.perf_counter() - began
@@ -100,21 +100,22 @@ def measure_app_speed(
     )
 
 
-def _run_controls(preset: Any, prompt: str, settings: GenerationSettings) -> tuple[Any, ...]:
-    """The live run's inputs in the order the app's /run endpoint takes them (its controls)."""
-    return (
-        preset.id,
-        prompt,
-        preset.chat_template,
-        settings.gamma,
-        settings.adaptive_gamma,
-        settings.temperature,
-        settings.top_k,
-        settings.top_p,
-        settings.seed,
-        settings.max_new_tokens,
-        False,  # no race
-    )
+def run_inputs(preset: Any, prompt: str, settings: GenerationSettings) -> dict[str, Any]:
+    """The live run's inputs by the names the app's /run endpoint takes them.
+
+    Passed by name, so the order the app lists them in cannot drift from this; the settings are
+    the ones the app has controls for, from the schema the app builds them from.
+    """
+    from specviz.app.setting_controls import shown_settings
+
+    shown = {item.name: getattr(settings, item.name) for item in shown_settings(type(settings))}
+    return {
+        "preset": preset.id,
+        "prompt": prompt,
+        "chat_template": preset.chat_template,
+        **shown,
+        "race": False,
+    }
 
 
 def _totals(reported: dict[str, Any]) -> Totals:

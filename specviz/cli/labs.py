@@ -8,46 +8,45 @@ with ``specviz.cli.main``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import asdict
 from typing import Any
 
-from specviz.cli.options import prepared_run
+from specviz.cli.options import prepared_run, print_json, say
 from specviz.text import UserError, t
 
 
 def add_lab_commands(commands: Any, add_model: Any, add_settings: Any) -> None:
     """Register the lab subcommands on the CLI's subparsers."""
-    inspect = commands.add_parser(
-        "inspect", help="the dice roll: q, p, min(1, p/q) and u at every drafted position"
+
+    def prompt_lab(name: str, help_text: str) -> argparse.ArgumentParser:
+        """A lab that runs the preset's pair on one prompt at the given settings."""
+        parser: argparse.ArgumentParser = commands.add_parser(name, help=help_text)
+        add_model(parser)
+        parser.add_argument("--prompt", required=True)
+        add_settings(parser)
+        return parser
+
+    inspect = prompt_lab(
+        "inspect", "the dice roll: q, p, min(1, p/q) and u at every drafted position"
     )
-    add_model(inspect)
-    inspect.add_argument("--prompt", required=True)
-    add_settings(inspect)
     inspect.add_argument(
         "--cycle", type=int, action="append", help="cycle number(s) to show (default: all)"
     )
     inspect.set_defaults(run=_inspect)
 
-    exact = commands.add_parser(
-        "exactness", help="is it lossless? plain vs speculative samples, chi-square tested"
+    exact = prompt_lab(
+        "exactness", "is it lossless? plain vs speculative samples, chi-square tested"
     )
-    add_model(exact)
-    exact.add_argument("--prompt", required=True)
-    add_settings(exact)
     exact.add_argument("--samples", type=int, default=2000, help="per arm")
     exact.add_argument("--tokens", type=int, default=2, help="tokens per continuation (1-3)")
     exact.add_argument("--rule", choices=["exact", "accept_draft"], default="exact")
     exact.add_argument("--json", action="store_true", help="print the report as JSON")
     exact.set_defaults(run=_exactness)
 
-    speedup = commands.add_parser(
-        "speedup", help="measured vs predicted speedup over γ (τ = (1 − α^(γ+1)) / (1 − α))"
+    speedup = prompt_lab(
+        "speedup", "measured vs predicted speedup over γ (τ = (1 − α^(γ+1)) / (1 − α))"
     )
-    add_model(speedup)
-    speedup.add_argument("--prompt", required=True)
-    add_settings(speedup)
     speedup.add_argument("--gammas", default="1,3,5,8", help="comma-separated γ to measure")
     speedup.add_argument("--time-budget", type=float, default=90.0, help="seconds, at most")
     speedup.add_argument("--gpu", help="also project onto this GPU preset (see `project --list`)")
@@ -101,70 +100,63 @@ def _exactness(args: argparse.Namespace) -> int:
     if settings.temperature <= 0:
         greedy = greedy_equality(pair, prompt_ids, settings)
         if args.json:
-            _print_json(greedy)
+            print_json(greedy)
             return 0
         where = (
             t("cli.exactness.identical", lang)
             if greedy.identical
             else t("cli.exactness.part_at", lang, index=(greedy.first_difference or 0) + 1)
         )
-        print(t("cli.exactness.greedy", lang, dtype=greedy.target_dtype, where=where))
-        print(t("cli.exactness.greedy_speculative", lang, text=f"{greedy.speculative_text!r}"))
-        print(t("cli.exactness.greedy_plain", lang, text=f"{greedy.plain_text!r}"))
+        say("cli.exactness.greedy", lang, dtype=greedy.target_dtype, where=where)
+        say("cli.exactness.greedy_speculative", lang, text=f"{greedy.speculative_text!r}")
+        say("cli.exactness.greedy_plain", lang, text=f"{greedy.plain_text!r}")
         return 0
     report = run_exactness_lab(
         pair, prompt_ids, settings, args.samples, args.tokens, args.rule, _progress_line
     )
     if args.json:
-        _print_json(report)
+        print_json(report)
         return 0
-    print(
-        t(
-            "cli.exactness.run",
-            lang,
-            samples=report.samples,
-            tokens=report.tokens,
-            rule=report.rule,
-            seconds=f"{report.elapsed_s:.1f}",
-            prefixes=report.target_prefixes,
-            forwards=report.target_forwards,
-        )
+    say(
+        "cli.exactness.run",
+        lang,
+        samples=report.samples,
+        tokens=report.tokens,
+        rule=report.rule,
+        seconds=f"{report.elapsed_s:.1f}",
+        prefixes=report.target_prefixes,
+        forwards=report.target_forwards,
     )
     for comparison in report.comparisons:
-        print(
-            t(
-                "cli.exactness.comparison",
-                lang,
-                n=comparison.length,
-                tv=f"{comparison.tv_distance:.3f}",
-                noise=f"{comparison.tv_if_equal:.3f}",
-                homogeneity=f"{comparison.homogeneity.p_value:.3g}",
-                fit=f"{comparison.speculative_fit.p_value:.3g}",
-            )
+        say(
+            "cli.exactness.comparison",
+            lang,
+            n=comparison.length,
+            tv=f"{comparison.tv_distance:.3f}",
+            noise=f"{comparison.tv_if_equal:.3f}",
+            homogeneity=f"{comparison.homogeneity.p_value:.3g}",
+            fit=f"{comparison.speculative_fit.p_value:.3g}",
         )
         for outcome in comparison.outcomes[:5]:
-            print(
-                t(
-                    "cli.exactness.outcome",
-                    lang,
-                    text=f"{''.join(outcome.token_texts)!r:24}",
-                    plain=f"{outcome.plain:5d}",
-                    spec=f"{outcome.speculative:5d}",
-                    exact=f"{outcome.exact_prob:.3f}",
-                )
+            say(
+                "cli.exactness.outcome",
+                lang,
+                text=f"{''.join(outcome.token_texts)!r:24}",
+                plain=f"{outcome.plain:5d}",
+                spec=f"{outcome.speculative:5d}",
+                exact=f"{outcome.exact_prob:.3f}",
             )
-    print(
-        t(
-            "cli.exactness.analytic",
-            lang,
-            error=f"{report.emission_max_error:.1e}",
-            tv=f"{report.draft_target_tv:.3f}",
-        )
+    say(
+        "cli.exactness.analytic",
+        lang,
+        error=f"{report.emission_max_error:.1e}",
+        tv=f"{report.draft_target_tv:.3f}",
     )
     return 0
 
 
 def _speedup(args: argparse.Namespace) -> int:
+    from specviz.labs.speedup.panel import model_values
     from specviz.labs.speedup.theory import measure_speedup_lab
 
     gammas = tuple(int(part) for part in args.gammas.split(",") if part.strip())
@@ -179,18 +171,16 @@ def _speedup(args: argparse.Namespace) -> int:
             lab.theory.alpha, gpu, _bf16_bytes(pair.target), _bf16_bytes(pair.draft), 0.0
         )
     if args.json:
-        _print_json({"measured": asdict(lab), "projection": projection and asdict(projection)})
+        print_json({"measured": asdict(lab), "projection": projection and asdict(projection)})
         return 0
     lang = args.lang
     theory = lab.theory
     predicted = {row.gamma: row for row in theory.rows}
-    print(
-        t(
-            "cli.speedup.head",
-            lang,
-            tps=f"{lab.plain_tokens_per_s:.2f}",
-            seconds=f"{lab.elapsed_s:.0f}",
-        )
+    say(
+        "cli.speedup.head",
+        lang,
+        tps=f"{lab.plain_tokens_per_s:.2f}",
+        seconds=f"{lab.elapsed_s:.0f}",
     )
     print_header(
         lang,
@@ -208,18 +198,7 @@ def _speedup(args: argparse.Namespace) -> int:
             f"{run.gamma:>3} {run.alpha:>6.2f} {run.tau:>6.2f} {row.tau:>7.2f} "
             f"{run.speedup:>7.2f}× {row.speedup:>9.2f}×{cut}"
         )
-    print(
-        t(
-            "cli.speedup.theory",
-            lang,
-            alpha=f"{theory.alpha:.3f}",
-            cost=f"{theory.draft_cost:.3f}",
-            draft_ms=f"{theory.draft_step_s * 1000:.1f}",
-            target_ms=f"{theory.target_step_s * 1000:.1f}",
-            gamma=theory.best_gamma,
-            speedup=f"{theory.best_speedup:.2f}",
-        )
-    )
+    say("cli.speedup.theory", lang, **model_values(theory, digits=3))
     if projection is not None:
         _print_projection(projection, lang)
     return 0
@@ -276,20 +255,18 @@ def _projection(
 
 
 def _print_projection(projection: Any, lang: str) -> None:
-    print(t("cli.projection.head", lang, gpu=projection.gpu.name))
+    say("cli.projection.head", lang, gpu=projection.gpu.name)
     speedups = "  ".join(f"γ={row.gamma}: {row.speedup:.2f}×" for row in projection.rows[:8])
     print(f"  {speedups}")
-    print(
-        t(
-            "cli.projection.best",
-            lang,
-            gamma=projection.best_gamma,
-            speedup=f"{projection.best_speedup:.2f}",
-            cost=f"{projection.draft_cost:.3f}",
-        )
+    say(
+        "cli.projection.best",
+        lang,
+        gamma=projection.best_gamma,
+        speedup=f"{projection.best_speedup:.2f}",
+        cost=f"{projection.draft_cost:.3f}",
     )
     for assumption in projection.assumptions:
-        print(t("cli.projection.assumes", lang, assumption=assumption))
+        say("cli.projection.assumes", lang, assumption=assumption)
 
 
 def _tasks(args: argparse.Namespace) -> int:
@@ -308,7 +285,7 @@ def _tasks(args: argparse.Namespace) -> int:
         progress=_progress_line,
     )
     if args.json:
-        _print_json(report.to_dict())
+        print_json(report.to_dict())
         return 0
     lang = args.lang
     print(f"{t('tasks.column.task', lang):12} ", end="")
@@ -332,9 +309,3 @@ def _tasks(args: argparse.Namespace) -> int:
 
 def _progress_line(fraction: float, message: str) -> None:
     print(f"[{fraction:4.0%}] {message}", file=sys.stderr, flush=True)
-
-
-def _print_json(record: Any) -> None:
-    """A lab record (a dataclass, or the dict its to_dict() gives) as JSON on stdout."""
-    json.dump(record if isinstance(record, dict) else asdict(record), sys.stdout, indent=1)
-    print()

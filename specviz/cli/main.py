@@ -18,6 +18,8 @@ from specviz.cli.options import (
     load_pair_for,
     prepared_run,
     preset_for,
+    print_json,
+    say,
 )
 from specviz.core.events import Cycle, Origin
 from specviz.text import DEFAULT_LANGUAGE, TABLES, UserError, t
@@ -160,14 +162,12 @@ def _generate(args: argparse.Namespace) -> int:
     )
     if plain is not None:
         same = "cli.generate.identical" if plain["identical_tokens"] else "cli.generate.different"
-        print(
-            t(
-                "cli.generate.plain",
-                lang,
-                tps=f"{plain['tokens_per_s']:.2f}",
-                speedup=f"{summary['speedup']:.2f}",
-                same=t(same, lang),
-            )
+        say(
+            "cli.generate.plain",
+            lang,
+            tps=f"{plain['tokens_per_s']:.2f}",
+            speedup=f"{summary['speedup']:.2f}",
+            same=t(same, lang),
         )
     return 0
 
@@ -185,19 +185,10 @@ def _cost_curve(args: argparse.Namespace) -> int:
         model, context, args.max_new_tokens, args.repeats, args.time_budget
     )
     if args.json:
-        json.dump(asdict(curve) | {"relative": curve.relative()}, sys.stdout, indent=1)
-        print()
+        print_json(asdict(curve) | {"relative": curve.relative()})
         return 0
     lang = args.lang
-    print(
-        t(
-            "cli.cost.head",
-            lang,
-            model=args.model,
-            device=curve.device,
-            context=curve.context_len,
-        )
-    )
+    say("cli.cost.head", lang, model=args.model, device=curve.device, context=curve.context_len)
     print_header(
         lang,
         ("cli.cost.column.tokens", 10),
@@ -207,7 +198,7 @@ def _cost_curve(args: argparse.Namespace) -> int:
     for point, ratio in zip(curve.points, curve.relative(), strict=True):
         print(f"{point.new_tokens:>10} {point.median_s * 1000:>10.1f} {ratio:>12.2f}")
     if not curve.complete:
-        print(t("cli.cost.stopped", lang))
+        say("cli.cost.stopped", lang)
     return 0
 
 

@@ -14,13 +14,12 @@ Each prints a table, or JSON with --json.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
+from collections.abc import Iterable
 from dataclasses import asdict, replace
 from typing import Any
 
-from specviz.cli.options import add_model_options, load_pair_for, preset_for
-from specviz.measure.bench import check_prompts
+from specviz.cli.options import add_model_options, load_pair_for, preset_for, print_json
+from specviz.measure.bench import check_prompts, task_prompt_ids
 from specviz.text import UserError
 
 _TASKS_FIDELITY = "story,code,rewriting"
@@ -33,74 +32,93 @@ def add_measure_commands(commands: Any) -> None:
     )
     whats = group.add_subparsers(required=True, metavar="WHAT")
 
-    kernels = whats.add_parser("attention-kernels", help="one attention call, three kernels (µs)")
+    def measurement(
+        name: str, help_text: str, run: Any, *, model: bool = True
+    ) -> argparse.ArgumentParser:
+        """A measurement's parser: the pair options (unless it loads no model) and --json."""
+        parser: argparse.ArgumentParser = whats.add_parser(name, help=help_text)
+        if model:
+            add_model_options(parser)
+        parser.add_argument("--json", action="store_true", help="print the record as JSON")
+        parser.set_defaults(run=run)
+        return parser
+
+    kernels = measurement(
+        "attention-kernels",
+        "one attention call, three kernels (µs)",
+        _attention_kernels,
+        model=False,
+    )
     kernels.add_argument("--cached", default="100,300,600", help="comma-separated cache lengths")
     kernels.add_argument("--calls", type=int, default=100, help="calls per timed block")
     kernels.add_argument("--repeats", type=int, default=5, help="timed blocks per kernel")
-    _json_flag(kernels, _attention_kernels)
 
-    fidelity = whats.add_parser(
-        "attention-fidelity", help="each attention path of the target against float32"
+    fidelity = measurement(
+        "attention-fidelity",
+        "each attention path of the target against float32",
+        _attention_fidelity,
     )
-    add_model_options(fidelity)
     fidelity.add_argument("--tasks", default=_TASKS_FIDELITY, help="prompts fed as one sequence")
-    _json_flag(fidelity, _attention_fidelity)
 
-    lean = whats.add_parser("lean-step", help="one decoding step: transformers' forward vs lean")
-    add_model_options(lean)
+    lean = measurement("lean-step", "one decoding step: transformers' forward vs lean", _lean_step)
     lean.add_argument("--model", choices=["draft", "target"], default="draft")
     lean.add_argument("--blocks", type=int, default=3, help="timed blocks per path")
     lean.add_argument("--context", type=int, default=60, help="cached tokens before the step")
     lean.add_argument("--steps", type=int, default=20, help="steps per block")
-    _json_flag(lean, _lean_step)
 
-    feeding = whats.add_parser(
-        "draft-feeding", help="the draft's law: one forward vs prefill + one token"
+    feeding = measurement(
+        "draft-feeding", "the draft's law: one forward vs prefill + one token", _draft_feeding
     )
-    add_model_options(feeding)
     feeding.add_argument(
         "--quantizations", default="none,int8,int8wo", help="comma-separated draft quantizations"
     )
     feeding.add_argument("--tasks", default="rewriting,code,story")
-    _json_flag(feeding, _draft_feeding)
 
-    stops = whats.add_parser(
-        "stop-rules", help="counts with the per-token stop alone and with the cumulative stop"
+    stops = measurement(
+        "stop-rules",
+        "counts with the per-token stop alone and with the cumulative stop",
+        _stop_rules,
     )
-    add_model_options(stops)
     stops.add_argument("--cost", type=float, default=0.18, help="a draft step / a target pass")
     stops.add_argument("--tasks", help="comma-separated (default: every task of the preset)")
     stops.add_argument("--max-new-tokens", type=int, default=64)
-    _json_flag(stops, _stop_rules)
 
-    compare = whats.add_parser(
-        "compare-transformers", help="specviz vs transformers' assisted generation, counted"
+    compare = measurement(
+        "compare-transformers",
+        "specviz vs transformers' assisted generation, counted",
+        _compare_transformers,
     )
-    add_model_options(compare)
     compare.add_argument("--task", default="rewriting")
     compare.add_argument("--gamma", default="5", help="a number, or a5 for adaptive from 5")
     compare.add_argument("--max-new-tokens", type=int, default=64)
     compare.add_argument(
         "--cumulative", action="store_true", help="also apply specviz's cumulative stop"
     )
-    _json_flag(compare, _compare_transformers)
 
-    app = whats.add_parser("app-speed", help="the app's tokens/s against the engine alone")
-    add_model_options(app)
+    app = measurement("app-speed", "the app's tokens/s against the engine alone", _app_speed)
     app.add_argument("--task", default="code")
     app.add_argument("--max-new-tokens", type=int, default=64)
     app.add_argument("--repeats", type=int, default=3)
-    _json_flag(app, _app_speed)
 
 
-def _json_flag(parser: argparse.ArgumentParser, run: Any) -> None:
-    parser.add_argument("--json", action="store_true", help="print the record as JSON")
-    parser.set_defaults(run=run)
+def _report(args: argparse.Namespace, record: Any, head: str | None, lines: Iterable[str]) -> int:
+    """The record as JSON with --json; else the head line (if any) and the lines. Exit status 0."""
+    if args.json:
+        print_json(record)
+        return 0
+    if head is not None:
+        print(head)
+    for line in lines:
+        print(line)
+    return 0
 
 
-def _print_json(record: Any) -> None:
-    json.dump(record, sys.stdout, indent=1, default=lambda value: asdict(value))
-    print()
+def _preset_and_tasks(args: argparse.Namespace) -> tuple[Any, list[str]]:
+    """The preset and the tasks of --tasks (all the preset's, when empty), each with a prompt."""
+    preset = preset_for(args)
+    tasks = _csv(args.tasks) if args.tasks else list(preset.prompts)
+    check_prompts(preset, tasks)
+    return preset, tasks
 
 
 def _csv(text: str) -> list[str]:
@@ -113,16 +131,17 @@ def _attention_kernels(args: argparse.Namespace) -> int:
     timings = time_attention_kernels(
         [int(size) for size in _csv(args.cached)], calls=args.calls, repeats=args.repeats
     )
-    if args.json:
-        _print_json([asdict(timing) for timing in timings])
-        return 0
-    print("one query, 12 query heads over 2 key/value heads, head size 128, bfloat16; median µs")
-    for t in timings:
-        print(
+    head = "one query, 12 query heads over 2 key/value heads, head size 128, bfloat16; median µs"
+    return _report(
+        args,
+        timings,
+        head,
+        (
             f"{t.cached:5d} cached: SDPA {t.sdpa_us:6.0f} µs | eager {t.eager_us:6.0f} µs | "
             f"lean {t.lean_us:6.0f} µs"
-        )
-    return 0
+            for t in timings
+        ),
+    )
 
 
 def _attention_fidelity(args: argparse.Namespace) -> int:
@@ -131,30 +150,25 @@ def _attention_fidelity(args: argparse.Namespace) -> int:
     from specviz.measure.attention import attention_fidelity
     from specviz.models.loader import ModelCache
 
-    preset = preset_for(args)
-    tasks = _csv(args.tasks)
-    check_prompts(preset, tasks)
+    preset, tasks = _preset_and_tasks(args)
     models = ModelCache()
     pair = models.load_pair(preset, device=args.device, dtype=args.dtype)
-    ids = torch.cat(
-        [pair.encode_prompt(preset.prompts[task][0], chat=preset.chat_template) for task in tasks],
-        dim=1,
-    )
+    ids = torch.cat([task_prompt_ids(pair, preset, task) for task in tasks], dim=1)
     reference = models.model(
         preset.target, pair.device, torch.float32, preset.trust_remote_code, "target", _quiet
     )
     rows = attention_fidelity(pair.target, reference, ids)
-    if args.json:
-        _print_json({"positions": ids.shape[1], "rows": [asdict(row) for row in rows]})
-        return 0
     dtype = str(pair.dtype).removeprefix("torch.")
-    print(f"{ids.shape[1]} positions, {dtype} target against float32")
-    for row in rows:
-        print(
+    return _report(
+        args,
+        {"positions": ids.shape[1], "rows": rows},
+        f"{ids.shape[1]} positions, {dtype} target against float32",
+        (
             f"{row.path:>24}: mean KL {row.mean_kl:.5f}  largest {row.largest_kl:.4f}  "
             f"argmax agrees {100 * row.argmax_agreement:.1f} %"
-        )
-    return 0
+            for row in rows
+        ),
+    )
 
 
 def _lean_step(args: argparse.Namespace) -> int:
@@ -164,17 +178,17 @@ def _lean_step(args: argparse.Namespace) -> int:
     pair = load_pair_for(args, preset)
     model = pair.draft if args.model == "draft" else pair.target
     timing = time_lean_step(model, args.context, args.blocks, args.steps)
-    if args.json:
-        _print_json(asdict(timing))
-        return 0
-    print(
+    return _report(
+        args,
+        timing,
         f"{args.model}: largest logit difference, transformers vs lean: "
-        f"{timing.largest_logit_difference:.3f}"
+        f"{timing.largest_logit_difference:.3f}",
+        (
+            f"{args.model} {path.name:>12}: {path.ms_per_step:6.1f} ms/step  "
+            f"blocks {[round(ms, 1) for ms in path.blocks_ms]}"
+            for path in timing.paths
+        ),
     )
-    for path in timing.paths:
-        blocks = [round(ms, 1) for ms in path.blocks_ms]
-        print(f"{args.model} {path.name:>12}: {path.ms_per_step:6.1f} ms/step  blocks {blocks}")
-    return 0
 
 
 def _draft_feeding(args: argparse.Namespace) -> int:
@@ -182,9 +196,7 @@ def _draft_feeding(args: argparse.Namespace) -> int:
     from specviz.models.loader import ModelCache, pick_device, pick_dtype
     from specviz.models.presets import DRAFT_QUANTIZATIONS
 
-    preset = preset_for(args)
-    tasks = _csv(args.tasks)
-    check_prompts(preset, tasks)
+    preset, tasks = _preset_and_tasks(args)
     modes = _csv(args.quantizations)
     unknown = [mode for mode in modes if mode not in DRAFT_QUANTIZATIONS]
     if unknown:
@@ -201,59 +213,48 @@ def _draft_feeding(args: argparse.Namespace) -> int:
             preset.draft, device, dtype, preset.trust_remote_code, "draft", _quiet, mode
         )
         results[mode] = {
-            task: feeding_difference(
-                draft, pair.encode_prompt(preset.prompts[task][0], chat=preset.chat_template)
-            )
-            for task in tasks
+            task: feeding_difference(draft, task_prompt_ids(pair, preset, task)) for task in tasks
         }
-    if args.json:
-        _print_json(
-            {mode: {t: asdict(d) for t, d in rows.items()} for mode, rows in results.items()}
-        )
-        return 0
+    lines: list[str] = []
     for mode, rows in results.items():
-        print(mode)
-        for task, d in rows.items():
-            print(
-                f"  {task:10} T={d.prompt_tokens} max |Δ log p| = "
-                f"{d.largest_logprob_difference:.4f}  top-token p: full {d.top_prob_full:.3f}, "
-                f"stepped {d.top_prob_stepped:.3f}"
-            )
-    return 0
+        lines.append(mode)
+        lines.extend(
+            f"  {task:10} T={d.prompt_tokens} max |Δ log p| = "
+            f"{d.largest_logprob_difference:.4f}  top-token p: full {d.top_prob_full:.3f}, "
+            f"stepped {d.top_prob_stepped:.3f}"
+            for task, d in rows.items()
+        )
+    return _report(args, results, None, lines)
 
 
 def _stop_rules(args: argparse.Namespace) -> int:
     from specviz.core.settings import GenerationSettings
     from specviz.measure.stop_rules import count_stop_rules
 
-    preset = preset_for(args)
-    tasks = _csv(args.tasks) if args.tasks else list(preset.prompts)
-    check_prompts(preset, tasks)
+    preset, tasks = _preset_and_tasks(args)
     settings = GenerationSettings(
         max_new_tokens=args.max_new_tokens,
         draft_stop_below=preset.settings.draft_stop_below,
         draft_stop_cumulative=preset.settings.draft_stop_cumulative,
     )
     pair = load_pair_for(args, preset)
-    prompts = [
-        (task, pair.encode_prompt(preset.prompts[task][0], chat=preset.chat_template))
-        for task in tasks
-    ]
+    prompts = [(task, task_prompt_ids(pair, preset, task)) for task in tasks]
     rows = count_stop_rules(pair, prompts, settings, args.cost)
-    if args.json:
-        _print_json([asdict(row) for row in rows])
-        return 0
-    print(
-        f"per-token stop {preset.settings.draft_stop_below}, cumulative {preset.settings.draft_stop_cumulative}; "
-        f"tokens / (P + {args.cost} D)"
+    stops = preset.settings
+    return _report(
+        args,
+        rows,
+        f"per-token stop {stops.draft_stop_below}, cumulative {stops.draft_stop_cumulative}; "
+        f"tokens / (P + {args.cost} D)",
+        (
+            f"{row.task:<12} γ={row.gamma:<12} "
+            + " | ".join(
+                f"{c.rule} P{c.target_passes} D{c.draft_forwards} {c.tokens_per_work:.2f}"
+                for c in row.rules
+            )
+            for row in rows
+        ),
     )
-    for row in rows:
-        cells = " | ".join(
-            f"{c.rule} P{c.target_passes} D{c.draft_forwards} {c.tokens_per_work:.2f}"
-            for c in row.rules
-        )
-        print(f"{row.task:<12} γ={row.gamma:<12} {cells}", flush=True)
-    return 0
 
 
 def _compare_transformers(args: argparse.Namespace) -> int:
@@ -275,22 +276,20 @@ def _compare_transformers(args: argparse.Namespace) -> int:
         draft_stop_cumulative=preset.settings.draft_stop_cumulative if args.cumulative else 0.0,
     )
     pair = load_pair_for(args, preset)
-    prompt_ids = pair.encode_prompt(preset.prompts[args.task][0], chat=preset.chat_template)
+    prompt_ids = task_prompt_ids(pair, preset, args.task)
     comparison = compare_with_transformers(pair, prompt_ids, settings)
-    if args.json:
-        _print_json(asdict(comparison))
-        return 0
-    print(
+    return _report(
+        args,
+        comparison,
         f"{args.task}, γ={'adaptive ' if adaptive else ''}{gamma}, "
-        f"draft quantization {preset.draft_quantization}"
-    )
-    for work in comparison.methods:
-        print(
+        f"draft quantization {preset.draft_quantization}",
+        (
             f"{work.method:>13}: {work.tokens_per_s:5.2f} tok/s | target verifying passes "
             f"{work.verifying_passes}, positions scored {work.positions_scored} | draft forwards "
             f"{work.draft_forwards} | same text as plain decoding: {work.same_as_plain}"
-        )
-    return 0
+            for work in comparison.methods
+        ),
+    )
 
 
 def _app_speed(args: argparse.Namespace) -> int:
@@ -307,23 +306,19 @@ def _app_speed(args: argparse.Namespace) -> int:
     speed = measure_app_speed(
         presets, ModelCache(), preset, args.task, args.max_new_tokens, args.repeats
     )
-    if args.json:
-        _print_json(asdict(speed) | {"ratio": speed.ratio})
-        return 0
-    for engine, app, first in zip(
-        speed.engine_tokens_per_s, speed.app_tokens_per_s, speed.first_cycle_s, strict=True
-    ):
-        print(
+    runs = zip(speed.engine_tokens_per_s, speed.app_tokens_per_s, speed.first_cycle_s, strict=True)
+    lines = [
+        *(
             f"engine alone {engine:.2f} tok/s | app {app:.2f} tok/s | "
             f"first cycle shown after {first:.2f} s"
-        )
-    print(
+            for engine, app, first in runs
+        ),
         f"median engine {statistics.median(speed.engine_tokens_per_s):.2f}  "
         f"app {statistics.median(speed.app_tokens_per_s):.2f}  ratio {speed.ratio:.3f}  "
         f"first-cycle median {statistics.median(speed.first_cycle_s):.2f} s "
-        f"({speed.new_tokens} tokens)"
-    )
-    return 0
+        f"({speed.new_tokens} tokens)",
+    ]
+    return _report(args, asdict(speed) | {"ratio": speed.ratio}, None, lines)
 
 
 def _quiet(message: str, fraction: float) -> None:

@@ -5,10 +5,12 @@ it imports none of them."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from dataclasses import asdict, is_dataclass
 from typing import Any
 
-from specviz.text import UserError
+from specviz.text import UserError, t
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -88,3 +90,19 @@ def prepared_run(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
     pair = load_pair_for(args, preset)
     prompt_ids = pair.encode_prompt(args.prompt, chat=preset.chat_template and not args.raw)
     return preset, settings, pair, prompt_ids
+
+
+def say(key: str, lang: str, **values: object) -> None:
+    """Print the catalogue's sentence ``key`` in ``lang`` (a command's output line)."""
+    print(t(key, lang, **values))
+
+
+def print_json(record: Any) -> None:
+    """A record (dataclasses anywhere inside it are turned into dicts) as JSON on stdout."""
+    json.dump(
+        asdict(record) if is_dataclass(record) and not isinstance(record, type) else record,
+        sys.stdout,
+        indent=1,
+        default=asdict,
+    )
+    print()

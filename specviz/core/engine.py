@@ -38,6 +38,7 @@ from specviz.core.events import (
     Totals,
 )
 from specviz.core.model_steps import device_of, sync
+from specviz.core.proposal import Drafter
 from specviz.core.sampling import (
     Verdict,
     top_entries,
@@ -46,17 +47,36 @@ from specviz.core.sampling import (
     verify_sampled,
 )
 from specviz.core.settings import GenerationSettings
-from specviz.drafters.base import Drafter
-from specviz.models.runner import ModelRunner
 
 # GenerationSettings is re-exported: callers think of it as the engine's input.
 __all__ = [
     "DraftModelPairLike",
     "GenerationSettings",
     "ModelPairLike",
+    "TargetRunner",
     "autoregressive_generate",
     "speculative_generate",
 ]
+
+
+class TargetRunner(Protocol):
+    """What the engine needs of the target's forward: feed tokens after a KV cache, roll it back.
+
+    specviz.models.runner.ModelRunner is the one the app runs (the lean step or transformers').
+    """
+
+    @property
+    def cache_len(self) -> int:
+        """Positions the KV cache holds."""
+        ...
+
+    def forward(self, input_ids: torch.Tensor, logits_to_keep: int = 1) -> torch.Tensor:
+        """(logits_to_keep, V) logits of the last positions of input_ids (1, L) fed after the cache."""
+        ...
+
+    def rollback(self, tokens: int) -> None:
+        """Forget the last `tokens` cached positions."""
+        ...
 
 
 class ModelPairLike(Protocol):
@@ -64,6 +84,10 @@ class ModelPairLike(Protocol):
 
     @property
     def target(self) -> torch.nn.Module: ...
+
+    def target_runner(self) -> TargetRunner:
+        """A fresh forward and empty KV cache for the target (one per run)."""
+        ...
 
     @property
     def tokenizer(self) -> TokenizerLike: ...
@@ -96,8 +120,8 @@ class _Run:
         self.prompt_len = prompt_ids.shape[1]
         self.sampler = settings.sampler(self.device)
         self.detok = IncrementalDetokenizer(pair.tokenizer, prompt_ids[0].tolist())
-        # The target's forward and KV cache: the lean step where it computes the model.
-        self.target = ModelRunner(pair.target)
+        # The target's forward and KV cache, as the pair runs it (the lean step where it applies).
+        self.target = pair.target_runner()
         self.totals = Totals(0, 0, 0, 0, 0, 0.0, 0.0)
         # The prompt is not prefilled on its own: the first forward reads it together with the
         # first drafts (plain decoding: it yields the first token). A separate prefill would cost

@@ -1,69 +1,14 @@
-"""What every drafter is: the Proposal it hands the verifier, the Drafter protocol, its spec.
+"""How a drafter is named: DrafterSpec, a registered kind plus its options.
 
-The verifier needs only the proposed ids and the distribution q each was drawn from, so any
-proposer fits behind this interface (a smaller model, prompt lookup, early exit), as in
-transformers' CandidateGenerator: produce candidates from the committed context, then learn how
-many were accepted. A deterministic proposer (prompt lookup) has no distribution to hand over: its
-q is one-hot at the proposed ids, written q_draft=None so nobody allocates (n, V) zeros.
+What a drafter is (the Proposal it hands the verifier, the Drafter protocol) is the engine's
+contract and lives in specviz.core.proposal.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
-import torch
-
-from specviz.core.sampling import Sampler
-from specviz.core.settings import GenerationSettings
 from specviz.text import Phrase, UserError
-
-
-@dataclass(frozen=True)
-class Proposal:
-    """The tokens a drafter proposes for one cycle."""
-
-    token_ids: torch.Tensor  # (n,) long
-    # (n, V) float32: the distribution each token was drawn from; None: one-hot at token_ids
-    # (a deterministic proposer), which the verifier handles without building the (n, V) rows.
-    q_draft: torch.Tensor | None
-    forwards: int  # forward passes the drafter spent (0 for model-free drafters)
-    seconds: float
-    drafter: str  # the kind that proposed, as the registry names it (Cycle.drafter)
-    ended_by: str = "gamma"  # "gamma" | "budget" | "eos" | "confidence" | "cumulative" (see Cycle)
-    doubt_scale: float = 1.0  # what the cumulative stop multiplied each doubt 1 - max q by
-
-
-class Drafter(Protocol):
-    """Proposes candidates for the verifier and adapts to how many were accepted."""
-
-    @property
-    def cache_len(self) -> int:
-        """KV entries the drafter holds (0 if it has no cache)."""
-        ...
-
-    def start(
-        self, prompt_ids: torch.Tensor, settings: GenerationSettings, stop_ids: frozenset[int]
-    ) -> float:
-        """Reset for a new prompt (1, T) and settings; returns the seconds spent on prefill.
-
-        stop_ids: tokens that end the run when emitted (end-of-sequence); nothing after one of
-        them can be part of the output, so a drafter should not draft past one.
-        """
-        ...
-
-    def propose(self, context: torch.Tensor, max_tokens: int, sampler: Sampler) -> Proposal:
-        """Draft up to min(γ, max_tokens) tokens following context.
-
-        context: (T,) long on the CPU, the committed text (the prompt then every emitted token),
-        as transformers' get_candidates receives input_ids. A view the engine keeps up to date:
-        read it during the call, keep no reference to it.
-        """
-        ...
-
-    def commit(self, accepted_len: int, next_token: int) -> None:
-        """Keep the first accepted_len proposed tokens, append next_token, adapt γ."""
-        ...
 
 
 @dataclass(frozen=True)

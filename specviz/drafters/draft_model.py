@@ -12,9 +12,10 @@ import torch
 
 from specviz.core.engine import ModelPairLike
 from specviz.core.model_steps import device_of, sync
+from specviz.core.proposal import Proposal
 from specviz.core.sampling import Sampler
 from specviz.core.settings import GenerationSettings
-from specviz.drafters.base import DrafterSpec, Proposal
+from specviz.drafters.base import DrafterSpec
 from specviz.drafters.policy import DraftPolicy
 from specviz.models.runner import ModelRunner
 from specviz.text import UserError

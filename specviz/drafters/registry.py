@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from specviz.core.engine import ModelPairLike
-from specviz.drafters.base import Drafter, DrafterSpec
+from specviz.core.proposal import Drafter
+from specviz.drafters.base import DrafterSpec
 from specviz.drafters.draft_model import ModelDrafter
 from specviz.text import UserError
 
@@ -19,9 +20,6 @@ DrafterFactory = Callable[[DrafterSpec, ModelPairLike], Drafter]
 DRAFTERS: dict[str, DrafterFactory] = {
     ModelDrafter.kind: ModelDrafter.from_spec,
 }
-
-# What the app, the CLI, the labs and the bench draft with unless a preset says otherwise.
-DEFAULT_DRAFTER = ModelDrafter.kind
 
 
 def make_drafter(spec: str | DrafterSpec, pair: ModelPairLike) -> Drafter:

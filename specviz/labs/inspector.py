@@ -31,7 +31,8 @@ from specviz.views.run_charts import (
     REJECTED,
     RESAMPLED,
     apply_layout,
-    empty_note,
+    empty_chart,
+    hover,
     token_label,
 )
 from specviz.views.run_html import esc, num, shown
@@ -215,14 +216,12 @@ def inspector_html(
 def inspector_figure(cycle: Cycle | None, *, lang: str = DEFAULT_LANGUAGE) -> go.Figure:
     """One panel per drafted position: q and p over the top tokens, the drafted token marked."""
     if cycle is None or not cycle.drafted:
-        fig = apply_layout(
-            go.Figure(),
+        return empty_chart(
             t("inspector.chart.empty_title", lang),
             t("chart.axis.token", lang),
             t("chart.axis.probability", lang),
+            t("inspector.chart.no_cycle", lang),
         )
-        empty_note(fig, t("inspector.chart.no_cycle", lang))
-        return fig
     titles = [_panel_title(cycle, token, lang) for token in cycle.drafted]
     fig = make_subplots(
         rows=len(cycle.drafted), cols=1, subplot_titles=titles, vertical_spacing=0.28 / len(titles)
@@ -305,10 +304,9 @@ def _add_position(fig: go.Figure, cycle: Cycle, token: DraftToken, row: int, lan
                 },
                 legendgroup=name,
                 showlegend=row == 1 or is_residual,
-                hovertemplate=t(
+                hovertemplate=hover(
                     "chart.hover.value", lang, label="%{x}", name=name, value="%{y:.4f}"
-                )
-                + "<extra></extra>",
+                ),
             ),
             row=row,
             col=1,

@@ -138,7 +138,7 @@ def run_bench_grid(
                 if left <= 0:
                     cut.append(f"{task} T={temperature:g}: skipped")
                     continue
-            prompt_ids = pair.encode_prompt(preset.prompts[task][0], chat=preset.chat_template)
+            prompt_ids = task_prompt_ids(pair, preset, task)
             base = replace(grid.base, temperature=temperature)
             variants = grid.variants(base)
             methods = [plain_decoding(pair, prompt_ids, base, f"{task} T={temperature:g} plain")]
@@ -171,6 +171,12 @@ def check_prompts(preset: Any, tasks: Sequence[str]) -> None:
     if unknown or not tasks:
         missing = ", ".join(unknown) if unknown else Phrase("error.bench.no_task")
         raise UserError("error.bench.no_prompts", preset=preset.id, tasks=missing)
+
+
+def task_prompt_ids(pair: Any, preset: Any, task: str) -> Any:
+    """The task's first example prompt as ids (1, T), with the chat template if the preset uses it:
+    the prompt every measurement of a task runs on."""
+    return pair.encode_prompt(preset.prompts[task][0], chat=preset.chat_template)
 
 
 def _warm_up_methods(pair: Any, preset: Any) -> list[Method]:

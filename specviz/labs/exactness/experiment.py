@@ -32,7 +32,7 @@ from specviz.core.sampling import (
     residual_distribution,
 )
 from specviz.core.settings import GenerationSettings
-from specviz.drafters.registry import DEFAULT_DRAFTER, make_drafter
+from specviz.drafters.registry import make_drafter
 from specviz.labs.exactness.significance import (
     ChiSquare,
     fit_test,
@@ -41,6 +41,7 @@ from specviz.labs.exactness.significance import (
     samples_needed_for_shift,
     tv_if_equal,
 )
+from specviz.models.presets import DEFAULT_DRAFTER
 from specviz.models.runner import ModelRunner
 from specviz.text import Joined, Phrase, UserError
 

@@ -23,7 +23,10 @@ from specviz.views.run_charts import (
     PLAIN,
     REJECTED,
     RESAMPLED,
+    empty_chart,
     empty_note,
+    hover,
+    reference_line,
 )
 from specviz.views.run_charts import apply_layout as layout
 
@@ -57,7 +60,7 @@ def _speedup_line(
                 ]
                 for row in rows
             ],
-            hovertemplate=t(
+            hovertemplate=hover(
                 "speedup.chart.hover.line",
                 lang,
                 gamma="%{x}",
@@ -65,8 +68,7 @@ def _speedup_line(
                 tau="%{customdata[0]:.2f}",
                 verify="%{customdata[1]:.2f}",
                 extrapolated="%{customdata[2]}",
-            )
-            + "<extra></extra>",
+            ),
         )
     )
 
@@ -92,8 +94,7 @@ def _best_and_no_gain(
             y=[best],
             mode="markers",
             marker={"symbol": "star", "size": 16, "color": BONUS},
-            hovertemplate=t("speedup.chart.hover.best", lang, gamma="%{x}", speedup="%{y:.2f}")
-            + "<extra></extra>",
+            hovertemplate=hover("speedup.chart.hover.best", lang, gamma="%{x}", speedup="%{y:.2f}"),
         )
     )
     fig.update_yaxes(rangemode="tozero")
@@ -135,8 +136,7 @@ def theory_chart(
             yaxis="y2",
             mode="lines",
             line={"color": DRAFT_TIME, "width": 2, "dash": "dot"},
-            hovertemplate=t("speedup.chart.hover.tau", lang, gamma="%{x}", tau="%{y:.2f}")
-            + "<extra></extra>",
+            hovertemplate=hover("speedup.chart.hover.tau", lang, gamma="%{x}", tau="%{y:.2f}"),
         )
     )
     if measured:
@@ -148,7 +148,7 @@ def theory_chart(
                 mode="markers",
                 marker={"symbol": "diamond", "size": 12, "color": MEASURED},
                 customdata=[[run.alpha, run.tau, run.tokens_per_s] for run in measured],
-                hovertemplate=t(
+                hovertemplate=hover(
                     "speedup.chart.hover.measured",
                     lang,
                     gamma="%{x}",
@@ -156,8 +156,7 @@ def theory_chart(
                     alpha="%{customdata[0]:.2f}",
                     tau="%{customdata[1]:.2f}",
                     tps="%{customdata[2]:.1f}",
-                )
-                + "<extra></extra>",
+                ),
             )
         )
         fig.add_trace(
@@ -168,10 +167,9 @@ def theory_chart(
                 yaxis="y2",
                 mode="markers",
                 marker={"symbol": "circle-open", "size": 10, "color": MEASURED},
-                hovertemplate=t(
+                hovertemplate=hover(
                     "speedup.chart.hover.measured_tau", lang, gamma="%{x}", tau="%{y:.2f}"
-                )
-                + "<extra></extra>",
+                ),
             )
         )
     _best_and_no_gain(fig, rows, theory.best_gamma, theory.best_speedup, lang)
@@ -192,12 +190,11 @@ def theory_chart(
 
 def cost_curve_chart(curve: CostCurve | None, *, lang: str = DEFAULT_LANGUAGE) -> go.Figure:
     """Median forward time for 1, 2, ... new tokens (bars: fastest and slowest run), measured."""
-    fig = go.Figure()
     x_title, y_title = t("speedup.cost.x", lang), t("chart.axis.milliseconds", lang)
     if curve is None or not curve.points:
-        layout(fig, t("speedup.cost.title", lang), x_title, y_title)
-        empty_note(fig, t("speedup.cost.empty", lang))
-        return fig
+        title, note = t("speedup.cost.title", lang), t("speedup.cost.empty", lang)
+        return empty_chart(title, x_title, y_title, note)
+    fig = go.Figure()
     points = curve.points
     sizes = [point.new_tokens for point in points]
     median_ms = [point.median_s * 1000 for point in points]
@@ -207,16 +204,7 @@ def cost_curve_chart(curve: CostCurve | None, *, lang: str = DEFAULT_LANGUAGE) -
         (t("speedup.cost.linear", lang), "dash", [one_ms * k for k in sizes]),
     ]
     for name, dash, values in references:
-        fig.add_trace(
-            go.Scatter(
-                name=name,
-                x=sizes,
-                y=values,
-                mode="lines",
-                line={"color": PLAIN, "width": 1.5, "dash": dash},
-                hoverinfo="skip",
-            )
-        )
+        fig.add_trace(reference_line(name, sizes, values, dash=dash))
     fig.add_trace(
         go.Scatter(
             name=t("speedup.cost.measured", lang, device=curve.device),
@@ -232,10 +220,9 @@ def cost_curve_chart(curve: CostCurve | None, *, lang: str = DEFAULT_LANGUAGE) -
                 "color": PREDICTED,
             },
             customdata=curve.relative(),
-            hovertemplate=t(
+            hovertemplate=hover(
                 "speedup.cost.hover", lang, n="%{x}", ms="%{y:.1f}", ratio="%{customdata:.2f}"
-            )
-            + "<extra></extra>",
+            ),
         )
     )
     title = (
@@ -253,12 +240,11 @@ def cost_curve_chart(curve: CostCurve | None, *, lang: str = DEFAULT_LANGUAGE) -
 
 def projection_chart(projection: Projection | None, *, lang: str = DEFAULT_LANGUAGE) -> go.Figure:
     """Projected speedup against γ on a chosen GPU: a roofline model, drawn dashed, never measured."""
-    fig = go.Figure()
     x_title, y_title = t("speedup.chart.gamma_axis", lang), t("speedup.projection.y", lang)
     if projection is None or not projection.rows:
-        layout(fig, t("speedup.projection.title", lang), x_title, y_title)
-        empty_note(fig, t("speedup.projection.empty", lang))
-        return fig
+        title, note = t("speedup.projection.title", lang), t("speedup.projection.empty", lang)
+        return empty_chart(title, x_title, y_title, note)
+    fig = go.Figure()
     name = t(
         "speedup.projection.series",
         lang,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from specviz.labs.speedup.charts import break_even_paragraph
 from specviz.labs.speedup.gpu_projection import Projection
-from specviz.labs.speedup.theory import SpeedupLab
+from specviz.labs.speedup.theory import SpeedupLab, SpeedupTheory
 from specviz.text import DEFAULT_LANGUAGE, t
 from specviz.views.panels import panel_html, table_html
 
@@ -16,6 +16,22 @@ _HEADERS = (
     "speedup.column.speedup",
     "speedup.column.predicted",
 )
+
+
+def model_values(
+    model: SpeedupTheory | Projection, *, digits: int = 2, ms_digits: int = 1
+) -> dict[str, object]:
+    """The numbers a sentence about a measured or projected speedup quotes (alpha, cost, draft_ms,
+    target_ms, gamma, speedup), formatted: α and c to `digits` places, step times in ms to
+    `ms_digits`."""
+    return {
+        "alpha": f"{model.alpha:.{digits}f}",
+        "cost": f"{model.draft_cost:.{digits}f}",
+        "draft_ms": f"{model.draft_step_s * 1000:.{ms_digits}f}",
+        "target_ms": f"{model.target_step_s * 1000:.{ms_digits}f}",
+        "gamma": model.best_gamma,
+        "speedup": f"{model.best_speedup:.2f}",
+    }
 
 
 def speedup_html(lab: SpeedupLab | None, *, lang: str = DEFAULT_LANGUAGE) -> str:
@@ -41,13 +57,8 @@ def speedup_html(lab: SpeedupLab | None, *, lang: str = DEFAULT_LANGUAGE) -> str
         "speedup.summary",
         lang,
         plain_tps=f"{lab.plain_tokens_per_s:.2f}",
-        alpha=f"{theory.alpha:.2f}",
-        draft_ms=f"{theory.draft_step_s * 1000:.1f}",
-        target_ms=f"{theory.target_step_s * 1000:.1f}",
-        cost=f"{theory.draft_cost:.2f}",
-        gamma=theory.best_gamma,
-        speedup=f"{theory.best_speedup:.2f}",
         seconds=f"{lab.elapsed_s:.0f}",
+        **model_values(theory),
     )
     return panel_html([head, break_even_paragraph(theory, lang)], table_html(headers, rows))
 
@@ -60,12 +71,7 @@ def projection_html(projection: Projection | None, *, lang: str = DEFAULT_LANGUA
         "speedup.projection.summary",
         lang,
         gpu=projection.gpu.name,
-        alpha=f"{projection.alpha:.2f}",
-        target_ms=f"{projection.target_step_s * 1000:.2f}",
-        draft_ms=f"{projection.draft_step_s * 1000:.2f}",
-        cost=f"{projection.draft_cost:.2f}",
-        gamma=projection.best_gamma,
-        speedup=f"{projection.best_speedup:.2f}",
+        **model_values(projection, ms_digits=2),
     )
     assumptions = t("speedup.projection.assumption_separator", lang).join(projection.assumptions)
     return panel_html(

@@ -21,6 +21,7 @@ from specviz.views.run_charts import (
     REJECTED,
     apply_layout,
     empty_note,
+    hover,
 )
 
 # The dashed lines are named in the titles: as annotations inside the panels they cover bars.
@@ -66,7 +67,7 @@ def task_chart(report: TaskReport | None, *, lang: str = DEFAULT_LANGUAGE) -> go
         return fig
 
     names = [result.task for result in tasks]
-    hover = [
+    runs_text = [
         t(
             "tasks.chart.hover.runs",
             lang,
@@ -100,16 +101,15 @@ def task_chart(report: TaskReport | None, *, lang: str = DEFAULT_LANGUAGE) -> go
                 marker_color=colour,
                 text=labels,
                 textposition="outside",
-                customdata=hover,
-                hovertemplate=t(
+                customdata=runs_text,
+                hovertemplate=hover(
                     "tasks.chart.hover.bar",
                     lang,
                     task="%{x}",
                     name=name,
                     value="%{text}",
                     runs="%{customdata}",
-                )
-                + "<extra></extra>",
+                ),
             ),
             row=1,
             col=column,
