@@ -1,6 +1,7 @@
 """make_drafter(spec, pair): the one place a drafter is built, from a kind name and its options.
 
-Adding a drafter is a new module in specviz/drafters and one entry in DRAFTERS.
+Adding a drafter is a new module in specviz/drafters, one entry in DRAFTERS and one in
+OPTION_CHECKS.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from collections.abc import Callable
 from specviz.core.engine import ModelPairLike
 from specviz.drafters.base import Drafter, DrafterSpec
 from specviz.drafters.draft_model import ModelDrafter
+from specviz.drafters.hybrid import HybridDrafter
+from specviz.drafters.prompt_lookup import LookupOptions, PromptLookupDrafter
 
 # Builds a drafter for a pair from a spec of its kind (and refuses options it does not take).
 DrafterFactory = Callable[[DrafterSpec, ModelPairLike], Drafter]
@@ -17,17 +20,41 @@ DrafterFactory = Callable[[DrafterSpec, ModelPairLike], Drafter]
 # Every drafter kind by name: the name a spec, a preset and Cycle.drafter use.
 DRAFTERS: dict[str, DrafterFactory] = {
     ModelDrafter.kind: ModelDrafter.from_spec,
+    PromptLookupDrafter.kind: PromptLookupDrafter.from_spec,
+    HybridDrafter.kind: HybridDrafter.from_spec,
+}
+
+# Each kind's check of a spec's options without a pair, so a command refuses a bad option before
+# loading models; ValueError in plain words. The factories run the same checks.
+OPTION_CHECKS: dict[str, Callable[[DrafterSpec], object]] = {
+    ModelDrafter.kind: lambda spec: spec.check_options(),
+    PromptLookupDrafter.kind: LookupOptions.from_spec,
+    HybridDrafter.kind: LookupOptions.from_spec,  # the hybrid takes the lookup's options
 }
 
 # What the app, the CLI, the labs and the bench draft with unless a preset says otherwise.
 DEFAULT_DRAFTER = ModelDrafter.kind
 
 
+def check_drafter_spec(spec: str | DrafterSpec) -> DrafterSpec:
+    """spec parsed, its kind known and its options valid; ValueError in plain words otherwise."""
+    parsed = DrafterSpec.parse(spec) if isinstance(spec, str) else spec
+    _factory(parsed)
+    check = OPTION_CHECKS.get(parsed.kind)
+    if check is not None:
+        check(parsed)
+    return parsed
+
+
 def make_drafter(spec: str | DrafterSpec, pair: ModelPairLike) -> Drafter:
     """A fresh drafter of spec's kind for pair; ValueError naming the known kinds if unknown."""
     parsed = DrafterSpec.parse(spec) if isinstance(spec, str) else spec
-    factory = DRAFTERS.get(parsed.kind)
+    return _factory(parsed)(parsed, pair)
+
+
+def _factory(spec: DrafterSpec) -> DrafterFactory:
+    factory = DRAFTERS.get(spec.kind)
     if factory is None:
         known = ", ".join(sorted(DRAFTERS))
-        raise ValueError(f"unknown drafter {parsed.kind!r}; known drafters: {known}")
-    return factory(parsed, pair)
+        raise ValueError(f"unknown drafter {spec.kind!r}; known drafters: {known}")
+    return factory

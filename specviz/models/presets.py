@@ -65,7 +65,7 @@ __all__ = [
 #: Prompt categories, in the order the UI lists them.  The acceptance rate of a
 #: draft differs a lot between predictable text (code, translation) and
 #: open-ended text (stories), which is the contrast the visualiser is built to show.
-TASKS: tuple[str, ...] = ("code", "story", "explanation", "translation", "rewriting")
+TASKS: tuple[str, ...] = ("code", "story", "explanation", "translation", "rewriting", "editing")
 
 #: Where a model comes from: a Hugging Face Hub id, a local folder in
 #: ``transformers`` layout, a single ``.gguf`` file, or a model shipped with the

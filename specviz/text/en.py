@@ -176,6 +176,10 @@ TABLE = MappingProxyType(
             "The draft stopped after {n}: its last guess ends the text, so nothing after it could "
             "be kept."
         ),
+        "inspector.end.text_end": (
+            "The draft stopped after {n}: it copied everything that followed the matched text, up "
+            "to the end of what is written so far."
+        ),
         "inspector.end.confidence": (
             "The draft stopped itself after {n}: it gave its last guess {token} only q = {q} (the "
             "per-token confidence stop)."
@@ -524,5 +528,9 @@ TABLE = MappingProxyType(
         "error.unknown_preset": "unknown preset {name}; known: {known}",
         "error.unknown_gpu": "unknown GPU {name}; known: {known}",
         "error.no_cycle": "the run has cycles 1..{count}; no cycle {number}",
+        "error.exactness_drafter": (
+            "the sampled exactness lab draws from the draft model; drafter {drafter} is checked "
+            "at temperature 0 (greedy equality) only"
+        ),
     }
 )
