@@ -104,7 +104,7 @@ def test_drafter_lists_split_at_kinds_and_are_checked() -> None:
 
 def test_bench_refuses_a_bad_drafter_before_loading(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "--drafters", "lookup:occurrence=middle"]) == 2
-    assert "occurrence must be one of latest, earliest" in capsys.readouterr().err
+    assert "occurrence must be one of earliest, latest" in capsys.readouterr().err
 
 
 def test_a_spent_budget_skips_whole_groups(pair: EncodingPair) -> None:

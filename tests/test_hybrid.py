@@ -26,8 +26,8 @@ def hybrid(pair: TinyPair, spec: str = "hybrid") -> HybridDrafter:
 
 
 def test_it_needs_a_draft_model_and_takes_the_lookup_options(tiny_pair: TinyPair) -> None:
-    drafter = hybrid(tiny_pair, "hybrid:max_ngram=2,occurrence=earliest")
-    assert drafter.lookup.options.max_ngram == 2 and drafter.lookup.options.occurrence == "earliest"
+    drafter = hybrid(tiny_pair, "hybrid:max_ngram=2,occurrence=latest")
+    assert drafter.lookup.options.max_ngram == 2 and drafter.lookup.options.occurrence == "latest"
     assert drafter.model.model is tiny_pair.draft
 
     class NoDraft:

@@ -54,9 +54,11 @@ def test_the_longest_suffix_match_wins_over_shorter_ones() -> None:
     assert proposal.copied_from == (6, 7, 8)
     assert proposal.q_draft is None and proposal.forwards == 0 and proposal.drafter == "lookup"
     assert proposal.ended_by == "gamma"
-    # With max_ngram 1 only the last token is matched: its latest earlier occurrence, at 5.
-    assert propose(lookup(gamma=3, max_ngram=1), context).token_ids.tolist() == [5, 6, 4]
-    assert propose(lookup(gamma=3, max_ngram=1, occurrence="earliest"), context).copied_from == (
+    # With max_ngram 1 only the last token is matched: its latest earlier occurrence is at 5,
+    # its earliest at 0.
+    latest = lookup(gamma=3, max_ngram=1, occurrence="latest")
+    assert propose(latest, context).token_ids.tolist() == [5, 6, 4]
+    assert propose(lookup(gamma=3, max_ngram=1), context).copied_from == (
         1,
         2,
         3,
@@ -65,8 +67,9 @@ def test_the_longest_suffix_match_wins_over_shorter_ones() -> None:
 
 def test_latest_and_earliest_occurrences() -> None:
     context = [5, 1, 2, 3, 6, 1, 2, 4, 7, 1, 2]  # the longest earlier suffix, "1 2", occurs twice
-    assert propose(lookup(gamma=2), context).token_ids.tolist() == [4, 7]
+    assert propose(lookup(gamma=2, occurrence="latest"), context).token_ids.tolist() == [4, 7]
     assert propose(lookup(gamma=2, occurrence="earliest"), context).token_ids.tolist() == [3, 6]
+    assert propose(lookup(gamma=2), context).token_ids.tolist() == [3, 6]  # the default
 
 
 def test_no_match_proposes_nothing() -> None:
@@ -136,16 +139,16 @@ def test_the_incremental_index_copies_what_brute_force_does(
 
 
 def test_options_parse_with_defaults_and_plain_errors(tiny_pair: TinyPair) -> None:
-    assert LookupOptions.from_spec(DrafterSpec("lookup")) == LookupOptions(4, 1, "latest")
-    parsed = DrafterSpec.parse("lookup:max_ngram=3,min_ngram=2,occurrence=earliest")
-    assert LookupOptions.from_spec(parsed) == LookupOptions(3, 2, "earliest")
+    assert LookupOptions.from_spec(DrafterSpec("lookup")) == LookupOptions(4, 1, "earliest")
+    parsed = DrafterSpec.parse("lookup:max_ngram=3,min_ngram=2,occurrence=latest")
+    assert LookupOptions.from_spec(parsed) == LookupOptions(3, 2, "latest")
     drafter = make_drafter(parsed, tiny_pair)
     assert isinstance(drafter, PromptLookupDrafter) and drafter.options.max_ngram == 3
     for bad, message in [
         ("lookup:max_ngram=x", "max_ngram must be a whole number, got 'x'"),
         ("lookup:min_ngram=3,max_ngram=2", "1 <= min_ngram <= max_ngram"),
         ("lookup:min_ngram=0", "1 <= min_ngram"),
-        ("lookup:occurrence=middle", "occurrence must be one of latest, earliest"),
+        ("lookup:occurrence=middle", "occurrence must be one of earliest, latest"),
         ("lookup:depth=2", "'lookup' does not take depth"),
         ("hybrid:max_ngram=0", "drafter 'hybrid' needs 1 <= min_ngram"),
         ("draft-model:max_ngram=2", "'draft-model' does not take max_ngram"),
@@ -166,7 +169,7 @@ def run(pair: TinyPair, settings: GenerationSettings, spec: str) -> list[int]:
     return [token.token_id for cycle in cycles for token in cycle.emitted]
 
 
-@pytest.mark.parametrize("spec", ["lookup", "lookup:occurrence=earliest,min_ngram=2", "hybrid"])
+@pytest.mark.parametrize("spec", ["lookup", "lookup:occurrence=latest,min_ngram=2", "hybrid"])
 @pytest.mark.parametrize(("gamma", "adaptive"), [(1, False), (4, False), (3, True)])
 def test_greedy_equals_plain_decoding(
     tiny_pair: TinyPair, spec: str, gamma: int, adaptive: bool
@@ -201,36 +204,34 @@ def test_no_match_is_a_plain_step_and_copies_are_recorded(tiny_pair: TinyPair) -
     assert cycles[0].to_dict()["copied_from"] == list(cycles[0].copied_from or ())
 
 
-@pytest.mark.parametrize("gamma", [1, 3, 5])
-def test_lookup_reproduces_the_target_distribution(gamma: int) -> None:
-    """Sampling with lookup's one-hot q: accept a copy x with p(x), else draw from p without x.
-    The prompt holds every token of the chain, so each cycle copies something."""
+# Every token of the chain occurs in the prompt with a follower, so each cycle copies something.
+CHAIN_PROMPT = (0, 1, 2, 3, 3, 1, 0, 2, 2, 1, 3, 0, 1)
+
+
+def lookup_chi_square(gamma: int, samples: int) -> float:
+    """The p-value of the first three tokens sampled with lookup on the chain, against its law."""
     pair = chain_pair()
     counts = sample_joint(
         pair,
         gamma,
-        samples=4_000,
+        samples=samples,
         drafter_for=lambda pair: make_drafter("lookup", pair),
         prompt_ids=CHAIN_PROMPT,
     )
-    assert chi_square_p_value(pair, counts) > 1e-3
+    return chi_square_p_value(pair, counts)
 
 
-CHAIN_PROMPT = (0, 1, 2, 3, 3, 1, 0, 2, 2, 1, 3, 0, 1)
+@pytest.mark.parametrize("gamma", [1, 3, 5])
+def test_lookup_reproduces_the_target_distribution(gamma: int) -> None:
+    """Sampling with lookup's one-hot q: accept a copy x with p(x), else draw from p without x."""
+    assert lookup_chi_square(gamma, samples=4_000) > 1e-3
 
 
 def test_negative_control_lookup_with_a_residual_that_keeps_the_copy_is_caught(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """The one-hot rule's classic bug, resampling from p with the copy x included, is caught."""
     monkeypatch.setattr(
         specviz.core.sampling, "residual_after_one_hot", lambda p_target, draft_id: p_target
     )
-    pair = chain_pair()
-    counts = sample_joint(
-        pair,
-        3,
-        samples=3_000,
-        drafter_for=lambda pair: make_drafter("lookup", pair),
-        prompt_ids=CHAIN_PROMPT,
-    )
-    assert chi_square_p_value(pair, counts) < 1e-6
+    assert lookup_chi_square(3, samples=3_000) < 1e-6

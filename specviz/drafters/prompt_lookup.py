@@ -28,7 +28,7 @@ from specviz.drafters.policy import DraftPolicy
 ENDED_AT_TEXT_END = "text_end"
 NO_MATCH = "no_match"
 
-OCCURRENCES = ("latest", "earliest")
+OCCURRENCES = ("earliest", "latest")
 # The longest n-gram the index keeps: longer suffixes rarely match where a 16-gram does not, and
 # the index costs (max_ngram - min_ngram + 1) dict entries per committed token.
 MAX_NGRAM_LIMIT = 16
@@ -39,13 +39,15 @@ class LookupOptions:
     """The options of a prompt-lookup spec ("lookup:max_ngram=4,min_ngram=1,occurrence=latest")."""
 
     max_ngram: int = 4  # the longest suffix tried first: a longer match predicts a longer copy
-    # The shortest suffix that still counts as a match. 1 copies after any repeated token, which
-    # on the bundled pair's editing prompts was accepted often enough to pay (docs/performance.md).
+    # The shortest suffix that still counts as a match. 1 (copy after any repeated token) gave
+    # more tokens per target forward than 2 on every editing prompt of the bundled pair
+    # (docs/performance.md, "Prompt lookup's options").
     min_ngram: int = 1
-    # Which earlier occurrence of the suffix to copy from when there are several. "latest" copies
-    # from the most recent one: the text being written resembles what was just written more than
-    # the prompt's first mention (measured on the bundled pair's editing prompts).
-    occurrence: str = "latest"
+    # Which earlier occurrence of the suffix to copy from when there are several: "earliest"
+    # copies from the prompt's text, which an edit repeats, rather than from what was just
+    # written; it gave as many or more tokens per target forward than "latest" on every editing
+    # prompt (same section). transformers' prompt lookup copies from the earliest too.
+    occurrence: str = "earliest"
 
     @classmethod
     def from_spec(cls, spec: DrafterSpec) -> LookupOptions:
