@@ -64,7 +64,8 @@ __all__ = [
 
 #: Prompt categories, in the order the UI lists them.  The acceptance rate of a
 #: draft differs a lot between predictable text (code, translation) and
-#: open-ended text (stories), which is the contrast the visualiser is built to show.
+#: open-ended text (stories), which is the contrast the visualiser is built to show;
+#: editing prompts hold the text to change, which prompt lookup copies.
 TASKS: tuple[str, ...] = ("code", "story", "explanation", "translation", "rewriting", "editing")
 
 #: Where a model comes from: a Hugging Face Hub id, a local folder in
