@@ -73,6 +73,40 @@ def test_grid_gives_one_row_per_gamma_with_all_three_methods(pair: EncodingPair)
     assert result.cut == []
 
 
+def test_a_row_per_drafter_each_against_its_transformers_counterpart(pair: EncodingPair) -> None:
+    drafters = ("draft-model", "lookup:max_ngram=3", "hybrid")
+    result = run_bench_grid(pair, PRESET, grid(adaptive_start=0, drafters=drafters))
+    assert [(row.gamma, row.drafter) for row in result.rows] == [("3", spec) for spec in drafters]
+    model, lookup, hybrid = result.rows
+    for row in result.rows:
+        assert row.plain is model.plain and row.specviz.new_tokens == row.plain.new_tokens
+    # transformers' assisted generation, then its prompt lookup; it has no hybrid.
+    assert model.transformers is not None and lookup.transformers is not None
+    assert lookup.transformers.new_tokens == lookup.plain.new_tokens
+    assert hybrid.transformers is None and hybrid.transformers_speedup is None
+    assert "-" in bench_cli.format_row(hybrid).split("|")[-1]
+
+
+def test_drafter_lists_split_at_kinds_and_are_checked() -> None:
+    split = bench_cli.split_drafter_specs
+    assert split("draft-model, lookup,hybrid") == ("draft-model", "lookup", "hybrid")
+    assert split("lookup:max_ngram=3,min_ngram=2,hybrid:occurrence=earliest") == (
+        "lookup:max_ngram=3,min_ngram=2",
+        "hybrid:occurrence=earliest",
+    )
+    with pytest.raises(ValueError, match="unknown drafter 'layers'"):
+        split("lookup,layers")
+    with pytest.raises(ValueError, match="max_ngram must be a whole number"):
+        split("lookup:max_ngram=many")
+    with pytest.raises(ValueError, match="names no drafter"):
+        split(" , ")
+
+
+def test_bench_refuses_a_bad_drafter_before_loading(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--drafters", "lookup:occurrence=middle"]) == 2
+    assert "occurrence must be one of earliest, latest" in capsys.readouterr().err
+
+
 def test_a_spent_budget_skips_whole_groups(pair: EncodingPair) -> None:
     result = run_bench_grid(
         pair, PRESET, grid(tasks=("code", "story"), time_budget_s=0.0, transformers=False)
@@ -164,7 +198,9 @@ def test_bench_takes_every_setting_of_the_schema_but_the_swept_ones() -> None:
     assert names - swept <= flags
     args = parser.parse_args(["--top-k", "5", "--draft-stop-cumulative", "0.1"])
     preset_settings = GenerationSettings(max_new_tokens=300, seed=9, draft_stop_below=0.3)
-    grid = bench_cli.bench_grid(args, SimpleNamespace(settings=preset_settings))
+    preset = SimpleNamespace(settings=preset_settings, drafter="draft-model")
+    grid = bench_cli.bench_grid(args, preset)
     assert grid.base.top_k == 5 and grid.base.draft_stop_cumulative == 0.1
     assert grid.base.draft_stop_below == 0.3  # the preset's, where no flag is given
     assert (grid.base.max_new_tokens, grid.base.seed) == (64, 0)  # the bench's own defaults
+    assert grid.drafters == ("draft-model",)  # the preset's drafter where --drafters is not given

@@ -54,7 +54,8 @@ def test_sampling_run_records_rejections(bundled_pair: Any) -> None:
 
 
 def test_greedy_speculative_equals_plain_decoding_in_float32() -> None:
-    """Token-for-token equality with plain greedy decoding on the real pair (float32 draft and target)."""
+    """Token-for-token equality with plain greedy decoding on the real pair (float32 draft and
+    target), for every drafter: the draft model, prompt lookup and the hybrid."""
     preset = replace(default_preset(load_presets()), draft_quantization="none")
     cache = ModelCache()  # its own cache: the float32 copies are freed when the test ends
     pair = cache.load_pair(preset, dtype="float32")
@@ -64,11 +65,12 @@ def test_greedy_speculative_equals_plain_decoding_in_float32() -> None:
         plain = [
             step.token.token_id for step in autoregressive_generate(pair, prompt_ids, settings)
         ]
-        cycles = list(
-            speculative_generate(pair, prompt_ids, settings, make_drafter(DEFAULT_DRAFTER, pair))
-        )
-        assert [t.token_id for c in cycles for t in c.emitted] == plain
-        assert cycles[-1].totals.target_forwards < len(plain)  # and it did speculate
+        for drafter in (DEFAULT_DRAFTER, "lookup", "hybrid"):
+            cycles = list(
+                speculative_generate(pair, prompt_ids, settings, make_drafter(drafter, pair))
+            )
+            assert [t.token_id for c in cycles for t in c.emitted] == plain, drafter
+            assert cycles[-1].totals.target_forwards < len(plain), drafter  # it did speculate
     finally:
         del pair
         cache.clear()

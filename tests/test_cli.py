@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -55,6 +56,11 @@ def test_presets_lists_the_default_first() -> None:
         ),
         (["generate", "--prompt", "   "], "the prompt is empty"),
         (["generate", "--prompt", "hi", "--preset", "nope"], "unknown preset 'nope'"),
+        (["generate", "--prompt", "hi", "--drafter", "nope"], "unknown drafter 'nope'; known"),
+        (
+            ["inspect", "--prompt", "hi", "--drafter", "lookup:max_ngram=0"],
+            "drafter 'lookup' needs 1 <= min_ngram <= max_ngram",
+        ),
     ],
 )
 def test_bad_input_is_a_plain_error_not_a_traceback(args: list[str], message: str) -> None:
@@ -78,6 +84,25 @@ def test_generate_json_prints_a_real_trace() -> None:
     drafted = first["drafted"][0]
     assert {"q_draft", "p_target", "accept_prob", "uniform", "accepted", "text"} <= set(drafted)
     assert trace["text"] == "".join(t["text"] for c in trace["cycles"] for t in c["emitted"])
+
+
+def test_generate_drafts_with_the_drafter_named(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tiny_pair: Any
+) -> None:
+    from test_bench import EncodingPair
+
+    import specviz.cli.options
+    from specviz.cli.main import main
+
+    pair = EncodingPair(tiny_pair.draft, tiny_pair.target, tiny_pair.tokenizer, frozenset())
+    monkeypatch.setattr(specviz.cli.options, "load_pair_for", lambda args, preset: pair)
+    prompt = "abcabcabcabc"
+    code = main(["generate", "--prompt", prompt, "--drafter", "hybrid", "--json", "--raw"])
+    assert code == 0
+    trace = json.loads(capsys.readouterr().out)
+    assert trace["drafter"] == "hybrid"
+    assert {cycle["drafter"] for cycle in trace["cycles"]} <= {"lookup", "draft-model"}
+    assert any(cycle["copied_from"] for cycle in trace["cycles"])
 
 
 def test_generate_help_lists_every_setting_flag() -> None:

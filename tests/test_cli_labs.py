@@ -66,5 +66,5 @@ def test_speedup_and_tasks_print_their_tables() -> None:
     assert tasks.returncode == 0, tasks.stderr
     report = json.loads(tasks.stdout)
     assert [task["task"] for task in report["tasks"]] == [
-        "code", "story", "explanation", "translation", "rewriting",
+        "code", "story", "explanation", "translation", "rewriting", "editing",
     ]  # fmt: skip

@@ -133,7 +133,9 @@ def test_the_default_drafter_is_the_draft_model(tiny_pair: TinyPair) -> None:
 
 
 def test_an_unknown_kind_names_the_known_ones(tiny_pair: TinyPair) -> None:
-    with pytest.raises(ValueError, match="unknown drafter 'nope'; known drafters: draft-model"):
+    with pytest.raises(
+        ValueError, match="unknown drafter 'nope'; known drafters: draft-model, hybrid, lookup"
+    ):
         make_drafter("nope", tiny_pair)
 
 
@@ -173,11 +175,11 @@ def test_specs_parse_and_print_back() -> None:
 
 @pytest.fixture
 def lookup_kind(monkeypatch: pytest.MonkeyPatch) -> str:
-    """A deterministic one-token prompt-lookup drafter registered as "lookup" for one test."""
+    """A deterministic one-token copying drafter registered as "copy-rule" for one test."""
     monkeypatch.setitem(
-        DRAFTERS, "lookup", lambda spec, pair: RuleDrafter(copy_after_last_match, kind="lookup")
+        DRAFTERS, "copy-rule", lambda spec, pair: RuleDrafter(copy_after_last_match, "copy-rule")
     )
-    return "lookup"
+    return "copy-rule"
 
 
 @pytest.mark.parametrize("temperature", [0.0, 1.0])
@@ -191,8 +193,8 @@ def test_a_registered_kind_runs_through_the_engine(
     cycles = list(speculative_generate(tiny_pair, PROMPT, settings, drafter))
     emitted = [token.token_id for cycle in cycles for token in cycle.emitted]
     assert len(emitted) == 60
-    assert all(cycle.drafter == "lookup" for cycle in cycles)
-    assert cycles[0].to_dict()["drafter"] == "lookup"  # what generate --json prints
+    assert all(cycle.drafter == "copy-rule" for cycle in cycles)
+    assert cycles[0].to_dict()["drafter"] == "copy-rule"  # what generate --json prints
     drafted = [token for cycle in cycles for token in cycle.drafted]
     assert any(token.accepted for token in drafted)  # the lookup is right now and then
     for token in drafted:

@@ -300,8 +300,9 @@ def sample_joint(
     gamma: int,
     samples: int,
     drafter_for: Callable[[TinyPair], Drafter] = lambda pair: make_drafter(DEFAULT_DRAFTER, pair),
+    prompt_ids: tuple[int, ...] = (0, 1),  # must end with token 1 (chi_square_p_value's start)
 ) -> Counter[tuple[int, ...]]:
-    prompt = torch.tensor([[0, 1]])
+    prompt = torch.tensor([prompt_ids])
     counts: Counter[tuple[int, ...]] = Counter()
     for seed in range(samples):
         settings = GenerationSettings(

@@ -19,6 +19,7 @@ import torch
 
 from specviz.cli.options import add_model_options, load_pair_for, preset_for
 from specviz.core.settings import add_setting_arguments, settings_from_args
+from specviz.drafters.registry import check_drafter_spec
 from specviz.measure.bench import BenchGrid, BenchResult, Row, check_prompts, run_bench_grid
 from specviz.models.presets import TASKS
 
@@ -46,7 +47,15 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--temperatures", default="0", help="comma-separated; 0 = greedy")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--no-transformers", action="store_true", help="skip assisted generation")
+    parser.add_argument(
+        "--drafters",
+        metavar="SPECS",
+        help="comma-separated drafter specs, a row each per γ, e.g. draft-model,lookup,hybrid "
+        "(options follow their kind: lookup:max_ngram=3,min_ngram=2,hybrid); default: the preset's",
+    )
+    parser.add_argument(
+        "--no-transformers", action="store_true", help="skip transformers' counterparts"
+    )
     # Every other setting from the schema; γ and temperature are swept by the flags above. The
     # bench's own defaults: 64 new tokens and seed 0 (see bench_grid).
     add_setting_arguments(parser, exclude=_SWEPT)
@@ -73,7 +82,25 @@ def bench_grid(args: argparse.Namespace, preset: Any) -> BenchGrid:
         base=settings_from_args(args, replace(preset.settings, **_BENCH_DEFAULTS)),
         transformers=not args.no_transformers,
         time_budget_s=args.time_budget,
+        drafters=split_drafter_specs(args.drafters) if args.drafters else (preset.drafter,),
     )
+
+
+def split_drafter_specs(text: str) -> tuple[str, ...]:
+    """Drafter specs from a comma-separated list, each checked (ValueError in plain words).
+
+    Options are comma-separated too, so a part holding "=" but no ":" is one more option of the
+    spec before it: "lookup:max_ngram=3,min_ngram=2,hybrid" is two specs.
+    """
+    specs: list[str] = []
+    for part in filter(None, (item.strip() for item in text.split(","))):
+        if "=" in part and ":" not in part and specs:
+            specs[-1] += "," + part
+        else:
+            specs.append(part)
+    if not specs:
+        raise ValueError("--drafters names no drafter")
+    return tuple(str(check_drafter_spec(spec)) for spec in specs)
 
 
 def run_bench(args: argparse.Namespace) -> int:
@@ -102,13 +129,14 @@ def _progress_line(fraction: float, message: str) -> None:
 def header() -> str:
     """The table's column titles and rule."""
     return (
-        f"{'task':12} {'T':>4} {'γ':>12} | {'plain':>7} | {'specviz':>7} {'α':>5} {'τ':>5} "
-        f"{'speedup':>7} | {'HF assist':>9} {'speedup':>7}\n" + "-" * 98
+        f"{'task':12} {'T':>4} {'γ':>12} {'drafter':>12} | {'plain':>7} | {'specviz':>7} "
+        f"{'α':>5} {'τ':>5} {'speedup':>7} | {'HF assist':>9} {'speedup':>7}\n" + "-" * 111
     )
 
 
 def format_row(row: Row) -> str:
-    """One table line: tokens/s of each method, α, τ and the speedups over plain."""
+    """One table line: tokens/s of each method, α, τ and the speedups over plain ("-" where
+    transformers was not run or has no counterpart of the drafter)."""
     hf = row.transformers
     hf_cells = (
         f"{hf.tokens_per_s:9.2f} {row.transformers_speedup:6.2f}x" if hf else f"{'-':>9} {'-':>7}"
@@ -116,8 +144,9 @@ def format_row(row: Row) -> str:
     alpha = row.specviz.acceptance_rate or 0.0
     tau = row.specviz.tokens_per_target_pass or 0.0
     return (
-        f"{row.task:12} {row.temperature:4.1f} {row.gamma:>12} | {row.plain.tokens_per_s:7.2f} | "
-        f"{row.specviz.tokens_per_s:7.2f} {alpha:5.2f} {tau:5.2f} {row.speedup:6.2f}x | {hf_cells}"
+        f"{row.task:12} {row.temperature:4.1f} {row.gamma:>12} {row.drafter:>12} | "
+        f"{row.plain.tokens_per_s:7.2f} | {row.specviz.tokens_per_s:7.2f} {alpha:5.2f} {tau:5.2f} "
+        f"{row.speedup:6.2f}x | {hf_cells}"
     )
 
 
@@ -130,7 +159,8 @@ def summary(result: BenchResult) -> str:
         best = max(group, key=lambda row: row.speedup)
         losing = [row for row in group if row.speedup < 1.0]
         lines.append(
-            f"T={temperature:g}: best speedup {best.speedup:.2f}x ({best.task}, γ={best.gamma}); "
+            f"T={temperature:g}: best speedup {best.speedup:.2f}x "
+            f"({best.task}, γ={best.gamma}, {best.drafter}); "
             f"rows where speculation loses: {len(losing)}"
         )
     beaten = [
@@ -163,6 +193,7 @@ def _write_json(out: Path, grid: BenchGrid, preset: Any, pair: Any, result: Benc
         "draft_stop_below": grid.base.draft_stop_below,
         "draft_stop_cumulative": grid.base.draft_stop_cumulative,
         "repeats": grid.repeats,
+        "drafters": list(grid.drafters),
         "seeds": "seed + repeat at temperature > 0",
         "cut": result.cut,
         "rows": [

@@ -12,7 +12,7 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from specviz.cli.options import prepared_run, print_json, say
+from specviz.cli.options import add_drafter_option, drafter_spec_for, prepared_run, print_json, say
 from specviz.text import UserError, t
 
 
@@ -30,6 +30,7 @@ def add_lab_commands(commands: Any, add_model: Any, add_settings: Any) -> None:
     inspect = prompt_lab(
         "inspect", "the dice roll: q, p, min(1, p/q) and u at every drafted position"
     )
+    add_drafter_option(inspect)
     inspect.add_argument(
         "--cycle", type=int, action="append", help="cycle number(s) to show (default: all)"
     )
@@ -38,6 +39,7 @@ def add_lab_commands(commands: Any, add_model: Any, add_settings: Any) -> None:
     exact = prompt_lab(
         "exactness", "is it lossless? plain vs speculative samples, chi-square tested"
     )
+    add_drafter_option(exact)
     exact.add_argument("--samples", type=int, default=2000, help="per arm")
     exact.add_argument("--tokens", type=int, default=2, help="tokens per continuation (1-3)")
     exact.add_argument("--rule", choices=["exact", "accept_draft"], default="exact")
@@ -69,6 +71,7 @@ def add_lab_commands(commands: Any, add_model: Any, add_settings: Any) -> None:
     )
     add_model(tasks)
     add_settings(tasks)
+    add_drafter_option(tasks)
     tasks.add_argument("--prompts-per-task", type=int, default=1)
     tasks.add_argument("--json", action="store_true", help="print the report as JSON")
     tasks.set_defaults(run=_tasks)
@@ -80,9 +83,8 @@ def _inspect(args: argparse.Namespace) -> int:
     from specviz.labs.inspector import inspector_lines
 
     preset, settings, pair, prompt_ids = prepared_run(args)
-    cycles = list(
-        speculative_generate(pair, prompt_ids, settings, make_drafter(preset.drafter, pair))
-    )
+    drafter = make_drafter(drafter_spec_for(args, preset), pair)
+    cycles = list(speculative_generate(pair, prompt_ids, settings, drafter))
     wanted = args.cycle or range(1, len(cycles) + 1)
     unknown = [number for number in wanted if not 1 <= number <= len(cycles)]
     if unknown:
@@ -93,12 +95,15 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def _exactness(args: argparse.Namespace) -> int:
+    from specviz.drafters.base import DrafterSpec
     from specviz.labs.exactness.experiment import greedy_equality, run_exactness_lab
+    from specviz.models.presets import DEFAULT_DRAFTER
 
     lang = args.lang
-    _, settings, pair, prompt_ids = prepared_run(args)
+    preset, settings, pair, prompt_ids = prepared_run(args)
+    drafter = drafter_spec_for(args, preset)
     if settings.temperature <= 0:
-        greedy = greedy_equality(pair, prompt_ids, settings)
+        greedy = greedy_equality(pair, prompt_ids, settings, drafter)
         if args.json:
             print_json(greedy)
             return 0
@@ -111,6 +116,8 @@ def _exactness(args: argparse.Namespace) -> int:
         say("cli.exactness.greedy_speculative", lang, text=f"{greedy.speculative_text!r}")
         say("cli.exactness.greedy_plain", lang, text=f"{greedy.plain_text!r}")
         return 0
+    if DrafterSpec.parse(drafter).kind != DEFAULT_DRAFTER:
+        raise UserError("error.exactness_drafter", drafter=drafter)
     report = run_exactness_lab(
         pair, prompt_ids, settings, args.samples, args.tokens, args.rule, _progress_line
     )
@@ -275,6 +282,7 @@ def _tasks(args: argparse.Namespace) -> int:
 
     preset = preset_for(args)
     settings = settings_for(args, preset)
+    drafter = drafter_spec_for(args, preset)
     pair = load_pair_for(args, preset)
     report = measure_tasks(
         pair,
@@ -283,6 +291,7 @@ def _tasks(args: argparse.Namespace) -> int:
         settings,
         args.prompts_per_task,
         progress=_progress_line,
+        drafter=drafter,
     )
     if args.json:
         print_json(report.to_dict())

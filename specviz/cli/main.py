@@ -13,8 +13,10 @@ from specviz.cli.bench import add_bench_command
 from specviz.cli.labs import add_lab_commands
 from specviz.cli.measure import add_measure_commands
 from specviz.cli.options import (
+    add_drafter_option,
     add_model_options,
     add_setting_options,
+    drafter_spec_for,
     load_pair_for,
     prepared_run,
     preset_for,
@@ -64,6 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     add_model_options(generate)
     generate.add_argument("--prompt", required=True, help="the prompt text")
     add_setting_options(generate)
+    add_drafter_option(generate)
     generate.add_argument("--json", action="store_true", help="print the full event trace as JSON")
     generate.add_argument(
         "--plain", action="store_true", help="also run plain decoding of the target and compare"
@@ -107,9 +110,8 @@ def _generate(args: argparse.Namespace) -> int:
     lang = args.lang
     preset, settings, pair, prompt_ids = prepared_run(args)
     cycles: list[Cycle] = []
-    for cycle in speculative_generate(
-        pair, prompt_ids, settings, make_drafter(preset.drafter, pair)
-    ):
+    drafter = make_drafter(drafter_spec_for(args, preset), pair)
+    for cycle in speculative_generate(pair, prompt_ids, settings, drafter):
         cycles.append(cycle)
         if not args.json:
             print(_cycle_line(cycle, lang), flush=True)
@@ -135,6 +137,7 @@ def _generate(args: argparse.Namespace) -> int:
             "device": str(pair.device),
             "dtype": str(pair.dtype).removeprefix("torch."),
             "draft_quantization": preset.draft_quantization,
+            "drafter": drafter_spec_for(args, preset),
             "settings": asdict(settings),
             "prompt": args.prompt,
             "prompt_tokens": int(prompt_ids.shape[1]),

@@ -34,6 +34,26 @@ def add_setting_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--raw", action="store_true", help="send the prompt without chat template")
 
 
+def add_drafter_option(parser: argparse.ArgumentParser) -> None:
+    """--drafter SPEC: which drafter proposes (default: the preset's)."""
+    from specviz.drafters.registry import DRAFTERS
+
+    parser.add_argument(
+        "--drafter",
+        metavar="SPEC",
+        help=f"the drafter: {', '.join(DRAFTERS)}, with options as kind:name=value,... "
+        "(e.g. lookup:max_ngram=3); default: the preset's",
+    )
+
+
+def drafter_spec_for(args: argparse.Namespace, preset: Any) -> str:
+    """The drafter spec --drafter names (or the preset's), checked without loading a model."""
+    from specviz.drafters.registry import check_drafter_spec
+
+    spec = getattr(args, "drafter", None) or preset.drafter
+    return str(check_drafter_spec(spec))
+
+
 def preset_for(args: argparse.Namespace) -> Any:
     """The preset named by --preset (or the default), with command-line overrides applied."""
     from dataclasses import replace
@@ -87,6 +107,7 @@ def prepared_run(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
     settings = settings_for(args, preset)
     if not args.prompt.strip():
         raise UserError("error.prompt_empty")
+    drafter_spec_for(args, preset)  # a bad --drafter fails here, before loading
     pair = load_pair_for(args, preset)
     prompt_ids = pair.encode_prompt(args.prompt, chat=preset.chat_template and not args.raw)
     return preset, settings, pair, prompt_ids

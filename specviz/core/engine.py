@@ -221,6 +221,7 @@ def speculative_generate(
             draft_end=proposal.ended_by,
             draft_doubt_scale=proposal.doubt_scale,
             drafter=proposal.drafter,
+            copied_from=proposal.copied_from,
         )
         if stop_reason is not None:
             return

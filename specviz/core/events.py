@@ -158,7 +158,9 @@ class Cycle:
     stop_reason: str | None  # "eos" | "max_new_tokens" | None while running
     # Why the draft ended where it did: "gamma" (it reached γ), "budget" (the token budget),
     # "eos" (it drafted an end-of-sequence token), "confidence" (the per-token stop),
-    # "cumulative" (the product-of-top-probabilities stop).
+    # "cumulative" (the product-of-top-probabilities stop), "text_end" (a copying drafter copied
+    # everything after its match, up to the end of the committed text), "no_match" (prompt
+    # lookup found nothing to copy: no drafts, a plain decoding step).
     draft_end: str = "gamma"
     # The cumulative stop's estimate that guesses 1..k are all right is the product over them of
     # 1 - draft_doubt_scale × (1 - max q): the draft's doubts, scaled down when its guesses have so
@@ -167,6 +169,10 @@ class Cycle:
     # The kind of drafter that proposed this cycle's tokens, as the registry names it
     # ("draft-model", ...); "" in records built by hand.
     drafter: str = ""
+    # Where each drafted token was copied from, for a copying drafter (prompt lookup): its index
+    # in the committed context, prompt included (0 = the prompt's first token); None when the
+    # drafter guessed rather than copied.
+    copied_from: tuple[int, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict, with the derived rates included."""

@@ -30,8 +30,11 @@ class Proposal:
     forwards: int  # forward passes the drafter spent (0 for model-free drafters)
     seconds: float
     drafter: str  # the kind that proposed, as the registry names it (Cycle.drafter)
-    ended_by: str = "gamma"  # "gamma" | "budget" | "eos" | "confidence" | "cumulative" (see Cycle)
+    ended_by: str = "gamma"  # why the draft ended: a Cycle.draft_end value (see Cycle)
     doubt_scale: float = 1.0  # what the cumulative stop multiplied each doubt 1 - max q by
+    # For a copying proposer (prompt lookup): the context position each proposed token was copied
+    # from, (n,) indices into the committed context (prompt then emitted tokens); None otherwise.
+    copied_from: tuple[int, ...] | None = None
 
 
 class Drafter(Protocol):

@@ -92,6 +92,8 @@ def draft_end_text(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> str:
     last = cycle.drafted[-1]
     if cycle.draft_end == "eos":
         return t("inspector.end.eos", lang, n=n)
+    if cycle.draft_end == "text_end":
+        return t("inspector.end.text_end", lang, n=n)
     if cycle.draft_end == "confidence":
         return t(
             "inspector.end.confidence",

@@ -1,10 +1,12 @@
-"""Benchmark: plain decoding vs specviz speculative decoding vs transformers' assisted generation.
+"""Benchmark: plain decoding vs specviz speculative decoding vs transformers' counterpart.
 
-All three run in one process on the same loaded pair, prompts and settings, through the measurement
-harness: after a warm-up, every method of one task and temperature (plain, then specviz and
-transformers at each γ) runs once per repeat in turn, so their ratios are comparable even on a noisy
-machine. Throughput is wall-clock tokens per second of the whole call (prefill included) for every
-method alike; each cell is the median of repeats. At temperature > 0 repeat r uses seed + r for every
+Each drafter (draft model, prompt lookup, hybrid) is measured against transformers' own method for
+it where one exists (assisted generation, prompt lookup). All run in one process on the same loaded
+pair, prompts and settings, through the measurement harness: after a warm-up, every method of one
+task and temperature (plain, then specviz and transformers at each γ and drafter) runs once per
+repeat in turn, so their ratios are comparable even on a noisy machine. Throughput is wall-clock
+tokens per second of the whole call (prefill included) for every method alike; each cell is the
+median of repeats. At temperature > 0 repeat r uses seed + r for every
 method: one seed is one random trajectory, and its acceptance luck would otherwise decide a row.
 """
 
@@ -17,7 +19,13 @@ from typing import Any
 
 from specviz.core.settings import GenerationSettings
 from specviz.measure.harness import Method, MethodResult, Progress, measure
-from specviz.measure.methods import assisted_generation, plain_decoding, speculative_decoding
+from specviz.measure.methods import (
+    assisted_generation,
+    plain_decoding,
+    speculative_decoding,
+    transformers_counterpart,
+)
+from specviz.models.presets import DEFAULT_DRAFTER
 from specviz.text import Phrase, UserError
 
 __all__ = [
@@ -60,14 +68,15 @@ class Measurement:
 
 @dataclass
 class Row:
-    """One task, temperature and γ: the three methods side by side."""
+    """One task, temperature, γ and drafter: plain, specviz and transformers' counterpart."""
 
     task: str
     temperature: float
     gamma: str  # "5" or "adaptive(5)"
     plain: Measurement
     specviz: Measurement
-    transformers: Measurement | None
+    transformers: Measurement | None  # None: not run, or transformers has no such drafter
+    drafter: str = DEFAULT_DRAFTER  # the drafter spec specviz drafted with
 
     @property
     def speedup(self) -> float:
@@ -92,8 +101,9 @@ class BenchGrid:
     # Every other setting (token budget, seed, top-k/p, the draft stops: transformers gets the
     # per-token one, and has no cumulative stop); γ and temperature are the grid's.
     base: GenerationSettings
-    transformers: bool = True  # also run transformers' assisted generation
+    transformers: bool = True  # also run transformers' counterpart of each drafter
     time_budget_s: float | None = None  # None: no limit
+    drafters: tuple[str, ...] = (DEFAULT_DRAFTER,)  # drafter specs: a row each per γ
 
     def variants(self, base: GenerationSettings) -> list[tuple[str, GenerationSettings]]:
         """(γ label, settings) of each row of one task and temperature."""
@@ -142,23 +152,34 @@ def run_bench_grid(
             base = replace(grid.base, temperature=temperature)
             variants = grid.variants(base)
             methods = [plain_decoding(pair, prompt_ids, base, f"{task} T={temperature:g} plain")]
+            # Each row's specviz method and transformers' counterpart (None: none), by index.
+            planned: list[tuple[str, str, int, int | None]] = []
             for label, settings in variants:
-                where = f"{task} T={temperature:g} γ={label}"
-                methods.append(speculative_decoding(pair, prompt_ids, settings, f"{where} specviz"))
-                if grid.transformers:
+                for drafter in grid.drafters:
+                    where = f"{task} T={temperature:g} γ={label} {drafter}"
+                    spec_index = len(methods)
                     methods.append(
-                        assisted_generation(pair, prompt_ids, settings, f"{where} transformers")
+                        speculative_decoding(
+                            pair, prompt_ids, settings, f"{where} specviz", drafter
+                        )
                     )
+                    counterpart = None
+                    if grid.transformers:
+                        counterpart = transformers_counterpart(
+                            drafter, pair, prompt_ids, settings, f"{where} transformers"
+                        )
+                    hf_index = None if counterpart is None else len(methods)
+                    if counterpart is not None:
+                        methods.append(counterpart)
+                    planned.append((label, drafter, spec_index, hf_index))
             measured = measure(methods, grid.repeats, warm_up, left, progress)
             warm_up = []  # once per process
             cut.extend(measured.cut)
             plain = Measurement.of(measured.methods[0])
-            per_row = 2 if grid.transformers else 1
-            for index, (label, _) in enumerate(variants):
-                first = 1 + per_row * index
-                spec = Measurement.of(measured.methods[first])
-                hf = Measurement.of(measured.methods[first + 1]) if grid.transformers else None
-                row = Row(task, temperature, label, plain, spec, hf)
+            for label, drafter, spec_index, hf_index in planned:
+                spec = Measurement.of(measured.methods[spec_index])
+                hf = None if hf_index is None else Measurement.of(measured.methods[hf_index])
+                row = Row(task, temperature, label, plain, spec, hf, drafter)
                 rows.append(row)
                 if on_row is not None:
                     on_row(row)

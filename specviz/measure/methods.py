@@ -2,7 +2,9 @@
 
 Plain decoding and specviz's speculative decoding run the engine the app runs; transformers'
 assisted generation (`generate(assistant_model=draft)`) runs with the same draft, γ, confidence stop
-and sampling settings. The draft model's drafter is built here and nowhere else in measure/.
+and sampling settings, and its prompt lookup (`generate(prompt_lookup_num_tokens=γ)`) with the
+same γ and longest n-gram as specviz's lookup drafter. Drafters are built here and nowhere else in
+measure/.
 """
 
 from __future__ import annotations
@@ -11,14 +13,28 @@ from typing import Any
 
 import torch
 
-from specviz.core.engine import DraftModelPairLike, autoregressive_generate, speculative_generate
+from specviz.core.engine import (
+    DraftModelPairLike,
+    ModelPairLike,
+    autoregressive_generate,
+    speculative_generate,
+)
 from specviz.core.model_steps import device_of
 from specviz.core.settings import GenerationSettings
+from specviz.drafters.base import DrafterSpec
+from specviz.drafters.draft_model import ModelDrafter
+from specviz.drafters.prompt_lookup import LookupOptions, PromptLookupDrafter
 from specviz.drafters.registry import make_drafter
 from specviz.measure.harness import Method, Outcome, Trial, drain
 from specviz.models.presets import DEFAULT_DRAFTER
 
-__all__ = ["assisted_generation", "plain_decoding", "speculative_decoding"]
+__all__ = [
+    "assisted_generation",
+    "plain_decoding",
+    "prompt_lookup_generation",
+    "speculative_decoding",
+    "transformers_counterpart",
+]
 
 
 def plain_decoding(
@@ -63,6 +79,48 @@ def assisted_generation(
     return Method(name, run, settings)
 
 
+def prompt_lookup_generation(
+    pair: ModelPairLike,
+    prompt_ids: torch.Tensor,
+    settings: GenerationSettings,
+    name: str,
+    max_ngram: int,
+) -> Method:
+    """transformers' prompt lookup, generate(prompt_lookup_num_tokens=γ,
+    max_matching_ngram_size=max_ngram): the counterpart of specviz's "lookup" drafter.
+
+    transformers copies from the earliest occurrence of the longest suffix n-gram (n down to 1)
+    and keeps γ fixed (adaptive rows run it at the starting γ). No deadline, no engine counters.
+    """
+
+    def run(trial: Trial) -> Outcome:
+        lookup = {
+            "prompt_lookup_num_tokens": trial.settings.gamma,
+            "max_matching_ngram_size": max_ngram,
+        }
+        new_ids = _generate_new_ids(pair, prompt_ids, trial.settings, lookup)
+        return Outcome(len(new_ids), token_ids=tuple(new_ids))
+
+    return Method(name, run, settings)
+
+
+def transformers_counterpart(
+    drafter_spec: str,
+    pair: DraftModelPairLike,
+    prompt_ids: torch.Tensor,
+    settings: GenerationSettings,
+    name: str,
+) -> Method | None:
+    """transformers' own method for what drafter_spec drafts with, or None where it has none."""
+    spec = DrafterSpec.parse(drafter_spec)
+    if spec.kind == ModelDrafter.kind:
+        return assisted_generation(pair, prompt_ids, settings, name)
+    if spec.kind == PromptLookupDrafter.kind:
+        max_ngram = LookupOptions.from_spec(spec).max_ngram
+        return prompt_lookup_generation(pair, prompt_ids, settings, name, max_ngram)
+    return None
+
+
 def assisted_new_ids(
     pair: DraftModelPairLike, prompt_ids: torch.Tensor, settings: GenerationSettings
 ) -> list[int]:
@@ -72,7 +130,6 @@ def assisted_new_ids(
     stop is `assistant_confidence_threshold` (transformers' default is 0.4; None turns it off).
     transformers has no cumulative stop.
     """
-    target: Any = pair.target  # a transformers model: generate() and generation_config
     draft: Any = pair.draft
     draft_config = draft.generation_config
     draft_config.num_assistant_tokens = settings.gamma
@@ -80,6 +137,17 @@ def assisted_new_ids(
         "heuristic" if settings.adaptive_gamma else "constant"
     )
     draft_config.assistant_confidence_threshold = settings.draft_stop_below or None
+    return _generate_new_ids(pair, prompt_ids, settings, {"assistant_model": draft})
+
+
+def _generate_new_ids(
+    pair: ModelPairLike,
+    prompt_ids: torch.Tensor,
+    settings: GenerationSettings,
+    assistance: dict[str, Any],
+) -> list[int]:
+    """The ids target.generate(**assistance) adds after the prompt, at the settings' sampling."""
+    target: Any = pair.target  # a transformers model: generate() and generation_config
     sampling: dict[str, Any] = {"do_sample": False}
     if settings.temperature > 0:
         sampling = {
@@ -95,10 +163,10 @@ def assisted_new_ids(
         output = target.generate(
             ids,
             attention_mask=torch.ones_like(ids),
-            assistant_model=draft,
             max_new_tokens=settings.max_new_tokens,
             eos_token_id=eos,
             pad_token_id=getattr(pair.tokenizer, "pad_token_id", None) or eos[0],
+            **assistance,
             **sampling,
         )
     return [int(token) for token in output[0, ids.shape[1] :]]

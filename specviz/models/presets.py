@@ -65,8 +65,9 @@ __all__ = [
 
 #: Prompt categories, in the order the UI lists them.  The acceptance rate of a
 #: draft differs a lot between predictable text (code, translation) and
-#: open-ended text (stories), which is the contrast the visualiser is built to show.
-TASKS: tuple[str, ...] = ("code", "story", "explanation", "translation", "rewriting")
+#: open-ended text (stories), which is the contrast the visualiser is built to show;
+#: editing prompts hold the text to change, which prompt lookup copies.
+TASKS: tuple[str, ...] = ("code", "story", "explanation", "translation", "rewriting", "editing")
 
 #: Where a model comes from: a Hugging Face Hub id, a local folder in
 #: ``transformers`` layout, a single ``.gguf`` file, or a model shipped with the

@@ -179,6 +179,10 @@ TABLE = MappingProxyType(
             "The draft stopped after {n}: its last guess ends the text, so nothing after it could "
             "be kept."
         ),
+        "inspector.end.text_end": (
+            "The draft stopped after {n}: it copied everything that followed the matched text, up "
+            "to the end of what is written so far."
+        ),
         "inspector.end.confidence": (
             "The draft stopped itself after {n}: it gave its last guess {token} only q = {q} (the "
             "per-token confidence stop)."
@@ -730,6 +734,12 @@ TABLE = MappingProxyType(
         "error.drafter.no_options": "no options",
         "error.drafter.unknown": "unknown drafter {kind}; known drafters: {known}",
         "error.drafter.needs_draft": "drafter {kind} needs a model pair with a draft model",
+        "error.drafter.ngram_range": (
+            "drafter {kind} needs 1 <= min_ngram <= max_ngram <= {limit}, got min_ngram={low}, "
+            "max_ngram={high}"
+        ),
+        "error.drafter.occurrence": "drafter {kind}: occurrence must be one of {known}, got {got}",
+        "error.drafter.whole_number": "drafter {kind}: {name} must be a whole number, got {got}",
         "error.problems": "{problems}",
         "error.separator": "; ",
         "error.prompt_too_short": "the prompt must have at least two tokens",
@@ -840,5 +850,9 @@ TABLE = MappingProxyType(
         "error.app.gammas_range": "Give one to a few γ values between {low} and {high}.",
         "error.app.projection_blank": "Fill in every number of the projection.",
         "error.app.projection": "Check the projection's numbers: {cause}",
+        "error.exactness_drafter": (
+            "the sampled exactness lab draws from the draft model; drafter {drafter} is checked "
+            "at temperature 0 (greedy equality) only"
+        ),
     }
 )

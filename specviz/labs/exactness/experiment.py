@@ -376,18 +376,20 @@ class GreedyReport:
 
 
 def greedy_equality(
-    pair: DraftModelPairLike, prompt_ids: torch.Tensor, settings: GenerationSettings
+    pair: DraftModelPairLike,
+    prompt_ids: torch.Tensor,
+    settings: GenerationSettings,
+    drafter: str = DEFAULT_DRAFTER,
 ) -> GreedyReport:
-    """Greedy speculative and plain decoding of the same prompt, compared token for token.
+    """Greedy speculative (with the drafter spec given) and plain decoding of the same prompt,
+    compared token for token.
 
     In exact arithmetic they are equal (the verifier keeps a draft only if it is the target's
     argmax). In bfloat16 a forward over γ + 1 tokens and one over a single token may round
     differently, so a near-tie argmax can flip and the texts drift apart from there.
     """
     greedy = replace(settings, temperature=0.0)
-    cycles = list(
-        speculative_generate(pair, prompt_ids, greedy, make_drafter(DEFAULT_DRAFTER, pair))
-    )
+    cycles = list(speculative_generate(pair, prompt_ids, greedy, make_drafter(drafter, pair)))
     steps = list(autoregressive_generate(pair, prompt_ids, greedy))
     spec_tokens = [token for cycle in cycles for token in cycle.emitted]
     spec_ids = tuple(token.token_id for token in spec_tokens)

@@ -21,7 +21,7 @@ from specviz.core.events import Totals
 from specviz.core.settings import GenerationSettings
 from specviz.measure.harness import Method, Outcome, iter_measurements, never
 from specviz.measure.methods import plain_decoding, speculative_decoding
-from specviz.models.presets import TASKS
+from specviz.models.presets import DEFAULT_DRAFTER, TASKS
 from specviz.text import DEFAULT_LANGUAGE, UserError, t
 
 __all__ = [
@@ -161,14 +161,16 @@ def measure_tasks(
     progress: Callable[[float, str], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     warm_up: bool = True,
+    drafter: str = DEFAULT_DRAFTER,
 ) -> TaskReport:
-    """Run each task's first prompts speculatively and plainly; α, τ and speedup per task.
+    """Run each task's first prompts speculatively (drafting with the drafter spec given) and
+    plainly; α, τ and speedup per task.
 
     progress(fraction, message) is called before each run and once at the end; should_stop is
     polled between cycles, and a stop drops the unfinished prompt and returns what was finished.
     """
     updates = iter_task_measurements(
-        pair, prompts, encode, settings, prompts_per_task, should_stop, warm_up
+        pair, prompts, encode, settings, prompts_per_task, should_stop, warm_up, drafter
     )
     report = TaskReport(settings, (), complete=False)
     for update in updates:
@@ -186,6 +188,7 @@ def iter_task_measurements(
     prompts_per_task: int = 1,
     should_stop: Callable[[], bool] | None = None,
     warm_up: bool = True,
+    drafter: str = DEFAULT_DRAFTER,
 ) -> Iterator[TaskProgress]:
     """measure_tasks as a stream, so a UI can redraw the chart as each prompt finishes.
 
@@ -194,7 +197,7 @@ def iter_task_measurements(
     if prompts_per_task < 1:
         raise UserError("error.tasks.per_task", count=prompts_per_task)
     plan = _plan(prompts, prompts_per_task)
-    return _measure(pair, plan, encode, settings, should_stop or never, warm_up)
+    return _measure(pair, plan, encode, settings, should_stop or never, warm_up, drafter)
 
 
 def _plan(
@@ -219,6 +222,7 @@ def _measure(
     settings: GenerationSettings,
     should_stop: Callable[[], bool],
     warm_up: bool,
+    drafter: str,
 ) -> Iterator[TaskProgress]:
     # One harness measurement: speculative then plain decoding of each prompt, in plan order.
     prompts = [(task, prompt) for task, task_prompts in plan for prompt in task_prompts]
@@ -230,13 +234,15 @@ def _measure(
                 where += f", prompt {prompt_index + 1}/{len(task_prompts)}"
             prompt_ids = encode(prompt)
             methods += [
-                speculative_decoding(pair, prompt_ids, settings, f"{where}: speculative decoding"),
+                speculative_decoding(
+                    pair, prompt_ids, settings, f"{where}: speculative decoding", drafter
+                ),
                 plain_decoding(pair, prompt_ids, settings, f"{where}: plain decoding"),
             ]
     short = replace(settings, max_new_tokens=min(_WARM_UP_TOKENS, settings.max_new_tokens))
     first_ids = encode(prompts[0][1])
     warm_ups = [
-        speculative_decoding(pair, first_ids, short, "warm-up speculative"),
+        speculative_decoding(pair, first_ids, short, "warm-up speculative", drafter),
         plain_decoding(pair, first_ids, short, "warm-up plain"),
     ]
     updates = iter_measurements(

@@ -1,0 +1,65 @@
+"""The hybrid drafter: copy from the text when prompt lookup finds a match, else ask the draft model.
+
+Decided per cycle. Lookup costs no forward and is right on long repeated spans (edits, quotes);
+the draft model guesses where nothing repeats. Each Proposal names the part that made it, so
+Cycle.drafter says "lookup" or "draft-model" cycle by cycle.
+
+The draft model's KV cache stays a prefix of the committed text through lookup cycles: it is only
+cropped after its own proposals, and every proposal it makes first feeds the committed tokens its
+cache has not seen (ModelDrafter.propose), which after lookup cycles includes what they committed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import torch
+
+from specviz.core.engine import ModelPairLike
+from specviz.core.proposal import Proposal
+from specviz.core.sampling import Sampler
+from specviz.core.settings import GenerationSettings
+from specviz.drafters.base import DrafterSpec
+from specviz.drafters.draft_model import ModelDrafter
+from specviz.drafters.prompt_lookup import PromptLookupDrafter
+
+
+class HybridDrafter:
+    """Prompt lookup when the text's suffix occurred before, the draft model otherwise."""
+
+    kind = "hybrid"
+
+    def __init__(self, lookup: PromptLookupDrafter, model: ModelDrafter) -> None:
+        self.lookup = lookup
+        self.model = model
+        # The part that made the last proposal: it alone learns from the verdict (each keeps its
+        # own γ schedule, since a copy and a guess are accepted at different rates).
+        self._proposer: PromptLookupDrafter | ModelDrafter = lookup
+
+    @classmethod
+    def from_spec(cls, spec: DrafterSpec, pair: ModelPairLike) -> HybridDrafter:
+        """The registry's factory: the lookup options the spec sets, the pair's draft model."""
+        lookup = PromptLookupDrafter.from_spec(spec, pair)
+        return cls(lookup, ModelDrafter.from_spec(DrafterSpec(ModelDrafter.kind), pair))
+
+    @property
+    def cache_len(self) -> int:
+        return self.model.cache_len
+
+    def start(
+        self, prompt_ids: torch.Tensor, settings: GenerationSettings, stop_ids: frozenset[int]
+    ) -> float:
+        seconds = self.lookup.start(prompt_ids, settings, stop_ids)
+        return seconds + self.model.start(prompt_ids, settings, stop_ids)
+
+    def propose(self, context: torch.Tensor, max_tokens: int, sampler: Sampler) -> Proposal:
+        copied = self.lookup.propose(context, max_tokens, sampler)
+        if copied.token_ids.shape[0] > 0 or max_tokens <= 0:
+            self._proposer = self.lookup
+            return copied
+        self._proposer = self.model
+        guessed = self.model.propose(context, max_tokens, sampler)
+        return replace(guessed, seconds=guessed.seconds + copied.seconds)
+
+    def commit(self, accepted_len: int, next_token: int) -> None:
+        self._proposer.commit(accepted_len, next_token)

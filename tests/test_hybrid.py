@@ -1,0 +1,105 @@
+"""The hybrid drafter: lookup when it matches, the draft model otherwise, one cache kept right."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+from conftest import TinyPair
+
+from specviz.core.engine import GenerationSettings, speculative_generate
+from specviz.core.proposal import Proposal
+from specviz.core.sampling import Sampler
+from specviz.drafters.draft_model import ModelDrafter
+from specviz.drafters.hybrid import HybridDrafter
+from specviz.drafters.registry import make_drafter
+
+# Repeats (copyable) and fresh text (nothing to copy at first), so both parts propose.
+PROMPT = torch.tensor([list(b"abcdefg")])
+
+
+def hybrid(pair: TinyPair, spec: str = "hybrid") -> HybridDrafter:
+    drafter = make_drafter(spec, pair)
+    assert isinstance(drafter, HybridDrafter)
+    return drafter
+
+
+def test_it_needs_a_draft_model_and_takes_the_lookup_options(tiny_pair: TinyPair) -> None:
+    drafter = hybrid(tiny_pair, "hybrid:max_ngram=2,occurrence=latest")
+    assert drafter.lookup.options.max_ngram == 2 and drafter.lookup.options.occurrence == "latest"
+    assert drafter.model.model is tiny_pair.draft
+
+    class NoDraft:
+        target = torch.nn.Linear(1, 1)
+
+    with pytest.raises(ValueError, match="needs a model pair with a draft model"):
+        make_drafter("hybrid", NoDraft())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_each_cycle_records_which_part_proposed(tiny_pair: TinyPair, temperature: float) -> None:
+    settings = GenerationSettings(
+        gamma=4, temperature=temperature, max_new_tokens=40, stop_on_eos=False, seed=3
+    )
+    cycles = list(speculative_generate(tiny_pair, PROMPT, settings, hybrid(tiny_pair)))
+    kinds = [cycle.drafter for cycle in cycles]
+    assert set(kinds) == {"lookup", "draft-model"}
+    for cycle in cycles:
+        if cycle.gamma == 0:  # only where the budget leaves no room for a draft
+            assert cycle.draft_end == "budget"
+        elif cycle.drafter == "lookup":  # copied: no forward, a source position per draft
+            assert len(cycle.copied_from or ()) == cycle.gamma
+            assert all(token.q_draft == 1.0 for token in cycle.drafted)
+        else:  # guessed: the draft model's forwards and its q, nothing copied
+            assert cycle.copied_from is None
+    forwards = [cycle.totals.draft_forwards for cycle in cycles]
+    guessed = [c.gamma for c in cycles if c.drafter == "draft-model"]
+    assert forwards[-1] == sum(guessed)
+
+
+def test_the_draft_cache_catches_up_on_what_lookup_cycles_committed(tiny_pair: TinyPair) -> None:
+    """Every draft-model proposal after lookup cycles has the q a cache-free forward over the
+    whole committed text gives: the cache held exactly the committed prefix it should."""
+    drafter = hybrid(tiny_pair)
+    seen: list[tuple[list[int], Proposal]] = []
+    model_propose = drafter.model.propose
+
+    def recording(context: torch.Tensor, max_tokens: int, sampler: Sampler) -> Proposal:
+        proposal = model_propose(context, max_tokens, sampler)
+        seen.append((context.tolist(), proposal))
+        return proposal
+
+    drafter.model.propose = recording  # type: ignore[method-assign]
+    settings = GenerationSettings(gamma=3, max_new_tokens=40, stop_on_eos=False)
+    cycles = list(speculative_generate(tiny_pair, PROMPT, settings, drafter))
+    kinds = [cycle.drafter for cycle in cycles]
+    # At least one draft-model proposal comes after a lookup cycle.
+    assert any(a == "lookup" and b == "draft-model" for a, b in itertools.pairwise(kinds))
+    assert len(seen) == kinds.count("draft-model")
+    for context, proposal in seen:
+        drafts = proposal.token_ids.tolist()
+        full = torch.tensor([context + drafts[:-1]])
+        with torch.inference_mode():
+            logits = tiny_pair.draft(full).logits[0, -len(drafts) :]
+        assert proposal.q_draft is not None
+        torch.testing.assert_close(proposal.q_draft, torch.softmax(logits, -1), atol=1e-4, rtol=0)
+    for cycle in cycles:
+        assert cycle.draft_cache_len <= cycle.context_len  # never ahead of the committed text
+
+
+def test_lookup_cycles_leave_the_draft_model_untouched(tiny_pair: TinyPair) -> None:
+    """A lookup cycle neither feeds nor crops the draft model; only its own verdicts move it."""
+    drafter = hybrid(tiny_pair)
+    commits: list[str] = []
+    model_commit = drafter.model.commit
+
+    def recording(accepted_len: int, next_token: int) -> None:
+        commits.append("draft-model")
+        model_commit(accepted_len, next_token)
+
+    drafter.model.commit = recording  # type: ignore[method-assign]
+    settings = GenerationSettings(gamma=3, max_new_tokens=40, stop_on_eos=False)
+    cycles = list(speculative_generate(tiny_pair, PROMPT, settings, drafter))
+    assert len(commits) == sum(cycle.drafter == "draft-model" for cycle in cycles)
+    assert isinstance(drafter.model, ModelDrafter)
