@@ -99,8 +99,19 @@ def test_constant_keys_with_their_values_format() -> None:
         assert given == placeholders(ENGLISH[call.args[0].value]), where
 
 
+def _setting_keys() -> set[str]:
+    """The keys the settings schema words its settings with (``setting.<name>``, ``.help``)."""
+    from specviz.core.settings import settings_schema
+
+    return {key for item in settings_schema() for key in (item.label_key, item.help_key)}
+
+
+def test_every_setting_is_worded_in_the_english_table() -> None:
+    assert sorted(_setting_keys() - set(ENGLISH)) == []
+
+
 def test_every_english_text_is_used_somewhere() -> None:
-    used = {key for _, key in _key_literals()}
+    used = {key for _, key in _key_literals()} | _setting_keys()
     assert sorted(set(ENGLISH) - used) == []
 
 

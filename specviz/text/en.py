@@ -3,7 +3,8 @@
 Keys are grouped by where the text appears (``origin.*`` token kinds, ``tip.*`` token tooltips,
 ``card.*`` and ``cards.*`` the current cycle, ``counter.*``, ``race.*``, ``chart.*``, one prefix per
 lab, ``app.*`` the Gradio app's titles, controls and status lines, ``setting.*`` each generation
-setting's label and help (the keys its ``SettingSpec`` names) and what a value must be,
+setting's label and help (``setting.<name>`` and ``setting.<name>.help``, by field name) and what
+a value must be,
 ``value.*`` a value named with its type, ``cli.*``, ``error.*`` errors the user can fix). Fields in
 braces are filled by the code, which formats the numbers.
 Another language is another module with the same keys and fields (tests/test_text.py checks).
