@@ -290,7 +290,7 @@ SHOWN_KEYWORDS = {"label", "info", "placeholder", "title", "message", "desc"}
 # error, a status line (its second argument, the kind, is a CSS class).
 SHOWING_FIRST = {
     "Markdown", "Button", "Tab", "Accordion", "Error", "Warning", "Info", "status_line",
-    "status_html",
+    "status_html", "lab_tab", "run_button", "status_box",
 }  # fmt: skip
 
 

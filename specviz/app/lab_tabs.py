@@ -9,6 +9,7 @@ engine lock and hands records to the views.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -164,8 +165,7 @@ def rule_choices(lang: str) -> list[tuple[str, str]]:
 def exactness_tab(wiring: LabWiring) -> None:
     """Tab 2: is it really lossless? Distributions, tests, and greedy equality."""
     lang = wiring.lang
-    with gr.Tab(t("app.tab.exactness", lang), id="exactness", elem_id="sv-tab-exactness"):
-        gr.Markdown(t("app.exactness.intro", lang), elem_classes="sv-lab-intro")
+    with lab_tab(t("app.tab.exactness", lang), t("app.exactness.intro", lang), "exactness"):
         with gr.Row():
             samples = gr.Slider(
                 100,
@@ -182,22 +182,14 @@ def exactness_tab(wiring: LabWiring) -> None:
             label=t("app.exactness.rule", lang),
             elem_id="sv-rule",
         )
-        button = gr.Button(t("app.exactness.run", lang), variant="primary", elem_id="sv-exact-run")
-        status = gr.HTML(status_line(t("app.status.not_run", lang)), elem_id="sv-exact-status")
-        first = gr.Plot(
-            exactness_charts.distribution_chart(None, 1, lang=lang),
-            show_label=False,
-            elem_id="sv-exact-first",
-        )
-        pairs = gr.Plot(
-            exactness_charts.distribution_chart(None, 2, lang=lang),
-            show_label=False,
-            elem_id="sv-exact-pairs",
-        )
+        button = run_button(t("app.exactness.run", lang), "sv-exact-run")
+        status = status_box(t("app.status.not_run", lang), "sv-exact-status")
+        first = chart(exactness_charts.distribution_chart(None, 1, lang=lang), "sv-exact-first")
+        pairs = chart(exactness_charts.distribution_chart(None, 2, lang=lang), "sv-exact-pairs")
         summary = gr.HTML(
             exactness_panel.exactness_html(None, lang=lang), elem_id="sv-exact-summary"
         )
-        needed = gr.Plot(exactness_charts.samples_needed_chart(None, lang=lang), show_label=False)
+        needed = chart(exactness_charts.samples_needed_chart(None, lang=lang))
 
     def run_exactness(
         inputs: Inputs,
@@ -206,8 +198,7 @@ def exactness_tab(wiring: LabWiring) -> None:
         rule_value: str,
         progress: gr.Progress = gr.Progress(),  # noqa: B008
     ) -> dict[Any, Any]:
-        pair = wiring.app.load(inputs.preset, progress)
-        prompt_ids = pair.encode_prompt(inputs.prompt, chat=inputs.chat)
+        pair, prompt_ids = wiring.app.load_with_prompt(inputs, progress)
         if inputs.settings.temperature <= 0:
             greedy = wiring.app.run_locked(
                 lambda: exactness.greedy_equality(pair, prompt_ids, inputs.settings),
@@ -218,9 +209,6 @@ def exactness_tab(wiring: LabWiring) -> None:
                 summary: exactness_panel.greedy_html(greedy, lang=lang),
             }
 
-        def report_progress(fraction: float, message: str) -> None:
-            progress(fraction, desc=message)
-
         report = wiring.app.run_locked(
             lambda: exactness.run_exactness_lab(
                 pair,
@@ -229,7 +217,7 @@ def exactness_tab(wiring: LabWiring) -> None:
                 samples=int(samples_value),
                 tokens=int(tokens_value),
                 rule=rule_value,
-                progress=report_progress,
+                progress=wiring.app.progress_bar(progress),
             ),
             "app.doing.sampling",
         )
@@ -255,17 +243,14 @@ def exactness_tab(wiring: LabWiring) -> None:
 def tasks_tab(wiring: LabWiring) -> None:
     """Tab 5: α, τ and speedup per task group."""
     lang = wiring.lang
-    with gr.Tab(t("app.tab.tasks", lang), id="tasks", elem_id="sv-tab-tasks"):
-        gr.Markdown(t("app.tasks.intro", lang), elem_classes="sv-lab-intro")
+    with lab_tab(t("app.tab.tasks", lang), t("app.tasks.intro", lang), "tasks"):
         with gr.Row():
             per_task = gr.Slider(
                 1, 3, value=1, step=1, label=t("app.tasks.per_task", lang), scale=3
             )
-            button = gr.Button(t("app.tasks.run", lang), variant="primary", elem_id="sv-tasks-run")
-        status = gr.HTML(status_line(t("app.status.not_run", lang)), elem_id="sv-tasks-status")
-        plot = gr.Plot(
-            task_charts.task_chart(None, lang=lang), show_label=False, elem_id="sv-tasks-plot"
-        )
+            button = run_button(t("app.tasks.run", lang), "sv-tasks-run")
+        status = status_box(t("app.status.not_run", lang), "sv-tasks-status")
+        plot = chart(task_charts.task_chart(None, lang=lang), "sv-tasks-plot")
         table = gr.HTML(tasks_panel.tasks_html(None, lang=lang), elem_id="sv-tasks-table")
 
     def run_tasks(
@@ -274,7 +259,7 @@ def tasks_tab(wiring: LabWiring) -> None:
         progress: gr.Progress = gr.Progress(),  # noqa: B008
     ) -> Iterator[dict[Any, Any]]:
         pair = wiring.app.load(inputs.preset, progress)
-        updates = task_dependence.iter_task_measurements(
+        plan = task_dependence.TaskPlan(
             pair,
             inputs.preset.prompts,
             lambda text: pair.encode_prompt(text, chat=inputs.chat),
@@ -282,8 +267,11 @@ def tasks_tab(wiring: LabWiring) -> None:
             int(per_task_value or 1),
             warm_up=wiring.warm_up(inputs),
         )
-        for update in wiring.app.locked(updates, "app.doing.tasks"):
-            progress(update.fraction, desc=update.message)
+        bar = wiring.app.progress_bar(progress)
+        for update in wiring.app.locked(
+            task_dependence.iter_task_measurements(plan), "app.doing.tasks"
+        ):
+            bar(update.fraction, update.message)
             done = update.report.complete
             line = (
                 t("app.status.done", lang)
@@ -302,3 +290,29 @@ def tasks_tab(wiring: LabWiring) -> None:
 def status_line(message: str, kind: str = "info") -> str:
     """A lab's status line around *message* (already in the reader's language)."""
     return render.status_html(message, kind=kind)
+
+
+# --- the pieces every lab tab is built from ------------------------------------------------------
+
+
+@contextmanager
+def lab_tab(title: str, intro: str, tab_id: str) -> Iterator[None]:
+    """A lab's tab (``id`` *tab_id*), opened with its intro paragraph; lay the lab out inside."""
+    with gr.Tab(title, id=tab_id, elem_id=f"sv-tab-{tab_id}"):
+        gr.Markdown(intro, elem_classes="sv-lab-intro")
+        yield
+
+
+def run_button(label: str, elem_id: str) -> gr.Button:
+    """The button that starts a lab's measurement."""
+    return gr.Button(label, variant="primary", elem_id=elem_id)
+
+
+def status_box(message: str, elem_id: str) -> gr.HTML:
+    """A lab's status line, showing *message* until the lab runs."""
+    return gr.HTML(status_line(message), elem_id=elem_id)
+
+
+def chart(figure: Any, elem_id: str | None = None) -> gr.Plot:
+    """A lab's figure: the chart carries its own title, so the component shows no label."""
+    return gr.Plot(figure, show_label=False, elem_id=elem_id)

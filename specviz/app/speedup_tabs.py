@@ -8,7 +8,7 @@ from typing import Any
 
 import gradio as gr
 
-from specviz.app.lab_tabs import LabWiring, status_line
+from specviz.app.lab_tabs import LabWiring, chart, lab_tab, run_button, status_box, status_line
 from specviz.app.session import Inputs
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN
 from specviz.labs.speedup import charts as speedup_charts
@@ -29,22 +29,15 @@ DEFAULT_GAMMAS = "1,3,5,8"  # the γ values the speedup lab measures unless told
 def speedup_tab(wiring: LabWiring) -> gr.Number:
     """Tab 3: τ and predicted speedup against γ, with measured speedups overlaid."""
     lang = wiring.lang
-    with gr.Tab(t("app.tab.speedup", lang), id="speedup", elem_id="sv-tab-speedup"):
-        gr.Markdown(t("app.speedup.intro", lang), elem_classes="sv-lab-intro")
+    with lab_tab(t("app.tab.speedup", lang), t("app.speedup.intro", lang), "speedup"):
         with gr.Row():
             gammas = gr.Textbox(value=DEFAULT_GAMMAS, label=t("app.speedup.gammas", lang), scale=2)
             budget = gr.Slider(
                 20, 300, value=90, step=10, label=t("app.speedup.budget", lang), scale=2
             )
-            button = gr.Button(
-                t("app.button.measure", lang), variant="primary", elem_id="sv-speedup-run"
-            )
-        status = gr.HTML(status_line(t("app.status.not_run", lang)), elem_id="sv-speedup-status")
-        plot = gr.Plot(
-            speedup_charts.theory_chart(None, lang=lang),
-            show_label=False,
-            elem_id="sv-speedup-plot",
-        )
+            button = run_button(t("app.button.measure", lang), "sv-speedup-run")
+        status = status_box(t("app.status.not_run", lang), "sv-speedup-status")
+        plot = chart(speedup_charts.theory_chart(None, lang=lang), "sv-speedup-plot")
         summary = gr.HTML(speedup_panel.speedup_html(None, lang=lang), elem_id="sv-speedup-summary")
         alpha = gr.Number(visible=False)  # the measured α, handed to the projection
 
@@ -55,8 +48,7 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
         progress: gr.Progress = gr.Progress(),  # noqa: B008
     ) -> dict[Any, Any]:
         chosen = _gammas(gammas_value, lang)
-        pair = wiring.app.load(inputs.preset, progress)
-        prompt_ids = pair.encode_prompt(inputs.prompt, chat=inputs.chat)
+        pair, prompt_ids = wiring.app.load_with_prompt(inputs, progress)
         lab = wiring.app.run_locked(
             lambda: speedup_model.measure_speedup_lab(
                 pair,
@@ -64,7 +56,7 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
                 inputs.settings,
                 gammas=chosen,
                 time_budget_s=float(budget_value),
-                progress=lambda fraction, message: progress(fraction, desc=message),
+                progress=wiring.app.progress_bar(progress),
             ),
             "app.doing.speedups",
         )
@@ -97,8 +89,7 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
     lang = wiring.lang
     gpus = list(gpu_projection.GPU_PRESETS)
     first_gpu = gpu_projection.GPU_PRESETS[gpus[1]]
-    with gr.Tab(t("app.tab.cost", lang), id="cost", elem_id="sv-tab-cost"):
-        gr.Markdown(t("app.cost.intro", lang), elem_classes="sv-lab-intro")
+    with lab_tab(t("app.tab.cost", lang), t("app.cost.intro", lang), "cost"):
         with gr.Row():
             sizes = gr.Slider(
                 2,
@@ -110,15 +101,9 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
                 elem_id="sv-cost-sizes",
             )
             repeats = gr.Slider(1, 9, value=3, step=1, label=t("app.cost.repeats", lang), scale=2)
-            button = gr.Button(
-                t("app.button.measure", lang), variant="primary", elem_id="sv-cost-run"
-            )
-        status = gr.HTML(status_line(t("app.status.not_measured", lang)), elem_id="sv-cost-status")
-        curve_plot = gr.Plot(
-            speedup_charts.cost_curve_chart(None, lang=lang),
-            show_label=False,
-            elem_id="sv-cost-plot",
-        )
+            button = run_button(t("app.button.measure", lang), "sv-cost-run")
+        status = status_box(t("app.status.not_measured", lang), "sv-cost-status")
+        curve_plot = chart(speedup_charts.cost_curve_chart(None, lang=lang), "sv-cost-plot")
         gr.Markdown(t("app.projection.heading", lang))
         with gr.Row():
             gpu = gr.Dropdown(gpus, value=gpus[1], label=t("app.projection.gpu", lang), scale=2)
@@ -132,10 +117,8 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
             alpha = gr.Number(0.8, label=t("app.projection.alpha", lang), minimum=0, maximum=1)
             overhead = gr.Number(0.0, label=t("app.projection.overhead", lang), minimum=0)
         project_button = gr.Button(t("app.projection.run", lang), elem_id="sv-project")
-        projection_plot = gr.Plot(
-            speedup_charts.projection_chart(None, lang=lang),
-            show_label=False,
-            elem_id="sv-projection-plot",
+        projection_plot = chart(
+            speedup_charts.projection_chart(None, lang=lang), "sv-projection-plot"
         )
         projection_note = gr.HTML(
             speedup_panel.projection_html(None, lang=lang), elem_id="sv-projection-note"
@@ -147,8 +130,7 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
         repeats_value: float,
         progress: gr.Progress = gr.Progress(),  # noqa: B008
     ) -> dict[Any, Any]:
-        pair = wiring.app.load(inputs.preset, progress)
-        context = pair.encode_prompt(inputs.prompt, chat=inputs.chat)
+        pair, context = wiring.app.load_with_prompt(inputs, progress)
         progress(0.5, desc=t("app.cost.progress", lang))
         curve = wiring.app.run_locked(
             lambda: measure_verification_cost(

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from specviz.cli.options import add_model_options, load_pair_for, preset_for
+from specviz.cli.options import add_model_options, load_pair_for, preset_for, progress_line
 from specviz.core.settings import add_setting_arguments, settings_from_args
 from specviz.measure.bench import BenchGrid, BenchResult, Row, check_prompts, run_bench_grid
 from specviz.models.presets import TASKS
@@ -88,15 +88,11 @@ def run_bench(args: argparse.Namespace) -> int:
         preset,
         grid,
         on_row=lambda row: print(format_row(row), flush=True),
-        progress=_progress_line,
+        progress=progress_line(args.lang),
     )
     _write_json(Path(args.out), grid, preset, pair, result)
     print(summary(result))
     return 0
-
-
-def _progress_line(fraction: float, message: str) -> None:
-    print(f"[{fraction:4.0%}] {message}", file=sys.stderr, flush=True)
 
 
 def header() -> str:
