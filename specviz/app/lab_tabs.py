@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
@@ -24,8 +24,12 @@ from specviz.labs.exactness import panel as exactness_panel
 from specviz.labs.tasks import charts as task_charts
 from specviz.labs.tasks import experiment as task_dependence
 from specviz.labs.tasks import panel as tasks_panel
-from specviz.text import t
+from specviz.models.loader import ModelPair
+from specviz.text import Phrase, t
 from specviz.views import run_html as render
+
+if TYPE_CHECKING:
+    import torch
 
 
 @dataclass
@@ -103,6 +107,17 @@ def inspector_tab(session: gr.State, tabs: gr.Tabs, stream: gr.HTML, lang: str) 
     return tab
 
 
+@dataclass(frozen=True)
+class LabRun:
+    """What a lab's handler starts from: the validated inputs, their loaded pair and prompt, and a
+    progress bar worded in the app's language."""
+
+    inputs: Inputs
+    pair: ModelPair
+    prompt_ids: torch.Tensor  # (1, T)
+    progress: Callable[[float, Phrase], None]
+
+
 @dataclass
 class LabWiring:
     """What every model-running lab needs: the app, the shared controls and one event recipe."""
@@ -122,16 +137,26 @@ class LabWiring:
         outputs: list[Any],
         status: gr.HTML,
     ) -> Any:
-        """Validate the shared controls (errors show at once), then run the lab in the engine queue."""
+        """Validate the shared controls (errors show at once), then run the lab in the engine queue:
+        load the pair (with a progress bar) and call ``handler(LabRun, *lab values)``, which
+        returns the outputs' updates or yields them as it goes."""
 
         def collect(**values: Any) -> Inputs:
             return read_run_inputs(self.app, values)
+
+        # Gradio finds gr.Progress among positional parameters, as a default value.
+        def run(progress: gr.Progress = gr.Progress(), *values: Any) -> Iterator[Any]:  # noqa: B008
+            inputs, *lab_values = values
+            pair, prompt_ids = self.app.load_with_prompt(inputs, progress)
+            lab = LabRun(inputs, pair, prompt_ids, self.app.progress_bar(progress))
+            updates = handler(lab, *lab_values)
+            yield from updates if isinstance(updates, Iterator) else (updates,)
 
         private: dict[str, Any] = {"api_visibility": "private"}
         event = button.click(
             collect, None, self.chosen, inputs_kwargs=self.controls, queue=False, **private
         ).success(
-            handler,
+            run,
             [self.chosen, *lab_inputs],
             outputs,
             concurrency_id=self.engine_group,
@@ -192,16 +217,11 @@ def exactness_tab(wiring: LabWiring) -> None:
         needed = chart(exactness_charts.samples_needed_chart(None, lang=lang))
 
     def run_exactness(
-        inputs: Inputs,
-        samples_value: float,
-        tokens_value: float,
-        rule_value: str,
-        progress: gr.Progress = gr.Progress(),  # noqa: B008
+        lab: LabRun, samples_value: float, tokens_value: float, rule_value: str
     ) -> dict[Any, Any]:
-        pair, prompt_ids = wiring.app.load_with_prompt(inputs, progress)
-        if inputs.settings.temperature <= 0:
+        if lab.inputs.settings.temperature <= 0:
             greedy = wiring.app.run_locked(
-                lambda: exactness.greedy_equality(pair, prompt_ids, inputs.settings),
+                lambda: exactness.greedy_equality(lab.pair, lab.prompt_ids, lab.inputs.settings),
                 "app.doing.greedy",
             )
             return {
@@ -211,13 +231,13 @@ def exactness_tab(wiring: LabWiring) -> None:
 
         report = wiring.app.run_locked(
             lambda: exactness.run_exactness_lab(
-                pair,
-                prompt_ids,
-                inputs.settings,
+                lab.pair,
+                lab.prompt_ids,
+                lab.inputs.settings,
                 samples=int(samples_value),
                 tokens=int(tokens_value),
                 rule=rule_value,
-                progress=wiring.app.progress_bar(progress),
+                progress=lab.progress,
             ),
             "app.doing.sampling",
         )
@@ -253,25 +273,18 @@ def tasks_tab(wiring: LabWiring) -> None:
         plot = chart(task_charts.task_chart(None, lang=lang), "sv-tasks-plot")
         table = gr.HTML(tasks_panel.tasks_html(None, lang=lang), elem_id="sv-tasks-table")
 
-    def run_tasks(
-        inputs: Inputs,
-        per_task_value: float,
-        progress: gr.Progress = gr.Progress(),  # noqa: B008
-    ) -> Iterator[dict[Any, Any]]:
-        pair = wiring.app.load(inputs.preset, progress)
+    def run_tasks(lab: LabRun, per_task_value: float) -> Iterator[dict[Any, Any]]:
         plan = task_dependence.TaskPlan(
-            pair,
-            inputs.preset.prompts,
-            lambda text: pair.encode_prompt(text, chat=inputs.chat),
-            inputs.settings,
+            lab.pair,
+            lab.inputs.preset.prompts,
+            lambda text: lab.pair.encode_prompt(text, chat=lab.inputs.chat),
+            lab.inputs.settings,
             int(per_task_value or 1),
-            warm_up=wiring.warm_up(inputs),
+            warm_up=wiring.warm_up(lab.inputs),
         )
-        bar = wiring.app.progress_bar(progress)
-        for update in wiring.app.locked(
-            task_dependence.iter_task_measurements(plan), "app.doing.tasks"
-        ):
-            bar(update.fraction, update.message)
+        updates = task_dependence.iter_task_measurements(plan)
+        for update in wiring.app.locked(updates, "app.doing.tasks"):
+            lab.progress(update.fraction, update.message)
             done = update.report.complete
             line = (
                 t("app.status.done", lang)

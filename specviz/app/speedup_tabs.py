@@ -8,15 +8,22 @@ from typing import Any
 
 import gradio as gr
 
-from specviz.app.lab_tabs import LabWiring, chart, lab_tab, run_button, status_box, status_line
-from specviz.app.session import Inputs
+from specviz.app.lab_tabs import (
+    LabRun,
+    LabWiring,
+    chart,
+    lab_tab,
+    run_button,
+    status_box,
+    status_line,
+)
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN
 from specviz.labs.speedup import charts as speedup_charts
 from specviz.labs.speedup import gpu_projection
 from specviz.labs.speedup import panel as speedup_panel
 from specviz.labs.speedup import theory as speedup_model
 from specviz.labs.speedup.cost_curve import measure_verification_cost
-from specviz.text import UserError, t
+from specviz.text import Phrase, UserError, t
 
 # The bundled pair's weights in bf16 (1,543,714,304 and 494,032,768 weights read per forward,
 # from gpu_projection.model_footprint): the projection's defaults until a measurement fills them.
@@ -41,32 +48,26 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
         summary = gr.HTML(speedup_panel.speedup_html(None, lang=lang), elem_id="sv-speedup-summary")
         alpha = gr.Number(visible=False)  # the measured α, handed to the projection
 
-    def run_speedup(
-        inputs: Inputs,
-        gammas_value: str,
-        budget_value: float,
-        progress: gr.Progress = gr.Progress(),  # noqa: B008
-    ) -> dict[Any, Any]:
+    def run_speedup(lab: LabRun, gammas_value: str, budget_value: float) -> dict[Any, Any]:
         chosen = _gammas(gammas_value, lang)
-        pair, prompt_ids = wiring.app.load_with_prompt(inputs, progress)
-        lab = wiring.app.run_locked(
+        measured = wiring.app.run_locked(
             lambda: speedup_model.measure_speedup_lab(
-                pair,
-                prompt_ids,
-                inputs.settings,
+                lab.pair,
+                lab.prompt_ids,
+                lab.inputs.settings,
                 gammas=chosen,
                 time_budget_s=float(budget_value),
-                progress=wiring.app.progress_bar(progress),
+                progress=lab.progress,
             ),
             "app.doing.speedups",
         )
-        note = t("app.status.done" if lab.complete else "app.speedup.cut", lang)
-        line = t("app.speedup.done", lang, note=note, seconds=f"{lab.elapsed_s:.0f}")
+        note = t("app.status.done" if measured.complete else "app.speedup.cut", lang)
+        line = t("app.speedup.done", lang, note=note, seconds=f"{measured.elapsed_s:.0f}")
         return {
             status: status_line(line, "done"),
-            plot: speedup_charts.theory_chart(lab.theory, lab.runs, lang=lang),
-            summary: speedup_panel.speedup_html(lab, lang=lang),
-            alpha: lab.theory.alpha,
+            plot: speedup_charts.theory_chart(measured.theory, measured.runs, lang=lang),
+            summary: speedup_panel.speedup_html(measured, lang=lang),
+            alpha: measured.theory.alpha,
         }
 
     wiring.start(button, run_speedup, [gammas, budget], [status, plot, summary, alpha], status)
@@ -124,22 +125,16 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
             speedup_panel.projection_html(None, lang=lang), elem_id="sv-projection-note"
         )
 
-    def measure_cost(
-        inputs: Inputs,
-        sizes_value: float,
-        repeats_value: float,
-        progress: gr.Progress = gr.Progress(),  # noqa: B008
-    ) -> dict[Any, Any]:
-        pair, context = wiring.app.load_with_prompt(inputs, progress)
-        progress(0.5, desc=t("app.cost.progress", lang))
+    def measure_cost(lab: LabRun, sizes_value: float, repeats_value: float) -> dict[Any, Any]:
+        lab.progress(0.5, Phrase("app.cost.progress"))
         curve = wiring.app.run_locked(
             lambda: measure_verification_cost(
-                pair.target, context, int(sizes_value), int(repeats_value), COST_BUDGET_S
+                lab.pair.target, lab.prompt_ids, int(sizes_value), int(repeats_value), COST_BUDGET_S
             ),
             "app.doing.forward_times",
         )
-        target = gpu_projection.model_footprint(pair.target)
-        draft = gpu_projection.model_footprint(pair.draft)
+        target = gpu_projection.model_footprint(lab.pair.target)
+        draft = gpu_projection.model_footprint(lab.pair.draft)
         measured = "app.cost.measured" if curve.complete else "app.cost.measured_cut"
         return {
             status: status_line(

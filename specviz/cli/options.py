@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import asdict, is_dataclass
 from typing import Any
 
-from specviz.text import Phrase, UserError, t
+from specviz.text import DEFAULT_LANGUAGE, Phrase, UserError, t
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -27,11 +27,11 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_setting_options(parser: argparse.ArgumentParser) -> None:
-    """The generation settings' flags, derived from the schema, and --raw."""
+def add_setting_options(parser: argparse.ArgumentParser, lang: str = DEFAULT_LANGUAGE) -> None:
+    """The generation settings' flags, derived from the schema (their help in *lang*), and --raw."""
     from specviz.core.settings import add_setting_arguments
 
-    add_setting_arguments(parser)
+    add_setting_arguments(parser, lang=lang)
     parser.add_argument("--raw", action="store_true", help="send the prompt without chat template")
 
 
