@@ -132,7 +132,7 @@ def test_a_lab_handler_gets_a_lab_run_and_may_answer_once_or_stream() -> None:
         number, status, button = gr.Number(3), gr.HTML(), gr.Button()
         for handler in (once, streaming):
             wiring.start(button, handler, [number], [status], status)
-    runs = [fn.fn for fn in demo.fns.values() if fn.fn.__name__ == "run"]
+    runs = [fn.fn for fn in demo.fns.values() if fn.fn.__name__ == "run_lab"]
     results = []
     for run in runs:
         assert inspect.isgeneratorfunction(run)

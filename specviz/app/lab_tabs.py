@@ -144,8 +144,9 @@ class LabWiring:
         def collect(**values: Any) -> Inputs:
             return read_run_inputs(self.app, values)
 
-        # Gradio finds gr.Progress among positional parameters, as a default value.
-        def run(progress: gr.Progress = gr.Progress(), *values: Any) -> Iterator[Any]:  # noqa: B008
+        # Gradio finds gr.Progress among positional parameters, as a default value. The name is
+        # the event's private API name; "run" belongs to the live run.
+        def run_lab(progress: gr.Progress = gr.Progress(), *values: Any) -> Iterator[Any]:  # noqa: B008
             inputs, *lab_values = values
             pair, prompt_ids = self.app.load_with_prompt(inputs, progress)
             lab = LabRun(inputs, pair, prompt_ids, self.app.progress_bar(progress))
@@ -156,7 +157,7 @@ class LabWiring:
         event = button.click(
             collect, None, self.chosen, inputs_kwargs=self.controls, queue=False, **private
         ).success(
-            run,
+            run_lab,
             [self.chosen, *lab_inputs],
             outputs,
             concurrency_id=self.engine_group,
