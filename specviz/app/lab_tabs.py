@@ -71,11 +71,7 @@ def inspector_tab(session: gr.State, tabs: gr.Tabs, stream: gr.HTML, lang: str) 
             elem_id="sv-inspect-cycle",
         )
         table = gr.HTML(inspector.inspector_html(None, lang=lang), elem_id="sv-inspect")
-        plot = gr.Plot(
-            inspector.inspector_figure(None, lang=lang),
-            show_label=False,
-            elem_id="sv-inspect-plot",
-        )
+        plot = chart(inspector.inspector_figure(None, lang=lang), "sv-inspect-plot")
     tab = InspectorTab(cycle, table, plot, lang)
 
     def show(sess: Session | None, number: float | None) -> tuple[str, Any]:

@@ -4,9 +4,10 @@ Keys are grouped by where the text appears (``origin.*`` token kinds, ``tip.*`` 
 ``card.*`` and ``cards.*`` the current cycle, ``counter.*``, ``race.*``, ``chart.*``, one prefix per
 lab, ``app.*`` the Gradio app's titles, controls and status lines, ``setting.*`` each generation
 setting's label and help (``setting.<name>`` and ``setting.<name>.help``, by field name) and what
-a value must be,
-``value.*`` a value named with its type, ``cli.*``, ``error.*`` errors the user can fix). Fields in
-braces are filled by the code, which formats the numbers.
+a value must be, ``value.*`` a value named with its type, ``task.*`` the example prompts' task
+groups, ``progress.*`` and ``load.*`` progress messages, ``forward.*`` why a model keeps
+transformers' forward, ``cli.*``, ``error.*`` errors the user can fix). Fields in braces are filled
+by the code, which formats the numbers.
 Another language is another module with the same keys and fields (tests/test_text.py checks).
 """
 
