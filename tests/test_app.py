@@ -102,3 +102,46 @@ def test_the_status_line_names_each_models_forward_and_why_not_lean() -> None:
     assert "draft: lean step" in note
     assert "target: transformers' forward (model type 'gpt2' is not Llama/Qwen2)" in note
     assert forwards_note(Session()) == ""
+
+
+def test_a_lab_handler_gets_a_lab_run_and_may_answer_once_or_stream() -> None:
+    # LabWiring.start loads the pair and prompt once for every lab, then calls the handler with a
+    # LabRun; Gradio must still find the progress bar, and both handler kinds must reach it.
+    import inspect
+
+    from gradio.helpers import special_args
+
+    from specviz.app.lab_tabs import LabRun, LabWiring
+    from specviz.text import Phrase
+
+    class Loaded(App):
+        def load_with_prompt(self, inputs, progress=None):
+            return "pair", "prompt ids"
+
+    bars: list[str] = []
+
+    def once(lab: LabRun, value: float) -> dict:
+        lab.progress(0.5, Phrase("progress.done"))
+        return {"got": (lab.inputs, lab.pair, lab.prompt_ids, value)}
+
+    def streaming(lab: LabRun, value: float):
+        yield from ({"step": step} for step in range(2))
+
+    with gr.Blocks() as demo:
+        wiring = LabWiring(Loaded(PRESETS, ModelCache()), {}, "engine", gr.State(None))
+        number, status, button = gr.Number(3), gr.HTML(), gr.Button()
+        for handler in (once, streaming):
+            wiring.start(button, handler, [number], [status], status)
+    runs = [fn.fn for fn in demo.fns.values() if fn.fn.__name__ == "run_lab"]
+    results = []
+    for run in runs:
+        assert inspect.isgeneratorfunction(run)
+        values, progress_index, _, _ = special_args(run, ["inputs", 3.0])
+        assert progress_index == 0
+        values[0] = lambda fraction, desc: bars.append(desc)
+        results.append(list(run(*values)))
+    assert results == [
+        [{"got": ("inputs", "pair", "prompt ids", 3.0)}],
+        [{"step": 0}, {"step": 1}],
+    ]
+    assert bars == ["done"]

@@ -105,7 +105,7 @@ def test_progress_comes_before_the_warm_up_each_run_and_at_the_end() -> None:
         [recorder.method("A"), recorder.method("B")],
         repeats=2,
         warm_up=[recorder.method("warm")],
-        progress=lambda fraction, message: calls.append((fraction, message)),
+        progress=lambda fraction, message: calls.append((fraction, str(message))),
     )
     assert calls == [
         (0.0, "warming up"),
@@ -129,7 +129,7 @@ def test_a_stop_abandons_the_run_and_keeps_what_was_measured() -> None:
             should_stop=lambda: asked[0],
         )
     )
-    assert [update.message for update in updates] == [
+    assert [str(update.message) for update in updates] == [
         "A (1/2)",
         "B (1/2)",
         "A (2/2)",
@@ -144,7 +144,7 @@ def test_a_stop_abandons_the_run_and_keeps_what_was_measured() -> None:
         )
     )
     last = updates[-1]
-    assert last.finished and last.message == "stopped after 1 of 2 runs"
+    assert last.finished and str(last.message) == "stopped after 1 of 2 runs"
     assert last.measurements.stopped and not last.measurements.complete
     assert len(last.measurements["A"].samples) == 1 and not last.measurements["B"].samples
 

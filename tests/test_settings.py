@@ -40,7 +40,7 @@ def test_every_field_is_described_once_with_valid_default() -> None:
         f.name for f in dataclasses.fields(GenerationSettings)
     ]
     for item in schema:
-        assert item.spec.label and item.spec.help
+        assert item.label_key == f"setting.{item.name}" and item.label() and item.help()
         assert item.type in (int, float, bool)
         assert item.check(item.default) == item.default
         if item.slider_range is not None:  # the app's slider stays inside the limits
@@ -127,14 +127,7 @@ def test_cli_flags_can_leave_settings_out() -> None:
 class WithWarmth(GenerationSettings):
     """The schema with one more setting, declared the way every setting is."""
 
-    draft_warmth: float = setting(
-        0.5,
-        label="setting.draft_warmth",
-        help="setting.draft_warmth.help",
-        low=0.0,
-        high=1.0,
-        step=0.1,
-    )
+    draft_warmth: float = setting(0.5, low=0.0, high=1.0, step=0.1)
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,12 @@ from conftest import TinyPair
 from specviz.core.engine import GenerationSettings, speculative_generate
 from specviz.drafters.registry import make_drafter
 from specviz.labs.tasks.charts import task_chart
-from specviz.labs.tasks.experiment import TaskReport, iter_task_measurements, measure_tasks
+from specviz.labs.tasks.experiment import (
+    TaskPlan,
+    TaskReport,
+    iter_task_measurements,
+    measure_tasks,
+)
 from specviz.models.presets import DEFAULT_DRAFTER
 
 # Given story first: the report must still follow TASKS order (code before story).
@@ -24,13 +29,17 @@ def encode_with(pair: TinyPair):
     return lambda text: torch.tensor([pair.tokenizer.encode(text)])
 
 
+def plan_for(pair: TinyPair, prompts=PROMPTS, per_task: int = 1, warm_up: bool = True) -> TaskPlan:
+    return TaskPlan(pair, prompts, encode_with(pair), SETTINGS, per_task, warm_up=warm_up)
+
+
 def own_draft(pair: TinyPair) -> TinyPair:
     return TinyPair(pair.target, pair.target, pair.tokenizer, pair.eos_token_ids)
 
 
 @pytest.fixture(scope="module")
 def report(tiny_pair: TinyPair) -> TaskReport:
-    return measure_tasks(tiny_pair, PROMPTS, encode_with(tiny_pair), SETTINGS, prompts_per_task=2)
+    return measure_tasks(plan_for(tiny_pair, per_task=2))
 
 
 def test_tasks_follow_tasks_order_with_their_first_prompts(report: TaskReport) -> None:
@@ -69,7 +78,7 @@ def test_pooled_measures_match_the_cycles(tiny_pair: TinyPair, report: TaskRepor
 
 def test_own_draft_accepts_everything(tiny_pair: TinyPair) -> None:
     pair = own_draft(tiny_pair)
-    report = measure_tasks(pair, PROMPTS, encode_with(pair), SETTINGS, warm_up=False)
+    report = measure_tasks(plan_for(pair, warm_up=False))
     for result in report.tasks:
         assert result.acceptance_rate == 1.0
         # 12 tokens at γ = 3: three cycles of 3 accepted drafts plus a bonus token.
@@ -80,11 +89,8 @@ def test_own_draft_accepts_everything(tiny_pair: TinyPair) -> None:
 def test_progress_is_reported_before_each_run_and_at_the_end(tiny_pair: TinyPair) -> None:
     calls: list[tuple[float, str]] = []
     measure_tasks(
-        tiny_pair,
-        PROMPTS,
-        encode_with(tiny_pair),
-        SETTINGS,
-        progress=lambda fraction, message: calls.append((fraction, message)),
+        plan_for(tiny_pair),
+        progress=lambda fraction, message: calls.append((fraction, str(message))),
     )
     assert [message for _, message in calls] == [
         "warming up",
@@ -98,11 +104,7 @@ def test_progress_is_reported_before_each_run_and_at_the_end(tiny_pair: TinyPair
 
 
 def test_stream_shows_each_finished_prompt(tiny_pair: TinyPair) -> None:
-    updates = list(
-        iter_task_measurements(
-            tiny_pair, PROMPTS, encode_with(tiny_pair), SETTINGS, 2, warm_up=False
-        )
-    )
+    updates = list(iter_task_measurements(plan_for(tiny_pair, per_task=2, warm_up=False)))
     assert len(updates) == 2 * 4 + 1
     assert [len(update.report.tasks) for update in updates] == [0, 0, 1, 1, 1, 1, 2, 2, 2]
     assert updates[3].report.tasks[0].prompts == ("def add(a, b):",)
@@ -112,13 +114,9 @@ def test_stream_shows_each_finished_prompt(tiny_pair: TinyPair) -> None:
 def test_should_stop_keeps_only_finished_prompts(tiny_pair: TinyPair) -> None:
     messages: list[str] = []
     report = measure_tasks(
-        tiny_pair,
-        PROMPTS,
-        encode_with(tiny_pair),
-        SETTINGS,
-        progress=lambda _, message: messages.append(message),
+        plan_for(tiny_pair, warm_up=False),
+        progress=lambda _, message: messages.append(str(message)),
         should_stop=lambda: messages[-1].startswith("story"),
-        warm_up=False,
     )
     assert not report.complete
     assert [result.task for result in report.tasks] == ["code"]
@@ -127,15 +125,14 @@ def test_should_stop_keeps_only_finished_prompts(tiny_pair: TinyPair) -> None:
 
 
 def test_bad_arguments_are_refused_before_any_run(tiny_pair: TinyPair) -> None:
-    encode = encode_with(tiny_pair)
     with pytest.raises(ValueError, match="at least 1"):
-        iter_task_measurements(tiny_pair, PROMPTS, encode, SETTINGS, prompts_per_task=0)
+        iter_task_measurements(plan_for(tiny_pair, per_task=0))
     with pytest.raises(ValueError, match="no prompts"):
-        iter_task_measurements(tiny_pair, {"code": [], "story": ()}, encode, SETTINGS)
+        iter_task_measurements(plan_for(tiny_pair, {"code": [], "story": ()}))
     with pytest.raises(ValueError, match="no prompts"):
-        measure_tasks(tiny_pair, {}, encode, SETTINGS)
+        measure_tasks(plan_for(tiny_pair, {}))
     with pytest.raises(ValueError, match="list of strings"):
-        measure_tasks(tiny_pair, {"code": "def f():"}, encode, SETTINGS)
+        measure_tasks(plan_for(tiny_pair, {"code": "def f():"}))
 
 
 def test_report_serialises_to_plain_values(report: TaskReport) -> None:

@@ -31,7 +31,7 @@ from specviz.text import (
 from specviz.text.en import TABLE as ENGLISH
 
 PACKAGE = Path(__file__).resolve().parent.parent / "specviz"
-LOOKUPS = {"t", "t_html", "UserError", "Phrase"}
+LOOKUPS = {"t", "t_html", "UserError", "Phrase", "ModelLoadError", "BundledModelError"}
 # A catalogue key: dotted lower-case words whose first word names a section of the English table.
 SECTIONS = {key.split(".")[0] for key in ENGLISH}
 KEY_SHAPE = re.compile(r"^[a-z_]+(\.[a-z0-9_]+)+$")
@@ -99,8 +99,19 @@ def test_constant_keys_with_their_values_format() -> None:
         assert given == placeholders(ENGLISH[call.args[0].value]), where
 
 
+def _setting_keys() -> set[str]:
+    """The keys the settings schema words its settings with (``setting.<name>``, ``.help``)."""
+    from specviz.core.settings import settings_schema
+
+    return {key for item in settings_schema() for key in (item.label_key, item.help_key)}
+
+
+def test_every_setting_is_worded_in_the_english_table() -> None:
+    assert sorted(_setting_keys() - set(ENGLISH)) == []
+
+
 def test_every_english_text_is_used_somewhere() -> None:
-    used = {key for _, key in _key_literals()}
+    used = {key for _, key in _key_literals()} | _setting_keys()
     assert sorted(set(ENGLISH) - used) == []
 
 
@@ -279,7 +290,7 @@ SHOWN_KEYWORDS = {"label", "info", "placeholder", "title", "message", "desc"}
 # error, a status line (its second argument, the kind, is a CSS class).
 SHOWING_FIRST = {
     "Markdown", "Button", "Tab", "Accordion", "Error", "Warning", "Info", "status_line",
-    "status_html",
+    "status_html", "lab_tab", "run_button", "status_box",
 }  # fmt: skip
 
 
@@ -332,12 +343,14 @@ def test_the_app_scan_catches_literal_words() -> None:
 
 
 def _shown_text(component: object) -> list[str]:
-    """The words a built component shows: its label, info, placeholder, and a Markdown's or a
-    Button's value."""
+    """The words a built component shows: its label, info, placeholder, a Markdown's or a
+    Button's value, and a Radio's choices."""
     texts = [getattr(component, name, None) for name in ("label", "info", "placeholder")]
     if type(component).__name__ in {"Markdown", "Button"}:
         texts.append(getattr(component, "value", None))
-    return [text for text in texts if isinstance(text, str) and text.strip()]
+    if type(component).__name__ == "Radio":
+        texts += [label for label, _ in getattr(component, "choices", ())]
+    return [text for text in texts if isinstance(text, str) and re.search(r"[^\W\d_]", text)]
 
 
 def test_the_app_is_worded_in_the_language_it_is_built_with(pseudo_language: str) -> None:
@@ -465,3 +478,150 @@ def test_preset_errors_carry_keys(tmp_path: Path, pseudo_language: str) -> None:
     assert (error.key, error.field) == ("error.preset.at_field", "labl")
     assert str(error).startswith(f"{path}: field 'labl': unknown field (typo?); known fields are")
     assert error.message(pseudo_language).startswith(f"⟦{path}: field 'labl': ⟦unknown field")
+
+
+# --- progress, model loading, the forward in use and task names carry keys, not sentences -------
+
+# Calls whose arguments reach the reader: none may pass a sentence (a string or f-string whose
+# text has a space); they pass catalogue keys, Phrases and values.
+WORDED_CALLS = {"ModelLoadError", "BundledModelError", "ForwardChoice", "progress", "report"}
+
+
+def _strings(node: ast.expr) -> list[str]:
+    """The literal text of a string constant or of an f-string's fixed parts."""
+    return [
+        part.value
+        for part in ast.walk(node)
+        if isinstance(part, ast.Constant) and isinstance(part.value, str)
+    ]
+
+
+def test_progress_load_errors_and_forward_reasons_pass_no_sentences() -> None:
+    found = []
+    for path, tree in _sources():
+        for node in ast.walk(tree):
+            name = isinstance(node, ast.Call) and (
+                getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+            )
+            if name not in WORDED_CALLS:
+                continue
+            for argument in [*node.args, *(keyword.value for keyword in node.keywords)]:
+                if not isinstance(argument, ast.JoinedStr | ast.Constant):
+                    continue
+                if any(" " in text for text in _strings(argument)):
+                    found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert found == []
+
+
+def test_measurement_progress_is_worded_per_language(pseudo_language: str) -> None:
+    from specviz.measure.harness import Method, Outcome, iter_measurements
+
+    methods = [Method("A", lambda trial: Outcome(1)), Method("B", lambda trial: Outcome(1))]
+    messages = [update.message for update in iter_measurements(methods, repeats=2)]
+    assert [str(message) for message in messages][:2] == ["A (1/2)", "B (1/2)"]
+    assert messages[-1].text(pseudo_language) == "⟦done⟧"
+    assert messages[0].text(pseudo_language) == "⟦⟦A⟧ (1/2)⟧"
+
+
+def test_the_app_words_progress_and_load_errors_in_its_language(pseudo_language: str) -> None:
+    import gradio as gr
+
+    from specviz.app.session import App
+    from specviz.models.loader import ModelCache
+    from specviz.models.presets import ModelSource, load_presets
+
+    app = App(load_presets(), ModelCache(), lang=pseudo_language)
+    shown: list[tuple[float, str]] = []
+    bar = app.progress_bar(lambda fraction, desc: shown.append((fraction, desc)))
+    bar(1.5, Phrase("load.tokenizer", ref="org/model"))
+    assert shown == [(1.0, "⟦Loading tokenizer of org/model⟧")]
+    preset = next(iter(app.presets.values()))
+    missing = ModelSource("local", "/nonexistent/model")
+    broken = type(preset)(**{**preset.__dict__, "draft": missing, "target": missing})
+    with pytest.raises(gr.Error) as raised:
+        app.load(broken)
+    assert raised.value.message == (
+        "⟦Could not load the models: ⟦Local model folder '/nonexistent/model' does not exist.⟧⟧"
+    )
+
+
+def test_load_errors_carry_keys_and_pickle(pseudo_language: str, tmp_path: Path) -> None:
+    import pickle
+
+    import torch
+
+    from specviz.models.bundled import BundledModel, BundledModelError, part_files
+    from specviz.models.loader import ModelLoadError, load_model
+    from specviz.models.presets import ModelSource
+
+    with pytest.raises(ModelLoadError) as raised:
+        load_model(
+            ModelSource("gguf", str(tmp_path / "none.gguf")), torch.device("cpu"), torch.float32
+        )
+    error = raised.value
+    assert isinstance(error, UserError) and isinstance(error, RuntimeError)
+    assert error.key == "error.load.gguf_missing"
+    assert error.message(pseudo_language).startswith("⟦GGUF file ")
+    assert pickle.loads(pickle.dumps(error)).key == error.key
+    fake = BundledModel("fake", "Fake", "specviz_no_such_part", 1, "1.0", 1, "0" * 64)
+    with pytest.raises(BundledModelError) as missing_part:
+        part_files(fake)
+    assert missing_part.value.key == "error.bundled.not_installed"
+
+
+def test_an_empty_prompt_is_the_catalogues_error(tiny_pair) -> None:
+    from specviz.models.loader import ModelPair
+
+    pair = ModelPair(
+        tiny_pair.draft,
+        tiny_pair.target,
+        tiny_pair.tokenizer,
+        frozenset(),
+        None,
+        None,  # type: ignore[arg-type]
+    )
+    with pytest.raises(UserError) as raised:
+        pair.encode_prompt("  ")
+    assert raised.value.key == "error.prompt_empty"
+
+
+def test_the_forward_note_words_the_fallback_reason(pseudo_language: str) -> None:
+    from specviz.app.live_tab import forwards_note
+    from specviz.app.session import Session
+    from specviz.models.runner import ForwardChoice
+
+    session = Session(
+        forwards={
+            "draft": ForwardChoice("transformers", Phrase("forward.why.training")),
+            "target": ForwardChoice("lean", None),
+        }
+    )
+    assert forwards_note(session) == (
+        "Forward: draft: transformers' forward (the model is in training mode); target: lean step."
+    )
+    assert "⟦the model is in training mode⟧" in forwards_note(session, pseudo_language)
+
+
+def test_task_names_are_worded_and_a_custom_task_keeps_its_name(pseudo_language: str) -> None:
+    from specviz.app.run_controls import task_choices
+    from specviz.models.presets import TASKS, task_label
+
+    assert all(task_label(task, pseudo_language) == f"⟦{task}⟧" for task in TASKS)
+    assert task_choices(["code", "poems"], pseudo_language) == [
+        ("⟦code⟧", "code"),
+        ("poems", "poems"),
+    ]
+
+
+def test_the_setting_flags_help_follows_lang(
+    pseudo_language: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from specviz.cli.main import main
+
+    with pytest.raises(SystemExit):
+        main(["--lang", pseudo_language, "generate", "--help"])
+    out = capsys.readouterr().out
+    assert "⟦stop after this many generated tokens⟧" in out
+    with pytest.raises(SystemExit):
+        main(["generate", "--help"])
+    assert "⟦" not in capsys.readouterr().out

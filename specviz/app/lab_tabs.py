@@ -9,8 +9,9 @@ engine lock and hands records to the views.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
@@ -23,8 +24,12 @@ from specviz.labs.exactness import panel as exactness_panel
 from specviz.labs.tasks import charts as task_charts
 from specviz.labs.tasks import experiment as task_dependence
 from specviz.labs.tasks import panel as tasks_panel
-from specviz.text import t
+from specviz.models.loader import ModelPair
+from specviz.text import Phrase, t
 from specviz.views import run_html as render
+
+if TYPE_CHECKING:
+    import torch
 
 
 @dataclass
@@ -66,11 +71,7 @@ def inspector_tab(session: gr.State, tabs: gr.Tabs, stream: gr.HTML, lang: str) 
             elem_id="sv-inspect-cycle",
         )
         table = gr.HTML(inspector.inspector_html(None, lang=lang), elem_id="sv-inspect")
-        plot = gr.Plot(
-            inspector.inspector_figure(None, lang=lang),
-            show_label=False,
-            elem_id="sv-inspect-plot",
-        )
+        plot = chart(inspector.inspector_figure(None, lang=lang), "sv-inspect-plot")
     tab = InspectorTab(cycle, table, plot, lang)
 
     def show(sess: Session | None, number: float | None) -> tuple[str, Any]:
@@ -102,6 +103,17 @@ def inspector_tab(session: gr.State, tabs: gr.Tabs, stream: gr.HTML, lang: str) 
     return tab
 
 
+@dataclass(frozen=True)
+class LabRun:
+    """What a lab's handler starts from: the validated inputs, their loaded pair and prompt, and a
+    progress bar worded in the app's language."""
+
+    inputs: Inputs
+    pair: ModelPair
+    prompt_ids: torch.Tensor  # (1, T)
+    progress: Callable[[float, Phrase], None]
+
+
 @dataclass
 class LabWiring:
     """What every model-running lab needs: the app, the shared controls and one event recipe."""
@@ -121,16 +133,27 @@ class LabWiring:
         outputs: list[Any],
         status: gr.HTML,
     ) -> Any:
-        """Validate the shared controls (errors show at once), then run the lab in the engine queue."""
+        """Validate the shared controls (errors show at once), then run the lab in the engine queue:
+        load the pair (with a progress bar) and call ``handler(LabRun, *lab values)``, which
+        returns the outputs' updates or yields them as it goes."""
 
         def collect(**values: Any) -> Inputs:
             return read_run_inputs(self.app, values)
+
+        # Gradio finds gr.Progress among positional parameters, as a default value. The name is
+        # the event's private API name; "run" belongs to the live run.
+        def run_lab(progress: gr.Progress = gr.Progress(), *values: Any) -> Iterator[Any]:  # noqa: B008
+            inputs, *lab_values = values
+            pair, prompt_ids = self.app.load_with_prompt(inputs, progress)
+            lab = LabRun(inputs, pair, prompt_ids, self.app.progress_bar(progress))
+            updates = handler(lab, *lab_values)
+            yield from updates if isinstance(updates, Iterator) else (updates,)
 
         private: dict[str, Any] = {"api_visibility": "private"}
         event = button.click(
             collect, None, self.chosen, inputs_kwargs=self.controls, queue=False, **private
         ).success(
-            handler,
+            run_lab,
             [self.chosen, *lab_inputs],
             outputs,
             concurrency_id=self.engine_group,
@@ -164,8 +187,7 @@ def rule_choices(lang: str) -> list[tuple[str, str]]:
 def exactness_tab(wiring: LabWiring) -> None:
     """Tab 2: is it really lossless? Distributions, tests, and greedy equality."""
     lang = wiring.lang
-    with gr.Tab(t("app.tab.exactness", lang), id="exactness", elem_id="sv-tab-exactness"):
-        gr.Markdown(t("app.exactness.intro", lang), elem_classes="sv-lab-intro")
+    with lab_tab(t("app.tab.exactness", lang), t("app.exactness.intro", lang), "exactness"):
         with gr.Row():
             samples = gr.Slider(
                 100,
@@ -182,35 +204,21 @@ def exactness_tab(wiring: LabWiring) -> None:
             label=t("app.exactness.rule", lang),
             elem_id="sv-rule",
         )
-        button = gr.Button(t("app.exactness.run", lang), variant="primary", elem_id="sv-exact-run")
-        status = gr.HTML(status_line(t("app.status.not_run", lang)), elem_id="sv-exact-status")
-        first = gr.Plot(
-            exactness_charts.distribution_chart(None, 1, lang=lang),
-            show_label=False,
-            elem_id="sv-exact-first",
-        )
-        pairs = gr.Plot(
-            exactness_charts.distribution_chart(None, 2, lang=lang),
-            show_label=False,
-            elem_id="sv-exact-pairs",
-        )
+        button = run_button(t("app.exactness.run", lang), "sv-exact-run")
+        status = status_box(t("app.status.not_run", lang), "sv-exact-status")
+        first = chart(exactness_charts.distribution_chart(None, 1, lang=lang), "sv-exact-first")
+        pairs = chart(exactness_charts.distribution_chart(None, 2, lang=lang), "sv-exact-pairs")
         summary = gr.HTML(
             exactness_panel.exactness_html(None, lang=lang), elem_id="sv-exact-summary"
         )
-        needed = gr.Plot(exactness_charts.samples_needed_chart(None, lang=lang), show_label=False)
+        needed = chart(exactness_charts.samples_needed_chart(None, lang=lang))
 
     def run_exactness(
-        inputs: Inputs,
-        samples_value: float,
-        tokens_value: float,
-        rule_value: str,
-        progress: gr.Progress = gr.Progress(),  # noqa: B008
+        lab: LabRun, samples_value: float, tokens_value: float, rule_value: str
     ) -> dict[Any, Any]:
-        pair = wiring.app.load(inputs.preset, progress)
-        prompt_ids = pair.encode_prompt(inputs.prompt, chat=inputs.chat)
-        if inputs.settings.temperature <= 0:
+        if lab.inputs.settings.temperature <= 0:
             greedy = wiring.app.run_locked(
-                lambda: exactness.greedy_equality(pair, prompt_ids, inputs.settings),
+                lambda: exactness.greedy_equality(lab.pair, lab.prompt_ids, lab.inputs.settings),
                 "app.doing.greedy",
             )
             return {
@@ -218,18 +226,15 @@ def exactness_tab(wiring: LabWiring) -> None:
                 summary: exactness_panel.greedy_html(greedy, lang=lang),
             }
 
-        def report_progress(fraction: float, message: str) -> None:
-            progress(fraction, desc=message)
-
         report = wiring.app.run_locked(
             lambda: exactness.run_exactness_lab(
-                pair,
-                prompt_ids,
-                inputs.settings,
+                lab.pair,
+                lab.prompt_ids,
+                lab.inputs.settings,
                 samples=int(samples_value),
                 tokens=int(tokens_value),
                 rule=rule_value,
-                progress=report_progress,
+                progress=lab.progress,
             ),
             "app.doing.sampling",
         )
@@ -255,35 +260,28 @@ def exactness_tab(wiring: LabWiring) -> None:
 def tasks_tab(wiring: LabWiring) -> None:
     """Tab 5: α, τ and speedup per task group."""
     lang = wiring.lang
-    with gr.Tab(t("app.tab.tasks", lang), id="tasks", elem_id="sv-tab-tasks"):
-        gr.Markdown(t("app.tasks.intro", lang), elem_classes="sv-lab-intro")
+    with lab_tab(t("app.tab.tasks", lang), t("app.tasks.intro", lang), "tasks"):
         with gr.Row():
             per_task = gr.Slider(
                 1, 3, value=1, step=1, label=t("app.tasks.per_task", lang), scale=3
             )
-            button = gr.Button(t("app.tasks.run", lang), variant="primary", elem_id="sv-tasks-run")
-        status = gr.HTML(status_line(t("app.status.not_run", lang)), elem_id="sv-tasks-status")
-        plot = gr.Plot(
-            task_charts.task_chart(None, lang=lang), show_label=False, elem_id="sv-tasks-plot"
-        )
+            button = run_button(t("app.tasks.run", lang), "sv-tasks-run")
+        status = status_box(t("app.status.not_run", lang), "sv-tasks-status")
+        plot = chart(task_charts.task_chart(None, lang=lang), "sv-tasks-plot")
         table = gr.HTML(tasks_panel.tasks_html(None, lang=lang), elem_id="sv-tasks-table")
 
-    def run_tasks(
-        inputs: Inputs,
-        per_task_value: float,
-        progress: gr.Progress = gr.Progress(),  # noqa: B008
-    ) -> Iterator[dict[Any, Any]]:
-        pair = wiring.app.load(inputs.preset, progress)
-        updates = task_dependence.iter_task_measurements(
-            pair,
-            inputs.preset.prompts,
-            lambda text: pair.encode_prompt(text, chat=inputs.chat),
-            inputs.settings,
+    def run_tasks(lab: LabRun, per_task_value: float) -> Iterator[dict[Any, Any]]:
+        plan = task_dependence.TaskPlan(
+            lab.pair,
+            lab.inputs.preset.prompts,
+            lambda text: lab.pair.encode_prompt(text, chat=lab.inputs.chat),
+            lab.inputs.settings,
             int(per_task_value or 1),
-            warm_up=wiring.warm_up(inputs),
+            warm_up=wiring.warm_up(lab.inputs),
         )
+        updates = task_dependence.iter_task_measurements(plan)
         for update in wiring.app.locked(updates, "app.doing.tasks"):
-            progress(update.fraction, desc=update.message)
+            lab.progress(update.fraction, update.message)
             done = update.report.complete
             line = (
                 t("app.status.done", lang)
@@ -302,3 +300,29 @@ def tasks_tab(wiring: LabWiring) -> None:
 def status_line(message: str, kind: str = "info") -> str:
     """A lab's status line around *message* (already in the reader's language)."""
     return render.status_html(message, kind=kind)
+
+
+# --- the pieces every lab tab is built from ------------------------------------------------------
+
+
+@contextmanager
+def lab_tab(title: str, intro: str, tab_id: str) -> Iterator[None]:
+    """A lab's tab (``id`` *tab_id*), opened with its intro paragraph; lay the lab out inside."""
+    with gr.Tab(title, id=tab_id, elem_id=f"sv-tab-{tab_id}"):
+        gr.Markdown(intro, elem_classes="sv-lab-intro")
+        yield
+
+
+def run_button(label: str, elem_id: str) -> gr.Button:
+    """The button that starts a lab's measurement."""
+    return gr.Button(label, variant="primary", elem_id=elem_id)
+
+
+def status_box(message: str, elem_id: str) -> gr.HTML:
+    """A lab's status line, showing *message* until the lab runs."""
+    return gr.HTML(status_line(message), elem_id=elem_id)
+
+
+def chart(figure: Any, elem_id: str | None = None) -> gr.Plot:
+    """A lab's figure: the chart carries its own title, so the component shows no label."""
+    return gr.Plot(figure, show_label=False, elem_id=elem_id)

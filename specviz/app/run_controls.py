@@ -14,7 +14,7 @@ import gradio as gr
 
 from specviz.app.session import App, Inputs
 from specviz.app.setting_controls import SettingControls, setting_controls
-from specviz.models.presets import TASKS, Preset, default_preset
+from specviz.models.presets import TASKS, Preset, default_preset, task_label
 from specviz.text import t
 
 PRIVATE: dict[str, Any] = {"api_visibility": "private"}  # UI-only events stay out of the API
@@ -66,7 +66,9 @@ def run_controls(presets: Mapping[str, Preset], lang: str) -> RunControls:
         step = gr.Button(t("app.button.step", lang), elem_id="sv-step")
         stop = gr.Button(t("app.button.stop", lang), variant="stop", elem_id="sv-stop")
     race = gr.Checkbox(value=False, label=t("app.control.race", lang), elem_id="sv-race-toggle")
-    task = gr.Radio(choices=tasks, value=tasks[0], label=t("app.control.task", lang))
+    task = gr.Radio(
+        choices=task_choices(tasks, lang), value=tasks[0], label=t("app.control.task", lang)
+    )
     examples = gr.Dataset(
         components=[prompt],
         samples=example_samples(first, tasks[0]),
@@ -84,7 +86,7 @@ def run_controls(presets: Mapping[str, Preset], lang: str) -> RunControls:
             preset_note: chosen.description,
             chat: chosen.chat_template,
             prompt: first_prompt(chosen),
-            task: gr.Radio(choices=chosen_tasks, value=chosen_tasks[0]),
+            task: gr.Radio(choices=task_choices(chosen_tasks, lang), value=chosen_tasks[0]),
             examples: gr.Dataset(samples=example_samples(chosen, chosen_tasks[0])),
         } | settings.updates(chosen.settings)
 
@@ -111,6 +113,11 @@ def read_run_inputs(app: App, values: dict[str, Any]) -> Inputs:
 def example_tasks(preset: Preset) -> list[str]:
     """The preset's task groups that have example prompts, in TASKS order."""
     return [task for task in TASKS if preset.prompts.get(task)]
+
+
+def task_choices(tasks: list[str], lang: str) -> list[tuple[str, str]]:
+    """The example radio's (label in *lang*, task name) choices: the value stays the name."""
+    return [(task_label(task, lang), task) for task in tasks]
 
 
 def example_samples(preset: Preset, task: str) -> list[list[str]]:

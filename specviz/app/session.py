@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import gradio as gr
 
@@ -22,8 +22,11 @@ from specviz.drafters.registry import make_drafter
 from specviz.models.loader import ModelCache, ModelLoadError, ModelPair
 from specviz.models.presets import Preset
 from specviz.models.runner import ForwardChoice
-from specviz.text import DEFAULT_LANGUAGE, UserError, t
+from specviz.text import DEFAULT_LANGUAGE, Phrase, UserError, t
 from specviz.views import run_html as render
+
+if TYPE_CHECKING:
+    import torch
 
 T = TypeVar("T")
 _DONE = object()  # the end of an iterator, distinct from any item it yields
@@ -116,29 +119,46 @@ class App:
                 raise self.error("error.app.settings", problems=error.message(self.lang)) from None
         return Inputs(preset, prompt, bool(chat), settings, bool(race))
 
+    def progress_bar(self, progress: Callable[..., Any] | None) -> Callable[[float, Phrase], None]:
+        """A (fraction, words) progress callback that moves a Gradio progress bar, its words in
+        the app's language; nothing moves without a bar."""
+
+        def report(fraction: float, message: Phrase) -> None:
+            if progress is not None:
+                progress(max(0.0, min(1.0, fraction)), desc=message.text(self.lang))
+
+        return report
+
     def load(self, preset: Preset, progress: Callable[..., Any] | None = None) -> ModelPair:
         """The preset's pair from the cache (loaded on first use, with a progress bar)."""
-
-        def report(message: str, fraction: float) -> None:
-            if progress is not None:
-                progress(max(0.0, min(1.0, fraction)), desc=message)
-
+        bar = self.progress_bar(progress)
         try:
             with self.engine_lock:
-                return self.cache.load_pair(preset, progress=report)
+                return self.cache.load_pair(
+                    preset, progress=lambda message, fraction: bar(fraction, message)
+                )
         except ModelLoadError as error:
-            raise self.error("error.app.load", cause=str(error)) from None
+            raise self.error("error.app.load", cause=error.message(self.lang)) from None
         except (MemoryError, RuntimeError) as error:
             raise self.failure("app.doing.loading", error) from None
 
-    def start(self, session: Session, inputs: Inputs, pair: ModelPair) -> None:
-        """Begin a new speculative run for these inputs (the old one, if any, is dropped)."""
+    def prompt_ids(self, inputs: Inputs, pair: ModelPair) -> torch.Tensor:
+        """The run's prompt as ids (1, T) for this pair; a prompt it refuses becomes a gr.Error."""
         try:
-            prompt_ids = pair.encode_prompt(inputs.prompt, chat=inputs.chat)
+            return pair.encode_prompt(inputs.prompt, chat=inputs.chat)
         except UserError as error:
             raise gr.Error(error.message(self.lang)) from None
-        except ValueError as error:
-            raise gr.Error(str(error)) from None
+
+    def load_with_prompt(
+        self, inputs: Inputs, progress: Callable[..., Any] | None = None
+    ) -> tuple[ModelPair, torch.Tensor]:
+        """The inputs' pair (loaded on first use, with a progress bar) and their prompt's ids."""
+        pair = self.load(inputs.preset, progress)
+        return pair, self.prompt_ids(inputs, pair)
+
+    def start(self, session: Session, inputs: Inputs, pair: ModelPair) -> None:
+        """Begin a new speculative run for these inputs (the old one, if any, is dropped)."""
+        prompt_ids = self.prompt_ids(inputs, pair)
         if inputs.chat and not getattr(pair.tokenizer, "chat_template", None):
             gr.Warning(t("app.warning.no_chat_template", self.lang))
         session.key = inputs.key
@@ -202,8 +222,7 @@ class App:
 
     def plain_steps(self, session: Session, inputs: Inputs) -> Iterator[Step]:
         """The race's baseline: plain decoding of the same target with the same settings and seed."""
-        pair = self.load(inputs.preset)
-        prompt_ids = pair.encode_prompt(inputs.prompt, chat=inputs.chat)
+        pair, prompt_ids = self.load_with_prompt(inputs)
         steps = autoregressive_generate(pair, prompt_ids, inputs.settings)
         session.steps = []
         while True:

@@ -8,15 +8,22 @@ from typing import Any
 
 import gradio as gr
 
-from specviz.app.lab_tabs import LabWiring, status_line
-from specviz.app.session import Inputs
+from specviz.app.lab_tabs import (
+    LabRun,
+    LabWiring,
+    chart,
+    lab_tab,
+    run_button,
+    status_box,
+    status_line,
+)
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN
 from specviz.labs.speedup import charts as speedup_charts
 from specviz.labs.speedup import gpu_projection
 from specviz.labs.speedup import panel as speedup_panel
 from specviz.labs.speedup import theory as speedup_model
 from specviz.labs.speedup.cost_curve import measure_verification_cost
-from specviz.text import UserError, t
+from specviz.text import Phrase, UserError, t
 
 # The bundled pair's weights in bf16 (1,543,714,304 and 494,032,768 weights read per forward,
 # from gpu_projection.model_footprint): the projection's defaults until a measurement fills them.
@@ -29,52 +36,38 @@ DEFAULT_GAMMAS = "1,3,5,8"  # the γ values the speedup lab measures unless told
 def speedup_tab(wiring: LabWiring) -> gr.Number:
     """Tab 3: τ and predicted speedup against γ, with measured speedups overlaid."""
     lang = wiring.lang
-    with gr.Tab(t("app.tab.speedup", lang), id="speedup", elem_id="sv-tab-speedup"):
-        gr.Markdown(t("app.speedup.intro", lang), elem_classes="sv-lab-intro")
+    with lab_tab(t("app.tab.speedup", lang), t("app.speedup.intro", lang), "speedup"):
         with gr.Row():
             gammas = gr.Textbox(value=DEFAULT_GAMMAS, label=t("app.speedup.gammas", lang), scale=2)
             budget = gr.Slider(
                 20, 300, value=90, step=10, label=t("app.speedup.budget", lang), scale=2
             )
-            button = gr.Button(
-                t("app.button.measure", lang), variant="primary", elem_id="sv-speedup-run"
-            )
-        status = gr.HTML(status_line(t("app.status.not_run", lang)), elem_id="sv-speedup-status")
-        plot = gr.Plot(
-            speedup_charts.theory_chart(None, lang=lang),
-            show_label=False,
-            elem_id="sv-speedup-plot",
-        )
+            button = run_button(t("app.button.measure", lang), "sv-speedup-run")
+        status = status_box(t("app.status.not_run", lang), "sv-speedup-status")
+        plot = chart(speedup_charts.theory_chart(None, lang=lang), "sv-speedup-plot")
         summary = gr.HTML(speedup_panel.speedup_html(None, lang=lang), elem_id="sv-speedup-summary")
         alpha = gr.Number(visible=False)  # the measured α, handed to the projection
 
-    def run_speedup(
-        inputs: Inputs,
-        gammas_value: str,
-        budget_value: float,
-        progress: gr.Progress = gr.Progress(),  # noqa: B008
-    ) -> dict[Any, Any]:
+    def run_speedup(lab: LabRun, gammas_value: str, budget_value: float) -> dict[Any, Any]:
         chosen = _gammas(gammas_value, lang)
-        pair = wiring.app.load(inputs.preset, progress)
-        prompt_ids = pair.encode_prompt(inputs.prompt, chat=inputs.chat)
-        lab = wiring.app.run_locked(
+        measured = wiring.app.run_locked(
             lambda: speedup_model.measure_speedup_lab(
-                pair,
-                prompt_ids,
-                inputs.settings,
+                lab.pair,
+                lab.prompt_ids,
+                lab.inputs.settings,
                 gammas=chosen,
                 time_budget_s=float(budget_value),
-                progress=lambda fraction, message: progress(fraction, desc=message),
+                progress=lab.progress,
             ),
             "app.doing.speedups",
         )
-        note = t("app.status.done" if lab.complete else "app.speedup.cut", lang)
-        line = t("app.speedup.done", lang, note=note, seconds=f"{lab.elapsed_s:.0f}")
+        note = t("app.status.done" if measured.complete else "app.speedup.cut", lang)
+        line = t("app.speedup.done", lang, note=note, seconds=f"{measured.elapsed_s:.0f}")
         return {
             status: status_line(line, "done"),
-            plot: speedup_charts.theory_chart(lab.theory, lab.runs, lang=lang),
-            summary: speedup_panel.speedup_html(lab, lang=lang),
-            alpha: lab.theory.alpha,
+            plot: speedup_charts.theory_chart(measured.theory, measured.runs, lang=lang),
+            summary: speedup_panel.speedup_html(measured, lang=lang),
+            alpha: measured.theory.alpha,
         }
 
     wiring.start(button, run_speedup, [gammas, budget], [status, plot, summary, alpha], status)
@@ -97,8 +90,7 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
     lang = wiring.lang
     gpus = list(gpu_projection.GPU_PRESETS)
     first_gpu = gpu_projection.GPU_PRESETS[gpus[1]]
-    with gr.Tab(t("app.tab.cost", lang), id="cost", elem_id="sv-tab-cost"):
-        gr.Markdown(t("app.cost.intro", lang), elem_classes="sv-lab-intro")
+    with lab_tab(t("app.tab.cost", lang), t("app.cost.intro", lang), "cost"):
         with gr.Row():
             sizes = gr.Slider(
                 2,
@@ -110,15 +102,9 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
                 elem_id="sv-cost-sizes",
             )
             repeats = gr.Slider(1, 9, value=3, step=1, label=t("app.cost.repeats", lang), scale=2)
-            button = gr.Button(
-                t("app.button.measure", lang), variant="primary", elem_id="sv-cost-run"
-            )
-        status = gr.HTML(status_line(t("app.status.not_measured", lang)), elem_id="sv-cost-status")
-        curve_plot = gr.Plot(
-            speedup_charts.cost_curve_chart(None, lang=lang),
-            show_label=False,
-            elem_id="sv-cost-plot",
-        )
+            button = run_button(t("app.button.measure", lang), "sv-cost-run")
+        status = status_box(t("app.status.not_measured", lang), "sv-cost-status")
+        curve_plot = chart(speedup_charts.cost_curve_chart(None, lang=lang), "sv-cost-plot")
         gr.Markdown(t("app.projection.heading", lang))
         with gr.Row():
             gpu = gr.Dropdown(gpus, value=gpus[1], label=t("app.projection.gpu", lang), scale=2)
@@ -132,32 +118,23 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
             alpha = gr.Number(0.8, label=t("app.projection.alpha", lang), minimum=0, maximum=1)
             overhead = gr.Number(0.0, label=t("app.projection.overhead", lang), minimum=0)
         project_button = gr.Button(t("app.projection.run", lang), elem_id="sv-project")
-        projection_plot = gr.Plot(
-            speedup_charts.projection_chart(None, lang=lang),
-            show_label=False,
-            elem_id="sv-projection-plot",
+        projection_plot = chart(
+            speedup_charts.projection_chart(None, lang=lang), "sv-projection-plot"
         )
         projection_note = gr.HTML(
             speedup_panel.projection_html(None, lang=lang), elem_id="sv-projection-note"
         )
 
-    def measure_cost(
-        inputs: Inputs,
-        sizes_value: float,
-        repeats_value: float,
-        progress: gr.Progress = gr.Progress(),  # noqa: B008
-    ) -> dict[Any, Any]:
-        pair = wiring.app.load(inputs.preset, progress)
-        context = pair.encode_prompt(inputs.prompt, chat=inputs.chat)
-        progress(0.5, desc=t("app.cost.progress", lang))
+    def measure_cost(lab: LabRun, sizes_value: float, repeats_value: float) -> dict[Any, Any]:
+        lab.progress(0.5, Phrase("app.cost.progress"))
         curve = wiring.app.run_locked(
             lambda: measure_verification_cost(
-                pair.target, context, int(sizes_value), int(repeats_value), COST_BUDGET_S
+                lab.pair.target, lab.prompt_ids, int(sizes_value), int(repeats_value), COST_BUDGET_S
             ),
             "app.doing.forward_times",
         )
-        target = gpu_projection.model_footprint(pair.target)
-        draft = gpu_projection.model_footprint(pair.draft)
+        target = gpu_projection.model_footprint(lab.pair.target)
+        draft = gpu_projection.model_footprint(lab.pair.draft)
         measured = "app.cost.measured" if curve.complete else "app.cost.measured_cut"
         return {
             status: status_line(

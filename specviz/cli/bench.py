@@ -17,29 +17,30 @@ from typing import Any
 
 import torch
 
-from specviz.cli.options import add_model_options, load_pair_for, preset_for
+from specviz.cli.options import add_model_options, load_pair_for, preset_for, progress_line
 from specviz.core.settings import add_setting_arguments, settings_from_args
 from specviz.drafters.registry import check_drafter_spec
 from specviz.measure.bench import BenchGrid, BenchResult, Row, check_prompts, run_bench_grid
 from specviz.models.presets import TASKS
+from specviz.text import DEFAULT_LANGUAGE
 
 # The settings each row sets itself, and the bench's defaults where they differ from the preset's.
 _SWEPT = ("gamma", "adaptive_gamma", "temperature")
 _BENCH_DEFAULTS = {"max_new_tokens": 64, "seed": 0}
 
 
-def add_bench_command(commands: Any) -> None:
+def add_bench_command(commands: Any, lang: str = DEFAULT_LANGUAGE) -> None:
     """Register `bench` on the CLI's subparsers."""
     bench = commands.add_parser(
         "bench", help="measure plain vs speculative vs transformers assisted generation"
     )
     add_model_options(bench)
-    add_bench_arguments(bench)
+    add_bench_arguments(bench, lang)
     bench.set_defaults(run=run_bench)
 
 
-def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
-    """Flags of `python -m specviz bench`."""
+def add_bench_arguments(parser: argparse.ArgumentParser, lang: str = DEFAULT_LANGUAGE) -> None:
+    """Flags of `python -m specviz bench` (the setting flags' help in *lang*)."""
     parser.add_argument("--tasks", default=",".join(TASKS), help="comma-separated task groups")
     parser.add_argument("--gammas", default="3,5,7", help="comma-separated fixed γ values")
     parser.add_argument(
@@ -58,7 +59,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     )
     # Every other setting from the schema; γ and temperature are swept by the flags above. The
     # bench's own defaults: 64 new tokens and seed 0 (see bench_grid).
-    add_setting_arguments(parser, exclude=_SWEPT)
+    add_setting_arguments(parser, exclude=_SWEPT, lang=lang)
     parser.add_argument(
         "--time-budget",
         type=float,
@@ -115,15 +116,11 @@ def run_bench(args: argparse.Namespace) -> int:
         preset,
         grid,
         on_row=lambda row: print(format_row(row), flush=True),
-        progress=_progress_line,
+        progress=progress_line(args.lang),
     )
     _write_json(Path(args.out), grid, preset, pair, result)
     print(summary(result))
     return 0
-
-
-def _progress_line(fraction: float, message: str) -> None:
-    print(f"[{fraction:4.0%}] {message}", file=sys.stderr, flush=True)
 
 
 def header() -> str:

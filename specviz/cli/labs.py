@@ -8,11 +8,17 @@ with ``specviz.cli.main``.
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import asdict
 from typing import Any
 
-from specviz.cli.options import add_drafter_option, drafter_spec_for, prepared_run, print_json, say
+from specviz.cli.options import (
+    add_drafter_option,
+    drafter_spec_for,
+    prepared_run,
+    print_json,
+    progress_line,
+    say,
+)
 from specviz.text import UserError, t
 
 
@@ -119,7 +125,7 @@ def _exactness(args: argparse.Namespace) -> int:
     if DrafterSpec.parse(drafter).kind != DEFAULT_DRAFTER:
         raise UserError("error.exactness_drafter", drafter=drafter)
     report = run_exactness_lab(
-        pair, prompt_ids, settings, args.samples, args.tokens, args.rule, _progress_line
+        pair, prompt_ids, settings, args.samples, args.tokens, args.rule, progress_line(args.lang)
     )
     if args.json:
         print_json(report)
@@ -170,7 +176,12 @@ def _speedup(args: argparse.Namespace) -> int:
     gpu = _gpu(args.gpu) if args.gpu else None  # a typo fails before minutes of loading
     _, settings, pair, prompt_ids = prepared_run(args)
     lab = measure_speedup_lab(
-        pair, prompt_ids, settings, gammas, time_budget_s=args.time_budget, progress=_progress_line
+        pair,
+        prompt_ids,
+        settings,
+        gammas,
+        time_budget_s=args.time_budget,
+        progress=progress_line(args.lang),
     )
     projection = None
     if gpu is not None:
@@ -278,21 +289,22 @@ def _print_projection(projection: Any, lang: str) -> None:
 
 def _tasks(args: argparse.Namespace) -> int:
     from specviz.cli.options import load_pair_for, preset_for, settings_for
-    from specviz.labs.tasks.experiment import measure_tasks
+    from specviz.labs.tasks.experiment import TaskPlan, measure_tasks
+    from specviz.models.presets import task_label
 
     preset = preset_for(args)
     settings = settings_for(args, preset)
     drafter = drafter_spec_for(args, preset)
     pair = load_pair_for(args, preset)
-    report = measure_tasks(
+    plan = TaskPlan(
         pair,
         preset.prompts,
         lambda text: pair.encode_prompt(text, chat=preset.chat_template and not args.raw),
         settings,
         args.prompts_per_task,
-        progress=_progress_line,
         drafter=drafter,
     )
+    report = measure_tasks(plan, progress=progress_line(args.lang))
     if args.json:
         print_json(report.to_dict())
         return 0
@@ -308,13 +320,9 @@ def _tasks(args: argparse.Namespace) -> int:
     )
     for result in report.tasks:
         print(
-            f"{result.task:12} {result.acceptance_rate:>6.0%} {result.tokens_per_target_pass:>6.2f}"
+            f"{task_label(result.task, lang):12} {result.acceptance_rate:>6.0%} {result.tokens_per_target_pass:>6.2f}"
             f" {result.speculative.tokens_per_s:>11.1f} {result.plain.tokens_per_s:>12.1f}"
             f" {result.speedup:>7.2f}×"
         )
     print(report.narrative(lang))
     return 0
-
-
-def _progress_line(fraction: float, message: str) -> None:
-    print(f"[{fraction:4.0%}] {message}", file=sys.stderr, flush=True)

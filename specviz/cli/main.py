@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -24,12 +25,13 @@ from specviz.cli.options import (
     say,
 )
 from specviz.core.events import Cycle, Origin
-from specviz.text import DEFAULT_LANGUAGE, TABLES, UserError, t
+from specviz.text import DEFAULT_LANGUAGE, TABLES, UserError, supported_language, t
 
 
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments and run a subcommand; returns the process exit code."""
-    parser = _parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = _parser(_requested_language(argv))
     args = parser.parse_args(argv)
     lang = args.lang
     try:
@@ -47,9 +49,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-def _parser() -> argparse.ArgumentParser:
+def _requested_language(argv: list[str]) -> str:
+    """The --lang asked for, read before the parser is built so that the catalogue's parts of
+    the help (the description, the setting flags) are worded in it; the other flags' help is
+    English."""
+    early = argparse.ArgumentParser(add_help=False)
+    early.add_argument("--lang", default=DEFAULT_LANGUAGE)
+    return supported_language(early.parse_known_args(argv)[0].lang)
+
+
+def _parser(lang: str = DEFAULT_LANGUAGE) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m specviz", description=t("cli.description", DEFAULT_LANGUAGE)
+        prog="python -m specviz", description=t("cli.description", lang)
     )
     parser.add_argument(
         "--lang",
@@ -65,7 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     generate = commands.add_parser("generate", help="generate text and show every cycle")
     add_model_options(generate)
     generate.add_argument("--prompt", required=True, help="the prompt text")
-    add_setting_options(generate)
+    add_setting_options(generate, lang)
     add_drafter_option(generate)
     generate.add_argument("--json", action="store_true", help="print the full event trace as JSON")
     generate.add_argument(
@@ -84,8 +95,8 @@ def _parser() -> argparse.ArgumentParser:
     cost.add_argument("--json", action="store_true")
     cost.set_defaults(run=_cost_curve)
 
-    add_lab_commands(commands, add_model_options, add_setting_options)
-    add_bench_command(commands)
+    add_lab_commands(commands, add_model_options, functools.partial(add_setting_options, lang=lang))
+    add_bench_command(commands, lang)
     add_measure_commands(commands)
     return parser
 

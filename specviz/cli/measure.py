@@ -20,7 +20,7 @@ from typing import Any
 
 from specviz.cli.options import add_model_options, load_pair_for, preset_for, print_json
 from specviz.measure.bench import check_prompts, task_prompt_ids
-from specviz.text import UserError
+from specviz.text import Phrase, UserError
 
 _TASKS_FIDELITY = "story,code,rewriting"
 
@@ -155,7 +155,12 @@ def _attention_fidelity(args: argparse.Namespace) -> int:
     pair = models.load_pair(preset, device=args.device, dtype=args.dtype)
     ids = torch.cat([task_prompt_ids(pair, preset, task) for task in tasks], dim=1)
     reference = models.model(
-        preset.target, pair.device, torch.float32, preset.trust_remote_code, "target", _quiet
+        preset.target,
+        pair.device,
+        torch.float32,
+        preset.trust_remote_code,
+        Phrase("load.target", ref=preset.target.ref),
+        _quiet,
     )
     rows = attention_fidelity(pair.target, reference, ids)
     dtype = str(pair.dtype).removeprefix("torch.")
@@ -210,7 +215,13 @@ def _draft_feeding(args: argparse.Namespace) -> int:
     results: dict[str, dict[str, Any]] = {}
     for mode in modes:
         draft = models.model(
-            preset.draft, device, dtype, preset.trust_remote_code, "draft", _quiet, mode
+            preset.draft,
+            device,
+            dtype,
+            preset.trust_remote_code,
+            Phrase("load.draft", ref=preset.draft.ref),
+            _quiet,
+            mode,
         )
         results[mode] = {
             task: feeding_difference(draft, task_prompt_ids(pair, preset, task)) for task in tasks
@@ -321,5 +332,5 @@ def _app_speed(args: argparse.Namespace) -> int:
     return _report(args, asdict(speed) | {"ratio": speed.ratio}, None, lines)
 
 
-def _quiet(message: str, fraction: float) -> None:
+def _quiet(message: Phrase, fraction: float) -> None:
     """Loading progress nobody needs to see (the pair's own loading already reported)."""

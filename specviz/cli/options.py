@@ -7,10 +7,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, is_dataclass
 from typing import Any
 
-from specviz.text import UserError, t
+from specviz.text import DEFAULT_LANGUAGE, Phrase, UserError, t
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -26,11 +27,11 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_setting_options(parser: argparse.ArgumentParser) -> None:
-    """The generation settings' flags, derived from the schema, and --raw."""
+def add_setting_options(parser: argparse.ArgumentParser, lang: str = DEFAULT_LANGUAGE) -> None:
+    """The generation settings' flags, derived from the schema (their help in *lang*), and --raw."""
     from specviz.core.settings import add_setting_arguments
 
-    add_setting_arguments(parser)
+    add_setting_arguments(parser, lang=lang)
     parser.add_argument("--raw", action="store_true", help="send the prompt without chat template")
 
 
@@ -78,17 +79,27 @@ def load_pair_for(args: argparse.Namespace, preset: Any, quiet: bool = False) ->
     """Load the preset's pair, printing loading progress to stderr."""
     from specviz.models.loader import ModelCache
 
-    last: list[str] = []
+    last: list[Phrase] = []
+    show = progress_line(args.lang)
 
-    def progress(message: str, fraction: float) -> None:
+    def progress(message: Phrase, fraction: float) -> None:
         if quiet or (
             last and last[0] == message and 0.0 < fraction < 1.0 and fraction % 0.25 > 0.02
         ):
             return
         last[:] = [message]
-        print(f"[{fraction:4.0%}] {message}", file=sys.stderr, flush=True)
+        show(fraction, message)
 
     return ModelCache().load_pair(preset, device=args.device, dtype=args.dtype, progress=progress)
+
+
+def progress_line(lang: str) -> Callable[[float, Phrase], None]:
+    """A progress callback that prints "[ 40%] what runs next" to stderr, worded in *lang*."""
+
+    def show(fraction: float, message: Phrase) -> None:
+        print(f"[{fraction:4.0%}] {message.text(lang)}", file=sys.stderr, flush=True)
+
+    return show
 
 
 def settings_for(args: argparse.Namespace, preset: Any) -> Any:

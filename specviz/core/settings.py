@@ -1,10 +1,11 @@
 """What a run generates and how: one schema for every generation setting.
 
 Each setting is written once, as a field of ``GenerationSettings`` declared with ``setting(...)``:
-its name and type are the field's, its default the field's default, and its limits, label and
-help text a ``SettingSpec`` in the field's metadata (the label and help as keys of the text
-catalogue, ``specviz.text``, so each language words them in its own table; validation errors are
-``UserError``s worded the same way). Everything else is derived from that field:
+its name and type are the field's, its default the field's default, and its limits a
+``SettingSpec`` in the field's metadata. Its label and help are the text catalogue's
+``setting.<name>`` and ``setting.<name>.help`` (``specviz.text``), so each language words them in
+its own table; validation errors are ``UserError``s worded the same way. Everything else is
+derived from that field:
 
 - validation (``GenerationSettings.__post_init__``, ``settings_from_mapping``), one set of limits;
 - the command-line flags (``add_setting_arguments``, ``settings_from_args``: ``--gamma``, ...);
@@ -12,8 +13,8 @@ catalogue, ``specviz.text``, so each language words them in its own table; valid
   ``settings_from_mapping``);
 - the app's controls and API parameters (``specviz.app.setting_controls``).
 
-So adding a setting is one new field here, plus its label and help in each text table; the CLI,
-presets, the app and its API pick it up.
+So adding a setting is one new field here, plus its ``setting.<name>`` label and help in each text
+table; the CLI, presets, the app and its API pick it up.
 """
 
 from __future__ import annotations
@@ -42,9 +43,6 @@ SettingValue = int | float | bool
 class SettingSpec:
     """How one setting is checked and shown; the field it annotates gives its name and type."""
 
-    # Catalogue keys (specviz.text), so each language words them in its own table:
-    label: str  # the setting's name in words: the app's label, the subject of error messages
-    help: str  # one line: the CLI's help and the app's info text
     low: float | None = None  # smallest allowed value (None: unbounded)
     high: float | None = None  # largest allowed value (None: unbounded)
     low_open: bool = False  # True: ``low`` itself is not allowed
@@ -74,13 +72,25 @@ class Setting:
     default: SettingValue
     spec: SettingSpec
 
+    @property
+    def label_key(self) -> str:
+        """The catalogue key of the setting's name in words (the app's label, the subject of
+        error messages): ``setting.<name>``, so every setting is worded under its own name."""
+        return f"setting.{self.name}"
+
+    @property
+    def help_key(self) -> str:
+        """The catalogue key of the setting's one-line help (the CLI's help, the app's info
+        text): ``setting.<name>.help``."""
+        return f"setting.{self.name}.help"
+
     def label(self, lang: str = DEFAULT_LANGUAGE) -> str:
         """The setting's name in words, in *lang*."""
-        return t(self.spec.label, lang)
+        return t(self.label_key, lang)
 
     def help(self, lang: str = DEFAULT_LANGUAGE) -> str:
         """The setting's one-line help, in *lang*."""
-        return t(self.spec.help, lang)
+        return t(self.help_key, lang)
 
     @property
     def flag(self) -> str:
@@ -150,7 +160,7 @@ class Setting:
 
     def problem(self, reason: Phrase) -> SettingProblem:
         """A problem with this setting, for a SettingError."""
-        return SettingProblem(self.name, Phrase(self.spec.label), reason)
+        return SettingProblem(self.name, Phrase(self.label_key), reason)
 
     def _in_range(self, number: float) -> bool:
         spec = self.spec
@@ -228,75 +238,41 @@ _DRAFT_STOP: dict[str, Any] = {
 class GenerationSettings:
     """Everything that decides what a run generates; shared by speculative and plain decoding."""
 
-    gamma: int = setting(
-        5,
-        label="setting.gamma",
-        help="setting.gamma.help",
-        low=GAMMA_MIN,
-        high=GAMMA_MAX,
-        step=1,
-    )
-    adaptive_gamma: bool = setting(
-        False,
-        label="setting.adaptive_gamma",
-        help="setting.adaptive_gamma.help",
-        flag="adaptive",
-    )
+    gamma: int = setting(5, low=GAMMA_MIN, high=GAMMA_MAX, step=1)
+    adaptive_gamma: bool = setting(False, flag="adaptive")
     temperature: float = setting(
         0.0,
-        label="setting.temperature",
-        help="setting.temperature.help",
         low=0.0,
         high=2.0,  # above 2 the output is noise; the sampler itself takes any value
         step=0.05,
     )
-    top_k: int = setting(0, label="setting.top_k", help="setting.top_k.help", low=0)
+    top_k: int = setting(0, low=0)
     top_p: float = setting(
         1.0,
-        label="setting.top_p",
-        help="setting.top_p.help",
         low=0.0,
         low_open=True,  # top-p 0 would keep no token at all
         high=1.0,
         step=0.05,
         slider_low=0.05,
     )
-    seed: int = setting(0, label="setting.seed", help="setting.seed.help")
+    seed: int = setting(0)
     max_new_tokens: int = setting(
         128,
-        label="setting.max_new_tokens",
-        help="setting.max_new_tokens.help",
         low=1,
         high=4096,
         step=1,
         slider_high=512,  # a slider to 4096 would move in jumps too big to aim with
     )
-    stop_on_eos: bool = setting(
-        True,
-        label="setting.stop_on_eos",
-        help="setting.stop_on_eos.help",
-        flag="stop",
-        in_app=False,
-    )
+    stop_on_eos: bool = setting(True, flag="stop", in_app=False)
     # Stop a draft early after a token the drafter gave less than this probability (0 = never):
     # later guesses would mostly be rejected, so drafting them wastes time. The output law is
     # unchanged whatever the drafter proposes. transformers' assisted generation uses 0.4.
-    draft_stop_below: float = setting(
-        0.0,
-        label="setting.draft_stop_below",
-        help="setting.draft_stop_below.help",
-        **_DRAFT_STOP,
-    )
+    draft_stop_below: float = setting(0.0, **_DRAFT_STOP)
     # Stop a draft once the product of the draft's top probabilities over this cycle's guesses
     # (each doubt 1 - top scaled down when the run shows the draft too doubtful, see doubt_scale)
     # falls below this (0 = never): the draft's own estimate that every guess so far is right.
     # A run of fairly sure guesses ends before the per-token stop would notice. specviz's own rule.
-    draft_stop_cumulative: float = setting(
-        0.0,
-        label="setting.draft_stop_cumulative",
-        help="setting.draft_stop_cumulative.help",
-        **_DRAFT_STOP,
-    )
+    draft_stop_cumulative: float = setting(0.0, **_DRAFT_STOP)
 
     def __post_init__(self) -> None:
         schema = {item.name: item for item in settings_schema(type(self))}

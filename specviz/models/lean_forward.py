@@ -26,6 +26,8 @@ from typing import Any
 
 import torch
 
+from specviz.text import Phrase
+
 # Families whose decoder layer is: x + o(attn(norm(x))), then + down(act(gate(n)) * up(n)), with
 # rotary embeddings on q and k and grouped-query attention.
 SUPPORTED_MODEL_TYPES = frozenset({"llama", "qwen2"})
@@ -313,7 +315,7 @@ _ATTENTION_PARTS = ("q_proj", "k_proj", "v_proj", "o_proj", "head_dim", "scaling
 _MLP_PARTS = ("gate_proj", "up_proj", "down_proj", "act_fn")
 
 
-def lean_support_problem(model: torch.nn.Module) -> str | None:
+def lean_support_problem(model: torch.nn.Module) -> Phrase | None:
     """Why LeanDecoder cannot compute this model (None: its family, layout and setup are covered).
 
     Checks the family and configuration, then every attribute the lean step reads, so a model
@@ -322,18 +324,19 @@ def lean_support_problem(model: torch.nn.Module) -> str | None:
     config = getattr(model, "config", None)
     model_type = getattr(config, "model_type", None)
     if model_type not in SUPPORTED_MODEL_TYPES:
-        return f"model type {model_type!r} is not one of {', '.join(sorted(SUPPORTED_MODEL_TYPES))}"
+        supported = ", ".join(sorted(SUPPORTED_MODEL_TYPES))
+        return Phrase("forward.why.model_type", model_type=repr(model_type), supported=supported)
     attention_kernel = getattr(config, "_attn_implementation", None)
     if attention_kernel not in ("sdpa", "eager"):
         # Other kernels (flash-attention, flex) are for GPUs and batches; keep theirs.
-        return f"attention implementation {attention_kernel!r} is not sdpa or eager"
+        return Phrase("forward.why.attention", kernel=repr(attention_kernel))
     if getattr(model, "hf_device_map", None):
         # Split across devices by accelerate: rotary tables and masks would sit on the wrong one.
-        return "the model is split across devices"
+        return Phrase("forward.why.split")
     if model.training:
-        return "the model is in training mode"
+        return Phrase("forward.why.training")
     if any(module._forward_hooks or module._forward_pre_hooks for module in model.modules()):
-        return "the model has forward hooks, which the lean step's bound forwards would skip"
+        return Phrase("forward.why.hooks")
     missing = _missing_part(model, _MODEL_PARTS, "model") or _missing_part(
         config, _CONFIG_FIELDS, "config"
     )
@@ -343,7 +346,7 @@ def lean_support_problem(model: torch.nn.Module) -> str | None:
     if missing := _missing_part(inner, _INNER_PARTS, "model.model"):
         return missing
     if not len(inner.layers):
-        return "the model has no decoder layers"
+        return Phrase("forward.why.no_layers")
     for index, layer in enumerate(inner.layers):
         where = f"model.model.layers[{index}]"
         if missing := _missing_part(layer, _LAYER_PARTS, where):
@@ -352,15 +355,15 @@ def lean_support_problem(model: torch.nn.Module) -> str | None:
         if missing := _missing_part(attention, _ATTENTION_PARTS, f"{where}.self_attn"):
             return missing
         if getattr(attention, "sliding_window", None) is not None:
-            return f"{where}.self_attn uses a sliding window"
+            return Phrase("forward.why.sliding_window", where=f"{where}.self_attn")
         if missing := _missing_part(layer.mlp, _MLP_PARTS, f"{where}.mlp"):
             return missing
     return None
 
 
-def _missing_part(owner: object, names: tuple[str, ...], where: str) -> str | None:
+def _missing_part(owner: object, names: tuple[str, ...], where: str) -> Phrase | None:
     absent = [name for name in names if not hasattr(owner, name)]
-    return f"{where} has no {', '.join(absent)}" if absent else None
+    return Phrase("forward.why.missing", where=where, parts=", ".join(absent)) if absent else None
 
 
 def supports_lean_decoding(model: torch.nn.Module) -> bool:

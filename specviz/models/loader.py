@@ -22,14 +22,16 @@ from specviz.models.bundled import BUNDLED, BundledModelError, Progress, assembl
 from specviz.models.presets import ModelSource, Preset
 from specviz.models.quantize import quantize_int8, quantize_int8_weight_only
 from specviz.models.runner import ForwardChoice, ModelRunner, choose_forward
+from specviz.text import Phrase, UserError
 
 # Bump when the conversion below changes, so stale caches are rebuilt rather than trusted.
 _CONVERSION_VERSION = 1
 _CACHE_DTYPE = torch.bfloat16  # cached weights: half the disk and load time of float32
 
 
-class ModelLoadError(RuntimeError):
-    """A model or tokenizer could not be loaded, or a pair cannot work together."""
+class ModelLoadError(UserError, RuntimeError):
+    """A model or tokenizer could not be loaded, or a pair cannot work together: a catalogue key
+    (``error.load.*``, ``error.bundled.*``) and its values, worded by the app and the CLI."""
 
 
 @dataclass
@@ -48,7 +50,7 @@ class ModelPair:
     def encode_prompt(self, text: str, chat: bool = True) -> torch.Tensor:
         """Prompt text -> ids (1, T); chat-tuned models get their chat template unless chat=False."""
         if not text.strip():
-            raise ValueError("The prompt is empty.")
+            raise UserError("error.prompt_empty")
         if chat and getattr(self.tokenizer, "chat_template", None):
             templated = self.tokenizer.apply_chat_template(
                 [{"role": "user", "content": text}],
@@ -122,12 +124,14 @@ class ModelCache:
         draft_tokenizer = self.tokenizer(preset.draft, trust, report)
         check_tokenizers(draft_tokenizer, target_tokenizer, preset)
         quantize = _draft_quantization(preset, torch_device, report)
+        loading_draft = Phrase("load.draft", ref=preset.draft.ref)
         draft = self.model(
-            preset.draft, torch_device, torch_dtype, trust, "draft", report, quantize
+            preset.draft, torch_device, torch_dtype, trust, loading_draft, report, quantize
         )
-        target = self.model(preset.target, torch_device, torch_dtype, trust, "target", report)
+        loading_target = Phrase("load.target", ref=preset.target.ref)
+        target = self.model(preset.target, torch_device, torch_dtype, trust, loading_target, report)
         align_vocab(draft, target, target_tokenizer)
-        report("Models ready", 1.0)
+        report(Phrase("load.ready"), 1.0)
         return ModelPair(
             draft=draft,
             target=target,
@@ -142,7 +146,7 @@ class ModelCache:
     def tokenizer(self, source: ModelSource, trust: bool, progress: Progress) -> Any:
         key = str(source)
         if key not in self._tokenizers:
-            progress(f"Loading tokenizer of {source.ref}", 0.0)
+            progress(Phrase("load.tokenizer", ref=source.ref), 0.0)
             self._tokenizers[key] = load_tokenizer(source, trust, progress)
         return self._tokenizers[key]
 
@@ -152,17 +156,18 @@ class ModelCache:
         device: torch.device,
         dtype: torch.dtype,
         trust: bool,
-        role: str,
+        loading: Phrase,
         progress: Progress,
         quantization: str = "none",
     ) -> torch.nn.Module:
+        """The source's model from the cache, loaded (reporting ``loading``) on first use."""
         # Dynamic int8 computes in float32 whatever the preset dtype, so its key names no dtype.
         precision = {"none": str(dtype), "int8": "int8"}.get(
             quantization, f"{quantization}:{dtype}"
         )
         key = (str(source), str(device), precision)
         if key not in self._models:
-            progress(f"Loading {role} model {source.ref}", 0.0)
+            progress(loading, 0.0)
             if quantization == "int8":
                 # Dynamic int8 quantizes float32 Linear weights; it computes in float32 anyway.
                 model = load_model(source, device, torch.float32, trust, progress)
@@ -183,12 +188,12 @@ class ModelCache:
 def _draft_quantization(preset: Preset, device: torch.device, progress: Progress) -> str:
     """The preset's draft quantization where this device can run it (int8 kernels are CPU-only)."""
     if preset.draft_quantization != "none" and device.type != "cpu":
-        progress("int8 draft quantization is CPU-only; using the preset dtype on this device", 0.0)
+        progress(Phrase("load.int8_not_here"), 0.0)
         return "none"
     return preset.draft_quantization
 
 
-def _quiet(message: str, fraction: float) -> None:
+def _quiet(message: Phrase, fraction: float) -> None:
     del message, fraction
 
 
@@ -208,7 +213,7 @@ def load_model(
             folder, dtype=dtype, trust_remote_code=trust_remote_code, **kwargs
         )
     except OSError as error:
-        raise ModelLoadError(_explain_load_failure(source, error)) from error
+        raise _load_failure(source, error) from error
     return model.to(device).eval()  # type: ignore[arg-type, no-any-return]
 
 
@@ -221,7 +226,7 @@ def load_tokenizer(source: ModelSource, trust_remote_code: bool, progress: Progr
     try:
         return AutoTokenizer.from_pretrained(folder, trust_remote_code=trust_remote_code, **kwargs)
     except OSError as error:
-        raise ModelLoadError(_explain_load_failure(source, error)) from error
+        raise _load_failure(source, error) from error
 
 
 def _model_location(source: ModelSource, progress: Progress) -> tuple[str, dict[str, Any]]:
@@ -230,25 +235,25 @@ def _model_location(source: ModelSource, progress: Progress) -> tuple[str, dict[
         return source.ref, {"revision": source.revision} if source.revision else {}
     if source.kind == "local":
         if not Path(source.ref).is_dir():
-            raise ModelLoadError(f"Local model folder {source.ref!r} does not exist.")
+            raise ModelLoadError("error.load.local_missing", path=repr(source.ref))
         return source.ref, {}
     if source.kind == "gguf":
         gguf = Path(source.ref).expanduser().resolve()
         if not gguf.is_file():
-            raise ModelLoadError(f"GGUF file {source.ref!r} does not exist.")
+            raise ModelLoadError("error.load.gguf_missing", path=repr(source.ref))
         return str(converted_gguf(gguf, cache_root() / "gguf" / _slug(gguf), progress)), {}
     if source.kind == "bundled":
         bundled = BUNDLED.get(source.ref)
         if bundled is None:
             known = ", ".join(sorted(BUNDLED))
-            raise ModelLoadError(f"Unknown bundled model {source.ref!r}; bundled models: {known}.")
+            raise ModelLoadError("error.load.unknown_bundled", name=repr(source.ref), known=known)
         folder = cache_root() / "bundled" / bundled.name
         try:
             gguf = assemble(bundled, folder, progress)
         except BundledModelError as error:
-            raise ModelLoadError(str(error)) from error
+            raise ModelLoadError(error.key, **error.values) from error
         return str(converted_gguf(gguf, folder / "converted", progress)), {}
-    raise ModelLoadError(f"Unknown model source kind {source.kind!r}.")
+    raise ModelLoadError("error.load.unknown_kind", kind=repr(source.kind))
 
 
 def converted_gguf(gguf: Path, folder: Path, progress: Progress = _quiet) -> Path:
@@ -270,7 +275,7 @@ def converted_gguf(gguf: Path, folder: Path, progress: Progress = _quiet) -> Pat
         return folder
     from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
-    progress(f"Dequantizing {gguf.name} (first load only)", 0.0)
+    progress(Phrase("load.dequantizing", file=gguf.name), 0.0)
     try:
         model = AutoModelForCausalLM.from_pretrained(
             str(gguf.parent),
@@ -281,8 +286,8 @@ def converted_gguf(gguf: Path, folder: Path, progress: Progress = _quiet) -> Pat
         )
         tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     except (OSError, ValueError, KeyError) as error:
-        raise ModelLoadError(f"Could not read GGUF file {gguf}: {error}") from error
-    progress(f"Caching {gguf.name} as safetensors", 0.9)
+        raise ModelLoadError("error.load.gguf_unreadable", path=gguf, cause=str(error)) from error
+    progress(Phrase("load.caching", file=gguf.name), 0.9)
     # A GGUF-loaded model refuses save_pretrained while it still carries its quantizer; the
     # weights are plain dense tensors by now, so dropping both is honest.
     model.hf_quantizer = None
@@ -293,7 +298,7 @@ def converted_gguf(gguf: Path, folder: Path, progress: Progress = _quiet) -> Pat
     model.save_pretrained(str(folder))
     tokenizer.save_pretrained(str(folder))
     stamp_path.write_text(json.dumps(stamp))
-    progress(f"Cached {gguf.name}", 1.0)
+    progress(Phrase("load.cached", file=gguf.name), 1.0)
     return folder
 
 
@@ -306,10 +311,11 @@ def check_tokenizers(draft_tokenizer: Any, target_tokenizer: Any, preset: Preset
     if draft_tokenizer.get_vocab() == target_tokenizer.get_vocab():
         return
     raise ModelLoadError(
-        f"The draft {preset.draft.ref} and the target {preset.target.ref} use different "
-        f"tokenizers ({len(draft_tokenizer)} vs {len(target_tokenizer)} tokens). Speculative "
-        "decoding compares both models' probabilities for the same token id, so the draft must "
-        "share the target's tokenizer; pick a draft from the same model family."
+        "error.load.tokenizers",
+        draft=preset.draft.ref,
+        target=preset.target.ref,
+        draft_size=len(draft_tokenizer),
+        target_size=len(target_tokenizer),
     )
 
 
@@ -327,9 +333,7 @@ def align_vocab(draft: torch.nn.Module, target: torch.nn.Module, tokenizer: Any)
         return
     rows = min(draft_rows, target_rows)
     if rows < len(tokenizer):
-        raise ModelLoadError(
-            f"A model's output layer has {rows} rows, fewer than the tokenizer's {len(tokenizer)}."
-        )
+        raise ModelLoadError("error.load.vocab_rows", rows=rows, tokens=len(tokenizer))
     for model in (draft, target):
         model.resize_token_embeddings(rows)  # type: ignore[operator]
 
@@ -356,16 +360,10 @@ def _slug(path: Path) -> str:
     return f"{path.stem}-{hashlib.sha256(str(path).encode()).hexdigest()[:12]}"
 
 
-def _explain_load_failure(source: ModelSource, error: Exception) -> str:
+def _load_failure(source: ModelSource, error: Exception) -> ModelLoadError:
+    """What from_pretrained's OSError means for this source, and what to try."""
     if source.kind == "hub" and os.environ.get("HF_HUB_OFFLINE"):
-        return (
-            f"Cannot load {source.ref} from the Hugging Face hub: offline mode is on "
-            "(HF_HUB_OFFLINE=1) and it is not in the local cache. Use the bundled preset, or "
-            f"connect to the internet and unset HF_HUB_OFFLINE. ({error})"
-        )
+        return ModelLoadError("error.load.hub_offline", ref=source.ref, cause=str(error))
     if source.kind == "hub":
-        return (
-            f"Cannot load {source.ref} from the Hugging Face hub: {error}. Check the model id, "
-            "your internet connection, and for gated models your access token."
-        )
-    return f"Cannot load {source.ref}: {error}"
+        return ModelLoadError("error.load.hub", ref=source.ref, cause=str(error))
+    return ModelLoadError("error.load.failed", ref=source.ref, cause=str(error))

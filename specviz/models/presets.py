@@ -46,7 +46,7 @@ from specviz.core.settings import (
     settings_from_mapping,
     settings_schema,
 )
-from specviz.text import Phrase, UserError
+from specviz.text import DEFAULT_LANGUAGE, Phrase, UserError
 
 __all__ = [
     "DEFAULT_DRAFTER",
@@ -61,6 +61,8 @@ __all__ = [
     "default_preset",
     "load_preset",
     "load_presets",
+    "task_label",
+    "task_words",
 ]
 
 #: Prompt categories, in the order the UI lists them.  The acceptance rate of a
@@ -99,6 +101,32 @@ _HUB_REF_RE = re.compile(r"[\w.-]+(?:/[\w.-]+)?")
 #: bench draft with without a preset: the draft-model drafter (specviz.drafters builds it from
 #: this spec; the drafters import this layer, so the one constant lives here).
 DEFAULT_DRAFTER = "draft-model"
+
+#: Each known task's name in words (a key of the text catalogue), for the example radio and the
+#: task lab; a task without one is shown by its own name.
+TASK_LABELS: Mapping[str, str] = types.MappingProxyType(
+    {
+        "code": "task.code",
+        "story": "task.story",
+        "explanation": "task.explanation",
+        "translation": "task.translation",
+        "rewriting": "task.rewriting",
+        "editing": "task.editing",
+    }
+)
+
+
+def task_words(task: str) -> Phrase | str:
+    """A task's name as words each reader's language puts its own way (its name if unknown)."""
+    key = TASK_LABELS.get(task)
+    return task if key is None else Phrase(key)
+
+
+def task_label(task: str, lang: str = DEFAULT_LANGUAGE) -> str:
+    """A task's name in words, in *lang* (its name if unknown)."""
+    words = task_words(task)
+    return words if isinstance(words, str) else words.text(lang)
+
 
 _REQUIRED_KEYS: tuple[str, ...] = ("id", "label", "draft", "target", "dtype", "prompts")
 # The preset's own optional keys; every generation setting is an optional key too.

@@ -23,6 +23,7 @@ from transformers import DynamicCache
 
 from specviz.core.model_steps import device_of, new_cache
 from specviz.models.lean_forward import LeanCache, LeanDecoder, lean_support_problem
+from specviz.text import Phrase
 
 RunnerKind = Literal["lean", "transformers"]
 
@@ -36,7 +37,9 @@ class ForwardChoice:
     """Which forward computes a model, and why the lean step does not (None when it does)."""
 
     kind: RunnerKind
-    fallback_reason: str | None
+    fallback_reason: (
+        Phrase | None
+    )  # words (``forward.why.*``) the app puts in its reader's language
 
 
 def logits_tolerance(dtype: torch.dtype, scale: float) -> float:
@@ -72,7 +75,7 @@ class ModelRunner:
         return self.choice.kind
 
     @property
-    def fallback_reason(self) -> str | None:
+    def fallback_reason(self) -> Phrase | None:
         """Why transformers' forward runs instead of the lean step (None when the lean one runs)."""
         return self.choice.fallback_reason
 
@@ -183,13 +186,14 @@ def _first_use_check(model: torch.nn.Module) -> ForwardChoice:
             error = (got.float() - own).abs().max().item()
             tolerance = logits_tolerance(got.dtype, own.abs().max().item())
             if not error <= tolerance:  # also refuses NaN
-                return ForwardChoice(
-                    "transformers",
-                    f"the lean step's logits differ from the model's own by {error:.3g} "
-                    f"(tolerance {tolerance:.3g} in {str(got.dtype).removeprefix('torch.')})",
+                reason = Phrase(
+                    "forward.why.logits",
+                    error=f"{error:.3g}",
+                    tolerance=f"{tolerance:.3g}",
+                    dtype=str(got.dtype).removeprefix("torch."),
                 )
+                return ForwardChoice("transformers", reason)
     except Exception as error:  # any failure means the lean step does not compute this model
-        return ForwardChoice(
-            "transformers", f"the lean step failed: {type(error).__name__}: {error}"
-        )
+        failure = f"{type(error).__name__}: {error}"
+        return ForwardChoice("transformers", Phrase("forward.why.failed", error=failure))
     return ForwardChoice("lean", None)

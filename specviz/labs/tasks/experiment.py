@@ -19,13 +19,14 @@ import torch
 from specviz.core.engine import DraftModelPairLike
 from specviz.core.events import Totals
 from specviz.core.settings import GenerationSettings
-from specviz.measure.harness import Method, Outcome, iter_measurements, never
+from specviz.measure.harness import Method, Outcome, Progress, iter_measurements, never
 from specviz.measure.methods import plain_decoding, speculative_decoding
-from specviz.models.presets import DEFAULT_DRAFTER, TASKS
-from specviz.text import DEFAULT_LANGUAGE, UserError, t
+from specviz.models.presets import DEFAULT_DRAFTER, TASKS, task_label, task_words
+from specviz.text import DEFAULT_LANGUAGE, Phrase, UserError, t
 
 __all__ = [
     "PromptRun",
+    "TaskPlan",
     "TaskProgress",
     "TaskReport",
     "TaskResult",
@@ -124,13 +125,14 @@ class TaskReport:
             return t("tasks.narrative.none", lang)
         best, worst = ranked[0], ranked[-1]
         if len(ranked) == 1:
-            return t("tasks.narrative.one", lang, task=best.task, measures=_measures(best, lang))
+            task = task_label(best.task, lang)
+            return t("tasks.narrative.one", lang, task=task, measures=_measures(best, lang))
         return t(
             "tasks.narrative.ranked",
             lang,
-            best=best.task,
+            best=task_label(best.task, lang),
             best_measures=_measures(best, lang),
-            worst=worst.task,
+            worst=task_label(worst.task, lang),
             worst_measures=_measures(worst, lang),
         )
 
@@ -148,20 +150,27 @@ class TaskProgress:
     """Where the measurement stands: sent before each run and once at the end."""
 
     fraction: float  # runs finished / runs planned
-    message: str  # the run about to start, e.g. "story 2/5: plain decoding"; or "done"
+    message: Phrase  # the run about to start ("story 2/5: plain decoding"), or "done"
     report: TaskReport  # everything measured so far
 
 
+@dataclass(frozen=True)
+class TaskPlan:
+    """What the task lab measures: each task's first prompts, both ways, at these settings."""
+
+    pair: DraftModelPairLike
+    prompts: Mapping[str, Sequence[str]]  # example prompts by task (a preset's prompts)
+    encode: Callable[[str], torch.Tensor]  # prompt text -> ids (1, T), chat template or not
+    settings: GenerationSettings
+    prompts_per_task: int = 1
+    warm_up: bool = True  # one short unmeasured run of each kind first (first runs are slow)
+    drafter: str = DEFAULT_DRAFTER  # the drafter spec the speculative runs draft with
+
+
 def measure_tasks(
-    pair: DraftModelPairLike,
-    prompts: Mapping[str, Sequence[str]],
-    encode: Callable[[str], torch.Tensor],
-    settings: GenerationSettings,
-    prompts_per_task: int = 1,
-    progress: Callable[[float, str], None] | None = None,
+    plan: TaskPlan,
+    progress: Progress | None = None,
     should_stop: Callable[[], bool] | None = None,
-    warm_up: bool = True,
-    drafter: str = DEFAULT_DRAFTER,
 ) -> TaskReport:
     """Run each task's first prompts speculatively (drafting with the drafter spec given) and
     plainly; α, τ and speedup per task.
@@ -169,11 +178,8 @@ def measure_tasks(
     progress(fraction, message) is called before each run and once at the end; should_stop is
     polled between cycles, and a stop drops the unfinished prompt and returns what was finished.
     """
-    updates = iter_task_measurements(
-        pair, prompts, encode, settings, prompts_per_task, should_stop, warm_up, drafter
-    )
-    report = TaskReport(settings, (), complete=False)
-    for update in updates:
+    report = TaskReport(plan.settings, (), complete=False)
+    for update in iter_task_measurements(plan, should_stop):
         if progress is not None:
             progress(update.fraction, update.message)
         report = update.report
@@ -181,26 +187,19 @@ def measure_tasks(
 
 
 def iter_task_measurements(
-    pair: DraftModelPairLike,
-    prompts: Mapping[str, Sequence[str]],
-    encode: Callable[[str], torch.Tensor],
-    settings: GenerationSettings,
-    prompts_per_task: int = 1,
-    should_stop: Callable[[], bool] | None = None,
-    warm_up: bool = True,
-    drafter: str = DEFAULT_DRAFTER,
+    plan: TaskPlan, should_stop: Callable[[], bool] | None = None
 ) -> Iterator[TaskProgress]:
     """measure_tasks as a stream, so a UI can redraw the chart as each prompt finishes.
 
-    The arguments are checked here, before the first run, not on the first next().
+    The plan is checked here, before the first run, not on the first next().
     """
-    if prompts_per_task < 1:
-        raise UserError("error.tasks.per_task", count=prompts_per_task)
-    plan = _plan(prompts, prompts_per_task)
-    return _measure(pair, plan, encode, settings, should_stop or never, warm_up, drafter)
+    if plan.prompts_per_task < 1:
+        raise UserError("error.tasks.per_task", count=plan.prompts_per_task)
+    chosen = _chosen_prompts(plan.prompts, plan.prompts_per_task)
+    return _measure(plan, chosen, should_stop or never)
 
 
-def _plan(
+def _chosen_prompts(
     prompts: Mapping[str, Sequence[str]], prompts_per_task: int
 ) -> list[tuple[str, tuple[str, ...]]]:
     """(task, its first prompts) in TASKS order, then any other tasks in the order given."""
@@ -216,41 +215,37 @@ def _plan(
 
 
 def _measure(
-    pair: DraftModelPairLike,
-    plan: list[tuple[str, tuple[str, ...]]],
-    encode: Callable[[str], torch.Tensor],
-    settings: GenerationSettings,
-    should_stop: Callable[[], bool],
-    warm_up: bool,
-    drafter: str,
+    plan: TaskPlan, chosen: list[tuple[str, tuple[str, ...]]], should_stop: Callable[[], bool]
 ) -> Iterator[TaskProgress]:
     # One harness measurement: speculative then plain decoding of each prompt, in plan order.
-    prompts = [(task, prompt) for task, task_prompts in plan for prompt in task_prompts]
+    pair, settings = plan.pair, plan.settings
+    prompts = [(task, prompt) for task, task_prompts in chosen for prompt in task_prompts]
     methods: list[Method] = []
-    for task_index, (task, task_prompts) in enumerate(plan):
+    for task_index, (task, task_prompts) in enumerate(chosen):
         for prompt_index, prompt in enumerate(task_prompts):
-            where = f"{task} {task_index + 1}/{len(plan)}"
-            if len(task_prompts) > 1:
-                where += f", prompt {prompt_index + 1}/{len(task_prompts)}"
-            prompt_ids = encode(prompt)
+            where = _where(task, task_index, len(chosen), prompt_index, len(task_prompts))
+            prompt_ids = plan.encode(prompt)
+            name = f"{task} {prompt_index + 1}"
+            spec_method = speculative_decoding(
+                pair, prompt_ids, settings, f"{name} speculative", plan.drafter
+            )
+            plain_method = plain_decoding(pair, prompt_ids, settings, f"{name} plain")
             methods += [
-                speculative_decoding(
-                    pair, prompt_ids, settings, f"{where}: speculative decoding", drafter
-                ),
-                plain_decoding(pair, prompt_ids, settings, f"{where}: plain decoding"),
+                replace(spec_method, label=Phrase("tasks.progress.speculative", where=where)),
+                replace(plain_method, label=Phrase("tasks.progress.plain", where=where)),
             ]
     short = replace(settings, max_new_tokens=min(_WARM_UP_TOKENS, settings.max_new_tokens))
-    first_ids = encode(prompts[0][1])
+    first_ids = plan.encode(prompts[0][1])
     warm_ups = [
-        speculative_decoding(pair, first_ids, short, "warm-up speculative", drafter),
+        speculative_decoding(pair, first_ids, short, "warm-up speculative", plan.drafter),
         plain_decoding(pair, first_ids, short, "warm-up plain"),
     ]
     updates = iter_measurements(
-        methods, warm_up=warm_ups if warm_up else (), should_stop=should_stop
+        methods, warm_up=warm_ups if plan.warm_up else (), should_stop=should_stop
     )
     for update in updates:
         results = update.measurements.methods
-        runs: dict[str, list[PromptRun]] = {task: [] for task, _ in plan}
+        runs: dict[str, list[PromptRun]] = {task: [] for task, _ in chosen}
         for index, (task, prompt) in enumerate(prompts):
             speculative, plain = results[2 * index].samples, results[2 * index + 1].samples
             if speculative and plain:
@@ -260,6 +255,21 @@ def _measure(
         yield TaskProgress(
             update.fraction, update.message, TaskReport(settings, finished, complete)
         )
+
+
+def _where(task: str, index: int, count: int, prompt: int, prompts: int) -> Phrase:
+    """Which prompt runs, in words: "story 2/5", or "story 2/5, prompt 1/3"."""
+    label = task_words(task)
+    if prompts == 1:
+        return Phrase("tasks.progress.where", task=label, index=index + 1, count=count)
+    return Phrase(
+        "tasks.progress.where_prompt",
+        task=label,
+        index=index + 1,
+        count=count,
+        prompt=prompt + 1,
+        prompts=prompts,
+    )
 
 
 def _prompt_run(prompt: str, speculative: Outcome, plain: Outcome) -> PromptRun:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from specviz.labs.tasks.experiment import TaskReport
+from specviz.models.presets import task_label
 from specviz.text import DEFAULT_LANGUAGE, t
 from specviz.views.panels import panel_html, table_html
 
@@ -23,7 +24,7 @@ def tasks_html(report: TaskReport | None, *, lang: str = DEFAULT_LANGUAGE) -> st
         return panel_html([t("tasks.placeholder", lang)])
     rows = [
         [
-            result.task,
+            task_label(result.task, lang),
             f"{result.acceptance_rate:.0%}",
             f"{result.tokens_per_target_pass:.2f}",
             f"{result.speculative.tokens_per_s:.1f}",
