@@ -29,7 +29,7 @@ def api() -> dict:
 
 def test_run_and_step_take_the_controls_by_name_in_a_fixed_order(api: dict) -> None:
     shown = [item.name for item in shown_settings(GenerationSettings)]
-    expected = ["preset", "prompt", "chat_template", *shown, "race"]
+    expected = ["preset", "drafter", "prompt", "chat_template", *shown, "race"]
     assert api["/run"] == api["/step"] == expected
     assert shown == [
         "gamma", "adaptive_gamma", "temperature", "top_k", "top_p", "seed", "max_new_tokens",
@@ -38,7 +38,7 @@ def test_run_and_step_take_the_controls_by_name_in_a_fixed_order(api: dict) -> N
 
 def test_generate_takes_every_setting(api: dict) -> None:
     names = [item.name for item in settings_schema()]
-    assert api["/generate"] == ["prompt", "preset", *names, "chat_template", "race"]
+    assert api["/generate"] == ["prompt", "preset", *names, "chat_template", "race", "drafter"]
 
 
 def test_controls_follow_the_schema() -> None:
@@ -68,6 +68,36 @@ def test_inputs_read_the_controls_through_the_schema_over_the_preset() -> None:
     assert (inputs.chat, inputs.race) == (False, True)
     settings = GenerationSettings(gamma=2)
     assert app.inputs(DEFAULT.id, "hi", settings).settings is settings
+
+
+@pytest.mark.parametrize(
+    ("chosen", "expected"),
+    [(None, DEFAULT.drafter), ("", DEFAULT.drafter), ("lookup", "lookup"),
+     (" hybrid:max_ngram=3 ", "hybrid:max_ngram=3")],
+)  # fmt: skip
+def test_the_run_drafts_with_the_chosen_drafter_or_the_presets(chosen, expected) -> None:
+    inputs = App(PRESETS, ModelCache()).inputs(DEFAULT.id, "hi", {}, drafter=chosen)
+    assert inputs.drafter == expected
+    assert expected in inputs.key  # another drafter is another run, not a continuation
+
+
+@pytest.mark.parametrize(
+    ("chosen", "message"),
+    [("nope", "Check the drafter: unknown drafter 'nope'"),
+     ("lookup:max_ngram=x", "Check the drafter: drafter 'lookup': max_ngram must be a whole")],
+)  # fmt: skip
+def test_a_bad_drafter_is_a_plain_error(chosen: str, message: str) -> None:
+    with pytest.raises(gr.Error, match=message):
+        App(PRESETS, ModelCache()).inputs(DEFAULT.id, "hi", {}, drafter=chosen)
+
+
+def test_the_drafter_dropdown_offers_every_registered_kind_worded() -> None:
+    from specviz.app.run_controls import drafter_choices
+    from specviz.drafters.registry import DRAFTERS
+
+    choices = drafter_choices(DEFAULT, "en")
+    assert [value for _, value in choices] == list(DRAFTERS)
+    assert all(label != value for label, value in choices)  # a sentence, not the bare kind
 
 
 @pytest.mark.parametrize(

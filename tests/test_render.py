@@ -190,3 +190,24 @@ def test_race_explains_why_greedy_texts_can_part() -> None:
     assert render.divergence_note(cycles, same[:3]) == ""  # plain run not finished yet
     sampled = [replace(cycle, greedy=False) for cycle in cycles]
     assert "random numbers" in render.divergence_note(sampled, parted)
+
+
+def test_a_copied_token_says_so_and_points_at_its_source():
+    # Cycle 3 (index 2) drafted " no" by prompt lookup, copied from context position 8 + 2 (the
+    # prompt is context_len - new_tokens long): generated token 3, which the stream lights up.
+    cycles = sample_run()
+    last = cycles[2]
+    prompt_len = last.context_len - last.totals.new_tokens
+    copied = replace(last, drafter="lookup", copied_from=(prompt_len + 2,), greedy=False)
+    html = render.stream_html([*cycles[:2], copied])
+    span = _token_spans(html)[-2]
+    assert span["data-from-seq"] == "2"
+    assert "copied, not guessed" in span["data-tip"]
+    assert "copied from the generated text (token 3" in span["data-tip"]
+    marks = [attrs for tag, attrs in _tags(html) if "sv-cut" in (attrs.get("class") or "")]
+    assert [mark.get("data-drafter") for mark in marks] == [None, None, "lookup"]
+    from_prompt = replace(copied, copied_from=(prompt_len - 1,))
+    tip = _token_spans(render.stream_html([from_prompt]))[-2]["data-tip"]
+    assert f"copied from the prompt (its token {prompt_len})" in tip
+    # A guessed token has none of it.
+    assert "data-from-seq" not in _token_spans(render.stream_html(cycles))[-2]

@@ -1,7 +1,8 @@
 """The app's programmatic endpoint, ``/generate`` (gradio_client): text and stats per cycle.
 
 Its parameters are ``prompt``, ``preset``, one per generation setting (from the settings schema;
-None keeps the preset's value), ``chat_template`` and ``race``.
+None keeps the preset's value), ``chat_template``, ``race`` and ``drafter`` (a drafter spec; None
+keeps the preset's).
 """
 
 from __future__ import annotations
@@ -22,10 +23,17 @@ def generate_endpoint(app: App, default: Preset, engine_group: str) -> Any:
     endpoint's function."""
 
     def generate(
-        prompt: str, preset: str, settings: Mapping[str, Any], chat_template: bool, race: bool
+        prompt: str,
+        preset: str,
+        settings: Mapping[str, Any],
+        chat_template: bool,
+        race: bool,
+        drafter: str | None,
     ) -> tuple[str, dict[str, Any]]:  # a generator: one (text, stats) per cycle, final last
         """Run speculative decoding (and, with race, plain decoding); stream (text, stats)."""
-        inputs = app.inputs(preset, prompt, settings, chat=chat_template, race=race)
+        inputs = app.inputs(
+            preset, prompt, settings, chat=chat_template, race=race, drafter=drafter
+        )
         sess = app.prepare(None, inputs, None)
         while app.advance(sess) is not None:
             yield final_text(sess), stats(sess)
@@ -43,6 +51,8 @@ def generate_endpoint(app: App, default: Preset, engine_group: str) -> Any:
         after=[
             inspect.Parameter("chat_template", POSITIONAL, default=True, annotation=bool),
             inspect.Parameter("race", POSITIONAL, default=False, annotation=bool),
+            # A drafter spec ("draft-model", "lookup", "hybrid", with options); None: the preset's.
+            inspect.Parameter("drafter", POSITIONAL, default=None, annotation=str | None),
         ],
     )
     gr.api(endpoint, api_name="generate", concurrency_id=engine_group, concurrency_limit=1)

@@ -278,6 +278,7 @@ def tasks_tab(wiring: LabWiring) -> None:
             lab.inputs.settings,
             int(per_task_value or 1),
             warm_up=wiring.warm_up(lab.inputs),
+            drafter=lab.inputs.drafter,
         )
         updates = task_dependence.iter_task_measurements(plan)
         for update in wiring.app.locked(updates, "app.doing.tasks"):

@@ -23,10 +23,21 @@ RACE_EVERY_S = 0.1  # the plain run's panel is redrawn at most this often
 REPLAY_FPS = 12
 
 # Clicks on the stream's tokens become a "click" event carrying the cycle number (1-based).
+# Hovering (or focusing) a copied token lights up the generated token it was copied from: the
+# copy carries data-from-seq, the kept tokens data-seq (a rejected guess shares its seq with the
+# token that replaced it, so only kept tokens light up).
 STREAM_CLICK_JS = (
     "element.addEventListener('click', (event) => {"
     " const cycle = event.target.closest('[data-cycle]');"
     " if (cycle) trigger('click', {cycle: Number(cycle.dataset.cycle)}); });"
+    " const light = (event, on) => {"
+    " const copy = event.target.closest('[data-from-seq]'); if (!copy) return;"
+    " element.querySelectorAll('[data-seq=\"' + copy.dataset.fromSeq + '\"]').forEach((tok) => {"
+    " if (!tok.matches('.sv-rejected, .sv-untested')) tok.classList.toggle('sv-src', on); }); };"
+    " element.addEventListener('mouseover', (event) => light(event, true));"
+    " element.addEventListener('mouseout', (event) => light(event, false));"
+    " element.addEventListener('focusin', (event) => light(event, true));"
+    " element.addEventListener('focusout', (event) => light(event, false));"
 )
 
 

@@ -14,10 +14,18 @@ import gradio as gr
 
 from specviz.app.session import App, Inputs
 from specviz.app.setting_controls import SettingControls, setting_controls
+from specviz.drafters.registry import DRAFTERS
 from specviz.models.presets import TASKS, Preset, default_preset, task_label
 from specviz.text import t
 
 PRIVATE: dict[str, Any] = {"api_visibility": "private"}  # UI-only events stay out of the API
+
+# Each registered drafter kind in words (a kind without an entry is shown by its name).
+DRAFTER_LABELS: Mapping[str, str] = {
+    "draft-model": "drafter.draft_model",
+    "lookup": "drafter.lookup",
+    "hybrid": "drafter.hybrid",
+}
 
 
 @dataclass
@@ -25,6 +33,7 @@ class RunControls:
     """The column's components that other areas read or wire."""
 
     preset: gr.Dropdown
+    drafter: gr.Dropdown
     prompt: gr.Textbox
     chat: gr.Checkbox
     race: gr.Checkbox
@@ -35,9 +44,11 @@ class RunControls:
 
     def run_inputs(self) -> dict[str, Any]:
         """A run's inputs by parameter name, in the order the API lists them (``inputs_kwargs``):
-        handlers take ``preset``, ``prompt``, ``chat_template`` and the settings by name."""
+        handlers take ``preset``, ``drafter``, ``prompt``, ``chat_template`` and the settings by
+        name."""
         return {
             "preset": self.preset,
+            "drafter": self.drafter,
             "prompt": self.prompt,
             "chat_template": self.chat,
             **self.settings.components,
@@ -55,6 +66,13 @@ def run_controls(presets: Mapping[str, Preset], lang: str) -> RunControls:
         label=t("app.control.preset", lang),
     )
     preset_note = gr.Markdown(first.description)
+    drafter = gr.Dropdown(
+        choices=drafter_choices(first, lang),
+        value=first.drafter,
+        label=t("app.control.drafter", lang),
+        info=t("app.control.drafter.info", lang),
+        elem_id="sv-drafter",
+    )
     prompt = gr.Textbox(
         label=t("app.control.prompt", lang),
         lines=3,
@@ -84,13 +102,14 @@ def run_controls(presets: Mapping[str, Preset], lang: str) -> RunControls:
         chosen_tasks = example_tasks(chosen)
         return {
             preset_note: chosen.description,
+            drafter: gr.Dropdown(choices=drafter_choices(chosen, lang), value=chosen.drafter),
             chat: chosen.chat_template,
             prompt: first_prompt(chosen),
             task: gr.Radio(choices=task_choices(chosen_tasks, lang), value=chosen_tasks[0]),
             examples: gr.Dataset(samples=example_samples(chosen, chosen_tasks[0])),
         } | settings.updates(chosen.settings)
 
-    refreshed = [preset_note, chat, prompt, task, examples, *settings.components.values()]
+    refreshed = [preset_note, drafter, chat, prompt, task, examples, *settings.components.values()]
     preset.change(on_preset, preset, refreshed, **PRIVATE)
     task.change(
         lambda name, preset_id: gr.Dataset(samples=example_samples(presets[preset_id], name)),
@@ -99,7 +118,7 @@ def run_controls(presets: Mapping[str, Preset], lang: str) -> RunControls:
         **PRIVATE,
     )
     examples.click(lambda sample: sample[0], examples, prompt, **PRIVATE)
-    return RunControls(preset, prompt, chat, race, run, step, stop, settings)
+    return RunControls(preset, drafter, prompt, chat, race, run, step, stop, settings)
 
 
 def read_run_inputs(app: App, values: dict[str, Any]) -> Inputs:
@@ -107,7 +126,20 @@ def read_run_inputs(app: App, values: dict[str, Any]) -> Inputs:
     without ``race``): every name that is not the preset, prompt, chat or race is a setting."""
     preset, prompt = values.pop("preset"), values.pop("prompt")
     chat, race = values.pop("chat_template"), values.pop("race", False)
-    return app.inputs(preset, prompt, values, chat=chat, race=race)
+    drafter = values.pop("drafter", None)
+    return app.inputs(preset, prompt, values, chat=chat, race=race, drafter=drafter)
+
+
+def drafter_choices(preset: Preset, lang: str) -> list[tuple[str, str]]:
+    """The drafter dropdown's (label in *lang*, spec) choices: every registered kind, and the
+    preset's own spec when it sets options ("lookup:max_ngram=3")."""
+    choices = [
+        (t(DRAFTER_LABELS[kind], lang) if kind in DRAFTER_LABELS else kind, kind)
+        for kind in DRAFTERS
+    ]
+    if preset.drafter not in DRAFTERS:
+        choices.append((preset.drafter, preset.drafter))
+    return choices
 
 
 def example_tasks(preset: Preset) -> list[str]:

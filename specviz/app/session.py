@@ -18,7 +18,7 @@ import gradio as gr
 from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
 from specviz.core.events import Cycle, Step
 from specviz.core.settings import SettingError, settings_from_mapping
-from specviz.drafters.registry import make_drafter
+from specviz.drafters.registry import check_drafter_spec, make_drafter
 from specviz.models.loader import ModelCache, ModelLoadError, ModelPair
 from specviz.models.presets import Preset
 from specviz.models.runner import ForwardChoice
@@ -59,10 +59,11 @@ class Inputs:
     chat: bool
     settings: GenerationSettings
     race: bool
+    drafter: str  # the drafter spec the run drafts with (the preset's unless the visitor chose)
 
     @property
     def key(self) -> tuple[Any, ...]:
-        return (self.preset.id, self.prompt, self.chat, self.settings)
+        return (self.preset.id, self.prompt, self.chat, self.settings, self.drafter)
 
 
 class App:
@@ -101,11 +102,13 @@ class App:
         *,
         chat: bool = True,
         race: bool = False,
+        drafter: str | None = None,
     ) -> Inputs:
         """Validate a run's inputs; a bad value becomes a gr.Error in plain words.
 
         *settings* is either a GenerationSettings or the controls' values by setting name, read
         through the schema over the preset's defaults (settings without a control keep those).
+        *drafter* is a drafter spec ("lookup", "hybrid:max_ngram=3"); None or blank: the preset's.
         """
         if preset_id not in self.presets:
             raise self.error("error.app.unknown_preset", name=repr(preset_id))
@@ -117,7 +120,12 @@ class App:
                 settings = settings_from_mapping(settings, preset.settings, exact=False)
             except SettingError as error:
                 raise self.error("error.app.settings", problems=error.message(self.lang)) from None
-        return Inputs(preset, prompt, bool(chat), settings, bool(race))
+        spec = (drafter or "").strip() or preset.drafter
+        try:
+            spec = str(check_drafter_spec(spec))
+        except UserError as error:
+            raise self.error("error.app.drafter", problem=error.message(self.lang)) from None
+        return Inputs(preset, prompt, bool(chat), settings, bool(race), spec)
 
     def progress_bar(self, progress: Callable[..., Any] | None) -> Callable[[float, Phrase], None]:
         """A (fraction, words) progress callback that moves a Gradio progress bar, its words in
@@ -165,7 +173,7 @@ class App:
         session.forwards = pair.forward_choices()
         session.cycles, session.steps, session.race_done = [], [], False
         session.cycles_iter = speculative_generate(
-            pair, prompt_ids, inputs.settings, make_drafter(inputs.preset.drafter, pair)
+            pair, prompt_ids, inputs.settings, make_drafter(inputs.drafter, pair)
         )
 
     def advance(self, session: Session) -> Cycle | None:

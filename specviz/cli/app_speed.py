@@ -111,6 +111,7 @@ def run_inputs(preset: Any, prompt: str, settings: GenerationSettings) -> dict[s
     shown = {item.name: getattr(settings, item.name) for item in shown_settings(type(settings))}
     return {
         "preset": preset.id,
+        "drafter": preset.drafter,
         "prompt": prompt,
         "chat_template": preset.chat_template,
         **shown,

@@ -49,6 +49,10 @@ TABLE = MappingProxyType(
         "tip.rule.greedy": "greedy: accepted only if it is the target's top choice",
         "tip.rule.sampled": "u = {u}  (accepted when u < min(1, p/q))",
         "tip.untested": "never tested: an earlier draft token was rejected",
+        "tip.rule.copied": "copied, not guessed: q = 1, so accepted with probability p(x) = {p}",
+        "tip.copied_from.prompt": "copied from the prompt (its token {index})",
+        "tip.copied_from.text": "copied from the generated text (token {index}, lit up)",
+        "stream.cycle_mark.by": "cycle {cycle}, drafted by {drafter}",
         "tip.source.bonus": "drawn from p after every draft token was accepted",
         "tip.source.greedy": "the target's top choice at the rejected position",
         "tip.source.residual": "drawn from norm(max(0, p − q)) at the rejected position",
@@ -549,6 +553,14 @@ TABLE = MappingProxyType(
         "app.tab.cost": "Verification cost",
         "app.tab.tasks": "Task dependence",
         "app.control.preset": "Model pair (draft → target)",
+        "app.control.drafter": "Drafter (who proposes the tokens)",
+        "app.control.drafter.info": (
+            "Prompt lookup copies what followed the same words earlier in the text; the hybrid "
+            "copies when it can and asks the draft model otherwise."
+        ),
+        "drafter.draft_model": "Draft model (the smaller model guesses)",
+        "drafter.lookup": "Prompt lookup (copies from the text, no draft model)",
+        "drafter.hybrid": "Hybrid (prompt lookup, else the draft model)",
         "app.control.prompt": "Prompt",
         "app.control.race": "Race: afterwards, run plain decoding of the target for comparison",
         "app.control.task": "Examples by task",
@@ -931,6 +943,7 @@ TABLE = MappingProxyType(
         "error.failed": "Something went wrong while {doing}: {cause}",
         "error.app.unknown_preset": "Unknown preset {name}. Pick one from the list.",
         "error.app.prompt_empty": "The prompt is empty. Type one or click an example.",
+        "error.app.drafter": "Check the drafter: {problem}.",
         "error.app.settings": "Check the settings: {problems}.",
         "error.app.load": "Could not load the models: {cause}",
         "error.app.no_race": "Run a race first (tick Race, then press Run).",

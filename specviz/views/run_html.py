@@ -75,8 +75,11 @@ def _span(css: str, text: str, tip_lines: Sequence[str], data: dict[str, str]) -
 
 def _draft_span(cycle: Cycle, token: DraftToken, lang: str) -> str:
     kind = token.verdict
+    copied = _copy_source(cycle, token)
     if not token.tested:
         rule = t("tip.untested", lang)
+    elif copied is not None and not cycle.greedy:
+        rule = t("tip.rule.copied", lang, p=num(token.p_target))
     elif cycle.greedy:
         rule = t("tip.rule.greedy", lang)
     else:
@@ -94,6 +97,12 @@ def _draft_span(cycle: Cycle, token: DraftToken, lang: str) -> str:
         t("tip.accept_prob", lang, accept=num(token.accept_prob)),
         rule,
     ]
+    if copied is not None:
+        source, prompt_len = copied
+        if source < prompt_len:
+            lines.append(t("tip.copied_from.prompt", lang, index=source + 1))
+        else:
+            lines.append(t("tip.copied_from.text", lang, index=source - prompt_len + 1))
     data = {
         "origin": kind,
         "cycle": str(cycle.index + 1),
@@ -104,7 +113,20 @@ def _draft_span(cycle: Cycle, token: DraftToken, lang: str) -> str:
         "accept": num(token.accept_prob, 4),
         "u": num(token.uniform, 4),
     }
+    if copied is not None:
+        # The stream's tokens carry data-seq (their index in the generated text); the stream's
+        # script lights up the one a copy came from when the copy is hovered.
+        data["from-seq"] = str(copied[0] - copied[1])
     return _span(_KINDS[kind].css, token.text, lines, data)
+
+
+def _copy_source(cycle: Cycle, token: DraftToken) -> tuple[int, int] | None:
+    """(context position the token was copied from, prompt length) for a copying drafter's
+    token, None for a guessed one. The context is the prompt then the generated text."""
+    if cycle.copied_from is None or not 1 <= token.position <= len(cycle.copied_from):
+        return None
+    prompt_len = cycle.context_len - cycle.totals.new_tokens
+    return cycle.copied_from[token.position - 1], prompt_len
 
 
 def _extra_span(cycle: Cycle, token: EmittedToken, lang: str) -> str:
@@ -134,9 +156,16 @@ def _extra_span(cycle: Cycle, token: EmittedToken, lang: str) -> str:
 
 def cycle_tokens_html(cycle: Cycle, *, lang: str = DEFAULT_LANGUAGE) -> str:
     """One cycle in the stream: a boundary mark, accepted drafts, the discarded guesses, the extra."""
-    title = t_html("stream.cycle_mark", lang, cycle=cycle.index + 1)
+    by = cycle.drafter if cycle.drafter and cycle.drafter != "draft-model" else ""
+    if by:
+        title = t_html("stream.cycle_mark.by", lang, cycle=cycle.index + 1, drafter=by)
+    else:
+        title = t_html("stream.cycle_mark", lang, cycle=cycle.index + 1)
+    # A cycle drafted by a proposer other than the draft model (lookup's copies, per cycle in
+    # the hybrid) gets its mark styled by that proposer, so the stream shows who drafted.
+    by_attr = f' data-drafter="{esc(by)}"' if by else ""
     parts = [
-        f'<span class="sv-cut" data-cycle="{cycle.index + 1}" '
+        f'<span class="sv-cut" data-cycle="{cycle.index + 1}"{by_attr} '
         f'title="{title}">{cycle.index + 1}</span>'
     ]
     accepted = cycle.drafted[: cycle.accepted_len]
