@@ -555,12 +555,12 @@ TABLE = MappingProxyType(
         "app.control.preset": "Model pair (draft → target)",
         "app.control.drafter": "Drafter (who proposes the tokens)",
         "app.control.drafter.info": (
-            "Prompt lookup copies what followed the same words earlier in the text; the hybrid "
-            "copies when it can and asks the draft model otherwise."
+            "The draft model guesses; prompt lookup copies what followed the same words earlier "
+            "in the text (no draft model); the hybrid copies when it can and guesses otherwise."
         ),
-        "drafter.draft_model": "Draft model (the smaller model guesses)",
-        "drafter.lookup": "Prompt lookup (copies from the text, no draft model)",
-        "drafter.hybrid": "Hybrid (prompt lookup, else the draft model)",
+        "drafter.draft_model": "Draft model (guesses)",
+        "drafter.lookup": "Prompt lookup (copies)",
+        "drafter.hybrid": "Hybrid (copies, else guesses)",
         "app.control.prompt": "Prompt",
         "app.control.race": "Race: afterwards, run plain decoding of the target for comparison",
         "app.control.task": "Examples by task",
