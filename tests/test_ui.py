@@ -10,9 +10,11 @@ import pytest
 pytestmark = pytest.mark.slow
 
 PROMPT = "Write a Python function add(a, b) that returns a + b."
-# Positional inputs of /run and /step, in the order the API lists them: preset, prompt,
+# Positional inputs of /run and /step, in the order the API lists them: preset, drafter, prompt,
 # chat_template, the settings the page has controls for (schema order), race.
-CONTROLS = ("qwen2.5-coder-bundled", PROMPT, True, 4, False, 0.0, 0, 1.0, 0, 12, False)
+CONTROLS = (
+    "qwen2.5-coder-bundled", "draft-model", PROMPT, True, 4, False, 0.0, 0, 1.0, 0, 12, False,
+)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
