@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from specviz.core.events import Cycle, DraftToken, EmittedToken, Origin, Rejection, Step, Totals
+from specviz.drafters.draft_model import ModelDrafter
 from specviz.text import DEFAULT_LANGUAGE, Html, t, t_html
 
 
@@ -156,7 +157,7 @@ def _extra_span(cycle: Cycle, token: EmittedToken, lang: str) -> str:
 
 def cycle_tokens_html(cycle: Cycle, *, lang: str = DEFAULT_LANGUAGE) -> str:
     """One cycle in the stream: a boundary mark, accepted drafts, the discarded guesses, the extra."""
-    by = cycle.drafter if cycle.drafter and cycle.drafter != "draft-model" else ""
+    by = cycle.drafter if cycle.drafter != ModelDrafter.kind else ""
     if by:
         title = t_html("stream.cycle_mark.by", lang, cycle=cycle.index + 1, drafter=by)
     else:
