@@ -60,7 +60,7 @@ def main() -> None:
         page.wait_for_timeout(500)
         page.locator("#sv-examples").get_by_text("robot", exact=False).first.click()
         set_number(page, "#sv-temperature", 1)
-        set_number(page, "#sv-max-new", 32)
+        set_number(page, "#sv-max-new-tokens", 32)
         page.locator("#sv-run").click()
         page.wait_for_selector("#sv-status .sv-status-done", timeout=300_000)
         page.locator("#sv-stream .sv-tok.sv-rejected").first.click()
@@ -74,7 +74,7 @@ def main() -> None:
         page.wait_for_timeout(500)
         page.locator("#sv-examples").get_by_text("fibonacci", exact=False).first.click()
         set_number(page, "#sv-temperature", 0)
-        set_number(page, "#sv-max-new", 48)
+        set_number(page, "#sv-max-new-tokens", 48)
         run_lab(page, "speedup", "#sv-speedup-run", "#sv-speedup-status", folder)
 
         open_tab(page, "cost")
@@ -85,7 +85,7 @@ def main() -> None:
         page.wait_for_timeout(1500)
         page.locator("#sv-tab-cost").screenshot(path=str(folder / "lab-cost.png"))
 
-        set_number(page, "#sv-max-new", 32)
+        set_number(page, "#sv-max-new-tokens", 32)
         run_lab(page, "tasks", "#sv-tasks-run", "#sv-tasks-status", folder)
         browser.close()
 

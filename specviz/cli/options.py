@@ -75,8 +75,13 @@ def preset_for(args: argparse.Namespace) -> Any:
     return preset
 
 
-def load_pair_for(args: argparse.Namespace, preset: Any, quiet: bool = False) -> Any:
-    """Load the preset's pair, printing loading progress to stderr."""
+def load_pair_for(
+    args: argparse.Namespace, preset: Any, quiet: bool = False, cache: Any = None
+) -> Any:
+    """Load the preset's pair, printing loading progress to stderr.
+
+    cache: a ModelCache to load through, so several pairs share the models they have in common.
+    """
     from specviz.models.loader import ModelCache
 
     last: list[Phrase] = []
@@ -90,7 +95,8 @@ def load_pair_for(args: argparse.Namespace, preset: Any, quiet: bool = False) ->
         last[:] = [message]
         show(fraction, message)
 
-    return ModelCache().load_pair(preset, device=args.device, dtype=args.dtype, progress=progress)
+    models = cache if cache is not None else ModelCache()
+    return models.load_pair(preset, device=args.device, dtype=args.dtype, progress=progress)
 
 
 def progress_line(lang: str) -> Callable[[float, Phrase], None]:

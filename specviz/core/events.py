@@ -7,6 +7,7 @@ one of these records; the UI never reaches back into the engine for more.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from enum import Enum, StrEnum
 from typing import Any
@@ -118,6 +119,19 @@ class Totals:
     prefill_s: (
         float  # work before the first cycle (a drafter's own prefill; 0 for the model drafter)
     )
+
+    @classmethod
+    def pooled(cls, parts: Sequence[Totals]) -> Totals:
+        """Counters summed over runs, so the ratios are pooled: Σ accepted / Σ tested, and so on."""
+        return cls(
+            new_tokens=sum(part.new_tokens for part in parts),
+            target_forwards=sum(part.target_forwards for part in parts),
+            draft_forwards=sum(part.draft_forwards for part in parts),
+            tested_positions=sum(part.tested_positions for part in parts),
+            accepted_positions=sum(part.accepted_positions for part in parts),
+            elapsed_s=sum(part.elapsed_s for part in parts),
+            prefill_s=sum(part.prefill_s for part in parts),
+        )
 
     @property
     def acceptance_rate(self) -> float:

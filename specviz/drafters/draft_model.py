@@ -25,6 +25,7 @@ class ModelDrafter:
     """A small causal LM that drafts autoregressively from its own KV cache."""
 
     kind = "draft-model"
+    uses_draft_model = True  # holds the pair's draft model (the advisor counts its weights)
 
     def __init__(self, model: torch.nn.Module) -> None:
         self.model = model

@@ -28,6 +28,7 @@ class HybridDrafter:
     """Prompt lookup when the text's suffix occurred before, the draft model otherwise."""
 
     kind = "hybrid"
+    uses_draft_model = True  # holds the pair's draft model (the advisor counts its weights)
 
     def __init__(self, lookup: PromptLookupDrafter, model: ModelDrafter) -> None:
         self.lookup = lookup

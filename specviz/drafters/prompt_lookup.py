@@ -135,6 +135,7 @@ class PromptLookupDrafter:
     """Proposes the tokens that followed the longest earlier occurrence of the text's suffix."""
 
     kind = "lookup"
+    uses_draft_model = False  # holds the pair's draft model (the advisor counts its weights)
 
     def __init__(self, options: LookupOptions, device: torch.device | None = None) -> None:
         self.options = options

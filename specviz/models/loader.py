@@ -319,6 +319,29 @@ def check_tokenizers(draft_tokenizer: Any, target_tokenizer: Any, preset: Preset
     )
 
 
+def vocabulary_difference(first: ModelSource, second: ModelSource) -> Phrase | None:
+    """None when two sources' tokenizers map every token to the same id; else why not, in words.
+
+    Loads the tokenizers only (seconds), so a pair can be checked before minutes of loading models.
+    """
+    vocabularies = [load_tokenizer(source, False, _quiet).get_vocab() for source in (first, second)]
+    one, other = vocabularies
+    if one == other:
+        return None
+    if len(one) != len(other):
+        return Phrase(
+            "load.vocab.sizes", first=first.ref, second=second.ref, sizes=f"{len(one)}/{len(other)}"
+        )
+    token = next(token for token in sorted(one) if other.get(token) != one[token])
+    return Phrase(
+        "load.vocab.token",
+        first=first.ref,
+        second=second.ref,
+        token=repr(token),
+        ids=f"{one[token]}/{other.get(token, '-')}",
+    )
+
+
 def align_vocab(draft: torch.nn.Module, target: torch.nn.Module, tokenizer: Any) -> None:
     """Give both models the same output width when only their padding rows differ.
 

@@ -537,6 +537,36 @@ TABLE = MappingProxyType(
         "tasks.narrative.ranked": (
             "The draft guesses {best} best ({best_measures}) and {worst} worst ({worst_measures})."
         ),
+        # --- the draft advisor (python -m specviz advise) -----------------------------------------
+        "advisor.progress": "advisor: {name}",
+        "advisor.measures": "{speedup}× plain decoding's speed ({tokens_per_s} tok/s, α {alpha}, τ {tau})",
+        "advisor.recommend.none": "Nothing was measured, so there is nothing to recommend.",
+        "advisor.recommend.winner": (
+            "Use {winner}: {winner_measures}. Runner-up: {runner}, {runner_measures}."
+        ),
+        "advisor.recommend.only": "Use {winner}: {winner_measures}.",
+        "advisor.recommend.plain": (
+            "Use plain decoding ({plain} tok/s) on this machine: no candidate beat it. The closest "
+            "were {winner}, {winner_measures}, and {runner}, {runner_measures}."
+        ),
+        "advisor.recommend.plain_only": (
+            "Use plain decoding ({plain} tok/s) on this machine: the only candidate, {winner}, ran "
+            "at {winner_measures}."
+        ),
+        "advisor.cli.plain": (
+            "{prompts} prompt(s), {tokens} new tokens each; plain decoding: {plain} tok/s, first "
+            "token after {ttft} s"
+        ),
+        "advisor.cli.cut": "* cut short by the time budget ({count} runs); raise --time-budget",
+        "advisor.column.candidate": "candidate",
+        "advisor.column.tps": "tok/s",
+        "advisor.column.speedup": "speedup",
+        "advisor.column.ttft": "1st tok",
+        "advisor.column.memory": "memory",
+        "advisor.tokenizers.same": (
+            "{first} and {second} share one vocabulary: either can draft for the other."
+        ),
+        "advisor.tokenizers.differ": "{reason}",
         # --- the app: title, tabs, controls, status lines ---------------------------------------
         "app.title": "specviz: speculative decoding, live",
         "app.heading": "# {title}\n{intro}",
@@ -825,6 +855,12 @@ TABLE = MappingProxyType(
         "error.projection.sizes": "model sizes must be positive and the overhead non-negative",
         "error.bench.no_prompts": "preset {preset} has no prompts for {tasks}",
         "error.bench.no_task": "no task",
+        "error.advisor.no_drafters": "the advisor needs at least one drafter to compare",
+        "error.advisor.no_gammas": "the advisor needs at least one γ, or the adaptive schedule",
+        "error.advisor.no_prompts": "the advisor needs at least one prompt",
+        "error.advisor.file": "cannot read the prompts file {path}: {reason}",
+        "error.advisor.task": "preset {preset} has no task group {task}; it has {known}",
+        "error.advisor.formats": "unknown draft format(s) {formats}; known: {known}",
         "error.lean_step.not_applicable": (
             "the lean step does not apply to this model (family or configuration)"
         ),
@@ -903,6 +939,14 @@ TABLE = MappingProxyType(
         "error.load.unknown_bundled": "Unknown bundled model {name}; bundled models: {known}.",
         "error.load.unknown_kind": "Unknown model source kind {kind}.",
         "error.load.gguf_unreadable": "Could not read GGUF file {path}: {cause}",
+        "load.vocab.sizes": (
+            "{first} and {second} use different tokenizers: {sizes} tokens. The draft must share "
+            "the target's vocabulary (speculative decoding compares p(x) and q(x) for one id x)."
+        ),
+        "load.vocab.token": (
+            "{first} and {second} give the token {token} different ids ({ids}): the draft must "
+            "share the target's vocabulary (speculative decoding compares p(x) and q(x) for one id x)."
+        ),
         "error.load.tokenizers": (
             "The draft {draft} and the target {target} use different tokenizers ({draft_size} vs "
             "{target_size} tokens). Speculative decoding compares both models' probabilities for "

@@ -58,11 +58,11 @@ class TaskResult:
 
     @property
     def speculative(self) -> Totals:
-        return _pooled([run.speculative for run in self.runs])
+        return Totals.pooled([run.speculative for run in self.runs])
 
     @property
     def plain(self) -> Totals:
-        return _pooled([run.plain for run in self.runs])
+        return Totals.pooled([run.plain for run in self.runs])
 
     @property
     def acceptance_rate(self) -> float:
@@ -276,19 +276,6 @@ def _prompt_run(prompt: str, speculative: Outcome, plain: Outcome) -> PromptRun:
     if speculative.totals is None or plain.totals is None:  # pragma: no cover - engine runs
         raise RuntimeError("an engine run reported no counters")
     return PromptRun(prompt, speculative.totals, plain.totals, speculative.text, plain.text)
-
-
-def _pooled(parts: Sequence[Totals]) -> Totals:
-    """Counters summed over runs, so the ratios are pooled: Σ accepted / Σ tested, and so on."""
-    return Totals(
-        new_tokens=sum(part.new_tokens for part in parts),
-        target_forwards=sum(part.target_forwards for part in parts),
-        draft_forwards=sum(part.draft_forwards for part in parts),
-        tested_positions=sum(part.tested_positions for part in parts),
-        accepted_positions=sum(part.accepted_positions for part in parts),
-        elapsed_s=sum(part.elapsed_s for part in parts),
-        prefill_s=sum(part.prefill_s for part in parts),
-    )
 
 
 def _measures(result: TaskResult, lang: str) -> str:

@@ -1,0 +1,405 @@
+"""The draft advisor: which drafter, draft format and γ to use on these prompts, by measurement.
+
+"Which draft should I use, and why is my speculative decoding slower?" has no answer on paper: it
+depends on how often the draft is right on the user's text (α), on what a draft step and a
+verification cost on the user's machine, and on the prompts. The advisor runs plain decoding and
+every candidate (each drafter available on the loaded models, the draft model at each draft format
+loaded, at γ ∈ {2, 3, 5, 8} and with the adaptive schedule) over the same prompts, interleaved
+through the measurement harness, and ranks the candidates by their speedup over plain decoding:
+wall-clock tokens per second of the whole call, prompt included, as the benchmark measures.
+
+Per candidate, pooled over the prompts: α = Σ accepted / Σ tested, τ = Σ new tokens / Σ target
+passes, tokens/s, time to first token (engine time until the first cycle's tokens, prompt read
+included; the mean over prompts) and the memory the drafter adds: the draft model's weights when it
+drafts with one, plus how far memory peaked above its level before the run beyond plain decoding's
+own peak (specviz.measure.memory).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import torch
+
+from specviz.core.engine import DraftModelPairLike, autoregressive_generate, speculative_generate
+from specviz.core.events import Cycle, Step, Totals
+from specviz.core.model_steps import device_of
+from specviz.core.settings import GenerationSettings
+from specviz.drafters.registry import make_drafter
+from specviz.measure.harness import Method, Outcome, Progress, Trial, drain, measure, never
+from specviz.measure.memory import module_bytes, peak_growth
+from specviz.text import DEFAULT_LANGUAGE, Phrase, UserError, t
+
+__all__ = [
+    "ADVISOR_GAMMAS",
+    "Advice",
+    "AdvicePlan",
+    "Candidate",
+    "Verdict",
+    "advise",
+    "candidates",
+]
+
+ADVISOR_GAMMAS = (2, 3, 5, 8)
+_PLAIN = "plain"
+_WARM_UP_TOKENS = 4
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One way to speculate: a drafter spec, the draft format it drafts with, and γ."""
+
+    drafter: str  # a drafter spec, as --drafter takes it
+    gamma: int  # the fixed γ, or the adaptive schedule's starting γ
+    adaptive: bool = False
+    draft_format: str = (
+        ""  # the draft model's quantization; "" when the drafter uses no draft model
+    )
+
+    @property
+    def name(self) -> str:
+        """A short unique name: "draft-model[int8wo] γ=5", "lookup γ=adaptive(5)"."""
+        drafter = f"{self.drafter}[{self.draft_format}]" if self.draft_format else self.drafter
+        gamma = f"adaptive({self.gamma})" if self.adaptive else str(self.gamma)
+        return f"{drafter} γ={gamma}"
+
+    @property
+    def proposer(self) -> str:
+        """What drafts, whatever γ: the drafter spec with its draft format."""
+        return f"{self.drafter}[{self.draft_format}]" if self.draft_format else self.drafter
+
+    def settings(self, base: GenerationSettings) -> GenerationSettings:
+        return replace(base, gamma=self.gamma, adaptive_gamma=self.adaptive)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One candidate measured over the plan's prompts."""
+
+    candidate: Candidate
+    totals: Totals  # the engine's counters pooled over the prompts (the median repeat)
+    tokens_per_s: float  # wall clock, prompt included; median over repeats
+    speedup: float  # tokens_per_s / plain decoding's
+    ttft_s: float  # engine seconds to the first cycle's tokens, mean over prompts
+    memory_bytes: int | None  # what the drafter adds (weights + peak growth); None: not measurable
+    complete: bool  # False when the time budget cut a run short or skipped a repeat
+
+    @property
+    def alpha(self) -> float:
+        return self.totals.acceptance_rate
+
+    @property
+    def tau(self) -> float:
+        return self.totals.tokens_per_target_pass
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the candidate, then the measures."""
+        return {
+            "candidate": self.candidate.name,
+            "drafter": self.candidate.drafter,
+            "draft_format": self.candidate.draft_format,
+            "gamma": self.candidate.gamma,
+            "adaptive": self.candidate.adaptive,
+            "acceptance_rate": self.alpha,
+            "tokens_per_target_pass": self.tau,
+            "tokens_per_s": self.tokens_per_s,
+            "speedup": self.speedup,
+            "ttft_s": self.ttft_s,
+            "memory_bytes": self.memory_bytes,
+            "complete": self.complete,
+        }
+
+
+@dataclass(frozen=True)
+class Advice:
+    """Plain decoding and every candidate, measured; ranked() and recommendation() read them."""
+
+    plain_tokens_per_s: float
+    plain_ttft_s: float
+    verdicts: tuple[Verdict, ...]  # in measurement order
+    cut: tuple[str, ...] = ()  # what the time budget cut short or skipped
+    stopped: bool = False  # should_stop ended the measurement early
+
+    def ranked(self) -> tuple[Verdict, ...]:
+        """Fastest first (by speedup over plain decoding; ties: the higher α first)."""
+        return tuple(sorted(self.verdicts, key=lambda v: (-v.speedup, -v.alpha)))
+
+    def winner_and_runner_up(self) -> tuple[Verdict | None, Verdict | None]:
+        """The fastest candidate and the fastest that drafts with something else.
+
+        The runner-up is another proposer (drafter or draft format), not the winner at another γ:
+        a user choosing between methods wants the second-best method.
+        """
+        ranked = self.ranked()
+        if not ranked:
+            return None, None
+        winner = ranked[0]
+        others = [v for v in ranked[1:] if v.candidate.proposer != winner.candidate.proposer]
+        return winner, others[0] if others else None
+
+    def recommendation(self, lang: str = DEFAULT_LANGUAGE) -> str:
+        """One sentence naming the winner and the runner-up with their numbers."""
+        winner, runner = self.winner_and_runner_up()
+        if winner is None:
+            return t("advisor.recommend.none", lang)
+        values = {"winner": winner.candidate.name, "winner_measures": _measures(winner, lang)}
+        if runner is not None:
+            values |= {"runner": runner.candidate.name, "runner_measures": _measures(runner, lang)}
+        if winner.speedup >= 1.0:
+            key = "advisor.recommend.only" if runner is None else "advisor.recommend.winner"
+            return t(key, lang, **values)
+        key = "advisor.recommend.plain_only" if runner is None else "advisor.recommend.plain"
+        return t(key, lang, plain=f"{self.plain_tokens_per_s:.2f}", **values)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: plain decoding's numbers, the ranked candidates and the recommendation."""
+        return {
+            "plain_tokens_per_s": self.plain_tokens_per_s,
+            "plain_ttft_s": self.plain_ttft_s,
+            "ranked": [verdict.to_dict() for verdict in self.ranked()],
+            "recommendation": self.recommendation(),
+            "cut": list(self.cut),
+            "stopped": self.stopped,
+        }
+
+
+@dataclass(frozen=True)
+class AdvicePlan:
+    """What to measure: the loaded pairs, the prompts, the drafters and γ values, and how long."""
+
+    # The loaded pair for each draft format ("none", "int8wo", ...), all with the same target; the
+    # first is the preset's and drafts for every drafter that uses no draft model, or one only.
+    pairs: Mapping[str, DraftModelPairLike]
+    prompt_ids: Sequence[torch.Tensor]  # each (1, T), chat template applied or not
+    settings: GenerationSettings  # every setting but γ and the schedule, which candidates set
+    drafters: Sequence[str]  # drafter specs
+    gammas: Sequence[int] = ADVISOR_GAMMAS
+    adaptive: bool = True  # also an adaptive row per proposer, starting from the preset's γ
+    repeats: int = 1
+    time_budget_s: float | None = None
+    warm_up: bool = True
+    # Which drafter specs draft with the pair's draft model (measured at every draft format);
+    # by default, read from the drafter (its uses_draft_model).
+    uses_draft_model: Callable[[str], bool] | None = None
+
+
+def candidates(plan: AdvicePlan) -> list[Candidate]:
+    """Every candidate of the plan: proposers in the order given, each at every γ, then adaptive.
+
+    A drafter that drafts with the draft model is a proposer per draft format loaded.
+    """
+    if not plan.pairs:
+        raise ValueError("the advisor needs at least one loaded pair")
+    if not plan.drafters:
+        raise UserError("error.advisor.no_drafters")
+    if not plan.gammas and not plan.adaptive:
+        raise UserError("error.advisor.no_gammas")
+    uses_draft = plan.uses_draft_model or _reads_draft_model(plan)
+    formats = list(plan.pairs)
+    found: list[Candidate] = []
+    for drafter in plan.drafters:
+        for draft_format in formats if uses_draft(drafter) else [""]:
+            found += [Candidate(drafter, gamma, False, draft_format) for gamma in plan.gammas]
+            if plan.adaptive:
+                found.append(Candidate(drafter, plan.settings.gamma, True, draft_format))
+    return found
+
+
+def advise(
+    plan: AdvicePlan,
+    progress: Progress | None = None,
+    should_stop: Callable[[], bool] = never,
+) -> Advice:
+    """Measure plain decoding and every candidate on the plan's prompts; the ranked advice."""
+    if not plan.prompt_ids:
+        raise UserError("error.advisor.no_prompts")
+    chosen = candidates(plan)
+    default_pair = next(iter(plan.pairs.values()))
+    device = device_of(default_pair.target)
+    records: dict[str, _Records] = {}
+    plain = _over_prompts(
+        _PLAIN,
+        plan.settings,
+        plan.prompt_ids,
+        lambda ids, settings: autoregressive_generate(default_pair, ids, settings),
+        records.setdefault(_PLAIN, _Records()),
+        device,
+    )
+    methods = [plain]
+    for candidate in chosen:
+        pair = plan.pairs[candidate.draft_format] if candidate.draft_format else default_pair
+        own = records.setdefault(candidate.name, _Records())
+        if candidate.draft_format:
+            own.weights = module_bytes(pair.draft)
+        methods.append(
+            _over_prompts(
+                candidate.name,
+                candidate.settings(plan.settings),
+                plan.prompt_ids,
+                _speculative(pair, candidate.drafter),
+                own,
+                device,
+            )
+        )
+    warm_up = _warm_ups(plan, chosen) if plan.warm_up else []
+    measured = measure(methods, plan.repeats, warm_up, plan.time_budget_s, progress, should_stop)
+    plain_result = measured[_PLAIN]
+    plain_rate = plain_result.tokens_per_s
+    plain_peak = records[_PLAIN].peak()
+    verdicts = []
+    for candidate in chosen:
+        result = measured[candidate.name]
+        if not result.samples or result.totals is None:
+            continue
+        own = records[candidate.name]
+        peak = own.peak()
+        memory = None
+        if peak is not None and plain_peak is not None:
+            memory = own.weights + max(0, peak - plain_peak)
+        verdicts.append(
+            Verdict(
+                candidate,
+                result.totals,
+                result.tokens_per_s,
+                result.tokens_per_s / plain_rate if plain_rate > 0 else 0.0,
+                own.ttft(),
+                memory,
+                result.complete,
+            )
+        )
+    return Advice(
+        plain_rate,
+        records[_PLAIN].ttft(),
+        tuple(verdicts),
+        tuple(measured.cut),
+        measured.stopped,
+    )
+
+
+@dataclass
+class _Records:
+    """What the harness does not keep: per run, time to first token and peak memory growth."""
+
+    weights: int = 0  # bytes of the draft model the candidate drafts with (0: none)
+    first_token_s: list[float] = field(default_factory=list)
+    peaks: list[int] = field(default_factory=list)
+    unknown_peak: bool = False
+
+    def ttft(self) -> float:
+        return statistics.fmean(self.first_token_s) if self.first_token_s else 0.0
+
+    def peak(self) -> int | None:
+        if self.unknown_peak or not self.peaks:
+            return None
+        return max(self.peaks)
+
+
+Events = Callable[[torch.Tensor, GenerationSettings], Iterator[Cycle | Step]]
+
+
+def _speculative(pair: DraftModelPairLike, drafter: str) -> Events:
+    def events(ids: torch.Tensor, settings: GenerationSettings) -> Iterator[Cycle]:
+        return speculative_generate(pair, ids, settings, make_drafter(drafter, pair))
+
+    return events
+
+
+def _over_prompts(
+    name: str,
+    settings: GenerationSettings,
+    prompts: Sequence[torch.Tensor],
+    events: Events,
+    records: _Records,
+    device: torch.device,
+) -> Method:
+    """A harness method that decodes every prompt in turn; its outcome pools them."""
+
+    def run(trial: Trial) -> Outcome | None:
+        outcomes: list[Outcome] = []
+        for ids in prompts:
+            with peak_growth(device) as growth:
+                outcome = drain(events(ids, trial.settings), trial)
+            if outcome is None:
+                return None
+            outcomes.append(outcome)
+            _record(records, outcome, growth.bytes)
+            if not outcome.complete:
+                break
+        return _pooled(outcomes)
+
+    return Method(name, run, settings, Phrase("advisor.progress", name=name))
+
+
+def _record(records: _Records, outcome: Outcome, growth: int | None) -> None:
+    if outcome.events:
+        first = outcome.events[0].totals
+        records.first_token_s.append(first.prefill_s + first.elapsed_s)
+    if growth is None:
+        records.unknown_peak = True
+    else:
+        records.peaks.append(growth)
+
+
+def _pooled(outcomes: Sequence[Outcome]) -> Outcome:
+    totals = [outcome.totals for outcome in outcomes if outcome.totals is not None]
+    return Outcome(
+        new_tokens=sum(outcome.new_tokens for outcome in outcomes),
+        totals=Totals.pooled(totals) if totals else None,
+        text="".join(outcome.text for outcome in outcomes),
+        complete=all(outcome.complete for outcome in outcomes),
+    )
+
+
+def _warm_ups(plan: AdvicePlan, chosen: Sequence[Candidate]) -> list[Method]:
+    """One short unmeasured run of plain decoding and of each proposer, on the first prompt."""
+    short = replace(
+        plan.settings, max_new_tokens=min(_WARM_UP_TOKENS, plan.settings.max_new_tokens)
+    )
+    first = plan.prompt_ids[:1]
+    default_pair = next(iter(plan.pairs.values()))
+    device = device_of(default_pair.target)
+    warm = [
+        _over_prompts(
+            "warm-up plain",
+            short,
+            first,
+            lambda ids, settings: autoregressive_generate(default_pair, ids, settings),
+            _Records(),
+            device,
+        )
+    ]
+    seen: set[str] = set()
+    for candidate in chosen:
+        if candidate.proposer in seen:
+            continue
+        seen.add(candidate.proposer)
+        pair = plan.pairs[candidate.draft_format] if candidate.draft_format else default_pair
+        events = _speculative(pair, candidate.drafter)
+        warm.append(
+            _over_prompts(f"warm-up {candidate.proposer}", short, first, events, _Records(), device)
+        )
+    return warm
+
+
+def _reads_draft_model(plan: AdvicePlan) -> Callable[[str], bool]:
+    default_pair = next(iter(plan.pairs.values()))
+
+    def uses(drafter: str) -> bool:
+        built = make_drafter(drafter, default_pair)
+        return bool(getattr(built, "uses_draft_model", False))
+
+    return uses
+
+
+def _measures(verdict: Verdict, lang: str) -> str:
+    return t(
+        "advisor.measures",
+        lang,
+        speedup=f"{verdict.speedup:.2f}",
+        tokens_per_s=f"{verdict.tokens_per_s:.2f}",
+        alpha=f"{verdict.alpha:.0%}",
+        tau=f"{verdict.tau:.2f}",
+    )

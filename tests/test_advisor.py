@@ -1,0 +1,221 @@
+"""The draft advisor on tiny models: candidates, measures, ranking, recommendation, memory, CLI."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+
+import pytest
+import torch
+from conftest import TinyPair, tiny_qwen
+
+from specviz.cli.advise import advice_prompts, draft_formats
+from specviz.core.events import Totals
+from specviz.core.settings import GenerationSettings
+from specviz.labs.advisor.advice import (
+    Advice,
+    AdvicePlan,
+    Candidate,
+    Verdict,
+    advise,
+    candidates,
+)
+from specviz.measure.memory import module_bytes, peak_growth
+from specviz.models import loader
+from specviz.models.presets import ModelSource, default_preset, load_presets
+from specviz.text import UserError
+
+SETTINGS = GenerationSettings(gamma=3, max_new_tokens=10, stop_on_eos=False)
+PROMPTS = ["def add(a, b):", "abcabcabcabc"]
+
+
+def prompt_ids(pair: TinyPair) -> list[torch.Tensor]:
+    return [torch.tensor([pair.tokenizer.encode(text)]) for text in PROMPTS]
+
+
+def other_draft(pair: TinyPair) -> TinyPair:
+    """The same target with another draft, standing for the draft at a second format."""
+    return TinyPair(tiny_qwen(3), pair.target, pair.tokenizer, pair.eos_token_ids)
+
+
+def plan_for(pair: TinyPair, **changes: object) -> AdvicePlan:
+    plan = AdvicePlan(
+        pairs={"none": pair, "int8wo": other_draft(pair)},
+        prompt_ids=prompt_ids(pair),
+        settings=SETTINGS,
+        drafters=["draft-model", "lookup"],
+        gammas=(2, 5),
+        warm_up=False,
+    )
+    return replace(plan, **changes)
+
+
+@pytest.fixture(scope="module")
+def advice(tiny_pair: TinyPair) -> Advice:
+    return advise(plan_for(tiny_pair))
+
+
+def test_candidates_are_each_proposer_at_each_gamma_then_adaptive(tiny_pair: TinyPair) -> None:
+    names = [candidate.name for candidate in candidates(plan_for(tiny_pair))]
+    assert names == [
+        "draft-model[none] γ=2",
+        "draft-model[none] γ=5",
+        "draft-model[none] γ=adaptive(3)",
+        "draft-model[int8wo] γ=2",
+        "draft-model[int8wo] γ=5",
+        "draft-model[int8wo] γ=adaptive(3)",
+        # Lookup drafts with no model, so it is one proposer whatever the draft format.
+        "lookup γ=2",
+        "lookup γ=5",
+        "lookup γ=adaptive(3)",
+    ]
+    fixed = candidates(plan_for(tiny_pair, adaptive=False, drafters=["lookup"]))
+    assert [(c.gamma, c.adaptive, c.draft_format) for c in fixed] == [
+        (2, False, ""),
+        (5, False, ""),
+    ]
+
+
+def test_a_plan_without_drafters_gammas_or_prompts_is_refused(tiny_pair: TinyPair) -> None:
+    with pytest.raises(UserError, match="drafter"):
+        candidates(plan_for(tiny_pair, drafters=[]))
+    with pytest.raises(UserError, match="γ"):
+        candidates(plan_for(tiny_pair, gammas=(), adaptive=False))
+    with pytest.raises(UserError, match="prompt"):
+        advise(plan_for(tiny_pair, prompt_ids=[]))
+
+
+def test_every_candidate_is_measured_over_every_prompt(advice: Advice) -> None:
+    assert len(advice.verdicts) == 9 and not advice.stopped and not advice.cut
+    assert advice.plain_tokens_per_s > 0 and advice.plain_ttft_s > 0
+    for verdict in advice.verdicts:
+        # Both prompts decoded to the end: the pooled counters hold 2 × 10 tokens.
+        assert verdict.totals.new_tokens == 2 * SETTINGS.max_new_tokens
+        assert verdict.complete and verdict.ttft_s > 0
+        assert verdict.speedup == pytest.approx(verdict.tokens_per_s / advice.plain_tokens_per_s)
+        assert 0.0 <= verdict.alpha <= 1.0
+        assert verdict.tau == pytest.approx(
+            verdict.totals.new_tokens / verdict.totals.target_forwards
+        )
+
+
+def test_the_ranking_is_recomputed_from_the_records(advice: Advice) -> None:
+    ranked = advice.ranked()
+    assert sorted(ranked, key=lambda v: v.speedup, reverse=True) == list(ranked)
+    assert [v.to_dict()["candidate"] for v in ranked] == [
+        row["candidate"] for row in advice.to_dict()["ranked"]
+    ]
+    winner, runner = advice.winner_and_runner_up()
+    assert winner is ranked[0]
+    # The runner-up is the best candidate of another proposer, not the winner at another γ.
+    assert runner is not None and runner.candidate.proposer != winner.candidate.proposer
+    assert all(
+        v.speedup <= runner.speedup
+        for v in ranked[1:]
+        if v.candidate.proposer != winner.candidate.proposer
+    )
+
+
+def test_memory_counts_the_draft_weights_of_the_drafters_that_use_them(
+    advice: Advice, tiny_pair: TinyPair
+) -> None:
+    by_name = {v.candidate.name: v for v in advice.verdicts}
+    draft = by_name["draft-model[none] γ=2"].memory_bytes
+    lookup = by_name["lookup γ=2"].memory_bytes
+    if draft is None or lookup is None:
+        pytest.skip("peak memory is not readable on this system")
+    assert draft >= module_bytes(tiny_pair.draft)
+    assert lookup < module_bytes(tiny_pair.draft)
+
+
+def verdict(name: str, proposer: str, speedup: float, alpha: float = 0.5) -> Verdict:
+    totals = Totals(10, 4, 8, 8, int(8 * alpha), 1.0, 0.0)
+    candidate = Candidate(proposer, int(name), False, "")
+    return Verdict(candidate, totals, 5.0 * speedup, speedup, 0.1, 0, True)
+
+
+def test_the_recommendation_names_winner_and_runner_up_with_their_numbers() -> None:
+    advice = Advice(5.0, 0.1, (verdict("3", "lookup", 1.4), verdict("5", "draft-model", 1.9)))
+    sentence = advice.recommendation()
+    assert sentence.startswith("Use draft-model γ=5: 1.90×")
+    assert "Runner-up: lookup γ=3, 1.40×" in sentence
+
+
+def test_when_nothing_beats_plain_decoding_the_advice_says_so() -> None:
+    advice = Advice(5.0, 0.1, (verdict("3", "lookup", 0.8), verdict("5", "draft-model", 0.9)))
+    sentence = advice.recommendation()
+    assert sentence.startswith("Use plain decoding (5.00 tok/s)")
+    assert "draft-model γ=5, 0.90×" in sentence and "lookup γ=3, 0.80×" in sentence
+    only = Advice(5.0, 0.1, (verdict("5", "lookup", 0.9),)).recommendation()
+    assert only.startswith("Use plain decoding") and "the only candidate" in only
+    assert "nothing to recommend" in Advice(5.0, 0.1, ()).recommendation()
+
+
+def test_peak_growth_sees_a_large_allocation() -> None:
+    with peak_growth(torch.device("cpu")) as growth:
+        block = torch.ones(64 * 2**20, dtype=torch.uint8)  # 64 MiB, touched
+        del block
+    if growth.bytes is None:
+        pytest.skip("peak memory is not readable on this system")
+    assert growth.bytes >= 48 * 2**20
+
+
+def args(**values: object) -> argparse.Namespace:
+    defaults = {"prompt": None, "prompts_file": None, "task": None, "prompts_per_task": 1}
+    return argparse.Namespace(**(defaults | values))
+
+
+def test_prompts_come_from_flags_a_file_or_a_task_group(tmp_path) -> None:
+    preset = default_preset(load_presets())
+    assert advice_prompts(args(), preset) == list(preset.prompts["code"][:1])
+    assert advice_prompts(args(prompt=["hi"]), preset) == ["hi"]
+    file = tmp_path / "prompts.txt"
+    file.write_text("first prompt\nstill first\n\nsecond\n\n\n", encoding="utf-8")
+    assert advice_prompts(args(prompts_file=str(file)), preset) == [
+        "first prompt\nstill first",
+        "second",
+    ]
+    with pytest.raises(UserError, match="no task group 'poetry'"):
+        advice_prompts(args(task="poetry"), preset)
+    with pytest.raises(UserError, match="cannot read"):
+        advice_prompts(args(prompts_file=str(tmp_path / "missing.txt")), preset)
+
+
+def test_draft_formats_put_the_presets_first_and_refuse_unknown_ones() -> None:
+    preset = default_preset(load_presets())
+    ns = argparse.Namespace(device="cpu", draft_formats=None)
+    formats = draft_formats(ns, preset)
+    assert formats[0] == preset.draft_quantization and set(formats) == {"none", "int8", "int8wo"}
+    ns.draft_formats = "none,fp4"
+    with pytest.raises(UserError, match="fp4"):
+        draft_formats(ns, preset)
+
+
+class VocabTokenizer:
+    def __init__(self, vocab: dict[str, int]) -> None:
+        self.vocab = vocab
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self.vocab)
+
+
+def test_the_tokenizer_check_says_why_two_vocabularies_differ(monkeypatch) -> None:
+    vocabularies = {
+        "a": {"x": 0, "y": 1},
+        "b": {"x": 0, "y": 1},
+        "c": {"x": 1, "y": 0},
+        "d": {"x": 0},
+    }
+    monkeypatch.setattr(
+        loader, "load_tokenizer", lambda source, *_: VocabTokenizer(vocabularies[source.ref])
+    )
+
+    def difference(first: str, second: str) -> str | None:
+        found = loader.vocabulary_difference(
+            ModelSource("local", first), ModelSource("local", second)
+        )
+        return None if found is None else found.text()
+
+    assert difference("a", "b") is None
+    assert "give the token 'x' different ids (0/1)" in str(difference("a", "c"))
+    assert "2/1 tokens" in str(difference("a", "d"))
