@@ -219,3 +219,29 @@ def test_the_tokenizer_check_says_why_two_vocabularies_differ(monkeypatch) -> No
     assert difference("a", "b") is None
     assert "give the token 'x' different ids (0/1)" in str(difference("a", "c"))
     assert "2/1 tokens" in str(difference("a", "d"))
+
+
+def test_the_panel_ranks_and_the_chart_groups_by_proposer(advice: Advice) -> None:
+    from specviz.labs.advisor.charts import advice_chart
+    from specviz.labs.advisor.panel import advice_html
+
+    html_view = advice_html(advice)
+    assert advice.recommendation().split(":")[0] in html_view
+    assert html_view.count("<tr>") == 1 + len(advice.verdicts)  # header + one row each
+    fig = advice_chart(advice)
+    names = [trace.name for trace in fig.data]
+    assert names == ["draft-model[none]", "draft-model[int8wo]", "lookup", names[-1]]
+    assert "break-even" in names[-1] and list(fig.data[-1].y) == [1.0, 1.0]
+    for trace in fig.data[:-1]:
+        own = [v for v in advice.verdicts if v.candidate.proposer == trace.name]
+        assert list(trace.x) == [v.alpha for v in own]
+        assert list(trace.y) == [v.speedup for v in own]
+    assert "Press Measure" in advice_html(None)
+    assert advice_chart(None).layout.annotations  # the empty chart says what will appear
+
+
+def test_candidate_names_are_escaped_in_the_panel() -> None:
+    from specviz.labs.advisor.panel import advice_html
+
+    hostile = Advice(5.0, 0.1, (verdict("3", "<script>x</script>", 1.2),))
+    assert "<script>" not in advice_html(hostile) and "&lt;script&gt;" in advice_html(hostile)

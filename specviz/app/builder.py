@@ -17,6 +17,7 @@ import gradio as gr
 
 from specviz.app import lab_tabs as labs
 from specviz.app import speedup_tabs as speedup_labs
+from specviz.app.advisor_tab import advisor_tab
 from specviz.app.api import generate_endpoint
 from specviz.app.live_tab import live_tab, stopped_status, wire_live_run
 from specviz.app.run_controls import PRIVATE, run_controls
@@ -62,6 +63,7 @@ def build_demo(
                 measured_alpha = speedup_labs.speedup_tab(wiring)
                 speedup_labs.cost_tab(wiring, measured_alpha)  # projects at the measured α
                 labs.tasks_tab(wiring)
+                advisor_tab(wiring, default_preset(presets))
 
         live_events = wire_live_run(app, controls, live, inspector, session, tabs, ENGINE)
         controls.stop.click(

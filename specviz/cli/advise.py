@@ -118,7 +118,8 @@ def run_advise(args: argparse.Namespace) -> int:
         ttft=f"{advice.plain_ttft_s:.2f}",
     )
     print(
-        f"{'#':>3} {t('advisor.column.candidate', lang):32} {'α':>5} {'τ':>5} "
+        f"{t('advisor.column.rank', lang):>3} {t('advisor.column.candidate', lang):32} "
+        f"{t('advisor.column.alpha', lang):>5} {t('advisor.column.tau', lang):>5} "
         f"{t('advisor.column.tps', lang):>8} {t('advisor.column.speedup', lang):>8} "
         f"{t('advisor.column.ttft', lang):>8} {t('advisor.column.memory', lang):>10}"
     )

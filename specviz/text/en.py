@@ -563,6 +563,27 @@ TABLE = MappingProxyType(
         "advisor.column.speedup": "speedup",
         "advisor.column.ttft": "1st tok",
         "advisor.column.memory": "memory",
+        "advisor.column.rank": "#",
+        "advisor.column.alpha": "α",
+        "advisor.column.tau": "τ",
+        "advisor.placeholder": (
+            "Press Measure: plain decoding and every candidate run on the same prompts, and the "
+            "fastest comes out on top."
+        ),
+        "advisor.panel.plain": "Plain decoding: {plain} tok/s, first token after {ttft} s.",
+        "advisor.panel.cut": (
+            "* The time budget cut some runs short: their numbers rest on fewer tokens. Raise the "
+            "budget for a firmer answer."
+        ),
+        "advisor.chart.title": "Speedup against acceptance rate, per candidate",
+        "advisor.chart.x": "acceptance rate α",
+        "advisor.chart.y": "speedup over plain decoding",
+        "advisor.chart.empty": "each candidate appears here once it has been measured",
+        "advisor.chart.adaptive": "adaptive({gamma})",
+        "advisor.chart.break_even": "break-even: plain decoding's speed",
+        "advisor.chart.hover": (
+            "{proposer} {gamma}<br>α {alpha}, τ {tau}<br>{speedup}× plain ({tps} tok/s)"
+        ),
         "advisor.tokenizers.same": (
             "{first} and {second} share one vocabulary: either can draft for the other."
         ),
@@ -582,6 +603,29 @@ TABLE = MappingProxyType(
         "app.tab.speedup": "Speedup theory",
         "app.tab.cost": "Verification cost",
         "app.tab.tasks": "Task dependence",
+        "app.tab.advisor": "Draft advisor",
+        "app.advisor.intro": (
+            "**Which draft should I use?** The advisor answers by measurement: it runs plain "
+            "decoding and every candidate (each drafter, the draft model at each draft format, "
+            "each γ) on the same prompts, on this machine, and ranks them by speedup. A candidate "
+            "above the dashed line beats plain decoding; the table gives α, τ, tokens/s, the time "
+            "to the first token and the memory each adds."
+        ),
+        "app.advisor.source": "prompts",
+        "app.advisor.source.prompt": "the prompt on the left",
+        "app.advisor.source.task": "a task group's example",
+        "app.advisor.task": "task group",
+        "app.advisor.drafters": "drafters",
+        "app.advisor.formats": "draft formats",
+        "app.advisor.formats.info": "the draft model's weights: bfloat16 (none) or int8",
+        "app.advisor.gammas": "γ values",
+        "app.advisor.adaptive": "also adaptive γ",
+        "app.advisor.tokens": "new tokens per run",
+        "app.advisor.budget": "time budget (s)",
+        "app.advisor.run": "▶ Measure",
+        "app.advisor.loading": "loading the draft formats...",
+        "app.advisor.running": "measuring: {name}",
+        "app.advisor.no_task": "{preset} has no example prompts for this task group",
         "app.control.preset": "Model pair (draft → target)",
         "app.control.drafter": "Drafter (who proposes the tokens)",
         "app.control.drafter.info": (
@@ -723,6 +767,7 @@ TABLE = MappingProxyType(
         "app.doing.greedy": "comparing greedy outputs",
         "app.doing.sampling": "sampling",
         "app.doing.tasks": "measuring the tasks",
+        "app.doing.advisor": "running the draft advisor",
         "app.doing.speedups": "measuring speedups",
         "app.doing.forward_times": "measuring forward times",
         # --- the generation settings: labels, help and what a value must be ---------------------

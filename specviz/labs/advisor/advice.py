@@ -29,7 +29,16 @@ from specviz.core.events import Cycle, Step, Totals
 from specviz.core.model_steps import device_of
 from specviz.core.settings import GenerationSettings
 from specviz.drafters.registry import make_drafter
-from specviz.measure.harness import Method, Outcome, Progress, Trial, drain, measure, never
+from specviz.measure.harness import (
+    Measurements,
+    Method,
+    Outcome,
+    Progress,
+    Trial,
+    drain,
+    iter_measurements,
+    never,
+)
 from specviz.measure.memory import module_bytes, peak_growth
 from specviz.text import DEFAULT_LANGUAGE, Phrase, UserError, t
 
@@ -37,10 +46,12 @@ __all__ = [
     "ADVISOR_GAMMAS",
     "Advice",
     "AdvicePlan",
+    "AdviceUpdate",
     "Candidate",
     "Verdict",
     "advise",
     "candidates",
+    "iter_advice",
 ]
 
 ADVISOR_GAMMAS = (2, 3, 5, 8)
@@ -208,12 +219,37 @@ def candidates(plan: AdvicePlan) -> list[Candidate]:
     return found
 
 
+@dataclass(frozen=True)
+class AdviceUpdate:
+    """Where the advisor stands: sent before the warm-up, before each run and at the end."""
+
+    fraction: float  # runs done / runs planned
+    message: Phrase  # what runs next, "done" or "stopped"
+    advice: Advice  # everything measured so far (candidates appear once plain decoding has run)
+    finished: bool = False
+
+
 def advise(
     plan: AdvicePlan,
     progress: Progress | None = None,
     should_stop: Callable[[], bool] = never,
 ) -> Advice:
     """Measure plain decoding and every candidate on the plan's prompts; the ranked advice."""
+    for update in iter_advice(plan, should_stop):
+        if progress is not None:
+            progress(update.fraction, update.message)
+        if update.finished:
+            return update.advice
+    raise AssertionError("the advisor always ends with a finished update")  # pragma: no cover
+
+
+def iter_advice(
+    plan: AdvicePlan, should_stop: Callable[[], bool] = never
+) -> Iterator[AdviceUpdate]:
+    """advise() as a stream of updates, so a UI can show the table fill in and stop between runs.
+
+    The plan is checked here, before the first run, not on the first next().
+    """
     if not plan.prompt_ids:
         raise UserError("error.advisor.no_prompts")
     chosen = candidates(plan)
@@ -245,14 +281,28 @@ def advise(
             )
         )
     warm_up = _warm_ups(plan, chosen) if plan.warm_up else []
-    measured = measure(methods, plan.repeats, warm_up, plan.time_budget_s, progress, should_stop)
-    plain_result = measured[_PLAIN]
-    plain_rate = plain_result.tokens_per_s
+    updates = iter_measurements(methods, plan.repeats, warm_up, plan.time_budget_s, should_stop)
+    return (
+        AdviceUpdate(
+            update.fraction,
+            update.message,
+            _advice(chosen, update.measurements, records),
+            update.finished,
+        )
+        for update in updates
+    )
+
+
+def _advice(
+    chosen: Sequence[Candidate], measured: Measurements, records: Mapping[str, _Records]
+) -> Advice:
+    """The advice from what the harness has measured so far."""
+    plain_rate = measured[_PLAIN].tokens_per_s
     plain_peak = records[_PLAIN].peak()
     verdicts = []
     for candidate in chosen:
         result = measured[candidate.name]
-        if not result.samples or result.totals is None:
+        if plain_rate <= 0 or not result.samples or result.totals is None:
             continue
         own = records[candidate.name]
         peak = own.peak()
@@ -264,7 +314,7 @@ def advise(
                 candidate,
                 result.totals,
                 result.tokens_per_s,
-                result.tokens_per_s / plain_rate if plain_rate > 0 else 0.0,
+                result.tokens_per_s / plain_rate,
                 own.ttft(),
                 memory,
                 result.complete,

@@ -1,0 +1,149 @@
+"""The draft advisor's tab: which drafter, draft format and γ to use, measured on these prompts.
+
+Thin wiring around specviz.labs.advisor: the prompts (the one on the left, or a task group's
+examples), the candidates to compare and the size of the measurement; the ranked table, the chart
+and the recommendation fill in as each candidate finishes, and Stop ends it between runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import gradio as gr
+
+from specviz.app.lab_tabs import LabRun, LabWiring, chart, lab_tab, run_button, status_box
+from specviz.app.lab_tabs import status_line as lab_status
+from specviz.app.run_controls import drafter_choices, task_choices
+from specviz.drafters.registry import DRAFTERS
+from specviz.labs.advisor import charts as advisor_charts
+from specviz.labs.advisor import panel as advisor_panel
+from specviz.labs.advisor.advice import ADVISOR_GAMMAS, AdvicePlan, iter_advice
+from specviz.models.presets import DRAFT_QUANTIZATIONS, TASKS, Preset
+from specviz.text import t
+
+# The advisor's default size: one prompt, short runs, a budget that keeps a task group in minutes.
+DEFAULT_TOKENS = 16
+DEFAULT_BUDGET_S = 100
+
+
+def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
+    """Tab 6: the draft advisor (its task choices and drafters from the first preset)."""
+    lang = wiring.lang
+    with lab_tab(t("app.tab.advisor", lang), t("app.advisor.intro", lang), "advisor"):
+        with gr.Row():
+            source = gr.Radio(
+                [
+                    (t("app.advisor.source.prompt", lang), "prompt"),
+                    (t("app.advisor.source.task", lang), "task"),
+                ],
+                value="task",
+                label=t("app.advisor.source", lang),
+                elem_id="sv-advisor-source",
+            )
+            tasks = [task for task in TASKS if preset.prompts.get(task)]
+            task = gr.Dropdown(
+                task_choices(tasks, lang),
+                value="code" if "code" in tasks else tasks[0],
+                label=t("app.advisor.task", lang),
+                elem_id="sv-advisor-task",
+            )
+        with gr.Row():
+            drafters = gr.CheckboxGroup(
+                drafter_choices(preset, lang),
+                value=list(DRAFTERS),
+                label=t("app.advisor.drafters", lang),
+                elem_id="sv-advisor-drafters",
+            )
+            formats = gr.CheckboxGroup(
+                list(DRAFT_QUANTIZATIONS),
+                value=list(DRAFT_QUANTIZATIONS),
+                label=t("app.advisor.formats", lang),
+                info=t("app.advisor.formats.info", lang),
+                elem_id="sv-advisor-formats",
+            )
+        with gr.Row():
+            gammas = gr.CheckboxGroup(
+                list(ADVISOR_GAMMAS),
+                value=list(ADVISOR_GAMMAS),
+                label=t("app.advisor.gammas", lang),
+                elem_id="sv-advisor-gammas",
+            )
+            adaptive = gr.Checkbox(value=True, label=t("app.advisor.adaptive", lang))
+        with gr.Row():
+            tokens = gr.Slider(
+                4,
+                64,
+                value=DEFAULT_TOKENS,
+                step=4,
+                label=t("app.advisor.tokens", lang),
+                elem_id="sv-advisor-tokens",
+            )
+            budget = gr.Slider(
+                20, 300, value=DEFAULT_BUDGET_S, step=10, label=t("app.advisor.budget", lang)
+            )
+            button = run_button(t("app.advisor.run", lang), "sv-advisor-run")
+        status = status_box(t("app.status.not_run", lang), "sv-advisor-status")
+        result = gr.HTML(advisor_panel.advice_html(None, lang=lang), elem_id="sv-advisor-result")
+        plot = chart(advisor_charts.advice_chart(None, lang=lang), "sv-advisor-plot")
+
+    def run_advisor(
+        lab: LabRun,
+        source_value: str,
+        task_value: str,
+        drafter_values: list[str],
+        format_values: list[str],
+        gamma_values: list[int],
+        adaptive_value: bool,
+        tokens_value: float,
+        budget_value: float,
+    ) -> Iterator[dict[Any, Any]]:
+        chosen = lab.inputs.preset
+        if source_value == "task":
+            if task_value not in chosen.prompts:
+                raise gr.Error(t("app.advisor.no_task", lang, preset=chosen.label))
+            prompts = [lab.pair.encode_prompt(chosen.prompts[task_value][0], chat=lab.inputs.chat)]
+        else:
+            prompts = [lab.prompt_ids]
+        yield {status: lab_status(t("app.advisor.loading", lang))}
+        own = chosen.draft_quantization
+        wanted = format_values or [own]
+        ordered = ([own] if own in wanted else []) + [f for f in wanted if f != own]
+        pairs = {
+            draft_format: lab.pair
+            if draft_format == own
+            else wiring.app.load(replace(chosen, draft_quantization=draft_format))
+            for draft_format in ordered
+        }
+        plan = AdvicePlan(
+            pairs=pairs,
+            prompt_ids=prompts,
+            settings=replace(lab.inputs.settings, max_new_tokens=int(tokens_value)),
+            drafters=drafter_values,
+            gammas=tuple(sorted(int(gamma) for gamma in gamma_values)),
+            adaptive=bool(adaptive_value),
+            time_budget_s=float(budget_value),
+            warm_up=wiring.warm_up(lab.inputs),
+        )
+        updates = wiring.app.run_locked(lambda: iter_advice(plan), "app.doing.advisor")
+        for update in wiring.app.locked(updates, "app.doing.advisor"):
+            lab.progress(update.fraction, update.message)
+            line = (
+                t("app.status.done", lang)
+                if update.finished
+                else t("app.advisor.running", lang, name=update.message)
+            )
+            yield {
+                status: lab_status(line, "done" if update.finished else "info"),
+                result: advisor_panel.advice_html(update.advice, lang=lang),
+                plot: advisor_charts.advice_chart(update.advice, lang=lang),
+            }
+
+    wiring.start(
+        button,
+        run_advisor,
+        [source, task, drafters, formats, gammas, adaptive, tokens, budget],
+        [status, result, plot],
+        status,
+    )

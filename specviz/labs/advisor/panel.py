@@ -1,0 +1,55 @@
+"""The advisor's result panel: the recommendation, then the ranked table of every candidate."""
+
+from __future__ import annotations
+
+from specviz.labs.advisor.advice import Advice, Verdict
+from specviz.text import DEFAULT_LANGUAGE, t
+from specviz.views.panels import panel_html, table_html
+
+_HEADERS = (
+    "advisor.column.rank",
+    "advisor.column.candidate",
+    "advisor.column.alpha",
+    "advisor.column.tau",
+    "advisor.column.tps",
+    "advisor.column.speedup",
+    "advisor.column.ttft",
+    "advisor.column.memory",
+)
+
+
+def advice_html(advice: Advice | None, *, lang: str = DEFAULT_LANGUAGE) -> str:
+    """The recommendation and the table, fastest candidate first; a placeholder before a run."""
+    if advice is None or not advice.verdicts:
+        return panel_html([t("advisor.placeholder", lang)])
+    paragraphs = [advice.recommendation(lang), t("advisor.panel.plain", lang, **_plain(advice))]
+    if advice.cut or advice.stopped:
+        paragraphs.append(t("advisor.panel.cut", lang))
+    rows = [_row(rank, verdict) for rank, verdict in enumerate(advice.ranked(), start=1)]
+    headers = [t(key, lang) for key in _HEADERS]
+    return panel_html(paragraphs, table_html(headers, rows))
+
+
+def memory_text(verdict: Verdict) -> str:
+    """The memory a candidate adds, in MiB ("-" where it could not be read)."""
+    if verdict.memory_bytes is None:
+        return "-"
+    return f"{verdict.memory_bytes / 2**20:.0f} MiB"
+
+
+def _row(rank: int, verdict: Verdict) -> list[str]:
+    mark = "" if verdict.complete else " *"
+    return [
+        str(rank),
+        verdict.candidate.name + mark,
+        f"{verdict.alpha:.0%}",
+        f"{verdict.tau:.2f}",
+        f"{verdict.tokens_per_s:.2f}",
+        f"{verdict.speedup:.2f}×",
+        f"{verdict.ttft_s:.2f} s",
+        memory_text(verdict),
+    ]
+
+
+def _plain(advice: Advice) -> dict[str, str]:
+    return {"plain": f"{advice.plain_tokens_per_s:.2f}", "ttft": f"{advice.plain_ttft_s:.2f}"}
