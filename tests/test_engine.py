@@ -203,6 +203,24 @@ def test_stops_at_eos_and_respects_the_budget() -> None:
         assert len(spec_ids(pair, settings)) == max_new
 
 
+def test_a_control_token_is_named_and_left_out_of_the_text() -> None:
+    """End of text is a token the reader never reads: its text is "" (so the run's text, and what
+    /generate returns, leave it out) and its name is kept for the stream's marker."""
+    vocab = EOS_ID + 1
+    transition = torch.full((vocab, vocab), 1e-9, dtype=torch.float64)
+    transition[:, ord("x")] = 1.0
+    transition[ord("x"), :] = 1e-9
+    transition[ord("x"), EOS_ID] = 1.0
+    transition /= transition.sum(dim=1, keepdim=True)
+    pair = same_chain_pair(transition)
+    emitted = [t for c in run_cycles(pair, GenerationSettings(gamma=4)) for t in c.emitted]
+    steps = list(autoregressive_generate(pair, PROMPT, GenerationSettings()))
+    for tokens in (emitted, [step.token for step in steps]):
+        assert [(t.text, t.special) for t in tokens] == [("x", ""), ("", "</s>")]
+    drafted = [d for c in run_cycles(pair, GenerationSettings(gamma=4)) for d in c.drafted]
+    assert all(d.special == ("</s>" if d.token_id == EOS_ID else "") for d in drafted)
+
+
 def test_multibyte_text_decodes_across_tokens() -> None:
     """'é' is two byte-tokens; the first must contribute '' and the second 'é'."""
     vocab = EOS_ID + 1

@@ -46,9 +46,6 @@ TABLE = MappingProxyType(
         "tip.p_target": "p_target = {p}",
         "tip.accept_prob": "min(1, p/q) = {accept}",
         "tip.probability": "probability = {prob}",
-        "tip.rule.greedy": "greedy: accepted only if it is the target's top choice",
-        "tip.rule.sampled": "u = {u}  (accepted when u < min(1, p/q))",
-        "tip.untested": "never tested: an earlier draft token was rejected",
         "tip.rule.copied": "copied, not guessed: q = 1, so accepted with probability p(x) = {p}",
         "tip.copied_from.prompt": "copied from the prompt (its token {index})",
         "tip.copied_from.text": "copied from the generated text (token {index}, lit up)",
@@ -56,6 +53,21 @@ TABLE = MappingProxyType(
         "tip.source.bonus": "drawn from p after every draft token was accepted",
         "tip.source.greedy": "the target's top choice at the rejected position",
         "tip.source.residual": "drawn from norm(max(0, p − q)) at the rejected position",
+        # --- tokens as people read them (issue 15, point 5): control-token markers, characters
+        # split over byte tokens, in the stream, the cards and the inspector
+        "token.special.end_of_text": "end of text",
+        "token.special.end_of_turn": "end of turn",
+        "token.special.start_of_turn": "start of turn",
+        "token.special.start_of_text": "start of text",
+        "token.special.other": "control token {name}",
+        "tip.special": "control token {name}: it steers the model and is left out of the text",
+        "tip.piece": (
+            "ends mid-character: its bytes alone are not a character yet, so it adds no text"
+        ),
+        "tip.joined.piece": (
+            "the first bytes of {text}, written by {n} tokens: this one adds no text of its own"
+        ),
+        "tip.joined.end": "completes {text}, written by {n} tokens (the thin mark before it)",
         # --- the current cycle's cards ------------------------------------------------------------
         "card.position": "draft {position}",
         "card.verdict.accepted": "✓ accepted",
@@ -66,7 +78,6 @@ TABLE = MappingProxyType(
         "card.u": "u = {u}",
         "card.q_and_p": "q {q} · p {p}",
         "card.accept_prob": "min(1, p/q) {accept}",
-        "card.rule.greedy": "greedy: is it the target's top choice?",
         "card.rule.sampled": "accept if u {u} < {accept}",
         "card.probability": "probability {prob}",
         "card.why.bonus": "every draft accepted: one more token from p for free",
