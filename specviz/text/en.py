@@ -348,6 +348,14 @@ TABLE = MappingProxyType(
             "{error} (Leviathan et al., Theorem 1). The draft's q is TV {tv} away from p, which is "
             "what the wrong rule would ship."
         ),
+        # The wrong rule's own law, and charts that say what will appear (issue 15, point 4).
+        "exactness.analytic.wrong": (
+            "Analytic check of the first token: the rule that was run accepts every draft, so it "
+            "ships the draft's law q, which differs from p by up to {error} (TV {tv}). That is "
+            "the difference the test above is looking for."
+        ),
+        "exactness.chart.what.first": "first token",
+        "exactness.chart.what.first_n": "run of the first {n} tokens",
         "exactness.size": "TV {tv}: about {n}",
         "exactness.needed": (
             "Samples per arm for an 80 % chance to detect a shift at 5 % significance: {sizes}."
@@ -392,8 +400,14 @@ TABLE = MappingProxyType(
         "exactness.chart.empty_title": "{name}: plain vs speculative sampling",
         "exactness.chart.continuation": "continuation",
         "exactness.chart.frequency": "frequency",
-        "exactness.chart.run_to_compare": "run the lab to compare",
-        "exactness.chart.run_with": "run with {n} tokens",
+        "exactness.chart.run_to_compare": (
+            "Run the lab: this chart then shows how often plain and speculative sampling produce "
+            "each {what}, beside the target's exact probability."
+        ),
+        "exactness.chart.run_with": (
+            "Set tokens to {n} and run: this chart then shows how often plain and speculative "
+            "sampling produce each {what}, beside the target's exact probability."
+        ),
         "exactness.chart.other": "other",
         "exactness.chart.plain": "plain sampling",
         "exactness.chart.spec": "speculative",
@@ -407,7 +421,10 @@ TABLE = MappingProxyType(
         "exactness.needed_chart.title": "Samples needed to see a difference",
         "exactness.needed_chart.x": "TV difference",
         "exactness.needed_chart.y": "samples per arm",
-        "exactness.needed_chart.empty": "run the lab to size the test",
+        "exactness.needed_chart.empty": (
+            "Run the lab: this chart then shows how many samples per arm the test needs to see a "
+            "difference of each size."
+        ),
         "exactness.needed_chart.shift": "top token loses this much probability",
         "exactness.needed_chart.wrong_rule": "wrong rule (law q instead of p)",
         "exactness.needed_chart.hover": "TV {tv}: {n} samples per arm",
@@ -425,9 +442,9 @@ TABLE = MappingProxyType(
         "speedup.chart.predicted": "predicted (α = {alpha}, c = {cost})",
         "speedup.chart.open_markers": ", open: v extrapolated",
         "speedup.chart.extrapolated": " (extrapolated)",
-        "speedup.chart.predicted_tau": "predicted τ (right axis)",
+        "speedup.chart.predicted_tau": "predicted τ",
         "speedup.chart.measured": "measured speedup",
-        "speedup.chart.measured_tau": "measured τ (right axis)",
+        "speedup.chart.measured_tau": "measured τ",
         "speedup.chart.no_gain": "no gain (1×)",
         "speedup.chart.best": "best γ = {gamma} ({speedup}×)",
         "speedup.chart.hover.line": (
@@ -448,6 +465,8 @@ TABLE = MappingProxyType(
         "speedup.cost.flat": "reference: flat (verification free)",
         "speedup.cost.linear": "reference: k × one token (no gain from batching)",
         "speedup.cost.measured": "measured on {device} (median)",
+        # The line the speedup prediction reads v(γ) from (issue 15, point 4).
+        "speedup.cost.fit": "the line the prediction reads v from: +{slope} × one token per token",
         "speedup.cost.hover": "{n} new tokens: {ms} ms<br>{ratio}× one token",
         "speedup.projection.title": "Projection (roofline model, not measured)",
         "speedup.projection.title_gpu": "Projection (roofline model, not measured): {gpu}",
