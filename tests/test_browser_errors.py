@@ -7,7 +7,8 @@ any model is needed, so this runs in seconds.
 from __future__ import annotations
 
 import pytest
-from test_browser import ARGS, CHROMIUM
+from test_browser import CHROMIUM
+from test_browser import browser as browser  # the module's chromium, a fixture
 
 pytestmark = [
     pytest.mark.browser,
@@ -32,24 +33,18 @@ def url():
     demo.close()
 
 
-def test_an_error_stays_on_the_status_line_after_its_toast(url):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=ARGS
-        )
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.goto(url)
-        page.wait_for_selector("#sv-run")
-        page.locator("#sv-prompt textarea").fill("   ")
-        page.locator("#sv-step").click()
-        page.wait_for_selector("#sv-status .sv-status-error", timeout=30_000)
-        assert "prompt is empty" in page.locator("#sv-status").inner_text()
-        # Long after the request has failed (and the progress overlay has gone), it is still
-        # there: the visitor who looked away sees what went wrong.
-        page.wait_for_timeout(4_000)
-        status = page.locator("#sv-status")
-        assert status.locator(".sv-status-error").count() == 1
-        assert "prompt is empty" in status.inner_text() and "Ready" not in status.inner_text()
-        browser.close()
+def test_an_error_stays_on_the_status_line_after_its_toast(browser, url):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(url)
+    page.wait_for_selector("#sv-run")
+    page.locator("#sv-prompt textarea").fill("   ")
+    page.locator("#sv-step").click()
+    page.wait_for_selector("#sv-status .sv-status-error", timeout=30_000)
+    assert "prompt is empty" in page.locator("#sv-status").inner_text()
+    # Long after the request has failed (and the progress overlay has gone), it is still there:
+    # the visitor who looked away sees what went wrong.
+    page.wait_for_timeout(4_000)
+    status = page.locator("#sv-status")
+    assert status.locator(".sv-status-error").count() == 1
+    assert "prompt is empty" in status.inner_text() and "Ready" not in status.inner_text()
+    page.close()
