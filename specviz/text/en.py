@@ -437,7 +437,7 @@ TABLE = MappingProxyType(
         "speedup.chart.title": "Speedup: theory vs measurement",
         "speedup.chart.gamma_axis": "γ (tokens drafted per cycle)",
         "speedup.chart.y": "speedup over plain",
-        "speedup.chart.tau_axis": "τ (tokens per target pass)",
+        "speedup.chart.tau_axis": "τ, tokens/pass",
         "speedup.chart.empty": "run the lab to measure α, c and the verification cost",
         "speedup.chart.predicted": "predicted (α = {alpha}, c = {cost})",
         "speedup.chart.open_markers": ", open: v extrapolated",
@@ -466,7 +466,7 @@ TABLE = MappingProxyType(
         "speedup.cost.linear": "reference: k × one token (no gain from batching)",
         "speedup.cost.measured": "measured on {device} (median)",
         # The line the speedup prediction reads v(γ) from (issue 15, point 4).
-        "speedup.cost.fit": "the line the prediction reads v from: +{slope} × one token per token",
+        "speedup.cost.fit": "fitted line the prediction uses (+{slope} per extra token)",
         "speedup.cost.hover": "{n} new tokens: {ms} ms<br>{ratio}× one token",
         "speedup.projection.title": "Projection (roofline model, not measured)",
         "speedup.projection.title_gpu": "Projection (roofline model, not measured): {gpu}",
