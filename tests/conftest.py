@@ -40,6 +40,7 @@ class ByteTokenizer:
     """
 
     eos_token_id = EOS_ID
+    all_special_ids = [EOS_ID]  # noqa: RUF012 - read-only, as the tokenizer protocol's property
 
     def encode(self, text: str) -> list[int]:
         return list(text.encode("utf-8"))

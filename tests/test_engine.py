@@ -186,21 +186,38 @@ def test_every_drafted_position_carries_its_top_p_and_q(
                 assert token.accepted == (token.top_p[0].token_id == token.token_id)
 
 
-def test_stops_at_eos_and_respects_the_budget() -> None:
-    # A chain that always goes to EOS after one step: the run ends with stop_reason "eos".
+def x_then_eos_pair() -> TinyPair:
+    """A chain that writes "x" and then always ends the text (EOS)."""
     vocab = EOS_ID + 1
     transition = torch.full((vocab, vocab), 1e-9, dtype=torch.float64)
     transition[:, ord("x")] = 1.0
     transition[ord("x"), :] = 1e-9
     transition[ord("x"), EOS_ID] = 1.0
     transition /= transition.sum(dim=1, keepdim=True)
-    pair = same_chain_pair(transition)
+    return same_chain_pair(transition)
+
+
+def test_stops_at_eos_and_respects_the_budget() -> None:
+    # A chain that always goes to EOS after one step: the run ends with stop_reason "eos".
+    pair = x_then_eos_pair()
     cycles = run_cycles(pair, GenerationSettings(gamma=4))
     assert [t.token_id for c in cycles for t in c.emitted] == [ord("x"), EOS_ID]
     assert cycles[-1].stop_reason == "eos" and cycles[-1].finished
     for max_new in (1, 2, 7):
         settings = GenerationSettings(gamma=5, max_new_tokens=max_new, stop_on_eos=False)
         assert len(spec_ids(pair, settings)) == max_new
+
+
+def test_a_control_token_is_named_and_left_out_of_the_text() -> None:
+    """End of text is a token the reader never reads: its text is "" (so the run's text, and what
+    /generate returns, leave it out) and its name is kept for the stream's marker."""
+    pair = x_then_eos_pair()
+    emitted = [t for c in run_cycles(pair, GenerationSettings(gamma=4)) for t in c.emitted]
+    steps = list(autoregressive_generate(pair, PROMPT, GenerationSettings()))
+    for tokens in (emitted, [step.token for step in steps]):
+        assert [(t.text, t.special) for t in tokens] == [("x", ""), ("", "</s>")]
+    drafted = [d for c in run_cycles(pair, GenerationSettings(gamma=4)) for d in c.drafted]
+    assert all(d.special == ("</s>" if d.token_id == EOS_ID else "") for d in drafted)
 
 
 def test_multibyte_text_decodes_across_tokens() -> None:

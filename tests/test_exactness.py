@@ -18,6 +18,7 @@ from specviz.core.sampling import logits_to_probs
 from specviz.core.settings import GenerationSettings
 from specviz.labs.exactness.charts import distribution_chart, samples_needed_chart
 from specviz.labs.exactness.experiment import ExactnessReport, greedy_equality, run_exactness_lab
+from specviz.labs.exactness.panel import exactness_html
 from specviz.labs.exactness.significance import samples_needed, samples_needed_for_shift
 
 LETTERS = list(range(ord("a"), ord("a") + 8))  # the chains below only ever emit these bytes
@@ -295,3 +296,47 @@ def test_charts_render_before_any_run() -> None:
     needed = samples_needed_chart(report)
     assert [n for _, n in report.samples_needed_by_tv] == list(needed.data[0].y)
     assert list(needed.data[1].y) == [report.wrong_rule_samples_needed]
+
+
+# -- displays that were wrong (issue 15, point 4) ----------------------------------------------
+
+
+def test_samples_needed_axis_is_bounded_by_the_data() -> None:
+    """A log axis autoranged over the "this run" note (Plotly reads an annotation's y on a log
+    axis as a power of ten) ran to 10^N and flattened the curve: the range is the data's."""
+    report = run_exactness_lab(chain_pair(), PROMPT, SAMPLED, samples=300, tokens=1)
+    fig = samples_needed_chart(report)
+    shown = [*(n for _, n in report.samples_needed_by_tv), report.samples]
+    if report.wrong_rule_samples_needed is not None:
+        shown.append(report.wrong_rule_samples_needed)
+    low, high = fig.layout.yaxis.range
+    assert low <= np.log10(min(shown)) and np.log10(max(shown)) <= high
+    assert high - low <= np.log10(max(shown) / min(shown)) + 1.0  # a decade of margin at most
+    for note in fig.layout.annotations:
+        if note.yref == "y":  # in log10 units on a log axis, at the "this run" line
+            assert note.y == pytest.approx(np.log10(report.samples))
+
+
+def test_the_pairs_chart_after_a_one_token_run_says_what_it_will_show() -> None:
+    report = run_exactness_lab(chain_pair(), PROMPT, SAMPLED, samples=100, tokens=1)
+    for fig in (distribution_chart(report, 2), distribution_chart(None, 2)):
+        assert not fig.data
+        # No empty grid with meaningless axes: a note saying what will appear, and how.
+        assert fig.layout.xaxis.visible is False and fig.layout.yaxis.visible is False
+        note = fig.layout.annotations[0].text.replace("<br>", " ")
+        assert "first 2 tokens" in note and "plain and speculative" in note
+
+
+def test_the_summary_describes_the_rule_that_was_run() -> None:
+    pair = chain_pair()
+    right = run_exactness_lab(pair, PROMPT, SAMPLED, samples=200, tokens=1)
+    wrong = run_exactness_lab(pair, PROMPT, SAMPLED, samples=200, tokens=1, rule="accept_draft")
+    p1 = pair.target.law[PROMPT[0, -1]]
+    q1 = pair.draft.law[PROMPT[0, -1]]
+    assert right.emission_max_error < 1e-9
+    # Accepting every draft ships the draft's own law q: that is how far it is from p.
+    assert wrong.emission_max_error == pytest.approx(float((q1 - p1).abs().max()), abs=1e-6)
+    assert "differs from p by at most" in exactness_html(right)
+    summary = exactness_html(wrong)
+    assert "differs from p by at most" not in summary
+    assert f"{wrong.emission_max_error:.1e}" in summary and "law q" in summary

@@ -8,6 +8,7 @@ from html.parser import HTMLParser
 
 from ui_events import REJECTION, XSS, XSS_IMG, plain_run, sample_run
 
+from specviz.core.events import TokenProb
 from specviz.views import run_html as render
 
 
@@ -211,3 +212,43 @@ def test_a_copied_token_says_so_and_points_at_its_source():
     assert f"copied from the prompt (its token {prompt_len})" in tip
     # A guessed token has none of it.
     assert "data-from-seq" not in _token_spans(render.stream_html(cycles))[-2]
+
+
+# --- greedy and never-tested tokens say what the inspector says (issue 15, point 4a) -------------
+
+
+def _greedy_run() -> list:
+    """sample_run's first cycle in greedy mode, as the engine records it: min(1, p/q) is not the
+    rule (accept_prob is 1 where the argmaxes match, else 0) and no u is drawn."""
+    cycle = sample_run()[0]
+    top = (TokenProb(7, " dog", 0.517), TokenProb(1023, " cat", 0.013))
+    drafted = tuple(
+        replace(token, accept_prob=1.0 if token.accepted else 0.0, uniform=None, top_p=top)
+        for token in cycle.drafted
+    )
+    return [replace(cycle, greedy=True, drafted=drafted)]
+
+
+def test_greedy_tooltips_show_the_argmax_rule_not_min_p_over_q():
+    spans = _token_spans(render.stream_html(_greedy_run()))
+    accepted, rejected, untested = spans[0]["data-tip"], spans[2]["data-tip"], spans[3]["data-tip"]
+    for tip in (accepted, rejected, untested):
+        assert "min(1, p/q)" not in tip and "0.000" not in tip
+    assert "the target's top choice is “ dog” → rejected" in rejected  # the inspector's words
+    assert "the target's top choice too → accepted" in accepted
+    assert "not tested: an earlier draft was rejected" in untested
+    assert spans[2]["data-accept"] == "—" and spans[3]["data-accept"] == "—"
+
+
+def test_greedy_cards_show_no_acceptance_probability():
+    cards = render.cycle_cards_html(_greedy_run()[0])
+    assert "min(1, p/q)" not in cards and "sv-bar-fill" not in cards
+    assert "top choice is “ dog” → rejected" in cards
+
+
+def test_a_never_tested_token_shows_no_number_to_beat():
+    untested = _token_spans(render.stream_html(sample_run()))[3]
+    assert "min(1, p/q)" not in untested["data-tip"] and "not tested" in untested["data-tip"]
+    assert untested["data-accept"] == "—"
+    card = render.cycle_cards_html(sample_run()[0]).split('data-origin="untested"')[1]
+    assert "min(1, p/q)" not in card.split('data-origin="resampled"')[0]

@@ -3,6 +3,7 @@ and the figures read back from their traces."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 import warnings
@@ -13,6 +14,7 @@ import torch
 from conftest import TinyPair, tiny_config, tiny_qwen
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
+from specviz.core.events import Totals
 from specviz.core.settings import GenerationSettings
 from specviz.labs.speedup.charts import (
     break_even_paragraph,
@@ -36,8 +38,13 @@ from specviz.labs.speedup.theory import (
     theory_from_measurements,
     verify_costs,
 )
+from specviz.labs.tasks.charts import task_chart
+from specviz.labs.tasks.experiment import PromptRun, TaskReport, TaskResult
+from specviz.views import run_charts
 
 PROMPT = torch.tensor([list(b"def fibonacci(n):")])
+_SPEC = Totals(20, 5, 25, 20, 15, 2.0, 0.1)
+_PLAIN = Totals(20, 20, 0, 0, 0, 4.0, 0.1)
 H100 = GPU_PRESETS["NVIDIA H100 SXM"]
 
 
@@ -262,7 +269,7 @@ def test_theory_chart_carries_predicted_and_measured_numbers() -> None:
     predicted = next(t for name, t in traces.items() if name.startswith("predicted (α"))
     assert list(predicted.y) == [row.speedup for row in theory.rows]  # type: ignore[attr-defined]
     assert list(traces["measured speedup"].y) == [1.3, 1.2]  # type: ignore[attr-defined]
-    assert list(traces["measured τ (right axis)"].y) == [2.4, 2.9]  # type: ignore[attr-defined]
+    assert list(traces["measured τ"].y) == [2.4, 2.9]  # type: ignore[attr-defined]
     assert list(traces["no gain (1×)"].y) == [1.0, 1.0]  # type: ignore[attr-defined]
     best = next(t for name, t in traces.items() if name.startswith("best γ"))
     assert list(best.x) == [theory.best_gamma]  # type: ignore[attr-defined]
@@ -308,3 +315,52 @@ def test_footprint_of_many_quantized_layers_counts_every_one() -> None:
         quantized = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, torch.qint8)
     assert model_footprint(quantized).params == 40 * (32 * 32 + 32)
     assert model_footprint(quantized).loaded_bytes == 40 * (32 * 32 + 4 * 32)
+
+
+# --- Displays that were wrong (issue 15, point 4) ---------------------------------------------------
+
+
+def _has_zigzag(values: list[float]) -> bool:
+    """A dip between two higher neighbours: the prediction fell and rose again."""
+    return any(a > b < c for a, b, c in zip(values, values[1:], values[2:], strict=False))
+
+
+def test_one_noisy_point_of_the_cost_curve_does_not_make_the_prediction_zigzag() -> None:
+    # The 3-token forward measured slow once (a busy machine): read point by point, v(2) jumps
+    # and the prediction dips at γ = 2 between higher neighbours. A line fitted to the whole
+    # curve gives a v smooth in γ, and S = τ(γ) / (γ·c + v(γ)) rises to its best γ then falls.
+    noisy = curve_of([1.0, 1.05, 1.6, 1.12, 1.18, 1.25, 1.3, 1.4])
+    theory = theory_from_measurements(0.7, noisy, 0.01, gammas=range(1, 11))
+    speedups = [row.speedup for row in theory.rows]
+    assert not _has_zigzag(speedups)
+    costs = [row.verify_cost for row in theory.rows]
+    assert costs == sorted(costs) and costs[0] > 1.0
+    steps = [b - a for a, b in itertools.pairwise(costs)]
+    assert max(steps) - min(steps) < 1e-9  # one slope: the fitted line
+
+
+def test_tau_has_its_own_panel_and_style_apart_from_the_speedups() -> None:
+    theory = theory_from_measurements(0.7, curve_of([1.0 + 0.1 * k for k in range(8)]), 0.03)
+    runs = [MeasuredRun(3, 0.68, 2.4, 11.0, 1.3, 48, 30, 44, 0.004, 0.15, True)]
+    fig = theory_chart(theory, runs)
+    tau = [trace for trace in fig.data if "τ" in trace.name]
+    speed = [trace for trace in fig.data if "τ" not in trace.name]
+    assert len(tau) == 2 and {trace.yaxis for trace in tau} == {"y2"}
+    assert {trace.yaxis for trace in speed} <= {None, "y"}
+    # Two panels, one above the other: τ's axis does not overlay the speedup's.
+    assert fig.layout.yaxis2.overlaying is None
+    top, bottom = sorted([fig.layout.yaxis.domain, fig.layout.yaxis2.domain], key=lambda d: d[0])
+    assert top[1] < bottom[0]
+    measured_tau = next(trace for trace in tau if trace.mode == "markers")
+    assert measured_tau.marker.color == run_charts.TAU and measured_tau.marker.symbol != "diamond"
+    assert all(trace.line.color == run_charts.TAU for trace in tau if trace.mode == "lines")
+
+
+def test_tau_bars_have_their_own_colour_not_the_bonus_tokens() -> None:
+    report = TaskReport(
+        GenerationSettings(),
+        (TaskResult("code", (PromptRun("p", _SPEC, _PLAIN, "a", "a"),)),),
+        complete=True,
+    )
+    tau = task_chart(report).data[1]
+    assert tau.marker.color == run_charts.TAU != run_charts.BONUS

@@ -182,12 +182,27 @@ def wire_live_run(
         update = live.views(sess, message, kind, charts_too=charts_too) | {session: sess}
         return update | inspector.latest(sess) if charts_too else update
 
+    def lasting(updates: Iterator[dict[Any, Any]]) -> Iterator[dict[Any, Any]]:
+        """The updates; on an error, its words on the status line as well as in the toast, where
+        they stay until the next action (the toast fades, and the line would show the last
+        status again)."""
+        try:
+            yield from updates
+        except gr.Error as error:
+            yield {live.status: render.status_html(error.message, kind="error")}
+            raise
+
     # Gradio finds gr.Progress only among positional parameters, as a default value; the run's
     # inputs arrive by name (inputs_kwargs): preset, prompt, chat_template, race and the settings.
     def run(
         sess: Session | None,
         progress: gr.Progress = gr.Progress(),  # noqa: B008
         **values: Any,
+    ) -> Iterator[dict[Any, Any]]:
+        yield from lasting(run_updates(sess, progress, values))
+
+    def run_updates(
+        sess: Session | None, progress: gr.Progress, values: dict[str, Any]
     ) -> Iterator[dict[Any, Any]]:
         inputs = read_run_inputs(app, values)
         sess = app.prepare(sess, inputs, progress)
@@ -221,14 +236,19 @@ def wire_live_run(
         sess: Session | None,
         progress: gr.Progress = gr.Progress(),  # noqa: B008
         **values: Any,
-    ) -> dict[Any, Any]:
+    ) -> Iterator[dict[Any, Any]]:
+        yield from lasting(step_update(sess, progress, values))
+
+    def step_update(
+        sess: Session | None, progress: gr.Progress, values: dict[str, Any]
+    ) -> Iterator[dict[Any, Any]]:
         inputs = read_run_inputs(app, values)
         sess = app.prepare(sess, inputs, progress)
         cycle = app.advance(sess)
         if cycle is None or cycle.finished:
-            return views(sess, done_message(sess, lang), "done", charts_too=True)
-        message = t("app.status.paused", lang, cycle=cycle.index + 1)
-        return views(sess, message, charts_too=True)
+            yield views(sess, done_message(sess, lang), "done", charts_too=True)
+        else:
+            yield views(sess, t("app.status.paused", lang, cycle=cycle.index + 1), charts_too=True)
 
     def replay(sess: Session | None) -> Iterator[str]:
         if sess is None or not sess.race_done:

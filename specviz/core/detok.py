@@ -4,6 +4,8 @@ Decoding tokens one at a time in isolation breaks byte-level BPE: a multi-byte U
 span tokens, and tokenizers drop or add leading spaces at the start of a decode. So each token's text
 is the difference between decoding a short window of context with and without it, and a token that
 ends mid-character contributes "" until the character completes (the approach of TGI and vLLM).
+A control token (end of text, a chat marker) adds no text either: it is named by special_name, so a
+view can show it as a marker while the text a reader gets never holds it.
 """
 
 from __future__ import annotations
@@ -21,12 +23,18 @@ class TokenizerLike(Protocol):
 
     def decode(self, token_ids: list[int], skip_special_tokens: bool = False) -> str: ...
 
+    @property
+    def all_special_ids(self) -> list[int]:
+        """The control tokens' ids (end of text, chat markers, padding)."""
+        ...
+
 
 class IncrementalDetokenizer:
     """Tracks the committed token sequence and turns new tokens into text pieces."""
 
     def __init__(self, tokenizer: TokenizerLike, prompt_ids: Sequence[int]) -> None:
         self._tokenizer = tokenizer
+        self._special = frozenset(tokenizer.all_special_ids)  # a property HF recomputes per call
         self._ids = list(prompt_ids)
         # Text already emitted ends at read_offset; prefix_offset starts the context window.
         self._read_offset = len(self._ids)
@@ -43,6 +51,10 @@ class IncrementalDetokenizer:
         self._ids.extend(new_ids)
         return pieces
 
+    def special_name(self, token_id: int) -> str:
+        """A control token's name as the vocabulary spells it (e.g. "<|im_end|>"), "" for text."""
+        return self._decode([token_id]) if token_id in self._special else ""
+
     def _pieces(self, new_ids: Sequence[int]) -> tuple[list[str], int, int]:
         # Work on a window that starts at prefix_offset, so the committed list is never copied in
         # full; offsets inside the loop are relative to `base` and returned absolute.
@@ -56,7 +68,9 @@ class IncrementalDetokenizer:
             if after.endswith(_INCOMPLETE) or len(after) < len(before):
                 pieces.append("")  # mid-character: wait for the bytes that complete it
                 continue
-            pieces.append(after[len(before) :])
+            # A control token's own text is its name, not text: it adds "" (special_name has it).
+            special = window[end - 1] in self._special
+            pieces.append("" if special else after[len(before) :])
             prefix, read = read, end
         return pieces, prefix + base, read + base
 

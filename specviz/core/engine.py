@@ -282,6 +282,7 @@ def _drafted_records(
             accepted=i < accepted_len,
             top_q=_token_probs(tokenizer, tops_q[i]),
             top_p=_token_probs(tokenizer, tops_p[i]),
+            special=run.detok.special_name(token_id),
         )
         for i, token_id in enumerate(draft_ids)
     )
@@ -321,6 +322,7 @@ def _emit(
             text=texts[i],
             origin=Origin.ACCEPTED if i < len(accepted) else extra_origin,
             prob=accepted[i].p_target if i < len(accepted) else float(verdict.next_dist[token_id]),
+            special=run.detok.special_name(token_id),
         )
         for i, token_id in enumerate(out_ids)
     )
@@ -396,7 +398,9 @@ def autoregressive_generate(
             target_forwards=run.totals.target_forwards + 1,
             elapsed_s=run.totals.elapsed_s + elapsed,
         )
-        token = EmittedToken(index, token_id, text, Origin.TARGET, float(p_target[token_id]))
+        prob = float(p_target[token_id])
+        special = run.detok.special_name(token_id)
+        token = EmittedToken(index, token_id, text, Origin.TARGET, prob, special)
         yield Step(index, token, elapsed, run.totals, stop_reason is not None, stop_reason)
         if stop_reason is not None:
             return

@@ -57,6 +57,9 @@ class DraftToken:
     # one-hot q has the one bar x at 1.0).
     top_q: tuple[TokenProb, ...] = ()
     top_p: tuple[TokenProb, ...] = ()
+    # A control token's name (end of text, a chat marker such as "<|im_end|>"), "" for a token of
+    # text; a control token's text is "", so it never reaches the text a reader gets.
+    special: str = ""
 
     @property
     def verdict(self) -> str:
@@ -75,6 +78,7 @@ class EmittedToken:
     text: str
     origin: Origin
     prob: float  # probability of this token under the distribution it was drawn from / tested with
+    special: str = ""  # a control token's name, "" for text (as DraftToken.special)
 
 
 @dataclass(frozen=True)

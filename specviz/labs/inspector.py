@@ -35,7 +35,15 @@ from specviz.views.run_charts import (
     hover,
     token_label,
 )
-from specviz.views.run_html import esc, num, shown
+from specviz.views.token_text import (
+    accept_text,
+    decision_text,
+    esc,
+    num,
+    quoted,
+    shown,
+    tip_name,
+)
 
 BARS_PER_POSITION = 8
 _UNTESTED_OPACITY = 0.35
@@ -44,24 +52,6 @@ _UNTESTED_OPACITY = 0.35
 def explanation(lang: str = DEFAULT_LANGUAGE) -> str:
     """The Markdown paragraph above the inspector: the acceptance rule and the residual."""
     return t("inspector.explanation", lang)
-
-
-def decision_text(cycle: Cycle, token: DraftToken, lang: str = DEFAULT_LANGUAGE) -> str:
-    """One sentence saying why this drafted token was accepted, rejected or never tested."""
-    if not token.tested:
-        return t("inspector.decision.untested", lang)
-    if cycle.greedy:
-        if token.accepted:
-            return t("inspector.decision.greedy_accepted", lang)
-        target_top = token.top_p[0].text if token.top_p else "?"
-        return t("inspector.decision.greedy_rejected", lang, top=_quote(target_top))
-    u = token.uniform if token.uniform is not None else float("nan")
-    return t(
-        "inspector.decision.accepted" if token.accepted else "inspector.decision.rejected",
-        lang,
-        u=f"{u:.3f}",
-        accept=f"{token.accept_prob:.3f}",
-    )
 
 
 def extra_token(cycle: Cycle) -> EmittedToken | None:
@@ -75,7 +65,7 @@ def extra_text(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> str:
     extra = extra_token(cycle)
     if extra is None:
         return t("inspector.extra.none", lang)
-    token, prob = _quote(extra.text), f"{extra.prob:.3f}"
+    token, prob = tip_name(extra.text, extra.special), f"{extra.prob:.3f}"
     if extra.origin is Origin.BONUS:
         return t("inspector.extra.bonus", lang, gamma=cycle.gamma, token=token, prob=prob)
     key = "inspector.extra.greedy" if cycle.greedy else "inspector.extra.residual"
@@ -99,7 +89,7 @@ def draft_end_text(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> str:
             "inspector.end.confidence",
             lang,
             n=n,
-            token=_quote(last.text),
+            token=quoted(last.text),
             q=f"{last.q_draft:.2f}",
         )
     scale = cycle.draft_doubt_scale
@@ -136,7 +126,7 @@ def inspector_lines(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> list[str]:
                 "inspector.lines.draft",
                 lang,
                 position=token.position,
-                token=f"{_quote(token.text):>14}",
+                token=f"{tip_name(token.text, token.special):>14}",
                 q=f"{token.q_draft:.3f}",
                 p=f"{token.p_target:.3f}",
                 decision=decision_text(cycle, token, lang),
@@ -159,7 +149,7 @@ def inspector_lines(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> list[str]:
 
 def _entries(top: Sequence[TokenProb]) -> str:
     """The five most probable tokens with their probabilities, for a line of text."""
-    return ", ".join(f"{_quote(entry.text)} {entry.prob:.3f}" for entry in top[:5])
+    return ", ".join(f"{quoted(entry.text)} {entry.prob:.3f}" for entry in top[:5])
 
 
 _COLUMNS = (
@@ -195,10 +185,10 @@ def inspector_html(
             f'<tr class="sv-row-{token.verdict}" data-pos="{token.position}">'
             f"<td>{token.position}</td>"
             f'<td class="sv-inspect-tok"><span class="sv-tok sv-{token.verdict}">'
-            f"{shown(token.text)}</span></td>"
+            f"{shown(token.text, token.special, lang)}</span></td>"
             f"<td>{num(token.q_draft)}</td><td>{num(token.p_target)}</td>"
             f"<td>{'—' if cycle.greedy else num(ratio)}</td>"
-            f"<td>{'—' if cycle.greedy else num(token.accept_prob)}</td>"
+            f"<td>{accept_text(cycle, token)}</td>"
             f"<td>{num(token.uniform)}</td>"
             f"<td>{esc(decision_text(cycle, token, lang))}</td></tr>"
         )
@@ -313,8 +303,3 @@ def _add_position(fig: go.Figure, cycle: Cycle, token: DraftToken, row: int, lan
             row=row,
             col=1,
         )
-
-
-def _quote(text: str) -> str:
-    spelled = text.replace("\n", "\\n").replace("\t", "\\t")
-    return f"“{spelled}”"

@@ -46,9 +46,6 @@ TABLE = MappingProxyType(
         "tip.p_target": "p_target = {p}",
         "tip.accept_prob": "min(1, p/q) = {accept}",
         "tip.probability": "probability = {prob}",
-        "tip.rule.greedy": "greedy: accepted only if it is the target's top choice",
-        "tip.rule.sampled": "u = {u}  (accepted when u < min(1, p/q))",
-        "tip.untested": "never tested: an earlier draft token was rejected",
         "tip.rule.copied": "copied, not guessed: q = 1, so accepted with probability p(x) = {p}",
         "tip.copied_from.prompt": "copied from the prompt (its token {index})",
         "tip.copied_from.text": "copied from the generated text (token {index}, lit up)",
@@ -56,6 +53,21 @@ TABLE = MappingProxyType(
         "tip.source.bonus": "drawn from p after every draft token was accepted",
         "tip.source.greedy": "the target's top choice at the rejected position",
         "tip.source.residual": "drawn from norm(max(0, p − q)) at the rejected position",
+        # --- tokens as people read them (issue 15, point 5): control-token markers, characters
+        # split over byte tokens, in the stream, the cards and the inspector
+        "token.special.end_of_text": "end of text",
+        "token.special.end_of_turn": "end of turn",
+        "token.special.start_of_turn": "start of turn",
+        "token.special.start_of_text": "start of text",
+        "token.special.other": "control token {name}",
+        "tip.special": "control token {name}: it steers the model and is left out of the text",
+        "tip.piece": (
+            "ends mid-character: its bytes alone are not a character yet, so it adds no text"
+        ),
+        "tip.joined.piece": (
+            "the first bytes of {text}, written by {n} tokens: this one adds no text of its own"
+        ),
+        "tip.joined.end": "completes {text}, written by {n} tokens (the thin mark before it)",
         # --- the current cycle's cards ------------------------------------------------------------
         "card.position": "draft {position}",
         "card.verdict.accepted": "✓ accepted",
@@ -66,7 +78,6 @@ TABLE = MappingProxyType(
         "card.u": "u = {u}",
         "card.q_and_p": "q {q} · p {p}",
         "card.accept_prob": "min(1, p/q) {accept}",
-        "card.rule.greedy": "greedy: is it the target's top choice?",
         "card.rule.sampled": "accept if u {u} < {accept}",
         "card.probability": "probability {prob}",
         "card.why.bonus": "every draft accepted: one more token from p for free",
@@ -337,6 +348,14 @@ TABLE = MappingProxyType(
             "{error} (Leviathan et al., Theorem 1). The draft's q is TV {tv} away from p, which is "
             "what the wrong rule would ship."
         ),
+        # The wrong rule's own law, and charts that say what will appear (issue 15, point 4).
+        "exactness.analytic.wrong": (
+            "Analytic check of the first token: the rule that was run accepts every draft, so it "
+            "ships the draft's law q, which differs from p by up to {error} (TV {tv}). That is "
+            "the difference the test above is looking for."
+        ),
+        "exactness.chart.what.first": "first token",
+        "exactness.chart.what.first_n": "run of the first {n} tokens",
         "exactness.size": "TV {tv}: about {n}",
         "exactness.needed": (
             "Samples per arm for an 80 % chance to detect a shift at 5 % significance: {sizes}."
@@ -381,8 +400,14 @@ TABLE = MappingProxyType(
         "exactness.chart.empty_title": "{name}: plain vs speculative sampling",
         "exactness.chart.continuation": "continuation",
         "exactness.chart.frequency": "frequency",
-        "exactness.chart.run_to_compare": "run the lab to compare",
-        "exactness.chart.run_with": "run with {n} tokens",
+        "exactness.chart.run_to_compare": (
+            "Run the lab: this chart then shows how often plain and speculative sampling produce "
+            "each {what}, beside the target's exact probability."
+        ),
+        "exactness.chart.run_with": (
+            "Set tokens to {n} and run: this chart then shows how often plain and speculative "
+            "sampling produce each {what}, beside the target's exact probability."
+        ),
         "exactness.chart.other": "other",
         "exactness.chart.plain": "plain sampling",
         "exactness.chart.spec": "speculative",
@@ -396,7 +421,10 @@ TABLE = MappingProxyType(
         "exactness.needed_chart.title": "Samples needed to see a difference",
         "exactness.needed_chart.x": "TV difference",
         "exactness.needed_chart.y": "samples per arm",
-        "exactness.needed_chart.empty": "run the lab to size the test",
+        "exactness.needed_chart.empty": (
+            "Run the lab: this chart then shows how many samples per arm the test needs to see a "
+            "difference of each size."
+        ),
         "exactness.needed_chart.shift": "top token loses this much probability",
         "exactness.needed_chart.wrong_rule": "wrong rule (law q instead of p)",
         "exactness.needed_chart.hover": "TV {tv}: {n} samples per arm",
@@ -409,14 +437,14 @@ TABLE = MappingProxyType(
         "speedup.chart.title": "Speedup: theory vs measurement",
         "speedup.chart.gamma_axis": "γ (tokens drafted per cycle)",
         "speedup.chart.y": "speedup over plain",
-        "speedup.chart.tau_axis": "τ (tokens per target pass)",
+        "speedup.chart.tau_axis": "τ, tokens/pass",
         "speedup.chart.empty": "run the lab to measure α, c and the verification cost",
         "speedup.chart.predicted": "predicted (α = {alpha}, c = {cost})",
         "speedup.chart.open_markers": ", open: v extrapolated",
         "speedup.chart.extrapolated": " (extrapolated)",
-        "speedup.chart.predicted_tau": "predicted τ (right axis)",
+        "speedup.chart.predicted_tau": "predicted τ",
         "speedup.chart.measured": "measured speedup",
-        "speedup.chart.measured_tau": "measured τ (right axis)",
+        "speedup.chart.measured_tau": "measured τ",
         "speedup.chart.no_gain": "no gain (1×)",
         "speedup.chart.best": "best γ = {gamma} ({speedup}×)",
         "speedup.chart.hover.line": (
@@ -437,6 +465,8 @@ TABLE = MappingProxyType(
         "speedup.cost.flat": "reference: flat (verification free)",
         "speedup.cost.linear": "reference: k × one token (no gain from batching)",
         "speedup.cost.measured": "measured on {device} (median)",
+        # The line the speedup prediction reads v(γ) from (issue 15, point 4).
+        "speedup.cost.fit": "fitted line the prediction uses (+{slope} per extra token)",
         "speedup.cost.hover": "{n} new tokens: {ms} ms<br>{ratio}× one token",
         "speedup.projection.title": "Projection (roofline model, not measured)",
         "speedup.projection.title_gpu": "Projection (roofline model, not measured): {gpu}",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from specviz.views.run_html import esc
+from specviz.views.token_text import esc
 
 
 def table_html(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

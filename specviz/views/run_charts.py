@@ -9,6 +9,7 @@ trace names come from the text catalogue in the language each function is given.
 from __future__ import annotations
 
 import html
+import textwrap
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
@@ -23,6 +24,7 @@ RESAMPLED = "#E69F00"  # orange
 BONUS = "#CC79A7"  # reddish purple
 PLAIN = "#7F7F7F"  # grey
 DRAFT_TIME = "#56B4E9"  # sky blue
+TAU = "#009E73"  # bluish green: τ, tokens per target pass (a rate, not a token's origin)
 VERIFY_TIME = "#0072B2"
 OVERHEAD_TIME = "#BBBBBB"
 
@@ -78,6 +80,16 @@ def empty_note(fig: go.Figure, text: str) -> None:
     fig.add_annotation(
         text=text, showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5, font={"size": 13}
     )
+
+
+def placeholder(fig: go.Figure, note: str, width: int = 64) -> go.Figure:
+    """An empty chart as a note saying what will appear (wrapped at `width` characters): no axes
+    or grid to misread."""
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    # Plotly reads tags in annotation text: the sentence is escaped, then broken with <br>.
+    empty_note(fig, "<br>".join(textwrap.wrap(html.escape(note, quote=False), width)))
+    return fig
 
 
 def empty_chart(title: str, x_title: str, y_title: str, note: str) -> go.Figure:

@@ -3,8 +3,10 @@
 Every function here is pure (records in, a string out) so it is tested by rendering to a string and
 comparing, without a browser. Token text comes from a model and may contain anything, so every
 piece of it goes through ``esc`` (``html.escape`` with ``quote=True``) before it lands in an element
-or an attribute; numbers are formatted by this module and never escaped twice. The words come from the text
-catalogue (``specviz.text``) in the language each function is given.
+or an attribute; numbers are formatted by this module and never escaped twice. How a token's text
+reads (control-token markers, characters split over byte tokens, whitespace glyphs) and the verdict
+sentences live in ``token_text``. The words come from the text catalogue (``specviz.text``) in the
+language each function is given.
 
 The classes map to ``assets/specviz.css``: ``sv-accepted``, ``sv-rejected``, ``sv-untested``,
 ``sv-resampled``, ``sv-bonus`` and ``sv-target``. Each origin differs in shape as well as hue
@@ -13,13 +15,25 @@ The classes map to ``assets/specviz.css``: ``sv-accepted``, ``sv-rejected``, ``s
 
 from __future__ import annotations
 
-import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from specviz.core.events import Cycle, DraftToken, EmittedToken, Origin, Rejection, Step, Totals
 from specviz.drafters.draft_model import ModelDrafter
 from specviz.text import DEFAULT_LANGUAGE, Html, t, t_html
+from specviz.views.token_text import (
+    Joined,
+    accept_text,
+    decision_text,
+    esc,
+    has_dice_roll,
+    joined_characters,
+    num,
+    shown,
+    text_tip,
+    tip_name,
+    token_classes,
+)
 
 
 @dataclass(frozen=True)
@@ -41,52 +55,39 @@ _KINDS: dict[str, _Kind] = {
 }
 
 
-def esc(text: str) -> str:
-    return html.escape(text, quote=True)
-
-
-def num(value: float | None, digits: int = 3) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
-
-
-def shown(text: str) -> str:
-    """Token text for display in an element: escaped, with newlines and empties made visible."""
-    if text == "":
-        return '<span class="sv-empty" aria-hidden="true">∅</span>'
-    return esc(text).replace("\n", '<span class="sv-nl" aria-hidden="true">↵</span>\n')
-
-
-def _quoted(text: str) -> str:
-    """Token text for a tooltip line: whitespace spelled out so a lone space or newline is visible."""
-    spelled = text.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t")
-    return f"“{spelled}”"
-
-
-def _span(css: str, text: str, tip_lines: Sequence[str], data: dict[str, str]) -> str:
+def _span(
+    css: str,
+    token: DraftToken | EmittedToken,
+    tip_lines: Sequence[str],
+    data: dict[str, str],
+    joined: Joined | None,
+    lang: str,
+) -> str:
     """One token: a focusable span whose data-tip holds the tooltip (CSS shows it on hover/focus)."""
-    tip = "\n".join(tip_lines)
+    text, special = token.text, token.special
+    tip = "\n".join([*tip_lines, *text_tip(text, special, joined, lang)])
     attrs = "".join(f' data-{key}="{esc(value)}"' for key, value in data.items())
+    classes = css + token_classes(text, special, joined)
     return (
-        f'<span class="sv-tok {css}" tabindex="0"{attrs} data-tip="{esc(tip)}">{shown(text)}</span>'
+        f'<span class="sv-tok {classes}" tabindex="0"{attrs} data-tip="{esc(tip)}">'
+        f"{shown(text, special, lang)}</span>"
     )
+
+
+def _head(token: DraftToken | EmittedToken, kind: str, lang: str) -> str:
+    """A tooltip's first line: the token, and its origin."""
+    name = tip_name(token.text, token.special)
+    return t("tip.head", lang, token=name, origin=t(_KINDS[kind].label, lang))
 
 
 # --- the token stream ---------------------------------------------------------------------------
 
 
-def _draft_span(cycle: Cycle, token: DraftToken, lang: str) -> str:
+def _draft_span(cycle: Cycle, token: DraftToken, joined: Joined | None, lang: str) -> str:
     kind = token.verdict
     copied = _copy_source(cycle, token)
-    if not token.tested:
-        rule = t("tip.untested", lang)
-    elif copied is not None and not cycle.greedy:
-        rule = t("tip.rule.copied", lang, p=num(token.p_target))
-    elif cycle.greedy:
-        rule = t("tip.rule.greedy", lang)
-    else:
-        rule = t("tip.rule.sampled", lang, u=num(token.uniform))
     lines = [
-        t("tip.head", lang, token=_quoted(token.text), origin=t(_KINDS[kind].label, lang)),
+        _head(token, kind, lang),
         t(
             "tip.draft_where",
             lang,
@@ -95,9 +96,11 @@ def _draft_span(cycle: Cycle, token: DraftToken, lang: str) -> str:
             gamma=cycle.gamma,
         ),
         t("tip.q_and_p", lang, q=num(token.q_draft), p=num(token.p_target)),
-        t("tip.accept_prob", lang, accept=num(token.accept_prob)),
-        rule,
     ]
+    if copied is not None and has_dice_roll(cycle, token):
+        lines.append(t("tip.rule.copied", lang, p=num(token.p_target)))
+    # The inspector's sentence: u against min(1, p/q) when sampled, the argmaxes when greedy.
+    lines.append(decision_text(cycle, token, lang))
     if copied is not None:
         source, prompt_len = copied
         if source < prompt_len:
@@ -111,14 +114,14 @@ def _draft_span(cycle: Cycle, token: DraftToken, lang: str) -> str:
         "seq": str(token.seq_index),
         "q": num(token.q_draft, 4),
         "p": num(token.p_target, 4),
-        "accept": num(token.accept_prob, 4),
+        "accept": accept_text(cycle, token, 4),
         "u": num(token.uniform, 4),
     }
     if copied is not None:
         # The stream's tokens carry data-seq (their index in the generated text); the stream's
         # script lights up the one a copy came from when the copy is hovered.
         data["from-seq"] = str(copied[0] - copied[1])
-    return _span(_KINDS[kind].css, token.text, lines, data)
+    return _span(_KINDS[kind].css, token, lines, data, joined, lang)
 
 
 def _copy_source(cycle: Cycle, token: DraftToken) -> tuple[int, int] | None:
@@ -130,7 +133,7 @@ def _copy_source(cycle: Cycle, token: DraftToken) -> tuple[int, int] | None:
     return cycle.copied_from[token.position - 1], prompt_len
 
 
-def _extra_span(cycle: Cycle, token: EmittedToken, lang: str) -> str:
+def _extra_span(cycle: Cycle, token: EmittedToken, joined: Joined | None, lang: str) -> str:
     """The resampled or bonus token that closes a cycle."""
     kind = token.origin.value
     if token.origin is Origin.BONUS:
@@ -140,7 +143,7 @@ def _extra_span(cycle: Cycle, token: EmittedToken, lang: str) -> str:
     else:
         source = t("tip.source.residual", lang)
     lines = [
-        t("tip.head", lang, token=_quoted(token.text), origin=t(_KINDS[kind].label, lang)),
+        _head(token, kind, lang),
         t("tip.extra_where", lang, cycle=cycle.index + 1, position=cycle.accepted_len + 1),
         source,
         t("tip.probability", lang, prob=num(token.prob)),
@@ -152,11 +155,22 @@ def _extra_span(cycle: Cycle, token: EmittedToken, lang: str) -> str:
         "seq": str(token.seq_index),
         "prob": num(token.prob, 4),
     }
-    return _span(_KINDS[kind].css, token.text, lines, data)
+    return _span(_KINDS[kind].css, token, lines, data, joined, lang)
 
 
-def cycle_tokens_html(cycle: Cycle, *, lang: str = DEFAULT_LANGUAGE) -> str:
-    """One cycle in the stream: a boundary mark, accepted drafts, the discarded guesses, the extra."""
+def cycle_tokens_html(
+    cycle: Cycle,
+    *,
+    joined: Mapping[int, Joined] | None = None,
+    lang: str = DEFAULT_LANGUAGE,
+) -> str:
+    """One cycle in the stream: a boundary mark, accepted drafts, the discarded guesses, the extra.
+
+    ``joined`` (from ``joined_characters`` over the whole run) says which kept tokens wrote a
+    character split over several tokens; by default it is worked out from this cycle alone.
+    """
+    if joined is None:
+        joined = joined_characters(cycle.emitted)
     by = cycle.drafter if cycle.drafter != ModelDrafter.kind else ""
     if by:
         title = t_html("stream.cycle_mark.by", lang, cycle=cycle.index + 1, drafter=by)
@@ -170,10 +184,14 @@ def cycle_tokens_html(cycle: Cycle, *, lang: str = DEFAULT_LANGUAGE) -> str:
         f'title="{title}">{cycle.index + 1}</span>'
     ]
     accepted = cycle.drafted[: cycle.accepted_len]
-    parts.extend(_draft_span(cycle, token, lang) for token in accepted)
-    # The rejected guess and the untested tail sit where they were proposed, struck through.
-    parts.extend(_draft_span(cycle, token, lang) for token in cycle.drafted[cycle.accepted_len :])
-    parts.extend(_extra_span(cycle, token, lang) for token in cycle.emitted[len(accepted) :])
+    parts.extend(_draft_span(cycle, token, joined.get(token.seq_index), lang) for token in accepted)
+    # The rejected guess and the untested tail sit where they were proposed, struck through. They
+    # share seq indices with the tokens kept in their place, so they never take part in a join.
+    parts.extend(_draft_span(cycle, token, None, lang) for token in cycle.drafted[len(accepted) :])
+    parts.extend(
+        _extra_span(cycle, token, joined.get(token.seq_index), lang)
+        for token in cycle.emitted[len(accepted) :]
+    )
     return f'<span class="sv-cycle" data-cycle="{cycle.index + 1}">{"".join(parts)}</span>'
 
 
@@ -181,7 +199,8 @@ def stream_html(
     cycles: Sequence[Cycle], *, placeholder: str = "", lang: str = DEFAULT_LANGUAGE
 ) -> str:
     """The whole speculative token stream so far, coloured by origin, with cycle boundaries."""
-    body = "".join(cycle_tokens_html(cycle, lang=lang) for cycle in cycles)
+    joined = joined_characters(token for cycle in cycles for token in cycle.emitted)
+    body = "".join(cycle_tokens_html(cycle, joined=joined, lang=lang) for cycle in cycles)
     if not body:
         body = f'<span class="sv-placeholder">{esc(placeholder)}</span>'
     end = _stop_note(cycles[-1].stop_reason, lang) if cycles else ""
@@ -203,21 +222,19 @@ def plain_stream_html(
     steps: Sequence[Step], *, placeholder: str = "", lang: str = DEFAULT_LANGUAGE
 ) -> str:
     """Plain decoding's tokens: one neutral span each (there is nothing to accept or reject)."""
+    joined = joined_characters(step.token for step in steps)
     spans = [
         _span(
             "sv-target",
-            step.token.text,
+            step.token,
             [
-                t(
-                    "tip.head",
-                    lang,
-                    token=_quoted(step.token.text),
-                    origin=t(_KINDS["target"].label, lang),
-                ),
+                _head(step.token, "target", lang),
                 t("tip.plain_where", lang, index=step.index + 1),
                 t("tip.p_target", lang, p=num(step.token.prob)),
             ],
             {"origin": "target", "seq": str(step.index), "prob": num(step.token.prob, 4)},
+            joined.get(step.token.seq_index),
+            lang,
         )
         for step in steps
     ]
@@ -256,40 +273,44 @@ _VERDICTS = {
 }
 
 
-def _card(cycle: Cycle, token: DraftToken, lang: str) -> str:
-    kind = token.verdict
+def _acceptance_bar(token: DraftToken, lang: str) -> str:
+    """min(1, p/q) as a filled bar with the drawn u as a tick: accepted when the tick is inside."""
     accept_pct = max(0.0, min(100.0, token.accept_prob * 100))
     marker = ""
     if token.uniform is not None:
         u_pct = max(0.0, min(100.0, token.uniform * 100))
         u_title = t_html("card.u", lang, u=f"{token.uniform:.3f}")
         marker = f'<span class="sv-bar-u" style="left:{u_pct:.1f}%" title="{u_title}"></span>'
-    if cycle.greedy:
-        rule = t_html("card.rule.greedy", lang)
-    else:
-        rule = t_html(
-            "card.rule.sampled",
-            lang,
-            u=num(token.uniform, 2),
-            accept=num(token.accept_prob, 2),
-        )
-    numbers = "<br>".join(
-        [
-            t_html("card.q_and_p", lang, q=num(token.q_draft, 2), p=num(token.p_target, 2)),
-            t_html("card.accept_prob", lang, accept=num(token.accept_prob, 2)),
-            rule,
-        ]
+    return (
+        f'<div class="sv-bar" role="img" '
+        f'aria-label="{t_html("tip.accept_prob", lang, accept=num(token.accept_prob))}">'
+        f'<span class="sv-bar-fill" style="width:{accept_pct:.1f}%"></span>{marker}</div>'
     )
+
+
+def _card(cycle: Cycle, token: DraftToken, lang: str) -> str:
+    kind = token.verdict
+    lines: list[str] = [
+        t_html("card.q_and_p", lang, q=num(token.q_draft, 2), p=num(token.p_target, 2))
+    ]
+    bar = ""
+    if has_dice_roll(cycle, token):
+        bar = _acceptance_bar(token, lang)
+        lines.append(t_html("card.accept_prob", lang, accept=num(token.accept_prob, 2)))
+        lines.append(
+            t_html(
+                "card.rule.sampled", lang, u=num(token.uniform, 2), accept=num(token.accept_prob, 2)
+            )
+        )
+    elif token.tested:  # greedy: no dice roll, the argmaxes decide (the inspector's sentence)
+        lines.append(esc(decision_text(cycle, token, lang)))
     return (
         f'<div class="sv-card {_KINDS[kind].css}" style="--i:{token.position - 1}" '
         f'data-origin="{kind}" data-pos="{token.position}">'
         f'<div class="sv-card-pos">{t_html("card.position", lang, position=token.position)}</div>'
-        f'<div class="sv-card-tok">{shown(token.text)}</div>'
+        f'<div class="sv-card-tok">{shown(token.text, token.special, lang)}</div>'
         f'<div class="sv-card-verdict">{t_html(_VERDICTS[kind], lang)}</div>'
-        f'<div class="sv-bar" role="img" '
-        f'aria-label="{t_html("tip.accept_prob", lang, accept=num(token.accept_prob))}">'
-        f'<span class="sv-bar-fill" style="width:{accept_pct:.1f}%"></span>{marker}</div>'
-        f'<div class="sv-card-nums">{numbers}</div></div>'
+        f'{bar}<div class="sv-card-nums">{"<br>".join(lines)}</div></div>'
     )
 
 
@@ -305,7 +326,7 @@ def _extra_card(cycle: Cycle, token: EmittedToken, lang: str) -> str:
         f'<div class="sv-card sv-card-extra {_KINDS[kind].css}" style="--i:{cycle.gamma}" '
         f'data-origin="{kind}">'
         f'<div class="sv-card-pos">{t_html(_KINDS[kind].label, lang)}</div>'
-        f'<div class="sv-card-tok">{shown(token.text)}</div>'
+        f'<div class="sv-card-tok">{shown(token.text, token.special, lang)}</div>'
         f'<div class="sv-card-verdict">{t_html(verdict, lang)}</div>'
         f'<div class="sv-card-nums">{numbers}</div></div>'
     )

@@ -7,6 +7,8 @@ label goes through token_label. The words come from the text catalogue in the la
 
 from __future__ import annotations
 
+import math
+
 import plotly.graph_objects as go
 
 from specviz.labs.exactness.experiment import Comparison, ExactnessReport, Outcome
@@ -17,8 +19,8 @@ from specviz.views.run_charts import (
     PLAIN,
     REJECTED,
     apply_layout,
-    empty_note,
     hover,
+    placeholder,
     token_label,
 )
 
@@ -38,19 +40,17 @@ def distribution_chart(
     name = t(key, lang) if key else t("exactness.chart.first_n", lang, n=length)
     fig = go.Figure()
     if report is None or length > len(report.comparisons):
-        apply_layout(
-            fig,
-            t("exactness.chart.empty_title", lang, name=name),
-            t("exactness.chart.continuation", lang),
-            t("exactness.chart.frequency", lang),
+        apply_layout(fig, t("exactness.chart.empty_title", lang, name=name), "", "")
+        what = (
+            t("exactness.chart.what.first", lang)
+            if length == 1
+            else t("exactness.chart.what.first_n", lang, n=length)
         )
-        empty_note(
-            fig,
-            t("exactness.chart.run_to_compare", lang)
-            if report is None
-            else t("exactness.chart.run_with", lang, n=length),
-        )
-        return fig
+        if report is None:
+            note = t("exactness.chart.run_to_compare", lang, what=what)
+        else:  # the last run sampled fewer tokens than this chart compares
+            note = t("exactness.chart.run_with", lang, n=length, what=what)
+        return placeholder(fig, note)
     comparison = report.comparisons[length - 1]
     shown, other = _top(comparison)
     labels = _unique_labels(shown) + ([t("exactness.chart.other", lang)] if other else [])
@@ -124,8 +124,7 @@ def samples_needed_chart(
         t("exactness.needed_chart.y", lang),
     )
     if report is None:
-        empty_note(fig, t("exactness.needed_chart.empty", lang))
-        return fig
+        return placeholder(fig, t("exactness.needed_chart.empty", lang))
     fig.add_trace(
         go.Scatter(
             name=t("exactness.needed_chart.shift", lang),
@@ -149,14 +148,36 @@ def samples_needed_chart(
                 ),
             )
         )
-    fig.add_hline(
-        y=report.samples,
-        line={"color": PLAIN, "dash": "dash"},
-        annotation_text=t("exactness.needed_chart.this_run", lang, n=f"{report.samples:,}"),
+    fig.add_hline(y=report.samples, line={"color": PLAIN, "dash": "dash"})
+    # On a log axis Plotly reads an annotation's y as log10 of the value (a shape's y as the value
+    # itself), and autoranges over annotations: given the value, the axis ran to 10^samples.
+    fig.add_annotation(
+        text=t("exactness.needed_chart.this_run", lang, n=f"{report.samples:,}"),
+        xref="paper",
+        x=1.0,
+        xanchor="right",
+        yref="y",
+        y=math.log10(report.samples),
+        yanchor="bottom",
+        showarrow=False,
     )
     fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
+    fig.update_yaxes(type="log", range=_log_range(_needed_values(report)))
     return fig
+
+
+def _needed_values(report: ExactnessReport) -> list[int]:
+    """Every sample size the samples-needed chart draws: the curve, the wrong rule, this run."""
+    values = [n for _, n in report.samples_needed_by_tv] + [report.samples]
+    if report.wrong_rule_samples_needed is not None:
+        values.append(report.wrong_rule_samples_needed)
+    return values
+
+
+def _log_range(values: list[int], margin: float = 0.25) -> list[float]:
+    """A log axis's range (in log10 units) around positive values, a quarter decade spare."""
+    logs = [math.log10(max(value, 1)) for value in values]
+    return [min(logs) - margin, max(logs) + margin]
 
 
 def _top(comparison: Comparison) -> tuple[list[Outcome], list[Outcome]]:

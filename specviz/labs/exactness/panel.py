@@ -45,7 +45,7 @@ def exactness_html(report: ExactnessReport | None, *, lang: str = DEFAULT_LANGUA
         ),
         verdict,
         t(
-            "exactness.analytic",
+            "exactness.analytic" if report.rule == "exact" else "exactness.analytic.wrong",
             lang,
             error=f"{report.emission_max_error:.1e}",
             tv=f"{report.draft_target_tv:.2f}",

@@ -1,7 +1,8 @@
 """Speedup-lab records -> Plotly figures, and the paragraph that reads the theory chart aloud.
 
-Three figures: the speedup model with the measured speedups overlaid; the verification-cost curve
-as measured on this device; and the GPU projection, which is a model and is titled as one so it is
+Three figures: the speedup model with the measured speedups overlaid, and τ in its own panel below
+(a count of tokens, never on the speedup's axis); the verification-cost curve as measured on this
+device, with the line the prediction reads v(γ) from; and the GPU projection, which is a model and is titled as one so it is
 never mistaken for, or drawn with, a measurement. The words come from the text catalogue in the
 language each function is given.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from specviz.labs.speedup.cost_curve import CostCurve
 from specviz.labs.speedup.gpu_projection import Projection
@@ -19,10 +21,10 @@ from specviz.text import DEFAULT_LANGUAGE, t
 from specviz.views.run_charts import (
     ACCEPTED,
     BONUS,
-    DRAFT_TIME,
     PLAIN,
     REJECTED,
     RESAMPLED,
+    TAU,
     empty_chart,
     empty_note,
     hover,
@@ -107,17 +109,19 @@ def theory_chart(
     *,
     lang: str = DEFAULT_LANGUAGE,
 ) -> go.Figure:
-    """Predicted speedup and τ against γ from the measured α, c and v(γ); measured runs on top."""
-    fig = go.Figure()
-    layout(
-        fig,
-        t("speedup.chart.title", lang),
-        t("speedup.chart.gamma_axis", lang),
-        t("speedup.chart.y", lang),
-    )
+    """Predicted speedup against γ from the measured α, c and v(γ), measured runs on top; τ,
+    predicted and measured, in a panel of its own below on the same γ axis."""
     if theory is None or not theory.rows:
+        fig = layout(
+            go.Figure(),
+            t("speedup.chart.title", lang),
+            t("speedup.chart.gamma_axis", lang),
+            t("speedup.chart.y", lang),
+        )
         empty_note(fig, t("speedup.chart.empty", lang))
         return fig
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.64, 0.36])
+    layout(fig, t("speedup.chart.title", lang), "", t("speedup.chart.y", lang))
     rows = theory.rows
     name = t(
         "speedup.chart.predicted",
@@ -133,11 +137,12 @@ def theory_chart(
             name=t("speedup.chart.predicted_tau", lang),
             x=[row.gamma for row in rows],
             y=[row.tau for row in rows],
-            yaxis="y2",
             mode="lines",
-            line={"color": DRAFT_TIME, "width": 2, "dash": "dot"},
+            line={"color": TAU, "width": 2, "dash": "dot"},
             hovertemplate=hover("speedup.chart.hover.tau", lang, gamma="%{x}", tau="%{y:.2f}"),
-        )
+        ),
+        row=2,
+        col=1,
     )
     if measured:
         fig.add_trace(
@@ -164,27 +169,19 @@ def theory_chart(
                 name=t("speedup.chart.measured_tau", lang),
                 x=[run.gamma for run in measured],
                 y=[run.tau for run in measured],
-                yaxis="y2",
                 mode="markers",
-                marker={"symbol": "circle-open", "size": 10, "color": MEASURED},
+                marker={"symbol": "square", "size": 9, "color": TAU},
                 hovertemplate=hover(
                     "speedup.chart.hover.measured_tau", lang, gamma="%{x}", tau="%{y:.2f}"
                 ),
-            )
+            ),
+            row=2,
+            col=1,
         )
     _best_and_no_gain(fig, rows, theory.best_gamma, theory.best_speedup, lang)
-    fig.update_layout(
-        yaxis2={
-            "title": {"text": t("speedup.chart.tau_axis", lang)},
-            "overlaying": "y",
-            "side": "right",
-            "rangemode": "tozero",
-            "showgrid": False,
-            "tickmode": "auto",
-        },
-        margin={"r": 55},
-        height=360,
-    )
+    fig.update_yaxes(title_text=t("speedup.chart.tau_axis", lang), row=2, col=1)
+    fig.update_xaxes(title_text=t("speedup.chart.gamma_axis", lang), row=2, col=1)
+    fig.update_layout(height=460)
     return fig
 
 
@@ -205,6 +202,16 @@ def cost_curve_chart(curve: CostCurve | None, *, lang: str = DEFAULT_LANGUAGE) -
     ]
     for name, dash, values in references:
         fig.add_trace(reference_line(name, sizes, values, dash=dash))
+    fig.add_trace(
+        go.Scatter(
+            name=t("speedup.cost.fit", lang, slope=f"{curve.line()[1]:.3f}"),
+            x=sizes,
+            y=[one_ms * curve.fitted(k - 1) for k in sizes],
+            mode="lines",
+            line={"color": PREDICTED, "width": 1.5, "dash": "dashdot"},
+            hoverinfo="skip",
+        )
+    )
     fig.add_trace(
         go.Scatter(
             name=t("speedup.cost.measured", lang, device=curve.device),

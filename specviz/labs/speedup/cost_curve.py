@@ -10,6 +10,7 @@ runs (the lean step where it applies), as speculative decoding uses the model.
 
 from __future__ import annotations
 
+import itertools
 import statistics
 import time
 from dataclasses import dataclass
@@ -44,6 +45,30 @@ class CostCurve:
         """Each point's time divided by the one-token time (1.0 = as cheap as one token)."""
         base = self.points[0].median_s
         return [point.median_s / base for point in self.points]
+
+    def line(self) -> tuple[float, float]:
+        """(intercept, slope) of the line v(γ) = intercept + slope·γ through the relative costs
+        of γ + 1 = 2, 3, ... tokens, never falling; (1, 0) with one point only.
+
+        One point of a curve measured on a busy machine can be off by tens of percent; read point
+        by point, such a spike makes the predicted speedup dip at one γ between higher
+        neighbours. The line is Theil-Sen's (the median of the slopes between every two points,
+        then the median intercept), so a few wild points barely move it, and a verification
+        cost affine in γ keeps τ(γ) / (γ·c + v(γ)) rising to one best γ and then falling (a
+        concave τ over a convex cost has no second peak). The one-token step is left out: on a
+        CPU the second token often costs a step more than the later ones each add.
+        """
+        points = [(k - 1, v) for k, v in enumerate(self.relative(), start=1) if k > 1]
+        if not points:
+            return 1.0, 0.0
+        slopes = [(v2 - v1) / (g2 - g1) for (g1, v1), (g2, v2) in itertools.combinations(points, 2)]
+        slope = max(0.0, statistics.median(slopes)) if slopes else 0.0
+        return statistics.median(v - slope * g for g, v in points), slope
+
+    def fitted(self, gamma: int) -> float:
+        """v(γ) on the fitted line, never below one one-token forward (v(0) = 1 by definition)."""
+        intercept, slope = self.line()
+        return max(1.0, intercept + slope * gamma) if gamma > 0 else 1.0
 
 
 @torch.inference_mode()

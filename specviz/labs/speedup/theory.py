@@ -1,7 +1,7 @@
 """Why speculation wins or loses: the speedup model of Leviathan et al. (2023), fed with measurements.
 
 With per-token acceptance rate α, γ drafted tokens per cycle, a draft step costing c target steps and
-a verification of γ + 1 tokens costing v(γ) target steps, one cycle costs γ·c + v(γ) target steps and
+a verification of γ + 1 tokens costing v(γ) target steps (a line fitted to the measured cost curve), one cycle costs γ·c + v(γ) target steps and
 yields on average τ = (1 − α^(γ+1)) / (1 − α) tokens (eq. 1), so the speedup over plain decoding is
 
     S(α, γ) = τ / (γ·c + v(γ)).                                  (Theorem 3.8 has v = 1)
@@ -57,7 +57,7 @@ class SpeedupRow:
 
     gamma: int
     tau: float  # expected tokens per target pass
-    verify_cost: float  # v(γ): one forward over γ + 1 tokens, in one-token forwards
+    verify_cost: float  # v(γ): one forward over γ + 1 tokens, in one-token forwards (fitted line)
     verify_extrapolated: bool  # v(γ) lies beyond the measured cost curve (linear extrapolation)
     speedup: float  # predicted tokens/s over plain decoding's
 
@@ -116,28 +116,12 @@ def break_even_alpha(draft_cost: float, verify_costs: Mapping[int, float]) -> fl
 
 
 def verify_costs(curve: CostCurve, gammas: Iterable[int]) -> dict[int, tuple[float, bool]]:
-    """v(γ) = time(γ + 1 tokens) / time(1 token) from the curve, and whether it was extrapolated.
-
-    Beyond the last measured size the curve is continued as a straight line fitted to its last (up
-    to four) points, never falling; with a single point verification is assumed free (v = 1).
-    """
-    relative = curve.relative()  # relative[k - 1] is the cost of k tokens
-    measured = len(relative)
-    tail = list(enumerate(relative, start=1))[-4:]
-    slope = 0.0
-    if len(tail) >= 2:
-        mean_k = sum(k for k, _ in tail) / len(tail)
-        mean_v = sum(v for _, v in tail) / len(tail)
-        spread = sum((k - mean_k) ** 2 for k, _ in tail)
-        slope = max(0.0, sum((k - mean_k) * (v - mean_v) for k, v in tail) / spread)
-    costs = {}
-    for gamma in gammas:
-        size = gamma + 1
-        if size <= measured:
-            costs[gamma] = (relative[size - 1], False)
-        else:
-            costs[gamma] = (relative[-1] + slope * (size - measured), True)
-    return costs
+    """v(γ) = time(γ + 1 tokens) / time(1 token) from the line fitted to the curve
+    (CostCurve.line: smooth in γ, so one noisy point cannot make the prediction zigzag), and
+    whether γ + 1 lies beyond the measured sizes. With a single point verification is assumed
+    free (v = 1)."""
+    measured = len(curve.points)
+    return {gamma: (curve.fitted(gamma), gamma + 1 > measured) for gamma in gammas}
 
 
 def theory_from_measurements(

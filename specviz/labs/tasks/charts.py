@@ -16,10 +16,10 @@ from specviz.models.presets import task_label
 from specviz.text import DEFAULT_LANGUAGE, t
 from specviz.views.run_charts import (
     ACCEPTED,
-    BONUS,
     DRAFT_TIME,
     PLAIN,
     REJECTED,
+    TAU,
     apply_layout,
     empty_note,
     hover,
@@ -84,7 +84,7 @@ def task_chart(report: TaskReport | None, *, lang: str = DEFAULT_LANGUAGE) -> go
     speedups = [result.speedup for result in tasks]
     panels = [
         (t("tasks.chart.bar.alpha", lang), alphas, ACCEPTED, [f"{value:.0%}" for value in alphas]),
-        (t("tasks.chart.bar.tau", lang), taus, BONUS, [f"{value:.2f}" for value in taus]),
+        (t("tasks.chart.bar.tau", lang), taus, TAU, [f"{value:.2f}" for value in taus]),
         (
             t("tasks.chart.bar.speedup", lang),
             speedups,
