@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 
 from specviz.labs.advisor.advice import Advice
 from specviz.text import DEFAULT_LANGUAGE, t
-from specviz.views.run_charts import apply_layout, empty_chart, hover, reference_line
+from specviz.views.run_charts import apply_layout, hover, placeholder, reference_line
 
 # One colour per proposer, in order (Okabe-Ito, as the token stream).
 _COLOURS = ("#0072B2", "#009E73", "#D55E00", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
@@ -24,7 +24,8 @@ def advice_chart(advice: Advice | None, *, lang: str = DEFAULT_LANGUAGE) -> go.F
     title = t("advisor.chart.title", lang)
     x_title, y_title = t("advisor.chart.x", lang), t("advisor.chart.y", lang)
     if advice is None or not advice.verdicts:
-        return empty_chart(title, x_title, y_title, t("advisor.chart.empty", lang))
+        empty = apply_layout(go.Figure(), title, x_title, y_title)
+        return placeholder(empty, t("advisor.chart.empty", lang))
     fig = apply_layout(go.Figure(), title, x_title, y_title)
     proposers = list(dict.fromkeys(v.candidate.proposer for v in advice.verdicts))
     for index, proposer in enumerate(proposers):
