@@ -244,3 +244,32 @@ def test_the_queue_is_bounded_in_hosted_mode() -> None:
     assert queue_options(HOSTED) == {"max_size": HOSTED.queue_size}
     assert queue_options(LOCAL) == {"max_size": None}
     assert launch_options(HOSTED)["max_file_size"] == "1mb"
+
+
+def test_the_readme_opens_with_spaces_front_matter_matching_the_pinned_gradio() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    lines = (root / "README.md").read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "---"
+    front = lines[1 : lines.index("---", 1)]
+    fields = dict(line.split(": ", 1) for line in front if ": " in line and line[0] != " ")
+    pinned = next(
+        line.split("==")[1]
+        for line in (root / "requirements.txt").read_text().splitlines()
+        if line.startswith("gradio==")
+    )
+    assert (fields["sdk"], fields["sdk_version"], fields["app_file"]) == (
+        "gradio",
+        pinned,
+        "app.py",
+    )
+    assert len(fields["short_description"]) <= 60  # the Hub's limit
+    hub_models = {
+        source.ref
+        for preset in PRESETS.values()
+        for source in (preset.draft, preset.target)
+        if source.kind == "hub"
+    }
+    preloaded = [line.strip()[2:] for line in front[front.index("preload_from_hub:") + 1 :]]
+    assert preloaded and set(preloaded) <= hub_models  # preloads only what a preset loads
