@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 import os
 
+from specviz.app import zerogpu
 from specviz.app.builder import build_demo, launch_options, queue_options
 from specviz.app.limits import hosted_presets, limits_for, on_spaces
-from specviz.app.zerogpu import zero_gpu
 from specviz.models.loader import ModelCache
 from specviz.models.presets import default_preset, load_presets
 
@@ -35,7 +35,8 @@ def main() -> None:
     limits = limits_for(hosted)
     presets = hosted_presets(load_presets()) if hosted else load_presets()
     cache = ModelCache(max_pairs=limits.pairs_in_memory)
-    if zero_gpu():
+    if zerogpu.zero_gpu():
+        zerogpu.start()
         cache.load_pair(default_preset(presets), device="cuda")  # ZeroGPU: on cuda at start-up
     demo = build_demo(presets, cache, limits=limits)
     _, local_url, share_url = demo.queue(**queue_options(limits)).launch(

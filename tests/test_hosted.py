@@ -92,8 +92,11 @@ def test_a_prompt_longer_than_the_token_cap_is_refused(tiny_pair) -> None:
 def test_a_lab_size_past_its_cap_is_refused() -> None:
     app = App(PRESETS, ModelCache(), limits=HOSTED)
     app.check_lab_size(HOSTED.exactness_samples, HOSTED.exactness_samples, "app.exactness.samples")
-    with pytest.raises(gr.Error, match="N samples per arm must be at most 2000 here, got 5000"):
-        app.check_lab_size(5000, HOSTED.exactness_samples, "app.exactness.samples")
+    for sent in (5000, "abc", None):
+        with pytest.raises(
+            gr.Error, match=f"N samples per arm must be at most 2000 here, got {sent!r}"
+        ):
+            app.check_lab_size(sent, HOSTED.exactness_samples, "app.exactness.samples")
 
 
 # --- the model cache keeps at most max_pairs pairs ------------------------------------------------
@@ -273,3 +276,23 @@ def test_the_readme_opens_with_spaces_front_matter_matching_the_pinned_gradio() 
     }
     preloaded = [line.strip()[2:] for line in front[front.index("preload_from_hub:") + 1 :]]
     assert preloaded and set(preloaded) <= hub_models  # preloads only what a preset loads
+
+
+def test_hosted_lab_sizes_stop_at_their_caps_stated_beside_them() -> None:
+    from specviz.app.builder import build_demo
+
+    def sliders(limits) -> dict:
+        demo = build_demo(PRESETS, ModelCache(), limits=limits)
+        components = demo.config["components"]
+        return {
+            item["props"]["label"]: item["props"]
+            for item in components
+            if item["type"] == "slider" and item["props"].get("label")
+        }
+
+    hosted, local = sliders(HOSTED), sliders(LOCAL)
+    for label, cap in [("N samples per arm", 2000), ("Time budget (s)", 60),
+                       ("Up to this many new tokens", 8), ("Prompts per task", 2)]:  # fmt: skip
+        assert hosted[label]["maximum"] == cap
+        assert hosted[label]["info"] == f"at most {cap} here"
+        assert local[label]["maximum"] > cap and not local[label].get("info")

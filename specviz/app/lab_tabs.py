@@ -166,10 +166,20 @@ class LabWiring:
         self.events.append(event)
         return event
 
-    def cap_note(self, cap: int) -> str | None:
-        """A lab control's info text in hosted mode: its cap ("at most 2 here"); None locally,
-        where the control's own range is the whole story."""
-        return at_most(cap).text(self.lang) if self.app.limits.hosted else None
+    def size_slider(
+        self, low: int, cap: int, default: int, step: int, label_key: str, **options: Any
+    ) -> gr.Slider:
+        """A lab's size control from *low* up to its *cap*, showing *default* (or the cap, if
+        lower); in hosted mode the cap is stated as its info text ("at most 2 here")."""
+        return gr.Slider(
+            low,
+            cap,
+            value=min(default, cap),
+            step=step,
+            label=t(label_key, self.lang),
+            info=at_most(cap).text(self.lang) if self.app.limits.hosted else None,
+            **options,
+        )
 
     @property
     def lang(self) -> str:
@@ -197,14 +207,8 @@ def exactness_tab(wiring: LabWiring) -> None:
     with lab_tab(t("app.tab.exactness", lang), t("app.exactness.intro", lang), "exactness"):
         with gr.Row():
             cap = wiring.app.limits.exactness_samples
-            samples = gr.Slider(
-                100,
-                cap,
-                value=min(2000, cap),
-                step=100,
-                label=t("app.exactness.samples", lang),
-                info=wiring.cap_note(cap),
-                elem_id="sv-exact-n",
+            samples = wiring.size_slider(
+                100, cap, 2000, 100, "app.exactness.samples", elem_id="sv-exact-n"
             )
             tokens = gr.Radio([1, 2], value=2, label=t("app.exactness.tokens", lang))
         rule = gr.Radio(
@@ -273,15 +277,7 @@ def tasks_tab(wiring: LabWiring) -> None:
     with lab_tab(t("app.tab.tasks", lang), t("app.tasks.intro", lang), "tasks"):
         with gr.Row():
             cap = wiring.app.limits.task_prompts
-            per_task = gr.Slider(
-                1,
-                cap,
-                value=1,
-                step=1,
-                label=t("app.tasks.per_task", lang),
-                info=wiring.cap_note(cap),
-                scale=3,
-            )
+            per_task = wiring.size_slider(1, cap, 1, 1, "app.tasks.per_task", scale=3)
             button = run_button(t("app.tasks.run", lang), "sv-tasks-run")
         status = status_box(t("app.status.not_run", lang), "sv-tasks-status")
         plot = chart(task_charts.task_chart(None, lang=lang), "sv-tasks-plot")

@@ -108,12 +108,14 @@ class App:
         )
         return zerogpu.gpu_seconds(asked)
 
-    def check_lab_size(self, value: float, cap: int, label_key: str) -> None:
-        """Refuse a lab size (its control worded by *label_key*) above its cap, in plain words:
-        the lab endpoints are private but reachable with a hand-built request."""
-        if value is None or not value <= cap:
+    def check_lab_size(self, value: object, cap: int, label_key: str) -> None:
+        """Refuse a lab size (its control worded by *label_key*) that is no number or is above
+        its cap, in plain words: the lab endpoints are private but reachable with a hand-built
+        request."""
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or not value <= cap:  # type: ignore[operator]  # a number by now
             raise self.error(
-                "error.app.lab_cap", control=t(label_key, self.lang), cap=cap, got=value
+                "error.app.lab_cap", control=t(label_key, self.lang), cap=cap, got=repr(value)
             )
 
     def failure(self, doing_key: str, error: BaseException) -> gr.Error:

@@ -40,15 +40,7 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
         with gr.Row():
             gammas = gr.Textbox(value=DEFAULT_GAMMAS, label=t("app.speedup.gammas", lang), scale=2)
             cap = wiring.app.limits.speedup_budget_s
-            budget = gr.Slider(
-                20,
-                cap,
-                value=min(90, cap),
-                step=10,
-                label=t("app.speedup.budget", lang),
-                info=wiring.cap_note(cap),
-                scale=2,
-            )
+            budget = wiring.size_slider(20, cap, 90, 10, "app.speedup.budget", scale=2)
             button = run_button(t("app.button.measure", lang), "sv-speedup-run")
         status = status_box(t("app.status.not_run", lang), "sv-speedup-status")
         plot = chart(speedup_charts.theory_chart(None, lang=lang), "sv-speedup-plot")
@@ -101,15 +93,8 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
     with lab_tab(t("app.tab.cost", lang), t("app.cost.intro", lang), "cost"):
         with gr.Row():
             cap = wiring.app.limits.cost_sizes
-            sizes = gr.Slider(
-                2,
-                cap,
-                value=cap,
-                step=1,
-                label=t("app.cost.sizes", lang),
-                info=wiring.cap_note(cap),
-                scale=2,
-                elem_id="sv-cost-sizes",
+            sizes = wiring.size_slider(
+                2, cap, cap, 1, "app.cost.sizes", scale=2, elem_id="sv-cost-sizes"
             )
             repeats = gr.Slider(1, 9, value=3, step=1, label=t("app.cost.repeats", lang), scale=2)
             button = run_button(t("app.button.measure", lang), "sv-cost-run")

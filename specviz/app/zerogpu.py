@@ -33,6 +33,12 @@ def zero_gpu(environ: Mapping[str, str] = os.environ) -> bool:
     return importlib.util.find_spec("spaces") is not None
 
 
+def start() -> None:
+    """Import ``spaces`` before any model moves to ``cuda``: on ZeroGPU it stands in for the
+    GPU in the main process, which has none, and must be in place before CUDA is first used."""
+    import spaces  # noqa: F401  # imported for its effect on torch's CUDA
+
+
 def gpu_seconds(new_tokens: int) -> int:
     """The GPU time to ask for a run of *new_tokens* tokens, in whole seconds."""
     return min(GPU_MAX_S, GPU_BASE_S + math.ceil(max(new_tokens, 0) * GPU_PER_TOKEN_S))
