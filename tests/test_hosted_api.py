@@ -160,3 +160,43 @@ def test_the_local_app_holds_its_api_to_its_sliders() -> None:
     with pytest.raises(AppError, match="Seed must be between 0 and 18446744073709551615"):
         local.predict(PROMPT, seed=2**64, api_name="/generate")
     _serves(local)
+
+
+def test_a_full_queue_tells_the_visitor_to_try_again() -> None:
+    import dataclasses
+
+    from gradio_client import Client
+    from hosted_fixtures import TinyCache
+
+    from specviz.app.builder import build_demo, launch_options, queue_options
+    from specviz.app.limits import HOSTED
+    from specviz.models.presets import load_presets
+
+    limits = dataclasses.replace(HOSTED, queue_size=1)  # one waiting request fills it
+    demo = build_demo(load_presets(), TinyCache(), limits=limits)  # type: ignore[arg-type]
+    demo.queue(**queue_options(limits))
+    _, url, _ = demo.launch(
+        server_name="127.0.0.1", prevent_thread_lock=True, quiet=True, **launch_options(limits)
+    )
+    try:
+        running, waiting, refused = (Client(url, verbose=False) for _ in range(3))
+        long_run = {"max_new_tokens": 256, "gamma": 1}
+        first = running.submit(PROMPT, api_name="/generate", **long_run)
+        _wait_for(first, "PROCESSING", "ITERATING")  # the engine is busy
+        second = waiting.submit(PROMPT, api_name="/generate", **long_run)
+        _wait_for(second, "IN_QUEUE")
+        with pytest.raises(Exception, match="Queue is full! Please try again"):
+            refused.predict(PROMPT, max_new_tokens=4, api_name="/generate")
+        assert first.result()[1]["totals"]["new_tokens"] >= 1
+        assert second.result()[1]["totals"]["new_tokens"] >= 1
+        _serves(refused)  # a later request is served
+    finally:
+        demo.close()
+
+
+def _wait_for(job, *states: str, within_s: float = 30.0) -> None:
+    """Wait until the job's status is one of *states* (a test failure after *within_s*)."""
+    deadline = time.perf_counter() + within_s
+    while job.status().code.name not in states:
+        assert time.perf_counter() < deadline, f"still {job.status().code.name}, not {states}"
+        time.sleep(0.05)
