@@ -38,7 +38,7 @@ class Limits:
     # The prompt's length in tokens after the chat template: its first forward cannot be
     # interrupted, so its cost is bounded here.
     prompt_tokens: int
-    # The prompt's length in characters: checked before the request waits for the engine.
+    # The prompt's length in characters: checked before anything is loaded or tokenized.
     prompt_chars: int
     # The highest value the app takes for a setting, by setting name (below the schema's own).
     setting_caps: Mapping[str, int]

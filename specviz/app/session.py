@@ -146,7 +146,7 @@ class App:
         *settings* is either a GenerationSettings or the controls' values by setting name, read
         through the schema over the preset's defaults (settings without a control keep those).
         *drafter* is a drafter spec ("lookup", "hybrid:max_ngram=3"); None or blank: the preset's.
-        Every check here is cheap, so a bad request is answered before it waits for the engine.
+        Every check here is cheap: a bad request is refused before any pair is loaded.
         """
         if not isinstance(preset_id, str) or preset_id not in self.presets:
             raise self.error("error.app.unknown_preset", name=repr(preset_id))
@@ -164,7 +164,7 @@ class App:
                 settings = settings_from_mapping(settings, preset.settings, exact=False)
         except SettingError as error:
             raise self.error("error.app.settings", problems=error.message(self.lang)) from None
-        spec = (drafter or "").strip() or preset.drafter
+        spec = str(drafter or "").strip() or preset.drafter  # 5 is checked as the spec "5"
         try:
             spec = str(check_drafter_spec(spec))
         except UserError as error:
@@ -172,7 +172,7 @@ class App:
         return Inputs(preset, prompt, chat, settings, race, spec)
 
     def check_prompt(self, prompt: object) -> None:
-        """Refuse a prompt that is no text, blank, longer than the hosted character cap, or that
+        """Refuse a prompt that is no text, blank, longer than the app's character cap, or that
         holds control characters (tab and line breaks aside), in plain words."""
         if not isinstance(prompt, str) or not prompt.strip():
             raise self.error("error.app.prompt_empty")
