@@ -303,7 +303,12 @@ def test_message_format(tmp_path: Path) -> None:
         ("gamma", "gamma = 5\ntemperature = 2.5", "temperature", "between"),
         ("gamma", "gamma = 5\ntemperature = nan", "temperature", "between"),
         ("gamma", "gamma = 5\ntop_k = -1", "top_k", "at least 0, got -1"),
-        ("gamma", "gamma = 5\nseed = 1.5", "seed", "must be an integer, got float 1.5"),
+        (
+            "gamma",
+            "gamma = 5\nseed = 1.5",
+            "seed",
+            "must be an integer between 0 and 18446744073709551615, got float 1.5",
+        ),
         ("gamma", "gamma = 5\nstop_on_eos = 0", "stop_on_eos", "true or false"),
         ("gamma", 'gamma = 5\ndrafter = ""', "drafter", "must not be empty"),
         ("gamma", "gamma = 5\ndrafter = 3", "drafter", "must be a string"),

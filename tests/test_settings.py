@@ -64,7 +64,10 @@ def test_every_field_is_described_once_with_valid_default() -> None:
         ({"max_new_tokens": 4097}, "Max new tokens must be between 1 and 4096, got 4097"),
         ({"draft_stop_below": 1.0}, "Draft stop below must be at least 0 and below 1, got 1.0"),
         ({"adaptive_gamma": 1}, "Adaptive γ must be true or false, got integer 1"),
-        ({"seed": "3"}, "Seed must be an integer, got string '3'"),
+        (
+            {"seed": "3"},
+            "Seed must be an integer between 0 and 18446744073709551615, got string '3'",
+        ),
     ],
 )
 def test_bad_values_are_named_in_words(values: dict[str, object], message: str) -> None:

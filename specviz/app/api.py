@@ -15,6 +15,7 @@ import gradio as gr
 
 from specviz.app.session import App, final_text, stats
 from specviz.app.setting_controls import POSITIONAL, with_setting_parameters
+from specviz.app.zerogpu import on_gpu
 from specviz.models.presets import Preset
 
 
@@ -43,7 +44,7 @@ def generate_endpoint(app: App, default: Preset, engine_group: str) -> Any:
         yield final_text(sess), stats(sess)
 
     endpoint = with_setting_parameters(
-        generate,  # type: ignore[arg-type]  # its annotation names the API's two outputs
+        on_gpu(generate, app.gpu_seconds),  # type: ignore[arg-type]  # its annotation names the API's two outputs
         before=[
             inspect.Parameter("prompt", POSITIONAL, annotation=str),
             inspect.Parameter("preset", POSITIONAL, default=default.id, annotation=str),

@@ -19,6 +19,7 @@ from specviz.app import lab_tabs as labs
 from specviz.app import speedup_tabs as speedup_labs
 from specviz.app.advisor_tab import advisor_tab
 from specviz.app.api import generate_endpoint
+from specviz.app.limits import LOCAL, Limits
 from specviz.app.live_tab import live_tab, stopped_status, wire_live_run
 from specviz.app.run_controls import PRIVATE, run_controls
 from specviz.app.session import App
@@ -30,9 +31,39 @@ ASSETS = Path(__file__).resolve().parents[2] / "assets"
 ENGINE = "engine"  # the concurrency group every handler that runs a model belongs to
 
 
-def launch_options() -> dict[str, Any]:
-    """Keyword arguments for ``demo.launch``: Gradio 6 takes the theme and CSS there."""
-    return {"css_paths": [ASSETS / "specviz.css"], "theme": gr.themes.Soft()}
+def launch_options(limits: Limits = LOCAL) -> dict[str, Any]:
+    """Keyword arguments for ``demo.launch``: Gradio 6 takes the theme and CSS there; uploads
+    are capped (the app takes no files, but Gradio's upload route is open)."""
+    return {
+        "css_paths": [ASSETS / "specviz.css"],
+        "theme": gr.themes.Soft(),
+        "max_file_size": limits.max_file_size,
+    }
+
+
+def queue_options(limits: Limits = LOCAL) -> dict[str, Any]:
+    """Keyword arguments for ``demo.queue``: the most events that may wait (a visitor past it is
+    told the app is busy and to try again; Gradio shows each waiting visitor their place)."""
+    return {"max_size": limits.queue_size}
+
+
+class CheckedBlocks(gr.Blocks):
+    """gr.Blocks whose events refuse a call with too few or too many values in plain words.
+
+    Gradio's own check raises an error whose text the visitor never sees when there are too few,
+    and drops extra values silently; the browser always sends exactly one value per input.
+    """
+
+    def __init__(self, lang: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.lang = lang
+
+    def validate_inputs(self, block_fn: Any, inputs: list[Any]) -> None:
+        """Refuse *inputs* unless there is one per input of the event."""
+        needed = len(block_fn.inputs)
+        if len(inputs) != needed:
+            raise gr.Error(t("error.app.arguments", self.lang, needed=needed, got=len(inputs)))
+        super().validate_inputs(block_fn, inputs)
 
 
 def build_demo(
@@ -41,12 +72,15 @@ def build_demo(
     *,
     title: str | None = None,
     lang: str = DEFAULT_LANGUAGE,
+    limits: Limits = LOCAL,
 ) -> gr.Blocks:
     """The whole app, wired to the given presets and model cache (shared across sessions), its
-    text in *lang* (every tab and message takes its words from that table of the catalogue)."""
-    app = App(presets, model_cache or ModelCache(), lang=lang)
+    text in *lang* (every tab and message takes its words from that table of the catalogue),
+    every request held to *limits* (``specviz.app.limits``: local or hosted)."""
+    app = App(presets, model_cache or ModelCache(), lang=lang, limits=limits)
     title = title if title is not None else t("app.title", lang)
-    with gr.Blocks(title=title) as demo:
+    demo = CheckedBlocks(lang, title=title, delete_cache=limits.delete_cache)
+    with demo:
         session = gr.State(None)
         lab_inputs = gr.State(None)  # outside the tabs: a State among Tabs' children confuses them
         gr.Markdown(
@@ -54,7 +88,7 @@ def build_demo(
         )
         with gr.Row(equal_height=False):
             with gr.Column(scale=1, min_width=320):
-                controls = run_controls(presets, lang)
+                controls = run_controls(presets, lang, limits)
             with gr.Column(scale=3), gr.Tabs(elem_id="sv-tabs") as tabs:
                 live = live_tab(lang)
                 inspector = labs.inspector_tab(session, tabs, live.stream, lang)

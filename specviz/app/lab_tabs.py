@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
+from specviz.app.limits import at_most
 from specviz.app.run_controls import read_run_inputs
 from specviz.app.session import App, Inputs, Session
+from specviz.app.zerogpu import longest, on_gpu
 from specviz.labs import inspector
 from specviz.labs.exactness import charts as exactness_charts
 from specviz.labs.exactness import experiment as exactness
@@ -153,7 +155,7 @@ class LabWiring:
         event = button.click(
             collect, None, self.chosen, inputs_kwargs=self.controls, queue=False, **private
         ).success(
-            run_lab,
+            on_gpu(run_lab, longest),
             [self.chosen, *lab_inputs],
             outputs,
             concurrency_id=self.engine_group,
@@ -163,6 +165,21 @@ class LabWiring:
         )
         self.events.append(event)
         return event
+
+    def size_slider(
+        self, low: int, cap: int, default: int, step: int, label_key: str, **options: Any
+    ) -> gr.Slider:
+        """A lab's size control from *low* up to its *cap*, showing *default* (or the cap, if
+        lower); in hosted mode the cap is stated as its info text ("at most 2 here")."""
+        return gr.Slider(
+            low,
+            cap,
+            value=min(default, cap),
+            step=step,
+            label=t(label_key, self.lang),
+            info=at_most(cap).text(self.lang) if self.app.limits.hosted else None,
+            **options,
+        )
 
     @property
     def lang(self) -> str:
@@ -189,13 +206,9 @@ def exactness_tab(wiring: LabWiring) -> None:
     lang = wiring.lang
     with lab_tab(t("app.tab.exactness", lang), t("app.exactness.intro", lang), "exactness"):
         with gr.Row():
-            samples = gr.Slider(
-                100,
-                5000,
-                value=2000,
-                step=100,
-                label=t("app.exactness.samples", lang),
-                elem_id="sv-exact-n",
+            cap = wiring.app.limits.exactness_samples
+            samples = wiring.size_slider(
+                100, cap, 2000, 100, "app.exactness.samples", elem_id="sv-exact-n"
             )
             tokens = gr.Radio([1, 2], value=2, label=t("app.exactness.tokens", lang))
         rule = gr.Radio(
@@ -216,6 +229,7 @@ def exactness_tab(wiring: LabWiring) -> None:
     def run_exactness(
         lab: LabRun, samples_value: float, tokens_value: float, rule_value: str
     ) -> dict[Any, Any]:
+        wiring.app.check_lab_size(samples_value, cap, "app.exactness.samples")
         if lab.inputs.settings.temperature <= 0:
             greedy = wiring.app.run_locked(
                 lambda: exactness.greedy_equality(lab.pair, lab.prompt_ids, lab.inputs.settings),
@@ -262,15 +276,15 @@ def tasks_tab(wiring: LabWiring) -> None:
     lang = wiring.lang
     with lab_tab(t("app.tab.tasks", lang), t("app.tasks.intro", lang), "tasks"):
         with gr.Row():
-            per_task = gr.Slider(
-                1, 3, value=1, step=1, label=t("app.tasks.per_task", lang), scale=3
-            )
+            cap = wiring.app.limits.task_prompts
+            per_task = wiring.size_slider(1, cap, 1, 1, "app.tasks.per_task", scale=3)
             button = run_button(t("app.tasks.run", lang), "sv-tasks-run")
         status = status_box(t("app.status.not_run", lang), "sv-tasks-status")
         plot = chart(task_charts.task_chart(None, lang=lang), "sv-tasks-plot")
         table = gr.HTML(tasks_panel.tasks_html(None, lang=lang), elem_id="sv-tasks-table")
 
     def run_tasks(lab: LabRun, per_task_value: float) -> Iterator[dict[Any, Any]]:
+        wiring.app.check_lab_size(per_task_value, cap, "app.tasks.per_task")
         plan = task_dependence.TaskPlan(
             lab.pair,
             lab.inputs.preset.prompts,

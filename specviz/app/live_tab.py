@@ -14,6 +14,7 @@ from specviz.app.lab_tabs import InspectorTab
 from specviz.app.run_controls import PRIVATE, RunControls, read_run_inputs
 from specviz.app.session import App, Session, stats
 from specviz.app.session import final_text as run_text
+from specviz.app.zerogpu import on_gpu
 from specviz.text import DEFAULT_LANGUAGE, t
 from specviz.views import run_charts as charts
 from specviz.views import run_html as render
@@ -266,7 +267,13 @@ def wire_live_run(
     run_inputs = controls.run_inputs() | {"race": controls.race}
     events = [
         button.click(
-            handler, [session], outputs, inputs_kwargs=run_inputs, api_name=name, **heavy, **shown
+            on_gpu(handler, app.gpu_seconds),  # a ZeroGPU call per press, sized by its tokens
+            [session],
+            outputs,
+            inputs_kwargs=run_inputs,
+            api_name=name,
+            **heavy,
+            **shown,
         )
         for button, handler, name in ((controls.run, run, "run"), (controls.step, step, "step"))
     ]

@@ -12,6 +12,7 @@ from typing import Any
 
 import gradio as gr
 
+from specviz.app.limits import LOCAL, Limits
 from specviz.app.session import App, Inputs
 from specviz.app.setting_controls import SettingControls, setting_controls
 from specviz.drafters.registry import DRAFTERS
@@ -55,9 +56,9 @@ class RunControls:
         }
 
 
-def run_controls(presets: Mapping[str, Preset], lang: str) -> RunControls:
-    """Lay out the column in the current Blocks context, worded in *lang*, and wire its own
-    events."""
+def run_controls(presets: Mapping[str, Preset], lang: str, limits: Limits = LOCAL) -> RunControls:
+    """Lay out the column in the current Blocks context, worded in *lang*, its settings within
+    *limits*, and wire its own events."""
     first = default_preset(presets)
     tasks = example_tasks(first)
     preset = gr.Dropdown(
@@ -95,7 +96,7 @@ def run_controls(presets: Mapping[str, Preset], lang: str) -> RunControls:
     )
     chat = gr.Checkbox(value=first.chat_template, label=t("app.control.chat", lang))
     with gr.Accordion(t("app.control.settings", lang), open=True):
-        settings = setting_controls(first.settings, lang)
+        settings = setting_controls(first.settings, lang, limits=limits)
 
     def on_preset(preset_id: str) -> dict[Any, Any]:
         chosen = presets[preset_id]

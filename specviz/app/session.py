@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import gradio as gr
 
+from specviz.app import zerogpu
+from specviz.app.limits import LOCAL, Limits
 from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
 from specviz.core.events import Cycle, Step
-from specviz.core.settings import SettingError, settings_from_mapping
+from specviz.core.settings import SettingError, describe_value, settings_from_mapping
 from specviz.drafters.registry import check_drafter_spec, make_drafter
 from specviz.models.loader import ModelCache, ModelLoadError, ModelPair
 from specviz.models.presets import Preset
@@ -70,16 +72,51 @@ class App:
     """The handlers, closed over the presets, the model cache and the engine lock."""
 
     def __init__(
-        self, presets: Mapping[str, Preset], model_cache: ModelCache, lang: str = DEFAULT_LANGUAGE
+        self,
+        presets: Mapping[str, Preset],
+        model_cache: ModelCache,
+        lang: str = DEFAULT_LANGUAGE,
+        limits: Limits = LOCAL,
     ) -> None:
         self.presets = dict(presets)
         self.cache = model_cache
         self.lang = lang  # the catalogue's language for every message this app shows
+        self.limits = limits  # what one request may ask for (hosted mode tightens them)
         self.engine_lock = threading.Lock()
 
     def error(self, key: str, **values: object) -> gr.Error:
         """A gr.Error worded by the catalogue in the app's language."""
         return gr.Error(t(key, self.lang, **values))
+
+    def requested_tokens(self, preset_id: object, settings: Mapping[str, Any]) -> int:
+        """The new tokens a request asks for, read before it is checked (its own value, else its
+        preset's, else the cap): what a ZeroGPU call's duration is computed from."""
+        value = settings.get("max_new_tokens")
+        if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
+            return int(min(value, 10**9))
+        preset = self.presets.get(preset_id) if isinstance(preset_id, str) else None
+        if preset is not None:
+            return preset.settings.max_new_tokens
+        return self.limits.cap("max_new_tokens") or 0
+
+    def gpu_seconds(self, *args: Any, **values: Any) -> int:
+        """A run handler's ZeroGPU duration, from its values by name (preset and settings) or
+        an API call's ``preset`` and ``settings`` mapping."""
+        settings = values.get("settings")
+        asked = self.requested_tokens(
+            values.get("preset"), settings if isinstance(settings, Mapping) else values
+        )
+        return zerogpu.gpu_seconds(asked)
+
+    def check_lab_size(self, value: object, cap: int, label_key: str) -> None:
+        """Refuse a lab size (its control worded by *label_key*) that is no number or is above
+        its cap, in plain words: the lab endpoints are private but reachable with a hand-built
+        request."""
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or not value <= cap:  # type: ignore[operator]  # a number by now
+            raise self.error(
+                "error.app.lab_cap", control=t(label_key, self.lang), cap=cap, got=repr(value)
+            )
 
     def failure(self, doing_key: str, error: BaseException) -> gr.Error:
         """A gr.Error for an unexpected failure while doing ``doing_key``, in plain words: a
@@ -109,23 +146,43 @@ class App:
         *settings* is either a GenerationSettings or the controls' values by setting name, read
         through the schema over the preset's defaults (settings without a control keep those).
         *drafter* is a drafter spec ("lookup", "hybrid:max_ngram=3"); None or blank: the preset's.
+        Every check here is cheap: a bad request is refused before any pair is loaded.
         """
-        if preset_id not in self.presets:
+        if not isinstance(preset_id, str) or preset_id not in self.presets:
             raise self.error("error.app.unknown_preset", name=repr(preset_id))
-        if not (prompt or "").strip():
-            raise self.error("error.app.prompt_empty")
+        self.check_prompt(prompt)
+        for name, switch in (("chat_template", chat), ("race", race)):
+            if not isinstance(switch, bool):
+                got = describe_value(switch).text(self.lang)
+                raise self.error("error.app.switch", name=name, got=got)
         preset = self.presets[preset_id]
-        if not isinstance(settings, GenerationSettings):
-            try:
+        try:  # the caps first: a value far past the cap is told the cap, not the schema's range
+            self.limits.check_settings(
+                vars(settings) if isinstance(settings, GenerationSettings) else settings
+            )
+            if not isinstance(settings, GenerationSettings):
                 settings = settings_from_mapping(settings, preset.settings, exact=False)
-            except SettingError as error:
-                raise self.error("error.app.settings", problems=error.message(self.lang)) from None
-        spec = (drafter or "").strip() or preset.drafter
+        except SettingError as error:
+            raise self.error("error.app.settings", problems=error.message(self.lang)) from None
+        spec = str(drafter or "").strip() or preset.drafter  # 5 is checked as the spec "5"
         try:
             spec = str(check_drafter_spec(spec))
         except UserError as error:
             raise self.error("error.app.drafter", problem=error.message(self.lang)) from None
-        return Inputs(preset, prompt, bool(chat), settings, bool(race), spec)
+        return Inputs(preset, prompt, chat, settings, race, spec)
+
+    def check_prompt(self, prompt: object) -> None:
+        """Refuse a prompt that is no text, blank, longer than the app's character cap, or that
+        holds control characters (tab and line breaks aside), in plain words."""
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise self.error("error.app.prompt_empty")
+        if len(prompt) > self.limits.prompt_chars:
+            raise self.error(
+                "error.app.prompt_chars", chars=len(prompt), cap=self.limits.prompt_chars
+            )
+        control = next((char for char in prompt if is_control(char)), None)
+        if control is not None:
+            raise self.error("error.app.prompt_control", code=f"U+{ord(control):04X}")
 
     def progress_bar(self, progress: Callable[..., Any] | None) -> Callable[[float, Phrase], None]:
         """A (fraction, words) progress callback that moves a Gradio progress bar, its words in
@@ -151,9 +208,12 @@ class App:
             raise self.failure("app.doing.loading", error) from None
 
     def prompt_ids(self, inputs: Inputs, pair: ModelPair) -> torch.Tensor:
-        """The run's prompt as ids (1, T) for this pair; a prompt it refuses becomes a gr.Error."""
+        """The run's prompt as ids (1, T) for this pair; a prompt it refuses or one longer than
+        the token cap becomes a gr.Error."""
         try:
-            return pair.encode_prompt(inputs.prompt, chat=inputs.chat)
+            prompt_ids = pair.encode_prompt(inputs.prompt, chat=inputs.chat)
+            self.limits.check_prompt_tokens(prompt_ids.shape[1])
+            return prompt_ids
         except UserError as error:
             raise gr.Error(error.message(self.lang)) from None
 
@@ -244,6 +304,13 @@ class App:
                 return
             session.steps.append(step)
             yield step
+
+
+def is_control(char: str) -> bool:
+    """True for a control character a prompt has no use for: C0 and C1 controls and DEL, but
+    not tab, line feed or carriage return."""
+    code = ord(char)
+    return char not in "\t\n\r" and (code < 0x20 or 0x7F <= code < 0xA0)
 
 
 def final_text(session: Session) -> str:

@@ -10,13 +10,15 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import gradio as gr
 
+from specviz.app.limits import LOCAL, Limits, at_most
 from specviz.core.settings import GenerationSettings, Setting, settings_schema
-from specviz.text import DEFAULT_LANGUAGE
+from specviz.text import DEFAULT_LANGUAGE, t
 
 T = TypeVar("T")
 POSITIONAL = inspect.Parameter.POSITIONAL_OR_KEYWORD  # API parameters: by position or by name
@@ -34,13 +36,18 @@ def elem_id(item: Setting) -> str:
     return "sv-" + item.name.replace("_", "-")
 
 
-def setting_control(item: Setting, value: Any, lang: str) -> gr.components.Component:
+def setting_control(
+    item: Setting, value: Any, lang: str, cap: int | None = None
+) -> gr.components.Component:
     """One setting's control, showing *value*: label, info text (in *lang*) and range from the
-    schema."""
+    schema; an app *cap* (``specviz.app.limits``) lowers its top and is stated in its info."""
+    info = item.help(lang)
+    if cap is not None:
+        info = t("app.limit.info", lang, help=info, cap=at_most(cap))
     common: dict[str, Any] = {
         "value": value,
         "label": item.label(lang),
-        "info": item.help(lang),
+        "info": info,
         "elem_id": elem_id(item),
     }
     if item.type is bool:
@@ -49,8 +56,11 @@ def setting_control(item: Setting, value: Any, lang: str) -> gr.components.Compo
     slider = item.slider_range
     if slider is not None:
         low, high = slider
-        return gr.Slider(low, high, step=item.spec.step, precision=precision, **common)
-    return gr.Number(precision=precision, minimum=item.spec.low, maximum=item.spec.high, **common)
+        top = high if cap is None else min(high, cap)
+        return gr.Slider(low, top, step=item.spec.step, precision=precision, **common)
+    tops = [limit for limit in (item.spec.high, cap) if limit is not None]
+    maximum = min(tops) if tops else None
+    return gr.Number(precision=precision, minimum=item.spec.low, maximum=maximum, **common)
 
 
 @dataclass
@@ -68,9 +78,11 @@ def setting_controls(
     defaults: GenerationSettings,
     lang: str = DEFAULT_LANGUAGE,
     side_by_side: tuple[tuple[str, ...], ...] = SIDE_BY_SIDE,
+    limits: Limits = LOCAL,
 ) -> SettingControls:
     """A control for every shown setting of *defaults*' schema, in schema order, laid out in the
-    current Blocks context; the names in one *side_by_side* group share a row."""
+    current Blocks context, each within *limits*' caps; the names in one *side_by_side* group
+    share a row."""
     shown = {item.name: item for item in shown_settings(type(defaults))}
     components: dict[str, gr.components.Component] = {}
     for name in shown:
@@ -78,12 +90,13 @@ def setting_controls(
             continue
         group = next((row for row in side_by_side if row[0] == name), (name,))
         group = tuple(member for member in group if member in shown)
-        if len(group) == 1:
-            components[name] = setting_control(shown[name], getattr(defaults, name), lang)
-            continue
-        with gr.Row():
+        with gr.Row() if len(group) > 1 else nullcontext():
             for member in group:
-                components[member] = setting_control(shown[member], getattr(defaults, member), lang)
+                item = shown[member]
+                value = getattr(defaults, member)
+                cap = limits.cap(member)
+                value = value if cap is None else min(value, cap)
+                components[member] = setting_control(item, value, lang, cap)
     return SettingControls(components)
 
 

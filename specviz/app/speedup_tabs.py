@@ -39,9 +39,8 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
     with lab_tab(t("app.tab.speedup", lang), t("app.speedup.intro", lang), "speedup"):
         with gr.Row():
             gammas = gr.Textbox(value=DEFAULT_GAMMAS, label=t("app.speedup.gammas", lang), scale=2)
-            budget = gr.Slider(
-                20, 300, value=90, step=10, label=t("app.speedup.budget", lang), scale=2
-            )
+            cap = wiring.app.limits.speedup_budget_s
+            budget = wiring.size_slider(20, cap, 90, 10, "app.speedup.budget", scale=2)
             button = run_button(t("app.button.measure", lang), "sv-speedup-run")
         status = status_box(t("app.status.not_run", lang), "sv-speedup-status")
         plot = chart(speedup_charts.theory_chart(None, lang=lang), "sv-speedup-plot")
@@ -49,7 +48,8 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
         alpha = gr.Number(visible=False)  # the measured α, handed to the projection
 
     def run_speedup(lab: LabRun, gammas_value: str, budget_value: float) -> dict[Any, Any]:
-        chosen = _gammas(gammas_value, lang)
+        wiring.app.check_lab_size(budget_value, cap, "app.speedup.budget")
+        chosen = _gammas(gammas_value, lang, wiring.app.limits.cap("gamma") or GAMMA_MAX)
         measured = wiring.app.run_locked(
             lambda: speedup_model.measure_speedup_lab(
                 lab.pair,
@@ -74,14 +74,14 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
     return alpha
 
 
-def _gammas(text: str, lang: str) -> tuple[int, ...]:
-    """ "1,3,5" -> (1, 3, 5), checked against the engine's range."""
+def _gammas(text: str, lang: str, high: int = GAMMA_MAX) -> tuple[int, ...]:
+    """ "1,3,5" -> (1, 3, 5), checked against the engine's range up to *high* (the app's γ cap)."""
     try:
         values = tuple(sorted({int(part) for part in (text or "").split(",") if part.strip()}))
     except ValueError:
         raise gr.Error(t("error.app.gammas_format", lang, example=DEFAULT_GAMMAS)) from None
-    if not values or not all(GAMMA_MIN <= value <= GAMMA_MAX for value in values):
-        raise gr.Error(t("error.app.gammas_range", lang, low=GAMMA_MIN, high=GAMMA_MAX))
+    if not values or not all(GAMMA_MIN <= value <= high for value in values):
+        raise gr.Error(t("error.app.gammas_range", lang, low=GAMMA_MIN, high=high))
     return values
 
 
@@ -92,14 +92,9 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
     first_gpu = gpu_projection.GPU_PRESETS[gpus[1]]
     with lab_tab(t("app.tab.cost", lang), t("app.cost.intro", lang), "cost"):
         with gr.Row():
-            sizes = gr.Slider(
-                2,
-                16,
-                value=16,
-                step=1,
-                label=t("app.cost.sizes", lang),
-                scale=2,
-                elem_id="sv-cost-sizes",
+            cap = wiring.app.limits.cost_sizes
+            sizes = wiring.size_slider(
+                2, cap, cap, 1, "app.cost.sizes", scale=2, elem_id="sv-cost-sizes"
             )
             repeats = gr.Slider(1, 9, value=3, step=1, label=t("app.cost.repeats", lang), scale=2)
             button = run_button(t("app.button.measure", lang), "sv-cost-run")
@@ -126,6 +121,7 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
         )
 
     def measure_cost(lab: LabRun, sizes_value: float, repeats_value: float) -> dict[Any, Any]:
+        wiring.app.check_lab_size(sizes_value, cap, "app.cost.sizes")
         lab.progress(0.5, Phrase("app.cost.progress"))
         curve = wiring.app.run_locked(
             lambda: measure_verification_cost(

@@ -33,6 +33,7 @@ from specviz.core.sampling import Sampler
 from specviz.text import DEFAULT_LANGUAGE, Joined, Phrase, UserError, t
 
 GAMMA_MIN, GAMMA_MAX = 1, 16  # γ's limits; the adaptive schedule also stays inside them
+SEED_MAX = 2**64 - 1  # torch.Generator.manual_seed takes an unsigned 64-bit seed
 
 T = TypeVar("T")
 S = TypeVar("S", bound="GenerationSettings")
@@ -121,14 +122,14 @@ class Setting:
         """The range in words ("between 1 and 16", "above 0 and at most 1"), None if unbounded."""
         spec = self.spec
         if spec.low is not None and spec.high is not None and not (spec.low_open or spec.high_open):
-            return Phrase("setting.limit.between", low=f"{spec.low:g}", high=f"{spec.high:g}")
+            return Phrase("setting.limit.between", low=_shown(spec.low), high=_shown(spec.high))
         low = high = None
         if spec.low is not None:
             key = "setting.limit.above" if spec.low_open else "setting.limit.at_least"
-            low = Phrase(key, value=f"{spec.low:g}")
+            low = Phrase(key, value=_shown(spec.low))
         if spec.high is not None:
             key = "setting.limit.below" if spec.high_open else "setting.limit.at_most"
-            high = Phrase(key, value=f"{spec.high:g}")
+            high = Phrase(key, value=_shown(spec.high))
         if low is not None and high is not None:
             return Phrase("setting.limit.both", low=low, high=high)
         return low or high
@@ -169,6 +170,11 @@ class Setting:
         if spec.low is not None and (number <= spec.low if spec.low_open else number < spec.low):
             return False
         return spec.high is None or (number < spec.high if spec.high_open else number <= spec.high)
+
+
+def _shown(limit: float) -> str:
+    """A limit as written in messages: an integer in full (a seed's 2**64 - 1), else :g."""
+    return str(limit) if isinstance(limit, int) else f"{limit:g}"
 
 
 @dataclass(frozen=True)
@@ -255,7 +261,7 @@ class GenerationSettings:
         step=0.05,
         slider_low=0.05,
     )
-    seed: int = setting(0)
+    seed: int = setting(0, low=0, high=SEED_MAX)
     max_new_tokens: int = setting(
         128,
         low=1,

@@ -8,10 +8,12 @@ safetensors beside the GGUF, so only the first load pays for the conversion.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,12 +102,19 @@ def _cpu_has_native_bf16() -> bool:
 
 
 class ModelCache:
-    """Loaded models and tokenizers by source, so switching presets reuses what is in memory."""
+    """Loaded models and tokenizers by source, so switching presets reuses what is in memory.
 
-    def __init__(self) -> None:
+    With *max_pairs* set (a hosted app keeps one), loading a pair beyond that many first drops
+    the least recently loaded pair's models and tokenizers that no remaining pair shares.
+    """
+
+    def __init__(self, max_pairs: int | None = None) -> None:
         # Keyed by (source, device, dtype or quantization).
         self._models: dict[tuple[str, str, str], torch.nn.Module] = {}
         self._tokenizers: dict[str, Any] = {}
+        self.max_pairs = max_pairs
+        # The pairs loaded, least recently used first: each one's model and tokenizer keys.
+        self._pairs: OrderedDict[str, tuple[set[tuple[str, str, str]], set[str]]] = OrderedDict()
 
     def load_pair(
         self,
@@ -120,6 +129,8 @@ class ModelCache:
         torch_dtype = pick_dtype(dtype or preset.dtype, torch_device)
         trust = preset.trust_remote_code
         report = progress or _quiet
+        pair_key = f"{preset.id}|{torch_device}|{torch_dtype}"
+        self._make_room(pair_key)
         target_tokenizer = self.tokenizer(preset.target, trust, report)
         draft_tokenizer = self.tokenizer(preset.draft, trust, report)
         check_tokenizers(draft_tokenizer, target_tokenizer, preset)
@@ -131,6 +142,11 @@ class ModelCache:
         loading_target = Phrase("load.target", ref=preset.target.ref)
         target = self.model(preset.target, torch_device, torch_dtype, trust, loading_target, report)
         align_vocab(draft, target, target_tokenizer)
+        self._pairs[pair_key] = (
+            {key for key, model in self._models.items() if model is draft or model is target},
+            {str(preset.draft), str(preset.target)},
+        )
+        self._pairs.move_to_end(pair_key)
         report(Phrase("load.ready"), 1.0)
         return ModelPair(
             draft=draft,
@@ -180,9 +196,36 @@ class ModelCache:
                 self._models[key] = load_model(source, device, dtype, trust, progress)
         return self._models[key]
 
+    def _make_room(self, pair_key: str) -> None:
+        """Drop least recently used pairs until loading *pair_key* keeps within max_pairs; the
+        memory is freed before the next pair loads (a visitor's run still holding an evicted
+        model keeps it alive until that run ends)."""
+        if self.max_pairs is None or pair_key in self._pairs:
+            return
+        evicted = False
+        while self._pairs and len(self._pairs) >= self.max_pairs:
+            self._pairs.popitem(last=False)
+            evicted = True
+        if not evicted:
+            return
+        kept_models = set().union(*(models for models, _ in self._pairs.values()))
+        kept_tokenizers = set().union(*(tokenizers for _, tokenizers in self._pairs.values()))
+        for key in [key for key in self._models if key not in kept_models]:
+            del self._models[key]
+        for name in [name for name in self._tokenizers if name not in kept_tokenizers]:
+            del self._tokenizers[name]
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+    def loaded_pairs(self) -> list[str]:
+        """The pairs in memory, least recently used first, as "preset id|device|dtype"."""
+        return list(self._pairs)
+
     def clear(self) -> None:
         self._models.clear()
         self._tokenizers.clear()
+        self._pairs.clear()
 
 
 def _draft_quantization(preset: Preset, device: torch.device, progress: Progress) -> str:

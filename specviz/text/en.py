@@ -1072,6 +1072,23 @@ TABLE = MappingProxyType(
         "error.app.gammas_range": "Give one to a few γ values between {low} and {high}.",
         "error.app.projection_blank": "Fill in every number of the projection.",
         "error.app.projection": "Check the projection's numbers: {cause}",
+        # hosted mode and the caps of specviz.app.limits (issue 13)
+        "app.limit.at_most": "at most {value} here",
+        "app.limit.info": "{help} ({cap})",
+        "error.app.switch": "{name} must be true or false, got {got}.",
+        "error.app.prompt_chars": (
+            "The prompt is {chars} characters long; this app takes at most {cap}. Shorten it."
+        ),
+        "error.app.prompt_long": (
+            "The prompt is {tokens} tokens long; this app takes at most {cap}. Shorten it."
+        ),
+        "error.app.prompt_control": (
+            "The prompt holds a control character ({code}). Remove it and try again."
+        ),
+        "error.app.lab_cap": "{control} must be at most {cap} here, got {got}.",
+        "error.app.arguments": (
+            "This endpoint takes {needed} values, got {got}. See the API page for its parameters."
+        ),
         "error.exactness_drafter": (
             "the sampled exactness lab draws from the draft model; drafter {drafter} is checked "
             "at temperature 0 (greedy equality) only"

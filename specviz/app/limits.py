@@ -1,0 +1,134 @@
+"""What one visitor may ask of the app, written once: the local limits and the hosted ones.
+
+The settings schema (``specviz.core.settings``) holds every value a setting can take at all (the
+CLI and presets use its whole range); the app narrows some of them here. Each cap is applied in
+two places from this one table: the control's range (with the cap stated in its info text) and
+the check every request passes, so an API call cannot ask for what the sliders never allow.
+
+Hosted mode (a Hugging Face Space, detected from its environment, or ``python app.py --hosted``)
+tightens the caps for a room of strangers sharing one engine, keeps one pair in memory and bounds
+the queue. ``limits_for(hosted)`` is the one entry point.
+"""
+
+from __future__ import annotations
+
+import os
+import types
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from specviz.core.settings import SettingError, settings_schema
+from specviz.models.presets import Preset
+from specviz.text import Phrase, UserError
+
+
+def slider_high(name: str) -> int:
+    """The top of the schema's slider for setting *name*: the app takes no more than it shows."""
+    item = next(item for item in settings_schema() if item.name == name)
+    if item.slider_range is None:
+        raise ValueError(f"setting {name!r} has no slider")
+    return int(item.slider_range[1])
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The caps one visitor's requests are held to, and how the server shares itself out."""
+
+    hosted: bool
+    # The prompt's length in tokens after the chat template: its first forward cannot be
+    # interrupted, so its cost is bounded here.
+    prompt_tokens: int
+    # The prompt's length in characters: checked before anything is loaded or tokenized.
+    prompt_chars: int
+    # The highest value the app takes for a setting, by setting name (below the schema's own).
+    setting_caps: Mapping[str, int]
+    exactness_samples: int  # the exactness lab's N per arm
+    task_prompts: int  # the task lab's prompts per task
+    speedup_budget_s: int  # the speedup lab's time budget
+    cost_sizes: int  # the cost curve's largest verification size
+    queue_size: int | None  # events waiting at most; a full queue tells the visitor to retry
+    pairs_in_memory: int | None  # loaded pairs kept (least recently used evicted); None: all
+    max_file_size: str = "1mb"  # the app takes no files; Gradio's upload route is capped anyway
+    # Gradio's temporary files: every hour, those older than an hour are deleted.
+    delete_cache: tuple[int, int] = (3600, 3600)
+
+    def cap(self, name: str) -> int | None:
+        """The app's highest value for a setting, or None where the schema's range holds."""
+        return self.setting_caps.get(name)
+
+    def check_settings(self, values: Mapping[str, object]) -> None:
+        """Raise a SettingError naming every number in *values* (settings by name, as sent or
+        as a GenerationSettings' fields) above its setting's cap ("at most 256 here"); other
+        values are the schema's to check."""
+        problems = []
+        for item in settings_schema():
+            cap = self.cap(item.name)
+            value = values.get(item.name)
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if cap is not None and number and value > cap:  # type: ignore[operator]
+                reason = Phrase("error.setting.must_be", requirement=at_most(cap), got=repr(value))
+                problems.append(item.problem(reason))
+        if problems:
+            raise SettingError(problems)
+
+    def check_prompt_tokens(self, count: int) -> None:
+        """Raise a UserError when a prompt of *count* tokens is longer than the cap."""
+        if count > self.prompt_tokens:
+            raise UserError("error.app.prompt_long", tokens=count, cap=self.prompt_tokens)
+
+
+def at_most(cap: int) -> Phrase:
+    """A cap in words, for a control's info text and an error: "at most 256 here"."""
+    return Phrase("app.limit.at_most", value=cap)
+
+
+# The app on one's own machine: the schema's ranges, except where the app's controls stop short.
+LOCAL = Limits(
+    hosted=False,
+    prompt_tokens=4096,
+    prompt_chars=32768,
+    setting_caps=types.MappingProxyType(
+        {"max_new_tokens": slider_high("max_new_tokens"), "top_k": 1000}
+    ),
+    exactness_samples=5000,
+    task_prompts=3,
+    speedup_budget_s=300,
+    cost_sizes=16,
+    queue_size=None,
+    pairs_in_memory=None,
+)
+
+# A public Space: a room of visitors shares one engine, so each request is kept short.
+HOSTED = Limits(
+    hosted=True,
+    prompt_tokens=1024,
+    prompt_chars=8192,
+    setting_caps=types.MappingProxyType({"max_new_tokens": 256, "gamma": 8, "top_k": 1000}),
+    exactness_samples=2000,
+    task_prompts=2,
+    speedup_budget_s=60,
+    cost_sizes=8,
+    queue_size=40,
+    pairs_in_memory=1,
+)
+
+
+def limits_for(hosted: bool) -> Limits:
+    """The hosted limits or the local ones."""
+    return HOSTED if hosted else LOCAL
+
+
+def on_spaces(environ: Mapping[str, str] = os.environ) -> bool:
+    """True on a Hugging Face Space: it sets SPACE_ID (Gradio itself checks SYSTEM=spaces)."""
+    return bool(environ.get("SPACE_ID")) or environ.get("SYSTEM") == "spaces"
+
+
+def hosted_presets(presets: Mapping[str, Preset]) -> dict[str, Preset]:
+    """The presets a hosted app offers: models from the hub or the bundle only (no folder or GGUF
+    path of the server's), never with remote code. Visitors choose among these by id only."""
+    return {
+        preset_id: preset
+        for preset_id, preset in presets.items()
+        if not preset.trust_remote_code
+        and all(source.kind in ("hub", "bundled") for source in (preset.draft, preset.target))
+    }

@@ -1,0 +1,74 @@
+"""The real app on two tiny models, served over HTTP in hosted mode (or locally) for API tests.
+
+Not a test module: test_hosted_api.py imports ``tiny_app`` from here. The tiny pair answers in
+milliseconds, so a test sends what a stranger could send and times the answer.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import os
+from typing import Any
+
+import torch
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+
+class TinyTokenizer:
+    """The byte tokenizer with the calls ModelPair makes of a transformers tokenizer."""
+
+    chat_template = None
+
+    def __init__(self) -> None:
+        from conftest import ByteTokenizer
+
+        self.bytes = ByteTokenizer()
+        self.eos_token_id = self.bytes.eos_token_id
+
+    def __call__(self, text: str) -> dict[str, list[int]]:
+        return {"input_ids": self.bytes.encode(text)}
+
+    def decode(self, token_ids: list[int], skip_special_tokens: bool = False) -> str:
+        return self.bytes.decode(token_ids, skip_special_tokens)
+
+
+class TinyCache:
+    """A model cache that hands every preset the same tiny pair (no file is read)."""
+
+    def __init__(self) -> None:
+        from conftest import EOS_ID, tiny_qwen
+
+        from specviz.models.loader import ModelPair
+
+        self.pair = ModelPair(
+            draft=tiny_qwen(1),
+            target=tiny_qwen(2, layers=3),
+            tokenizer=TinyTokenizer(),
+            eos_token_ids=frozenset({EOS_ID}),
+            device=torch.device("cpu"),
+            dtype=torch.float32,
+            label="tiny",
+        )
+
+    def load_pair(self, preset: Any, *args: Any, **kwargs: Any) -> Any:
+        return self.pair
+
+
+@functools.cache
+def tiny_app(hosted: bool = True) -> str:
+    """Launch the app on the tiny pair (hosted limits unless told), return its URL."""
+    from specviz.app.builder import build_demo, launch_options, queue_options
+    from specviz.app.limits import hosted_presets, limits_for
+    from specviz.models.presets import load_presets
+
+    limits = limits_for(hosted)
+    presets = hosted_presets(load_presets()) if hosted else load_presets()
+    demo = build_demo(presets, TinyCache(), limits=limits)  # type: ignore[arg-type]
+    demo.queue(**queue_options(limits))
+    _, url, _ = demo.launch(
+        server_name="127.0.0.1", prevent_thread_lock=True, quiet=True, **launch_options(limits)
+    )
+    atexit.register(demo.close)
+    return str(url)
