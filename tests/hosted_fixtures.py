@@ -26,6 +26,7 @@ class TinyTokenizer:
 
         self.bytes = ByteTokenizer()
         self.eos_token_id = self.bytes.eos_token_id
+        self.all_special_ids = self.bytes.all_special_ids
 
     def __call__(self, text: str) -> dict[str, list[int]]:
         return {"input_ids": self.bytes.encode(text)}

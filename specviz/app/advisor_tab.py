@@ -7,7 +7,7 @@ and the recommendation fill in as each candidate finishes, and Stop ends it betw
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -16,6 +16,7 @@ import gradio as gr
 from specviz.app.lab_tabs import LabRun, LabWiring, chart, lab_tab, run_button, status_box
 from specviz.app.lab_tabs import status_line as lab_status
 from specviz.app.run_controls import drafter_choices, task_choices
+from specviz.core.settings import GAMMA_MAX, GAMMA_MIN
 from specviz.drafters.registry import DRAFTERS
 from specviz.labs.advisor import charts as advisor_charts
 from specviz.labs.advisor import panel as advisor_panel
@@ -31,6 +32,7 @@ DEFAULT_BUDGET_S = 100
 def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
     """Tab 6: the draft advisor (its task choices and drafters from the first preset)."""
     lang = wiring.lang
+    gamma_cap = wiring.app.limits.cap("gamma") or GAMMA_MAX
     with lab_tab(t("app.tab.advisor", lang), t("app.advisor.intro", lang), "advisor"):
         with gr.Row():
             source = gr.Radio(
@@ -56,32 +58,36 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
                 label=t("app.advisor.drafters", lang),
                 elem_id="sv-advisor-drafters",
             )
+            limits = wiring.app.limits
+            own_format = preset.draft_quantization
+            format_choices = list(DRAFT_QUANTIZATIONS) if limits.advisor_formats else [own_format]
             formats = gr.CheckboxGroup(
-                list(DRAFT_QUANTIZATIONS),
-                value=list(DRAFT_QUANTIZATIONS),
+                format_choices,
+                value=format_choices,
                 label=t("app.advisor.formats", lang),
                 info=t("app.advisor.formats.info", lang),
                 elem_id="sv-advisor-formats",
             )
         with gr.Row():
+            gamma_choices = [gamma for gamma in ADVISOR_GAMMAS if gamma <= gamma_cap]
             gammas = gr.CheckboxGroup(
-                list(ADVISOR_GAMMAS),
-                value=list(ADVISOR_GAMMAS),
+                gamma_choices,
+                value=gamma_choices,
                 label=t("app.advisor.gammas", lang),
                 elem_id="sv-advisor-gammas",
             )
             adaptive = gr.Checkbox(value=True, label=t("app.advisor.adaptive", lang))
         with gr.Row():
-            tokens = gr.Slider(
+            tokens = wiring.size_slider(
                 4,
-                64,
-                value=DEFAULT_TOKENS,
-                step=4,
-                label=t("app.advisor.tokens", lang),
+                limits.advisor_tokens,
+                DEFAULT_TOKENS,
+                4,
+                "app.advisor.tokens",
                 elem_id="sv-advisor-tokens",
             )
-            budget = gr.Slider(
-                20, 300, value=DEFAULT_BUDGET_S, step=10, label=t("app.advisor.budget", lang)
+            budget = wiring.size_slider(
+                20, limits.advisor_budget_s, DEFAULT_BUDGET_S, 10, "app.advisor.budget"
             )
             button = run_button(t("app.advisor.run", lang), "sv-advisor-run")
         status = status_box(t("app.status.not_run", lang), "sv-advisor-status")
@@ -99,7 +105,17 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
         tokens_value: float,
         budget_value: float,
     ) -> Iterator[dict[Any, Any]]:
+        limits = wiring.app.limits
+        wiring.app.check_lab_size(tokens_value, limits.advisor_tokens, "app.advisor.tokens")
+        wiring.app.check_lab_size(budget_value, limits.advisor_budget_s, "app.advisor.budget")
         chosen = lab.inputs.preset
+        own = chosen.draft_quantization
+        allowed_formats = DRAFT_QUANTIZATIONS if limits.advisor_formats else (own,)
+        known_drafters = [spec for _, spec in drafter_choices(chosen, lang)]
+        _check_choices(wiring, drafter_values, known_drafters, "app.advisor.drafters")
+        _check_choices(wiring, format_values, allowed_formats, "app.advisor.formats")
+        allowed_gammas = list(range(GAMMA_MIN, gamma_cap + 1))
+        _check_choices(wiring, gamma_values, allowed_gammas, "app.advisor.gammas")
         if source_value == "task":
             if task_value not in chosen.prompts:
                 raise gr.Error(t("app.advisor.no_task", lang, preset=chosen.label))
@@ -107,7 +123,6 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
         else:
             prompts = [lab.prompt_ids]
         yield {status: lab_status(t("app.advisor.loading", lang))}
-        own = chosen.draft_quantization
         wanted = format_values or [own]
         ordered = ([own] if own in wanted else []) + [f for f in wanted if f != own]
         pairs = {
@@ -147,3 +162,14 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
         [status, result, plot],
         status,
     )
+
+
+def _check_choices(
+    wiring: LabWiring, values: object, allowed: Sequence[object], label_key: str
+) -> None:
+    """Refuse a list of choices that is no list or holds a value the control does not offer (the
+    lab's endpoint is private but reachable with a hand-built request)."""
+    if not isinstance(values, list) or any(value not in allowed for value in values):
+        raise wiring.app.error(
+            "error.app.advisor_choice", control=t(label_key, wiring.lang), got=repr(values)
+        )

@@ -46,6 +46,10 @@ class Limits:
     task_prompts: int  # the task lab's prompts per task
     speedup_budget_s: int  # the speedup lab's time budget
     cost_sizes: int  # the cost curve's largest verification size
+    advisor_tokens: int  # the draft advisor's new tokens per run
+    advisor_budget_s: int  # the draft advisor's time budget
+    # Whether the advisor may load the draft at other formats than the preset's (a pair each).
+    advisor_formats: bool
     queue_size: int | None  # events waiting at most; a full queue tells the visitor to retry
     pairs_in_memory: int | None  # loaded pairs kept (least recently used evicted); None: all
     max_file_size: str = "1mb"  # the app takes no files; Gradio's upload route is capped anyway
@@ -94,6 +98,9 @@ LOCAL = Limits(
     task_prompts=3,
     speedup_budget_s=300,
     cost_sizes=16,
+    advisor_tokens=64,
+    advisor_budget_s=300,
+    advisor_formats=True,
     queue_size=None,
     pairs_in_memory=None,
 )
@@ -108,6 +115,10 @@ HOSTED = Limits(
     task_prompts=2,
     speedup_budget_s=60,
     cost_sizes=8,
+    advisor_tokens=16,
+    advisor_budget_s=60,
+    # One pair in memory: another draft format would evict the pair the room is using.
+    advisor_formats=False,
     queue_size=40,
     pairs_in_memory=1,
 )

@@ -628,12 +628,12 @@ TABLE = MappingProxyType(
             "output follows the target's distribution exactly, in fewer target passes."
         ),
         "app.tab.live": "Live run",
-        "app.tab.inspector": "Dice roll inspector",
-        "app.tab.exactness": "Exactness lab",
-        "app.tab.speedup": "Speedup theory",
+        "app.tab.inspector": "Inspector",
+        "app.tab.exactness": "Exactness",
+        "app.tab.speedup": "Speedup",
         "app.tab.cost": "Verification cost",
-        "app.tab.tasks": "Task dependence",
-        "app.tab.advisor": "Draft advisor",
+        "app.tab.tasks": "Tasks",
+        "app.tab.advisor": "Advisor",
         "app.advisor.intro": (
             "**Which draft should I use?** The advisor answers by measurement: it runs plain "
             "decoding and every candidate (each drafter, the draft model at each draft format, "
@@ -1085,6 +1085,7 @@ TABLE = MappingProxyType(
         "error.app.prompt_control": (
             "The prompt holds a control character ({code}). Remove it and try again."
         ),
+        "error.app.advisor_choice": "{control}: {got} is not among the choices offered",
         "error.app.lab_cap": "{control} must be at most {cap} here, got {got}.",
         "error.app.arguments": (
             "This endpoint takes {needed} values, got {got}. See the API page for its parameters."

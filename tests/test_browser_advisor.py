@@ -1,0 +1,54 @@
+"""The draft advisor's tab in Debian's chromium, on the tiny test models (seconds, not minutes)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hosted_fixtures import tiny_app
+from test_browser import CHROMIUM
+from test_browser import browser as browser  # the module's chromium, a fixture
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"
+    ),
+]
+
+
+def tick_only(page, group: str, keep: list[str]) -> None:
+    """Leave exactly the checkboxes labelled *keep* ticked in the checkbox group *group*."""
+    for box in page.locator(f"#{group} label").all():
+        wanted = box.inner_text().strip() in keep
+        if box.locator("input").is_checked() != wanted:
+            box.click()
+
+
+def test_the_advisor_ranks_the_candidates_and_recommends_one(browser):
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    page.goto(tiny_app(hosted=False))
+    page.locator("#sv-tab-advisor-button").click()
+    page.wait_for_selector("#sv-advisor-run")
+    # Before a run: a placeholder saying what will appear, no table.
+    assert "Press Measure" in page.locator("#sv-advisor-result").inner_text()
+    tick_only(page, "sv-advisor-drafters", ["Draft model (guesses)", "Prompt lookup (copies)"])
+    tick_only(page, "sv-advisor-formats", ["int8wo"])
+    tick_only(page, "sv-advisor-gammas", ["2", "3"])
+    box = page.locator("#sv-advisor-tokens input[type=number]")
+    box.fill("8")
+    box.press("Enter")
+    page.locator("#sv-advisor-run").click()
+    page.wait_for_selector("#sv-advisor-status .sv-status-done", timeout=120_000)
+    result = page.locator("#sv-advisor-result")
+    text = result.inner_text()
+    # Two proposers at γ 2, 3 and adaptive: six ranked rows under the header.
+    assert result.locator("tbody tr").count() == 6
+    assert text.startswith("Use ") and ("Runner-up" in text or "plain decoding" in text)
+    assert "draft-model[int8wo] γ=2" in text and "lookup γ=3" in text
+    assert page.locator("#sv-advisor-plot .js-plotly-plot").count() == 1
+    folder = os.environ.get("SPECVIZ_SCREENSHOTS")
+    if folder:
+        page.locator("#sv-tab-advisor").screenshot(path=str(Path(folder) / "lab-advisor.png"))
+    page.close()
