@@ -18,10 +18,20 @@ from typing import Any
 
 import torch
 
+from specviz.core.cost_model import StepCosts
 from specviz.models.bundled import BUNDLED, BundledModelError, Progress, assemble, cache_root
 from specviz.models.presets import ModelSource, Preset
 from specviz.models.quantize import quantize_int8, quantize_int8_weight_only
 from specviz.models.runner import ForwardChoice, ModelRunner, choose_forward
+from specviz.models.step_costs import (
+    CPU_FORMATS,
+    CostReport,
+    cost_key,
+    measure_costs,
+    read_cached,
+    text_ids,
+    write_cached,
+)
 from specviz.text import Phrase, UserError
 
 # Bump when the conversion below changes, so stale caches are rebuilt rather than trusted.
@@ -46,6 +56,14 @@ class ModelPair:
     dtype: torch.dtype
     label: str = ""
     load_seconds: float = 0.0
+    # The step costs measured on this machine (specviz.models.step_costs), which the cost γ
+    # schedule reads, with the draft formats tried; None where nothing was measured.
+    cost_report: CostReport | None = None
+
+    @property
+    def step_costs(self) -> StepCosts | None:
+        """v(k) and the draft's c on this machine, for the drafters' cost γ schedule."""
+        return None if self.cost_report is None else self.cost_report.costs
 
     def encode_prompt(self, text: str, chat: bool = True) -> torch.Tensor:
         """Prompt text -> ids (1, T); chat-tuned models get their chat template unless chat=False."""
@@ -106,6 +124,8 @@ class ModelCache:
         # Keyed by (source, device, dtype or quantization).
         self._models: dict[tuple[str, str, str], torch.nn.Module] = {}
         self._tokenizers: dict[str, Any] = {}
+        # Step costs measured or read by this process, by their cache key (as JSON).
+        self._costs: dict[str, CostReport] = {}
 
     def load_pair(
         self,
@@ -113,8 +133,13 @@ class ModelCache:
         device: str | None = None,
         dtype: str | None = None,
         progress: Progress | None = None,
+        remeasure_costs: bool = False,
     ) -> ModelPair:
-        """Load (or reuse) the preset's draft and target; checks that they share a tokenizer."""
+        """Load (or reuse) the preset's draft and target; checks that they share a tokenizer.
+
+        The pair's step costs on this machine come from the cache (measured on first use, or again
+        with remeasure_costs); with draft_quantization "auto" they choose the draft's format.
+        """
         began = time.perf_counter()
         torch_device = pick_device(device)
         torch_dtype = pick_dtype(dtype or preset.dtype, torch_device)
@@ -123,14 +148,34 @@ class ModelCache:
         target_tokenizer = self.tokenizer(preset.target, trust, report)
         draft_tokenizer = self.tokenizer(preset.draft, trust, report)
         check_tokenizers(draft_tokenizer, target_tokenizer, preset)
-        quantize = _draft_quantization(preset, torch_device, report)
-        loading_draft = Phrase("load.draft", ref=preset.draft.ref)
-        draft = self.model(
-            preset.draft, torch_device, torch_dtype, trust, loading_draft, report, quantize
+        requested = _draft_quantization(preset, torch_device, report)
+        key = cost_key(str(preset.draft), str(preset.target), torch_dtype, requested, torch_device)
+        known = None if remeasure_costs else self._known_costs(key)
+        # Every format "auto" may choose, until the costs say which one it is.
+        formats = (
+            _draft_formats(requested, torch_device) if known is None else (known.draft_format,)
         )
+        loading_draft = Phrase("load.draft", ref=preset.draft.ref)
+        drafts = {
+            name: self.model(
+                preset.draft, torch_device, torch_dtype, trust, loading_draft, report, name
+            )
+            for name in formats
+        }
         loading_target = Phrase("load.target", ref=preset.target.ref)
         target = self.model(preset.target, torch_device, torch_dtype, trust, loading_target, report)
-        align_vocab(draft, target, target_tokenizer)
+        for candidate in drafts.values():
+            align_vocab(candidate, target, target_tokenizer)
+        if known is None:
+            report(Phrase("load.costs"), 0.95)
+            ids = text_ids(target_tokenizer)
+            known = measure_costs(target, drafts, ids, auto=requested == "auto")
+            self._costs[json.dumps(key, sort_keys=True)] = known
+            write_cached(key, known, cache_root() / "step-costs")
+        for name in formats:
+            if name != known.draft_format:  # the formats "auto" did not choose leave memory
+                del self._models[self._model_key(preset.draft, torch_device, torch_dtype, name)]
+        draft = drafts[known.draft_format]
         report(Phrase("load.ready"), 1.0)
         return ModelPair(
             draft=draft,
@@ -141,6 +186,7 @@ class ModelCache:
             dtype=torch_dtype,
             label=preset.label,
             load_seconds=time.perf_counter() - began,
+            cost_report=known,
         )
 
     def tokenizer(self, source: ModelSource, trust: bool, progress: Progress) -> Any:
@@ -161,11 +207,7 @@ class ModelCache:
         quantization: str = "none",
     ) -> torch.nn.Module:
         """The source's model from the cache, loaded (reporting ``loading``) on first use."""
-        # Dynamic int8 computes in float32 whatever the preset dtype, so its key names no dtype.
-        precision = {"none": str(dtype), "int8": "int8"}.get(
-            quantization, f"{quantization}:{dtype}"
-        )
-        key = (str(source), str(device), precision)
+        key = self._model_key(source, device, dtype, quantization)
         if key not in self._models:
             progress(loading, 0.0)
             if quantization == "int8":
@@ -183,14 +225,37 @@ class ModelCache:
     def clear(self) -> None:
         self._models.clear()
         self._tokenizers.clear()
+        self._costs.clear()
+
+    @staticmethod
+    def _model_key(
+        source: ModelSource, device: torch.device, dtype: torch.dtype, quantization: str
+    ) -> tuple[str, str, str]:
+        # Dynamic int8 computes in float32 whatever the preset dtype, so its key names no dtype.
+        precision = {"none": str(dtype), "int8": "int8"}.get(
+            quantization, f"{quantization}:{dtype}"
+        )
+        return (str(source), str(device), precision)
+
+    def _known_costs(self, key: dict[str, Any]) -> CostReport | None:
+        """The costs this process measured for key, else the cache file's, else None."""
+        known = self._costs.get(json.dumps(key, sort_keys=True))
+        return known or read_cached(key, cache_root() / "step-costs")
 
 
 def _draft_quantization(preset: Preset, device: torch.device, progress: Progress) -> str:
     """The preset's draft quantization where this device can run it (int8 kernels are CPU-only)."""
-    if preset.draft_quantization != "none" and device.type != "cpu":
+    if preset.draft_quantization not in ("none", "auto") and device.type != "cpu":
         progress(Phrase("load.int8_not_here"), 0.0)
         return "none"
     return preset.draft_quantization
+
+
+def _draft_formats(requested: str, device: torch.device) -> tuple[str, ...]:
+    """The draft formats to load: every one this device runs for "auto", else the one asked for."""
+    if requested != "auto":
+        return (requested,)
+    return CPU_FORMATS if device.type == "cpu" else ("none",)
 
 
 def _quiet(message: Phrase, fraction: float) -> None:
