@@ -10,9 +10,10 @@ This module measures, through each model's ModelRunner (the forward the app runs
   not count). Sizes are added until GAMMA_MEASURED + 1 or until the first round has spent
   SIZES_BUDGET_S (at least MIN_SIZES): a fast device measures long drafts' costs in a fraction of
   a second, a slow CPU, where long drafts never pay, stops after a few seconds;
-- each draft format's step cost c (median one-token draft step over the target's one-token step)
-  and its agreement with the target: the fraction of positions of a short text where the draft's
-  most likely next token, fed one token at a time as it drafts, is the target's.
+- each draft format's step cost c: its one-token step over the target's, both the least of
+  ROUNDS runs timed back to back, so a ratio of times taken under the same load;
+- each draft format's agreement with the target: the fraction of positions of a short text where
+  the draft's most likely next token, fed one token at a time as it drafts, is the target's.
 
 With draft_quantization = "auto" the loader tries every format this device runs and keeps the
 fastest whose agreement is within AGREEMENT_SLACK of the best (choose_draft_format). The result is
@@ -27,7 +28,6 @@ import hashlib
 import json
 import os
 import platform
-import statistics
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -45,8 +45,8 @@ from specviz.text import Joined, Phrase
 COST_VERSION = 1
 # The longest draft whose verification is measured: v(k) up to k = GAMMA_MEASURED + 1.
 GAMMA_MEASURED = 8
-ROUNDS = 2  # timed runs per size; the least counts
-SIZES_BUDGET_S = 3.0  # the first round adds sizes until it has spent this long ...
+ROUNDS = 3  # timed runs per size; the least counts
+SIZES_BUDGET_S = 2.0  # the first round adds sizes until it has spent this long ...
 MIN_SIZES = 3  # ... measuring at least v(1..3)
 # The agreement text's first PREFILL tokens are fed at once; each later one is a one-token draft
 # step, timed, whose prediction is compared with the target's.
@@ -185,57 +185,69 @@ def measure_costs(
     """
     if ids.dim() != 1 or ids.shape[0] < PREFILL + 2:
         raise ValueError(f"the cost text needs at least {PREFILL + 2} tokens, got {ids.shape}")
-    runner = ModelRunner(target)
-    feed = ids.to(runner.device).view(1, -1)  # (1, T)
+    target_runner = ModelRunner(target)
+    feed = ids.to(target_runner.device).view(1, -1)  # (1, T)
     # The target's prediction after each position PREFILL..T-2 (the last logits predict past the
     # text and are dropped); its cache then holds the text, the context the steps are timed after.
-    predicted = runner.forward(feed, logits_to_keep=ids.shape[0] - PREFILL)[:-1].argmax(-1)
-    verify, target_step_s = _verify_costs(runner, feed[0], gamma_measured + 1, rounds, budget_s)
+    predicted = target_runner.forward(feed, logits_to_keep=ids.shape[0] - PREFILL)[:-1].argmax(-1)
+    runners = {name: ModelRunner(draft) for name, draft in drafts.items()}
+    agreements = {name: _agreement(runner, feed, predicted) for name, runner in runners.items()}
+    target_s, draft_s = _step_times(
+        target_runner, runners, feed[0], gamma_measured + 1, rounds, budget_s
+    )
     trials = tuple(
-        _draft_trial(name, draft, feed, predicted, target_step_s) for name, draft in drafts.items()
+        DraftTrial(name, draft_s[name] / target_s[0], draft_s[name], agreement, positions)
+        for name, (agreement, positions) in agreements.items()
     )
     chosen = choose_draft_format(trials) if auto else trials[0]
-    costs = StepCosts(verify, chosen.draft_cost, target_step_s, chosen.draft_format)
+    verify = tuple(seconds / target_s[0] for seconds in target_s)
+    costs = StepCosts(verify, chosen.draft_cost, target_s[0], chosen.draft_format)
     return CostReport(costs, trials, auto)
 
 
-def _verify_costs(
-    runner: ModelRunner, pool: torch.Tensor, sizes: int, rounds: int, budget_s: float
-) -> tuple[tuple[float, ...], float]:
-    """v(1..n) relative to the one-token step (n ≤ sizes, see SIZES_BUDGET_S), and that step in
-    seconds; each the least of rounds runs."""
-    best: list[float] = []
-    began = time.perf_counter()
-    for size in range(1, sizes + 1):  # the first round, which decides how many sizes
-        if size > MIN_SIZES and time.perf_counter() - began > budget_s:
-            break
-        best.append(_timed(runner, pool, size))
-    for _ in range(rounds - 1):
-        for size in range(1, len(best) + 1):
-            best[size - 1] = min(best[size - 1], _timed(runner, pool, size))
-    return tuple(seconds / best[0] for seconds in best), best[0]
-
-
-def _draft_trial(
-    name: str,
-    draft: torch.nn.Module,
-    feed: torch.Tensor,
-    predicted: torch.Tensor,
-    target_step_s: float,
-) -> DraftTrial:
-    """One format's median one-token step and agreement with the target's predictions."""
-    runner = ModelRunner(draft)
+def _agreement(
+    runner: ModelRunner, feed: torch.Tensor, predicted: torch.Tensor
+) -> tuple[float, int]:
+    """The fraction of positions PREFILL..T-2 where the draft, fed as it drafts (a prefill, then
+    one token per forward), predicts the target's next token; and how many positions."""
     feed = feed.to(runner.device)
     guesses = [runner.forward(feed[:, : PREFILL + 1]).argmax(-1)[-1]]
-    steps: list[float] = []
     for position in range(PREFILL + 1, feed.shape[1] - 1):
-        began = time.perf_counter()
         guesses.append(runner.forward(feed[:, position : position + 1]).argmax(-1)[-1])
-        sync(runner.device)
-        steps.append(time.perf_counter() - began)
     agree = int((torch.stack(guesses).to(predicted.device) == predicted).sum())
-    step_s = statistics.median(steps)
-    return DraftTrial(name, step_s / target_step_s, step_s, agree / len(guesses), len(guesses))
+    return agree / len(guesses), len(guesses)
+
+
+def _step_times(
+    target: ModelRunner,
+    drafts: Mapping[str, ModelRunner],
+    pool: torch.Tensor,
+    sizes: int,
+    rounds: int,
+    budget_s: float,
+) -> tuple[list[float], dict[str, float]]:
+    """Seconds of the target's forward of 1..n new tokens (n ≤ sizes, see SIZES_BUDGET_S) and of
+    each draft's one-token step, each the least of rounds runs.
+
+    Each round times the target's one-token step and every draft's step back to back, so c is a
+    ratio of times taken under the same load, then the larger target sizes.
+    """
+    target_s: list[float] = []
+    draft_s = dict.fromkeys(drafts, float("inf"))
+    began = time.perf_counter()
+    for round_index in range(rounds):
+        for size in range(1, sizes + 1):
+            if round_index == 0 and size > MIN_SIZES and time.perf_counter() - began > budget_s:
+                sizes = size - 1  # the first round decides how many sizes are measured
+                break
+            seconds = _timed(target, pool, size)
+            if round_index == 0:
+                target_s.append(seconds)
+            target_s[size - 1] = min(target_s[size - 1], seconds)
+            if size == 1:
+                for name, runner in drafts.items():
+                    draft_s[name] = min(draft_s[name], _timed(runner, pool, 1))
+    return target_s, draft_s
 
 
 def _timed(runner: ModelRunner, pool: torch.Tensor, size: int) -> float:

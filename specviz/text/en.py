@@ -530,6 +530,7 @@ TABLE = MappingProxyType(
         ),
         "tasks.chart.stopped_early": ", stopped early",
         "tasks.chart.gamma_adaptive": "adaptive from {gamma}",
+        "tasks.chart.gamma_cost": "from measured costs, up to {gamma}",  # issue 12 point 6
         "tasks.chart.temperature": "T = {temperature}",
         "tasks.chart.greedy": "greedy",
         "tasks.chart.panel.alpha": "acceptance rate α",

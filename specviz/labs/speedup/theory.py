@@ -276,7 +276,12 @@ def _quiet(fraction: float, message: Phrase) -> None:
 
 def _fixed(settings: GenerationSettings, gamma: int) -> GenerationSettings:
     return replace(
-        settings, gamma=gamma, adaptive_gamma=False, draft_stop_below=0.0, draft_stop_cumulative=0.0
+        settings,
+        gamma=gamma,
+        adaptive_gamma=False,
+        cost_gamma=False,
+        draft_stop_below=0.0,
+        draft_stop_cumulative=0.0,
     )
 
 
