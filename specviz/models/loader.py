@@ -24,9 +24,10 @@ from specviz.models.presets import ModelSource, Preset
 from specviz.models.quantize import quantize_int8, quantize_int8_weight_only
 from specviz.models.runner import ForwardChoice, ModelRunner, choose_forward
 from specviz.models.step_costs import (
-    CPU_FORMATS,
     CostReport,
     cost_key,
+    costs_folder,
+    draft_formats,
     measure_costs,
     read_cached,
     text_ids,
@@ -152,9 +153,7 @@ class ModelCache:
         key = cost_key(str(preset.draft), str(preset.target), torch_dtype, requested, torch_device)
         known = None if remeasure_costs else self._known_costs(key)
         # Every format "auto" may choose, until the costs say which one it is.
-        formats = (
-            _draft_formats(requested, torch_device) if known is None else (known.draft_format,)
-        )
+        formats = draft_formats(requested, torch_device) if known is None else (known.draft_format,)
         loading_draft = Phrase("load.draft", ref=preset.draft.ref)
         drafts = {
             name: self.model(
@@ -171,7 +170,7 @@ class ModelCache:
             ids = text_ids(target_tokenizer)
             known = measure_costs(target, drafts, ids, auto=requested == "auto")
             self._costs[json.dumps(key, sort_keys=True)] = known
-            write_cached(key, known, cache_root() / "step-costs")
+            write_cached(key, known, costs_folder())
         for name in formats:
             if name != known.draft_format:  # the formats "auto" did not choose leave memory
                 del self._models[self._model_key(preset.draft, torch_device, torch_dtype, name)]
@@ -239,8 +238,13 @@ class ModelCache:
 
     def _known_costs(self, key: dict[str, Any]) -> CostReport | None:
         """The costs this process measured for key, else the cache file's, else None."""
-        known = self._costs.get(json.dumps(key, sort_keys=True))
-        return known or read_cached(key, cache_root() / "step-costs")
+        name = json.dumps(key, sort_keys=True)
+        if name not in self._costs:
+            cached = read_cached(key, costs_folder())
+            if cached is None:
+                return None
+            self._costs[name] = cached
+        return self._costs[name]
 
 
 def _draft_quantization(preset: Preset, device: torch.device, progress: Progress) -> str:
@@ -249,13 +253,6 @@ def _draft_quantization(preset: Preset, device: torch.device, progress: Progress
         progress(Phrase("load.int8_not_here"), 0.0)
         return "none"
     return preset.draft_quantization
-
-
-def _draft_formats(requested: str, device: torch.device) -> tuple[str, ...]:
-    """The draft formats to load: every one this device runs for "auto", else the one asked for."""
-    if requested != "auto":
-        return (requested,)
-    return CPU_FORMATS if device.type == "cpu" else ("none",)
 
 
 def _quiet(message: Phrase, fraction: float) -> None:

@@ -38,6 +38,7 @@ import torch
 
 from specviz.core.cost_model import StepCosts
 from specviz.core.model_steps import sync
+from specviz.models.bundled import cache_root
 from specviz.models.runner import ModelRunner
 from specviz.text import Joined, Phrase
 
@@ -149,6 +150,13 @@ class CostReport:
 def format_words(draft_format: str) -> Phrase | str:
     """A draft format in words: "unquantized" for "none", else its name (int8, int8wo)."""
     return Phrase("costs.format.none") if draft_format == "none" else draft_format
+
+
+def draft_formats(requested: str, device: torch.device) -> tuple[str, ...]:
+    """The draft formats to load: every one this device runs for "auto", else the one asked for."""
+    if requested != "auto":
+        return (requested,)
+    return CPU_FORMATS if device.type == "cpu" else ("none",)
 
 
 def choose_draft_format(trials: tuple[DraftTrial, ...]) -> DraftTrial:
@@ -291,6 +299,11 @@ def cost_key(
         "dtype": str(dtype).removeprefix("torch."),
         "draft_format": draft_format,
     }
+
+
+def costs_folder() -> Path:
+    """Where the cost files live: the step-costs folder of the user's specviz cache."""
+    return cache_root() / "step-costs"
 
 
 def cost_file(key: Mapping[str, Any], folder: Path) -> Path:
