@@ -32,7 +32,8 @@ def test_run_and_step_take_the_controls_by_name_in_a_fixed_order(api: dict) -> N
     expected = ["preset", "drafter", "prompt", "chat_template", *shown, "race"]
     assert api["/run"] == api["/step"] == expected
     assert shown == [
-        "gamma", "adaptive_gamma", "temperature", "top_k", "top_p", "seed", "max_new_tokens",
+        "gamma", "adaptive_gamma", "cost_gamma", "temperature", "top_k", "top_p", "seed",
+        "max_new_tokens",
     ]  # fmt: skip
 
 
@@ -132,6 +133,26 @@ def test_the_status_line_names_each_models_forward_and_why_not_lean() -> None:
     assert "draft: lean step" in note
     assert "target: transformers' forward (model type 'gpt2' is not Llama/Qwen2)" in note
     assert forwards_note(Session()) == ""
+
+
+def test_the_model_info_shows_the_step_costs_and_the_draft_format_they_chose() -> None:
+    from specviz.app.live_tab import forwards_note
+    from specviz.app.session import Session
+    from specviz.core.cost_model import StepCosts
+    from specviz.models.runner import ForwardChoice
+    from specviz.models.step_costs import CostReport, DraftTrial
+
+    costs = StepCosts((1.0, 1.68, 2.52), 0.12, 0.21, "int8wo")
+    trials = (DraftTrial("none", 0.3, 0.06, 0.84, 50), DraftTrial("int8wo", 0.12, 0.03, 0.84, 50))
+    sess = Session(
+        forwards={"draft": ForwardChoice("lean", None)},
+        costs=CostReport(costs, trials, auto=True).phrase(),
+    )
+    note = forwards_note(sess)
+    assert note.startswith("Forward: draft: lean step.")
+    assert "one target step 210 ms" in note and "1.00, 1.68, 2.52 steps" in note
+    assert "one draft step (int8wo) costs 0.12 of a target step" in note
+    assert "chosen by measurement from unquantized (c 0.30, agreement 84%)" in note
 
 
 def test_a_lab_handler_gets_a_lab_run_and_may_answer_once_or_stream() -> None:

@@ -193,7 +193,7 @@ def test_bench_takes_every_setting_of_the_schema_but_the_swept_ones() -> None:
     parser = argparse.ArgumentParser()
     bench_cli.add_bench_arguments(parser)
     flags = {action.dest for action in parser._actions}
-    swept = {"gamma", "adaptive_gamma", "temperature"}
+    swept = {"gamma", "adaptive_gamma", "cost_gamma", "temperature"}
     names = {item.name for item in settings_schema(GenerationSettings)}
     assert names - swept <= flags
     args = parser.parse_args(["--top-k", "5", "--draft-stop-cumulative", "0.1"])

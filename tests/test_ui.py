@@ -13,7 +13,8 @@ PROMPT = "Write a Python function add(a, b) that returns a + b."
 # Positional inputs of /run and /step, in the order the API lists them: preset, drafter, prompt,
 # chat_template, the settings the page has controls for (schema order), race.
 CONTROLS = (
-    "qwen2.5-coder-bundled", "draft-model", PROMPT, True, 4, False, 0.0, 0, 1.0, 0, 12, False,
+    "qwen2.5-coder-bundled", "draft-model", PROMPT, True, 4, False, False, 0.0, 0, 1.0, 0, 12,
+    False,
 )  # fmt: skip
 
 

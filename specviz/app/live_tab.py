@@ -333,7 +333,8 @@ _ROLES = {"draft": "app.forward.role.draft", "target": "app.forward.role.target"
 
 
 def forwards_note(sess: Session, lang: str = DEFAULT_LANGUAGE) -> str:
-    """Which forward computed each model: the lean step, or transformers' forward and why."""
+    """Which forward computed each model (the lean step, or transformers' forward and why), then
+    the step costs measured on this machine and the draft format they chose."""
     parts = []
     for name, choice in sess.forwards.items():
         role = t(_ROLES[name], lang) if name in _ROLES else name
@@ -343,4 +344,7 @@ def forwards_note(sess: Session, lang: str = DEFAULT_LANGUAGE) -> str:
             reason = choice.fallback_reason
             parts.append(t("app.forward.transformers", lang, role=role, reason=reason))
     separator = t("app.forward.separator", lang)
-    return t("app.forward", lang, parts=separator.join(parts)) if parts else ""
+    note = t("app.forward", lang, parts=separator.join(parts)) if parts else ""
+    if sess.costs is not None:  # the measured step costs, and the draft format they chose
+        note = f"{note} {sess.costs.text(lang)}".strip()
+    return note

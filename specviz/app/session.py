@@ -46,6 +46,9 @@ class Session:
     # Which forward computes each model ("draft", "target"): the lean step or, with the reason,
     # transformers' forward (ModelRunner's first-use check), for the status line.
     forwards: dict[str, ForwardChoice] = field(default_factory=dict)
+    # The pair's step costs on this machine and the draft format they chose, in words (None:
+    # nothing measured), for the same line.
+    costs: Phrase | None = None
 
     @property
     def paused(self) -> bool:
@@ -231,6 +234,7 @@ class App:
             gr.Warning(t("app.warning.no_chat_template", self.lang))
         session.key = inputs.key
         session.forwards = pair.forward_choices()
+        session.costs = None if pair.cost_report is None else pair.cost_report.phrase()
         session.cycles, session.steps, session.race_done = [], [], False
         session.cycles_iter = speculative_generate(
             pair, prompt_ids, inputs.settings, make_drafter(inputs.drafter, pair)

@@ -25,7 +25,7 @@ from specviz.models.presets import TASKS
 from specviz.text import DEFAULT_LANGUAGE
 
 # The settings each row sets itself, and the bench's defaults where they differ from the preset's.
-_SWEPT = ("gamma", "adaptive_gamma", "temperature")
+_SWEPT = ("gamma", "adaptive_gamma", "cost_gamma", "temperature")
 _BENCH_DEFAULTS = {"max_new_tokens": 64, "seed": 0}
 
 
@@ -45,6 +45,13 @@ def add_bench_arguments(parser: argparse.ArgumentParser, lang: str = DEFAULT_LAN
     parser.add_argument("--gammas", default="3,5,7", help="comma-separated fixed γ values")
     parser.add_argument(
         "--adaptive-start", type=int, default=5, help="starting γ of the adaptive row (0: none)"
+    )
+    parser.add_argument(
+        "--cost-cap",
+        type=int,
+        default=0,
+        help="longest γ of a row whose γ is chosen per cycle from the step costs measured at load "
+        "(0: none)",
     )
     parser.add_argument("--temperatures", default="0", help="comma-separated; 0 = greedy")
     parser.add_argument("--repeats", type=int, default=3)
@@ -84,6 +91,7 @@ def bench_grid(args: argparse.Namespace, preset: Any) -> BenchGrid:
         transformers=not args.no_transformers,
         time_budget_s=args.time_budget,
         drafters=split_drafter_specs(args.drafters) if args.drafters else (preset.drafter,),
+        cost_cap=args.cost_cap,
     )
 
 
@@ -174,6 +182,12 @@ def summary(result: BenchResult) -> str:
     return "\n".join(lines)
 
 
+def _costs_json(pair: Any) -> dict[str, Any] | None:
+    """The step costs measured at load, for the JSON (None for a pair that has none)."""
+    report = getattr(pair, "cost_report", None)
+    return None if report is None else report.to_json()  # type: ignore[no-any-return]
+
+
 def _write_json(out: Path, grid: BenchGrid, preset: Any, pair: Any, result: BenchResult) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     report = {
@@ -181,6 +195,7 @@ def _write_json(out: Path, grid: BenchGrid, preset: Any, pair: Any, result: Benc
         "command": "python -m specviz bench " + " ".join(sys.argv[2:]),
         "preset": preset.id,
         "draft_quantization": preset.draft_quantization,
+        "step_costs": _costs_json(pair),
         "device": str(pair.device),
         "dtype": str(pair.dtype).removeprefix("torch."),
         "torch": torch.__version__,

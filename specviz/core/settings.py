@@ -246,6 +246,11 @@ class GenerationSettings:
 
     gamma: int = setting(5, low=GAMMA_MIN, high=GAMMA_MAX, step=1)
     adaptive_gamma: bool = setting(False, flag="adaptive")
+    # Choose γ each cycle, from 0 (a plain step) up to `gamma`, to maximise the expected tokens per
+    # unit time given the step costs measured when the pair was loaded and the run's acceptance
+    # rate so far (specviz.drafters.policy.cost_gamma); takes precedence over adaptive_gamma.
+    # A pair loaded without measured costs keeps γ fixed.
+    cost_gamma: bool = setting(False)
     temperature: float = setting(
         0.0,
         low=0.0,

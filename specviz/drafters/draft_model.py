@@ -10,6 +10,7 @@ import time
 
 import torch
 
+from specviz.core.cost_model import StepCosts, step_costs_of
 from specviz.core.engine import ModelPairLike
 from specviz.core.model_steps import device_of, sync
 from specviz.core.proposal import Proposal
@@ -27,8 +28,9 @@ class ModelDrafter:
     kind = "draft-model"
     uses_draft_model = True  # holds the pair's draft model (the advisor counts its weights)
 
-    def __init__(self, model: torch.nn.Module) -> None:
+    def __init__(self, model: torch.nn.Module, costs: StepCosts | None = None) -> None:
         self.model = model
+        self.costs = costs  # measured at load; the cost γ schedule reads them
         self.device = device_of(model)
         self._runner = ModelRunner(model)  # its forward and KV cache, as the engine's target's
         self.policy = DraftPolicy(GenerationSettings())
@@ -36,12 +38,12 @@ class ModelDrafter:
 
     @classmethod
     def from_spec(cls, spec: DrafterSpec, pair: ModelPairLike) -> ModelDrafter:
-        """The registry's factory: the pair's draft model, no options."""
+        """The registry's factory: the pair's draft model and step costs, no options."""
         spec.check_options()
         draft = getattr(pair, "draft", None)
         if not isinstance(draft, torch.nn.Module):
             raise UserError("error.drafter.needs_draft", kind=repr(cls.kind))
-        return cls(draft)
+        return cls(draft, step_costs_of(pair))
 
     @property
     def cache_len(self) -> int:
@@ -56,7 +58,7 @@ class ModelDrafter:
         self, prompt_ids: torch.Tensor, settings: GenerationSettings, stop_ids: frozenset[int]
     ) -> float:
         self._runner.reset()
-        self.policy = DraftPolicy(settings, stop_ids)
+        self.policy = DraftPolicy(settings, stop_ids, self.costs)
         self._proposed = []
         # No separate prefill: the first proposal reads the whole prompt in the forward that
         # drafts its first token, saving a full read of the draft's weights.

@@ -5,12 +5,18 @@ applies the stops the settings switch on (end-of-sequence, per-token confidence,
 estimate that every guess so far is right), records why the draft ended, and on commit updates
 the run's record of misses and doubts and the γ schedule. None of this touches the output law:
 speculative sampling is exact whatever the drafter proposes; the stops only save wasted drafts.
+
+Three γ schedules: fixed (the setting's γ), the heuristic +2/−1 (next_gamma), and the cost
+schedule (cost_gamma), which picks the γ with the most expected tokens per unit time from step
+costs measured elsewhere and handed in, and the run's acceptance estimate (AcceptanceEstimate).
+Nothing here reads a clock.
 """
 
 from __future__ import annotations
 
 import torch
 
+from specviz.core.cost_model import StepCosts
 from specviz.core.events import scaled_confidence
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
 
@@ -37,6 +43,52 @@ def next_gamma(gamma: int, accepted_len: int, proposed: int) -> int:
     return max(gamma - 1, GAMMA_MIN)
 
 
+def cost_gamma(alpha: float, costs: StepCosts, gamma_cap: int) -> int:
+    """The γ in [0, min(gamma_cap, costs.gamma_max)] with the highest S(α, γ) = τ / (γ·c + v(γ + 1)).
+
+    γ = 0 is a plain step (S = 1): chosen when no draft pays for its cost. Ties go to the shorter
+    draft, which wastes less when α is overestimated.
+    """
+    best_gamma, best_speedup = 0, costs.speedup(alpha, 0)
+    for gamma in range(1, min(gamma_cap, costs.gamma_max) + 1):
+        speedup = costs.speedup(alpha, gamma)
+        if speedup > best_speedup:
+            best_gamma, best_speedup = gamma, speedup
+    return best_gamma
+
+
+class AcceptanceEstimate:
+    """The run's per-token acceptance rate α, as the cost schedule needs it before each cycle.
+
+    α̂ = (A + w·α₀) / (T + w), where T and A count the draft positions tested and accepted (up
+    to and including the first rejection: the maximum-likelihood estimate of a per-position
+    Bernoulli rate under a truncated draft), each discounted by λ per cycle so the estimate
+    follows the text as it changes (code, then prose), and α₀ with weight w is a Beta prior that
+    keeps the first cycles sensible. Cycles that test nothing (γ = 0, no lookup match) only
+    discount: after a run of plain steps α̂ drifts back to α₀, so a schedule that stopped drafting
+    tries again once the prior says drafting pays.
+    """
+
+    PRIOR_ALPHA = 0.7  # between the bundled pair's α on stories (~0.6) and on code (~0.85)
+    PRIOR_WEIGHT = 2.0  # in tested positions: about one cycle's evidence
+    DISCOUNT = 0.9  # per cycle: the last ~10 cycles carry most of the weight
+
+    def __init__(self) -> None:
+        self.tested = 0.0
+        self.accepted = 0.0
+
+    @property
+    def alpha(self) -> float:
+        """The current estimate α̂."""
+        prior = self.PRIOR_WEIGHT
+        return (self.accepted + prior * self.PRIOR_ALPHA) / (self.tested + prior)
+
+    def update(self, tested: int, accepted: int) -> None:
+        """Discount the record by one cycle, then add this cycle's tested and accepted positions."""
+        self.tested = self.DISCOUNT * self.tested + tested
+        self.accepted = self.DISCOUNT * self.accepted + accepted
+
+
 class DraftPolicy:
     """The stops and the γ schedule of one run, with the record they learn from.
 
@@ -46,10 +98,20 @@ class DraftPolicy:
     """
 
     def __init__(
-        self, settings: GenerationSettings, stop_ids: frozenset[int] = frozenset()
+        self,
+        settings: GenerationSettings,
+        stop_ids: frozenset[int] = frozenset(),
+        costs: StepCosts | None = None,
     ) -> None:
-        self.gamma = settings.gamma  # the current γ (the setting's value until adaptive moves it)
-        self.adaptive = settings.adaptive_gamma
+        # The cost schedule needs measured costs; without them γ stays the setting's.
+        self.costs = costs if settings.cost_gamma else None
+        self.gamma_cap = settings.gamma  # the cost schedule's longest draft
+        self.acceptance = AcceptanceEstimate()
+        self.adaptive = settings.adaptive_gamma and self.costs is None
+        # The current γ: the setting's value until a schedule moves it.
+        self.gamma = settings.gamma
+        if self.costs is not None:
+            self.gamma = cost_gamma(self.acceptance.alpha, self.costs, self.gamma_cap)
         self.stop_below = settings.draft_stop_below
         self.stop_cumulative = settings.draft_stop_cumulative
         self.stop_ids = stop_ids
@@ -116,5 +178,13 @@ class DraftPolicy:
             self.misses += int(accepted_len < proposed)
             self.doubts += sum(1.0 - top for top in self._tops[:tested])
         self._tops = []
-        if self.adaptive:
+        if self.costs is not None:
+            self.acceptance.update(min(accepted_len + 1, proposed), accepted_len)
+            self.gamma = cost_gamma(self.acceptance.alpha, self.costs, self.gamma_cap)
+        elif self.adaptive:
             self.gamma = next_gamma(self.gamma, accepted_len, proposed)
+
+    @property
+    def schedule(self) -> str:
+        """Which γ schedule runs: "cost", "heuristic" or "fixed"."""
+        return "cost" if self.costs is not None else "heuristic" if self.adaptive else "fixed"

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
+from specviz.core.cost_model import StepCosts, step_costs_of
 from specviz.core.engine import ModelPairLike
 from specviz.core.model_steps import device_of
 from specviz.core.proposal import Proposal
@@ -137,9 +138,16 @@ class PromptLookupDrafter:
     kind = "lookup"
     uses_draft_model = False  # holds the pair's draft model (the advisor counts its weights)
 
-    def __init__(self, options: LookupOptions, device: torch.device | None = None) -> None:
+    def __init__(
+        self,
+        options: LookupOptions,
+        device: torch.device | None = None,
+        costs: StepCosts | None = None,
+    ) -> None:
         self.options = options
         self.device = device or torch.device("cpu")  # where the verifier reads the proposal
+        # The target's measured costs with a free draft (no forward): the cost γ schedule's input.
+        self.costs = None if costs is None else costs.without_draft_cost()
         self.policy = DraftPolicy(GenerationSettings())
         self.index = NgramIndex(options)
         self._proposed = 0
@@ -147,7 +155,7 @@ class PromptLookupDrafter:
     @classmethod
     def from_spec(cls, spec: DrafterSpec, pair: ModelPairLike) -> PromptLookupDrafter:
         """The registry's factory: the options the spec sets, proposals on the target's device."""
-        return cls(LookupOptions.from_spec(spec), device_of(pair.target))
+        return cls(LookupOptions.from_spec(spec), device_of(pair.target), step_costs_of(pair))
 
     @property
     def cache_len(self) -> int:
@@ -156,7 +164,7 @@ class PromptLookupDrafter:
     def start(
         self, prompt_ids: torch.Tensor, settings: GenerationSettings, stop_ids: frozenset[int]
     ) -> float:
-        self.policy = DraftPolicy(settings, stop_ids)
+        self.policy = DraftPolicy(settings, stop_ids, self.costs)
         self.index = NgramIndex(self.options)
         self._proposed = 0
         return 0.0  # the prompt is indexed by the first proposal, inside its timing

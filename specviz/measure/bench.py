@@ -72,7 +72,7 @@ class Row:
 
     task: str
     temperature: float
-    gamma: str  # "5" or "adaptive(5)"
+    gamma: str  # "5", "adaptive(5)" or "cost(≤5)"
     plain: Measurement
     specviz: Measurement
     transformers: Measurement | None  # None: not run, or transformers has no such drafter
@@ -104,13 +104,22 @@ class BenchGrid:
     transformers: bool = True  # also run transformers' counterpart of each drafter
     time_budget_s: float | None = None  # None: no limit
     drafters: tuple[str, ...] = (DEFAULT_DRAFTER,)  # drafter specs: a row each per γ
+    # The longest γ of the cost-schedule row (γ chosen per cycle from the step costs measured at
+    # load); 0: no such row.
+    cost_cap: int = 0
 
     def variants(self, base: GenerationSettings) -> list[tuple[str, GenerationSettings]]:
-        """(γ label, settings) of each row of one task and temperature."""
-        rows = [(str(gamma), replace(base, gamma=gamma)) for gamma in self.gammas]
+        """(γ label, settings) of each row of one task and temperature: the fixed γs, then the
+        heuristic schedule, then the cost schedule."""
+        fixed = replace(base, adaptive_gamma=False, cost_gamma=False)
+        rows = [(str(gamma), replace(fixed, gamma=gamma)) for gamma in self.gammas]
         if self.adaptive_start:
-            adaptive = replace(base, gamma=self.adaptive_start, adaptive_gamma=True)
+            adaptive = replace(fixed, gamma=self.adaptive_start, adaptive_gamma=True)
             rows.append((f"adaptive({self.adaptive_start})", adaptive))
+        if self.cost_cap:
+            rows.append(
+                (f"cost(≤{self.cost_cap})", replace(fixed, gamma=self.cost_cap, cost_gamma=True))
+            )
         return rows
 
 
@@ -164,7 +173,8 @@ def run_bench_grid(
                         )
                     )
                     counterpart = None
-                    if grid.transformers:
+                    # transformers has no cost schedule: the fixed rows hold its runs.
+                    if grid.transformers and not settings.cost_gamma:
                         counterpart = transformers_counterpart(
                             drafter, pair, prompt_ids, settings, f"{where} transformers"
                         )

@@ -20,10 +20,21 @@ from typing import Any
 
 import torch
 
+from specviz.core.cost_model import StepCosts
 from specviz.models.bundled import BUNDLED, BundledModelError, Progress, assemble, cache_root
 from specviz.models.presets import ModelSource, Preset
 from specviz.models.quantize import quantize_int8, quantize_int8_weight_only
 from specviz.models.runner import ForwardChoice, ModelRunner, choose_forward
+from specviz.models.step_costs import (
+    CostReport,
+    cost_key,
+    costs_folder,
+    draft_formats,
+    measure_costs,
+    read_cached,
+    text_ids,
+    write_cached,
+)
 from specviz.text import Phrase, UserError
 
 # Bump when the conversion below changes, so stale caches are rebuilt rather than trusted.
@@ -48,6 +59,14 @@ class ModelPair:
     dtype: torch.dtype
     label: str = ""
     load_seconds: float = 0.0
+    # The step costs measured on this machine (specviz.models.step_costs), which the cost γ
+    # schedule reads, with the draft formats tried; None where nothing was measured.
+    cost_report: CostReport | None = None
+
+    @property
+    def step_costs(self) -> StepCosts | None:
+        """v(k) and the draft's c on this machine, for the drafters' cost γ schedule."""
+        return None if self.cost_report is None else self.cost_report.costs
 
     def encode_prompt(self, text: str, chat: bool = True) -> torch.Tensor:
         """Prompt text -> ids (1, T); chat-tuned models get their chat template unless chat=False."""
@@ -115,6 +134,8 @@ class ModelCache:
         self.max_pairs = max_pairs
         # The pairs loaded, least recently used first: each one's model and tokenizer keys.
         self._pairs: OrderedDict[str, tuple[set[tuple[str, str, str]], set[str]]] = OrderedDict()
+        # Step costs measured or read by this process, by their cache key (as JSON).
+        self._costs: dict[str, CostReport] = {}
 
     def load_pair(
         self,
@@ -122,26 +143,49 @@ class ModelCache:
         device: str | None = None,
         dtype: str | None = None,
         progress: Progress | None = None,
+        remeasure_costs: bool = False,
     ) -> ModelPair:
-        """Load (or reuse) the preset's draft and target; checks that they share a tokenizer."""
+        """Load (or reuse) the preset's draft and target; checks that they share a tokenizer.
+
+        The pair's step costs on this machine come from the cache (measured on first use, or again
+        with remeasure_costs); with draft_quantization "auto" they choose the draft's format.
+        """
         began = time.perf_counter()
         torch_device = pick_device(device)
         torch_dtype = pick_dtype(dtype or preset.dtype, torch_device)
         trust = preset.trust_remote_code
         report = progress or _quiet
-        pair_key = f"{preset.id}|{torch_device}|{torch_dtype}"
+        pair_key = f"{preset.id}|{preset.draft_quantization}|{torch_device}|{torch_dtype}"
         self._make_room(pair_key)
         target_tokenizer = self.tokenizer(preset.target, trust, report)
         draft_tokenizer = self.tokenizer(preset.draft, trust, report)
         check_tokenizers(draft_tokenizer, target_tokenizer, preset)
-        quantize = _draft_quantization(preset, torch_device, report)
+        requested = _draft_quantization(preset, torch_device, report)
+        key = cost_key(str(preset.draft), str(preset.target), torch_dtype, requested, torch_device)
+        known = None if remeasure_costs else self._known_costs(key)
+        # Every format "auto" may choose, until the costs say which one it is.
+        formats = draft_formats(requested, torch_device) if known is None else (known.draft_format,)
         loading_draft = Phrase("load.draft", ref=preset.draft.ref)
-        draft = self.model(
-            preset.draft, torch_device, torch_dtype, trust, loading_draft, report, quantize
-        )
+        drafts = {
+            name: self.model(
+                preset.draft, torch_device, torch_dtype, trust, loading_draft, report, name
+            )
+            for name in formats
+        }
         loading_target = Phrase("load.target", ref=preset.target.ref)
         target = self.model(preset.target, torch_device, torch_dtype, trust, loading_target, report)
-        align_vocab(draft, target, target_tokenizer)
+        for candidate in drafts.values():
+            align_vocab(candidate, target, target_tokenizer)
+        if known is None:
+            report(Phrase("load.costs"), 0.95)
+            ids = text_ids(target_tokenizer)
+            known = measure_costs(target, drafts, ids, auto=requested == "auto")
+            self._costs[json.dumps(key, sort_keys=True)] = known
+            write_cached(key, known, costs_folder())
+        for name in formats:
+            if name != known.draft_format:  # the formats "auto" did not choose leave memory
+                del self._models[self._model_key(preset.draft, torch_device, torch_dtype, name)]
+        draft = drafts[known.draft_format]
         self._pairs[pair_key] = (
             {key for key, model in self._models.items() if model is draft or model is target},
             {str(preset.draft), str(preset.target)},
@@ -157,6 +201,7 @@ class ModelCache:
             dtype=torch_dtype,
             label=preset.label,
             load_seconds=time.perf_counter() - began,
+            cost_report=known,
         )
 
     def tokenizer(self, source: ModelSource, trust: bool, progress: Progress) -> Any:
@@ -177,11 +222,7 @@ class ModelCache:
         quantization: str = "none",
     ) -> torch.nn.Module:
         """The source's model from the cache, loaded (reporting ``loading``) on first use."""
-        # Dynamic int8 computes in float32 whatever the preset dtype, so its key names no dtype.
-        precision = {"none": str(dtype), "int8": "int8"}.get(
-            quantization, f"{quantization}:{dtype}"
-        )
-        key = (str(source), str(device), precision)
+        key = self._model_key(source, device, dtype, quantization)
         if key not in self._models:
             progress(loading, 0.0)
             if quantization == "int8":
@@ -226,11 +267,32 @@ class ModelCache:
         self._models.clear()
         self._tokenizers.clear()
         self._pairs.clear()
+        self._costs.clear()
+
+    @staticmethod
+    def _model_key(
+        source: ModelSource, device: torch.device, dtype: torch.dtype, quantization: str
+    ) -> tuple[str, str, str]:
+        # Dynamic int8 computes in float32 whatever the preset dtype, so its key names no dtype.
+        precision = {"none": str(dtype), "int8": "int8"}.get(
+            quantization, f"{quantization}:{dtype}"
+        )
+        return (str(source), str(device), precision)
+
+    def _known_costs(self, key: dict[str, Any]) -> CostReport | None:
+        """The costs this process measured for key, else the cache file's, else None."""
+        name = json.dumps(key, sort_keys=True)
+        if name not in self._costs:
+            cached = read_cached(key, costs_folder())
+            if cached is None:
+                return None
+            self._costs[name] = cached
+        return self._costs[name]
 
 
 def _draft_quantization(preset: Preset, device: torch.device, progress: Progress) -> str:
     """The preset's draft quantization where this device can run it (int8 kernels are CPU-only)."""
-    if preset.draft_quantization != "none" and device.type != "cpu":
+    if preset.draft_quantization not in ("none", "auto") and device.type != "cpu":
         progress(Phrase("load.int8_not_here"), 0.0)
         return "none"
     return preset.draft_quantization

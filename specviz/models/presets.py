@@ -80,8 +80,10 @@ SOURCE_KINDS: tuple[str, ...] = ("hub", "local", "gguf", "bundled")
 #: quantization on the CPU, which made the bundled draft about 2.5x faster there;
 #: "int8wo" stores int8 weights only and keeps activations in the preset dtype, so the
 #: draft's numbers barely depend on how many tokens a forward carries (specviz.models.quantize).
+#: "auto" measures each of those on this machine at load and keeps the fastest that agrees with
+#: the target as well as the others (specviz.models.step_costs).
 #: Any draft keeps decoding lossless: the verifier uses the q the draft really had.
-DRAFT_QUANTIZATIONS: tuple[str, ...] = ("none", "int8", "int8wo")
+DRAFT_QUANTIZATIONS: tuple[str, ...] = ("none", "int8", "int8wo", "auto")
 
 #: Accepted ``dtype`` values; "auto" leaves the choice to the loader.
 DTYPES: tuple[str, ...] = ("bfloat16", "float32", "float16", "auto")
@@ -284,7 +286,7 @@ class Preset:
     # Excluded from the hash because a mapping is unhashable; equality still
     # compares it.  __post_init__ freezes it into a read-only view.
     prompts: Mapping[str, tuple[str, ...]] = field(hash=False)
-    draft_quantization: str = "none"  # "int8" / "int8wo": int8 draft on the CPU (see above)
+    draft_quantization: str = "none"  # "int8" / "int8wo": int8 draft on the CPU; "auto" (see above)
     drafter: str = DEFAULT_DRAFTER  # the drafter spec, e.g. "draft-model"
 
     def __post_init__(self) -> None:

@@ -302,6 +302,19 @@ TABLE = MappingProxyType(
         "load.cached": "Cached {file}",
         "load.joining": "Joining {model} from {parts} packages",
         "load.ready": "Models ready",
+        # --- issue 12 point 6: step costs measured at load, the draft format and γ they choose ---
+        "load.costs": "Measuring the step costs on this machine (first load only; cached)",
+        "costs.summary": (
+            "Step costs ({how}): one target step {target_ms} ms; a target forward of k = 1…{k_max}"
+            " new tokens costs {verify} steps; one draft step ({format}) costs {draft} of a"
+            " target step{choice}."
+        ),
+        "costs.how.measured": "measured at load",
+        "costs.how.cached": "cached for this machine",
+        "costs.choice": "; draft format chosen by measurement from {trials}",
+        "costs.trial": "{format} (c {cost}, agreement {agreement})",
+        "costs.separator": ", ",
+        "costs.format.none": "unquantized",
         # --- why a model runs transformers' forward instead of the lean step ---------------------
         "forward.why.model_type": "model type {model_type} is not one of {supported}",
         "forward.why.attention": "attention implementation {kernel} is not sdpa or eager",
@@ -547,6 +560,7 @@ TABLE = MappingProxyType(
         ),
         "tasks.chart.stopped_early": ", stopped early",
         "tasks.chart.gamma_adaptive": "adaptive from {gamma}",
+        "tasks.chart.gamma_cost": "from measured costs, up to {gamma}",  # issue 12 point 6
         "tasks.chart.temperature": "T = {temperature}",
         "tasks.chart.greedy": "greedy",
         "tasks.chart.panel.alpha": "acceptance rate α",
@@ -805,6 +819,11 @@ TABLE = MappingProxyType(
         "setting.gamma.help": "tokens drafted per cycle (the starting value when adaptive)",
         "setting.adaptive_gamma": "Adaptive γ",
         "setting.adaptive_gamma.help": "adapt γ to acceptance: +2 after a full accept, −1 after a rejection",
+        "setting.cost_gamma": "γ from measured costs",
+        "setting.cost_gamma.help": (
+            "choose γ each cycle, from 0 (a plain step) up to γ, for the most tokens per second"
+            " given the step costs measured at load and the acceptance so far; overrides adaptive γ"
+        ),
         "setting.temperature": "Temperature",
         "setting.temperature.help": "0 = greedy; higher flattens the target's distribution",
         "setting.top_k": "Top-k",

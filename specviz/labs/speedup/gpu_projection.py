@@ -12,13 +12,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from specviz.labs.speedup.theory import (
-    ALL_GAMMAS,
-    SpeedupRow,
-    best_speedup_row,
-    check_alpha,
-    speedup_rows,
-)
+from specviz.core.cost_model import check_alpha
+from specviz.labs.speedup.theory import ALL_GAMMAS, SpeedupRow, best_speedup_row, speedup_rows
 from specviz.text import UserError
 
 

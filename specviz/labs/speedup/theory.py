@@ -1,10 +1,9 @@
 """Why speculation wins or loses: the speedup model of Leviathan et al. (2023), fed with measurements.
 
-With per-token acceptance rate α, γ drafted tokens per cycle, a draft step costing c target steps and
-a verification of γ + 1 tokens costing v(γ) target steps (a line fitted to the measured cost curve), one cycle costs γ·c + v(γ) target steps and
-yields on average τ = (1 − α^(γ+1)) / (1 − α) tokens (eq. 1), so the speedup over plain decoding is
-
-    S(α, γ) = τ / (γ·c + v(γ)).                                  (Theorem 3.8 has v = 1)
+The formula is specviz.core.cost_model's: with per-token acceptance rate α, γ drafts per cycle,
+a draft step costing c target steps and a verification of γ + 1 tokens costing v(γ) target steps
+(here indexed by γ, read from a line fitted to the measured cost curve, so one noisy point cannot
+make the prediction zigzag), S(α, γ) = τ / (γ·c + v(γ)) with τ = (1 − α^(γ+1)) / (1 − α) (eq. 1).
 
 Two labs sit on this formula: the theory computed from this run's measured α, c and v, overlaid with
 the speedups measured at several γ; and a projection of the same α onto a GPU through a roofline
@@ -19,6 +18,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
+from specviz.core.cost_model import check_alpha, expected_tokens_per_pass, predicted_speedup
 from specviz.core.engine import DraftModelPairLike
 from specviz.core.events import Cycle, Totals
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
@@ -28,27 +28,6 @@ from specviz.measure.methods import plain_decoding, speculative_decoding
 from specviz.text import Phrase, UserError
 
 ALL_GAMMAS = range(GAMMA_MIN, GAMMA_MAX + 1)
-
-
-def expected_tokens_per_pass(alpha: float, gamma: int) -> float:
-    """τ = (1 − α^(γ+1)) / (1 − α): expected tokens per target pass (Leviathan et al., eq. 1)."""
-    check_alpha(alpha)
-    if gamma < 0:
-        raise ValueError(f"γ must be non-negative, got {gamma}")
-    # The same geometric series summed term by term: exact at α = 1 (τ = γ + 1) and near it.
-    return sum(alpha**i for i in range(gamma + 1))
-
-
-def predicted_speedup(alpha: float, gamma: int, draft_cost: float, verify_cost: float) -> float:
-    """S = τ / (γ·c + v): plain decoding spends one target step per token, a cycle γ·c + v steps.
-
-    With v = 1 this is Leviathan et al.'s improvement factor (1 − α^(γ+1)) / ((1 − α)(γc + 1)).
-    Whenever α ≤ c and v ≥ 1 it is at most 1 for every γ: each drafted token costs c but is worth
-    at most α < c of a target step, so speculation cannot win.
-    """
-    if draft_cost < 0 or verify_cost <= 0:
-        raise ValueError("draft cost must be >= 0 and verification cost > 0")
-    return expected_tokens_per_pass(alpha, gamma) / (gamma * draft_cost + verify_cost)
 
 
 @dataclass(frozen=True)
@@ -282,7 +261,12 @@ def _quiet(fraction: float, message: Phrase) -> None:
 
 def _fixed(settings: GenerationSettings, gamma: int) -> GenerationSettings:
     return replace(
-        settings, gamma=gamma, adaptive_gamma=False, draft_stop_below=0.0, draft_stop_cumulative=0.0
+        settings,
+        gamma=gamma,
+        adaptive_gamma=False,
+        cost_gamma=False,
+        draft_stop_below=0.0,
+        draft_stop_cumulative=0.0,
     )
 
 
@@ -308,9 +292,3 @@ def _measured(gamma: int, outcome: Outcome, plain: Totals) -> MeasuredRun:
         verify_s_per_pass=sum(c.timing.verify_s for c in cycles) / max(totals.target_forwards, 1),
         complete=outcome.complete,
     )
-
-
-def check_alpha(alpha: float) -> None:
-    """Raise UserError unless α is a probability."""
-    if not 0.0 <= alpha <= 1.0:
-        raise UserError("error.alpha", alpha=alpha)

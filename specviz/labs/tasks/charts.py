@@ -34,11 +34,11 @@ def _title(report: TaskReport | None, lang: str) -> str:
     if report is None:
         return t("tasks.chart.title", lang)
     settings = report.settings
-    gamma = (
-        t("tasks.chart.gamma_adaptive", lang, gamma=settings.gamma)
-        if settings.adaptive_gamma
-        else str(settings.gamma)
-    )
+    gamma = str(settings.gamma)
+    if settings.cost_gamma:
+        gamma = t("tasks.chart.gamma_cost", lang, gamma=settings.gamma)
+    elif settings.adaptive_gamma:
+        gamma = t("tasks.chart.gamma_adaptive", lang, gamma=settings.gamma)
     temperature = (
         t("tasks.chart.temperature", lang, temperature=f"{settings.temperature:g}")
         if settings.temperature

@@ -1,0 +1,352 @@
+"""A pair's step costs on this machine, measured at load and cached: v(k), c, and the draft format.
+
+Whether speculation pays depends on the machine: on a CPU with AVX512-BF16 a target forward of 6
+new tokens costs about 1.2 single steps, on an AVX2-only CPU about 4.7, so the best γ and the best
+draft format differ from machine to machine (docs/performance.md, "Step costs measured at load").
+This module measures, through each model's ModelRunner (the forward the app runs):
+
+- the target's v(k) for k = 1, 2, ...: one forward of k new tokens after a cached context, over
+  one of a single token (the least of ROUNDS runs each, so a busy moment on a shared machine does
+  not count). Sizes are added until GAMMA_MEASURED + 1 or until the first round has spent
+  SIZES_BUDGET_S (at least MIN_SIZES): a fast device measures long drafts' costs in a fraction of
+  a second, a slow CPU, where long drafts never pay, stops after a few seconds;
+- each draft format's step cost c: its one-token step over the target's, both the least of
+  ROUNDS runs timed back to back, so a ratio of times taken under the same load;
+- each draft format's agreement with the target: the fraction of positions of a short text where
+  the draft's most likely next token, fed one token at a time as it drafts, is the target's.
+
+With draft_quantization = "auto" the loader tries every format this device runs and keeps the
+fastest whose agreement is within AGREEMENT_SLACK of the best (choose_draft_format). The result is
+cached as a small JSON file under the user's cache folder, keyed by the machine (CPU model and
+flags or GPU name, threads, torch version), the model sources, the dtype and the requested draft
+format; a later load reads it, and --remeasure-costs measures again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from specviz.core.cost_model import StepCosts
+from specviz.core.model_steps import sync
+from specviz.models.bundled import cache_root
+from specviz.models.runner import ModelRunner
+from specviz.text import Joined, Phrase
+
+# Bump when what is measured or how changes, so cached costs from older code are not trusted.
+COST_VERSION = 1
+# The longest draft whose verification is measured: v(k) up to k = GAMMA_MEASURED + 1.
+GAMMA_MEASURED = 8
+ROUNDS = 3  # timed runs per size; the least counts
+SIZES_BUDGET_S = 2.0  # the first round adds sizes until it has spent this long ...
+MIN_SIZES = 3  # ... measuring at least v(1..3)
+# The agreement text's first PREFILL tokens are fed at once; each later one is a one-token draft
+# step, timed, whose prediction is compared with the target's.
+PREFILL = 16
+TEXT_TOKENS = 64
+# A format may agree with the target on this fraction fewer positions than the best and still be
+# chosen (at least one position): teacher-forced agreement on one short text moves by a position
+# or two between formats that decode alike.
+AGREEMENT_SLACK = 0.02
+# Formats "auto" tries on a CPU (int8 kernels are CPU-only); elsewhere only "none".
+CPU_FORMATS = ("none", "int8", "int8wo")
+
+# Code and prose, as the bundled presets' tasks mix them: the text the agreement is measured on.
+AGREEMENT_TEXT = (
+    "def moving_average(values, window):\n"
+    '    """Return the averages of each run of `window` consecutive values."""\n'
+    "    if window <= 0:\n"
+    '        raise ValueError("window must be positive")\n'
+    "    total = sum(values[:window])\n"
+    "    averages = [total / window]\n"
+    "    for index in range(window, len(values)):\n"
+    "        total += values[index] - values[index - window]\n"
+    "        averages.append(total / window)\n"
+    "    return averages\n\n"
+    "The lighthouse keeper climbed the stairs one last time. Below him the sea was calm, and "
+    "the boats of the village were coming home before the storm that the radio had promised."
+)
+
+
+@dataclass(frozen=True)
+class DraftTrial:
+    """One draft format as measured: its step cost and how often it agrees with the target."""
+
+    draft_format: str  # "none" (the preset's dtype), "int8" or "int8wo"
+    draft_cost: float  # c: one draft step over one target step
+    draft_step_s: float
+    agreement: float  # fraction of the text's positions where the draft's argmax is the target's
+    positions: int
+
+
+@dataclass(frozen=True)
+class CostReport:
+    """The step costs a pair runs with, every draft format tried, and where the numbers came from."""
+
+    costs: StepCosts  # of the chosen format
+    trials: tuple[DraftTrial, ...]  # every format measured (one when the preset fixed it)
+    auto: bool  # the format was chosen by measurement (draft_quantization = "auto")
+    cached: bool = False  # read from the cache file rather than measured by this load
+
+    @property
+    def draft_format(self) -> str:
+        """The draft format the pair runs."""
+        return self.costs.draft_format
+
+    def phrase(self) -> Phrase:
+        """The costs and the choice in words, for the app's model info and the CLI's load line."""
+        costs = self.costs
+        verify = ", ".join(f"{v:.2f}" for v in costs.verify)
+        choice: Phrase | str = ""
+        if self.auto:
+            tried = tuple(
+                Phrase(
+                    "costs.trial",
+                    format=format_words(trial.draft_format),
+                    cost=f"{trial.draft_cost:.2f}",
+                    agreement=f"{trial.agreement:.0%}",
+                )
+                for trial in self.trials
+            )
+            choice = Phrase("costs.choice", trials=Joined("costs.separator", tried))
+        return Phrase(
+            "costs.summary",
+            how=Phrase("costs.how.cached" if self.cached else "costs.how.measured"),
+            target_ms=f"{costs.target_step_s * 1000:.0f}",
+            verify=verify,
+            k_max=len(costs.verify),
+            format=format_words(costs.draft_format),
+            draft=f"{costs.draft:.2f}",
+            choice=choice,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """A plain dict for the cache file and the bench's JSON."""
+        trials = [asdict(trial) for trial in self.trials]
+        return {"costs": asdict(self.costs), "trials": trials, "auto": self.auto}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CostReport:
+        """The report to_json wrote, marked as cached; KeyError/TypeError/ValueError if malformed."""
+        costs = dict(data["costs"])
+        costs["verify"] = tuple(float(v) for v in costs["verify"])
+        return cls(
+            StepCosts(**costs),
+            tuple(DraftTrial(**trial) for trial in data["trials"]),
+            bool(data["auto"]),
+            cached=True,
+        )
+
+
+def format_words(draft_format: str) -> Phrase | str:
+    """A draft format in words: "unquantized" for "none", else its name (int8, int8wo)."""
+    return Phrase("costs.format.none") if draft_format == "none" else draft_format
+
+
+def draft_formats(requested: str, device: torch.device) -> tuple[str, ...]:
+    """The draft formats to load: every one this device runs for "auto", else the one asked for."""
+    if requested != "auto":
+        return (requested,)
+    return CPU_FORMATS if device.type == "cpu" else ("none",)
+
+
+def choose_draft_format(trials: tuple[DraftTrial, ...]) -> DraftTrial:
+    """The cheapest draft among those whose agreement is within AGREEMENT_SLACK of the best."""
+    best = max(trial.agreement for trial in trials)
+    positions = max(trial.positions for trial in trials)
+    slack = max(AGREEMENT_SLACK, 1 / positions) if positions else AGREEMENT_SLACK
+    keeps = [trial for trial in trials if trial.agreement >= best - slack - 1e-9]
+    return min(keeps, key=lambda trial: trial.draft_cost)
+
+
+# --- measuring ------------------------------------------------------------------------------
+
+
+def text_ids(tokenizer: Any) -> torch.Tensor:
+    """The agreement text as ids (T,), at most TEXT_TOKENS of them."""
+    ids = tokenizer.encode(AGREEMENT_TEXT)
+    return torch.tensor(list(ids)[:TEXT_TOKENS], dtype=torch.long)
+
+
+@torch.inference_mode()
+def measure_costs(
+    target: torch.nn.Module,
+    drafts: Mapping[str, torch.nn.Module],
+    ids: torch.Tensor,
+    auto: bool,
+    gamma_measured: int = GAMMA_MEASURED,
+    rounds: int = ROUNDS,
+    budget_s: float = SIZES_BUDGET_S,
+) -> CostReport:
+    """Measure v(k) and every draft's c and agreement on ids (T,); the report keeps the chosen one.
+
+    drafts maps each format to try to its loaded draft; with one format there is nothing to choose.
+    """
+    if ids.dim() != 1 or ids.shape[0] < PREFILL + 2:
+        raise ValueError(f"the cost text needs at least {PREFILL + 2} tokens, got {ids.shape}")
+    target_runner = ModelRunner(target)
+    feed = ids.to(target_runner.device).view(1, -1)  # (1, T)
+    # The target's prediction after each position PREFILL..T-2 (the last logits predict past the
+    # text and are dropped); its cache then holds the text, the context the steps are timed after.
+    predicted = target_runner.forward(feed, logits_to_keep=ids.shape[0] - PREFILL)[:-1].argmax(-1)
+    runners = {name: ModelRunner(draft) for name, draft in drafts.items()}
+    agreements = {name: _agreement(runner, feed, predicted) for name, runner in runners.items()}
+    target_s, draft_s = _step_times(
+        target_runner, runners, feed[0], gamma_measured + 1, rounds, budget_s
+    )
+    trials = tuple(
+        DraftTrial(name, draft_s[name] / target_s[0], draft_s[name], agreement, positions)
+        for name, (agreement, positions) in agreements.items()
+    )
+    chosen = choose_draft_format(trials) if auto else trials[0]
+    verify = tuple(seconds / target_s[0] for seconds in target_s)
+    costs = StepCosts(verify, chosen.draft_cost, target_s[0], chosen.draft_format)
+    return CostReport(costs, trials, auto)
+
+
+def _agreement(
+    runner: ModelRunner, feed: torch.Tensor, predicted: torch.Tensor
+) -> tuple[float, int]:
+    """The fraction of positions PREFILL..T-2 where the draft, fed as it drafts (a prefill, then
+    one token per forward), predicts the target's next token; and how many positions."""
+    feed = feed.to(runner.device)
+    guesses = [runner.forward(feed[:, : PREFILL + 1]).argmax(-1)[-1]]
+    for position in range(PREFILL + 1, feed.shape[1] - 1):
+        guesses.append(runner.forward(feed[:, position : position + 1]).argmax(-1)[-1])
+    agree = int((torch.stack(guesses).to(predicted.device) == predicted).sum())
+    return agree / len(guesses), len(guesses)
+
+
+def _step_times(
+    target: ModelRunner,
+    drafts: Mapping[str, ModelRunner],
+    pool: torch.Tensor,
+    sizes: int,
+    rounds: int,
+    budget_s: float,
+) -> tuple[list[float], dict[str, float]]:
+    """Seconds of the target's forward of 1..n new tokens (n ≤ sizes, see SIZES_BUDGET_S) and of
+    each draft's one-token step, each the least of rounds runs.
+
+    Each round times the target's one-token step and every draft's step back to back, so c is a
+    ratio of times taken under the same load, then the larger target sizes.
+    """
+    target_s: list[float] = []
+    draft_s = dict.fromkeys(drafts, float("inf"))
+    began = time.perf_counter()
+    for round_index in range(rounds):
+        for size in range(1, sizes + 1):
+            if round_index == 0 and size > MIN_SIZES and time.perf_counter() - began > budget_s:
+                sizes = size - 1  # the first round decides how many sizes are measured
+                break
+            seconds = _timed(target, pool, size)
+            if round_index == 0:
+                target_s.append(seconds)
+            target_s[size - 1] = min(target_s[size - 1], seconds)
+            if size == 1:
+                for name, runner in drafts.items():
+                    draft_s[name] = min(draft_s[name], _timed(runner, pool, 1))
+    return target_s, draft_s
+
+
+def _timed(runner: ModelRunner, pool: torch.Tensor, size: int) -> float:
+    """Seconds of one verify-shaped forward of size tokens after the cache, which is then rolled
+    back; logits are kept for every fed position, as a verify step keeps them. The token values
+    (the first of pool) do not change the cost."""
+    sync(runner.device)
+    began = time.perf_counter()
+    runner.forward(pool[:size].view(1, size), logits_to_keep=size)
+    sync(runner.device)
+    seconds = time.perf_counter() - began
+    runner.rollback(size)
+    return seconds
+
+
+# --- the cache ------------------------------------------------------------------------------
+
+
+def machine_key(device: torch.device) -> dict[str, Any]:
+    """What the costs depend on besides the models: the processor, threads and torch."""
+    key: dict[str, Any] = {"torch": torch.__version__, "threads": torch.get_num_threads()}
+    if device.type == "cuda":
+        key["gpu"] = torch.cuda.get_device_name(device)
+    else:
+        model, flags = _cpu_model_and_flags()
+        key["cpu"] = model
+        # The flags decide which kernels run (avx512_bf16, amx...); a hash keeps the key short.
+        key["cpu_flags"] = hashlib.sha256(" ".join(sorted(flags)).encode()).hexdigest()[:16]
+    return key
+
+
+def cost_key(
+    draft: str, target: str, dtype: torch.dtype, draft_format: str, device: torch.device
+) -> dict[str, Any]:
+    """The cache key of one pair's costs: the machine, the sources, dtype and requested format."""
+    return {
+        "version": COST_VERSION,
+        **machine_key(device),
+        "draft": draft,
+        "target": target,
+        "dtype": str(dtype).removeprefix("torch."),
+        "draft_format": draft_format,
+    }
+
+
+def costs_folder() -> Path:
+    """Where the cost files live: the step-costs folder of the user's specviz cache."""
+    return cache_root() / "step-costs"
+
+
+def cost_file(key: Mapping[str, Any], folder: Path) -> Path:
+    """Where the costs of key are cached in folder: one small JSON file per key."""
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
+    return folder / f"{digest}.json"
+
+
+def read_cached(key: Mapping[str, Any], folder: Path) -> CostReport | None:
+    """The cached report for key, None when there is none (or it is unreadable or for another key)."""
+    path = cost_file(key, folder)
+    try:
+        data = json.loads(path.read_text())
+        if data.get("key") != dict(key):
+            return None
+        return CostReport.from_json(data["report"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def write_cached(key: Mapping[str, Any], report: CostReport, folder: Path) -> None:
+    """Cache report under key; a folder that cannot be written only means measuring next time."""
+    path = cost_file(key, folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_text(json.dumps({"key": dict(key), "report": report.to_json()}, indent=1))
+        temporary.replace(path)  # atomic: a reader never sees half a file
+    except OSError:
+        pass
+
+
+def _cpu_model_and_flags() -> tuple[str, list[str]]:
+    """The CPU's model name and feature flags from /proc/cpuinfo (platform's words elsewhere)."""
+    model, flags = platform.processor() or platform.machine(), list[str]()
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return model, flags
+    for line in lines:
+        name, _, value = line.partition(":")
+        if name.strip() == "model name" and value.strip():
+            model = value.strip()
+        elif name.strip() in ("flags", "Features") and not flags:
+            flags = value.split()
+    return model, flags

@@ -1,0 +1,196 @@
+"""Step costs measured at load (specviz.models.step_costs): v(k), c, agreement, the format choice,
+the per-machine cache and the loader's use of it, on tiny models."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from conftest import EOS_ID, ByteTokenizer, TinyPair, tiny_qwen
+
+import specviz.models.loader as loader
+from specviz.core.cost_model import StepCosts
+from specviz.core.settings import GenerationSettings
+from specviz.models.presets import ModelSource, Preset
+from specviz.models.step_costs import (
+    GAMMA_MEASURED,
+    MIN_SIZES,
+    PREFILL,
+    CostReport,
+    DraftTrial,
+    choose_draft_format,
+    cost_file,
+    cost_key,
+    measure_costs,
+    read_cached,
+    text_ids,
+    write_cached,
+)
+
+IDS = text_ids(ByteTokenizer())
+
+
+def test_the_measurement_gives_relative_costs_and_agreement(tiny_pair: TinyPair) -> None:
+    drafts = {"none": tiny_pair.draft, "target itself": tiny_pair.target}
+    report = measure_costs(tiny_pair.target, drafts, IDS, auto=True, rounds=1)
+    costs = report.costs
+    assert costs.verify[0] == 1.0 and MIN_SIZES <= len(costs.verify) <= GAMMA_MEASURED + 1
+    assert all(v > 0 for v in costs.verify) and costs.target_step_s > 0
+    positions = len(IDS) - PREFILL - 1
+    assert [trial.positions for trial in report.trials] == [positions, positions]
+    # The target drafting for itself agrees everywhere; a different random model does not.
+    by_name = {trial.draft_format: trial for trial in report.trials}
+    assert by_name["target itself"].agreement == 1.0
+    assert by_name["none"].agreement < 1.0
+    assert report.draft_format in by_name and costs.draft == by_name[report.draft_format].draft_cost
+
+
+def test_a_fixed_format_is_measured_not_chosen(tiny_pair: TinyPair) -> None:
+    report = measure_costs(tiny_pair.target, {"int8wo": tiny_pair.draft}, IDS, auto=False, rounds=1)
+    assert report.draft_format == "int8wo" and not report.auto and len(report.trials) == 1
+
+
+def trial(name: str, cost: float, agreement: float) -> DraftTrial:
+    return DraftTrial(name, cost, cost * 0.1, agreement, positions=50)
+
+
+def test_the_cheapest_format_that_keeps_agreement_is_chosen() -> None:
+    trials = (trial("none", 0.3, 0.84), trial("int8", 0.15, 0.70), trial("int8wo", 0.2, 0.83))
+    assert choose_draft_format(trials).draft_format == "int8wo"  # int8 loses agreement
+    close = (trial("none", 0.3, 0.84), trial("int8", 0.15, 0.82))  # one position of 50: kept
+    assert choose_draft_format(close).draft_format == "int8"
+
+
+# -- the cache -------------------------------------------------------------------------------
+
+REPORT = CostReport(
+    StepCosts((1.0, 1.7, 2.5), 0.12, 0.21, "int8wo"),
+    (trial("none", 0.3, 0.84), trial("int8wo", 0.12, 0.84)),
+    auto=True,
+)
+
+
+def key(**changes: Any) -> dict[str, Any]:
+    values = {
+        "draft": "bundled:a",
+        "target": "bundled:b",
+        "dtype": torch.bfloat16,
+        "draft_format": "auto",
+        "device": torch.device("cpu"),
+    } | changes
+    return cost_key(**values)
+
+
+def test_the_key_names_the_machine_models_dtype_and_format() -> None:
+    fields = key()
+    for name in ("cpu", "cpu_flags", "torch", "threads", "draft", "target", "dtype", "version"):
+        assert name in fields
+    assert fields["dtype"] == "bfloat16" and fields["draft_format"] == "auto"
+    assert fields["torch"] == torch.__version__ and fields["threads"] == torch.get_num_threads()
+    folder = Path("/nowhere")
+    files = {
+        cost_file(variant, folder)
+        for variant in (
+            key(),
+            key(draft="bundled:c"),
+            key(dtype=torch.float32),
+            key(draft_format="int8"),
+        )
+    }
+    assert len(files) == 4 and cost_file(key(), folder) == cost_file(key(), folder)
+
+
+def test_the_cache_file_round_trips_and_refuses_what_it_cannot_trust(tmp_path: Path) -> None:
+    assert read_cached(key(), tmp_path) is None
+    write_cached(key(), REPORT, tmp_path)
+    cached = read_cached(key(), tmp_path)
+    assert cached is not None and cached.cached and not REPORT.cached
+    assert cached.costs == REPORT.costs and cached.trials == REPORT.trials and cached.auto
+    assert read_cached(key(draft_format="int8"), tmp_path) is None  # another key
+    path = cost_file(key(), tmp_path)
+    data = json.loads(path.read_text())
+    data["key"]["threads"] = -1  # a hash collision would still not be trusted
+    path.write_text(json.dumps(data))
+    assert read_cached(key(), tmp_path) is None
+    path.write_text("{not json")
+    assert read_cached(key(), tmp_path) is None
+
+
+def test_the_report_words_the_costs_and_the_choice() -> None:
+    text = REPORT.phrase().text()
+    assert "1.00, 1.70, 2.50" in text and "210 ms" in text and "int8wo" in text
+    assert "unquantized (c 0.30, agreement 84%)" in text
+    fixed = CostReport(REPORT.costs, REPORT.trials[1:], auto=False, cached=True)
+    assert "cached for this machine" in fixed.phrase().text()
+    assert "chosen" not in fixed.phrase().text()
+
+
+# -- the loader: measured once, cached, the unchosen formats dropped ---------------------------
+
+
+class FakeTokenizer(ByteTokenizer):
+    """What the loader asks of a transformers tokenizer, over the byte vocabulary."""
+
+    unk_token_id = None
+
+    def get_vocab(self) -> dict[str, int]:
+        return {str(index): index for index in range(EOS_ID + 1)}
+
+    def __len__(self) -> int:
+        return EOS_ID + 1
+
+    def convert_tokens_to_ids(self, token: str) -> int:
+        return -1
+
+
+def tiny_preset() -> Preset:
+    return Preset(
+        id="tiny",
+        label="tiny",
+        description="",
+        draft=ModelSource("local", "draft"),
+        target=ModelSource("local", "target"),
+        dtype="float32",
+        settings=GenerationSettings(),
+        chat_template=False,
+        trust_remote_code=False,
+        default=False,
+        prompts={"code": ("x",)},
+        draft_quantization="auto",
+    )
+
+
+def test_the_loader_measures_once_then_reads_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loaded: list[str] = []
+
+    def load_model(source: ModelSource, *args: Any, **kwargs: Any) -> torch.nn.Module:
+        loaded.append(source.ref)
+        return tiny_qwen(1) if source.ref == "draft" else tiny_qwen(2, layers=3)
+
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
+    monkeypatch.setattr(loader, "load_model", load_model)
+    monkeypatch.setattr(loader, "load_tokenizer", lambda *args: FakeTokenizer())
+    cache = loader.ModelCache()
+    pair = cache.load_pair(tiny_preset(), device="cpu")
+    report = pair.cost_report
+    assert report is not None and report.auto and not report.cached
+    assert {trial.draft_format for trial in report.trials} == {"none", "int8", "int8wo"}
+    assert pair.step_costs == report.costs
+    assert loaded.count("draft") == 3  # every format, until the costs chose one
+    drafts = [k for k in cache._models if k[0] == "local:draft"]
+    assert len(drafts) == 1 and pair.draft is cache._models[drafts[0]]  # the others left memory
+    assert list((tmp_path / "step-costs").glob("*.json"))
+
+    loaded.clear()
+    again = loader.ModelCache().load_pair(tiny_preset(), device="cpu")
+    assert again.cost_report is not None and again.cost_report.cached
+    assert again.cost_report.draft_format == report.draft_format
+    assert loaded.count("draft") == 1  # only the chosen format
+
+    remeasured = loader.ModelCache().load_pair(tiny_preset(), device="cpu", remeasure_costs=True)
+    assert remeasured.cost_report is not None and not remeasured.cost_report.cached
