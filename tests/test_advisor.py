@@ -9,7 +9,7 @@ import pytest
 import torch
 from conftest import TinyPair, tiny_qwen
 
-from specviz.cli.advise import advice_prompts, draft_formats
+from specviz.cli.advise import advice_draft_formats, advice_prompts
 from specviz.core.events import Totals
 from specviz.core.settings import GenerationSettings
 from specviz.labs.advisor.advice import (
@@ -55,21 +55,26 @@ def advice(tiny_pair: TinyPair) -> Advice:
     return advise(plan_for(tiny_pair))
 
 
-def test_candidates_are_each_proposer_at_each_gamma_then_adaptive(tiny_pair: TinyPair) -> None:
+def test_candidates_are_each_proposer_at_each_gamma_then_adaptive_then_cost(
+    tiny_pair: TinyPair,
+) -> None:
     names = [candidate.name for candidate in candidates(plan_for(tiny_pair))]
     assert names == [
         "draft-model[none] γ=2",
         "draft-model[none] γ=5",
         "draft-model[none] γ=adaptive(3)",
+        "draft-model[none] γ=cost(≤3)",
         "draft-model[int8wo] γ=2",
         "draft-model[int8wo] γ=5",
         "draft-model[int8wo] γ=adaptive(3)",
+        "draft-model[int8wo] γ=cost(≤3)",
         # Lookup drafts with no model, so it is one proposer whatever the draft format.
         "lookup γ=2",
         "lookup γ=5",
         "lookup γ=adaptive(3)",
+        "lookup γ=cost(≤3)",
     ]
-    fixed = candidates(plan_for(tiny_pair, adaptive=False, drafters=["lookup"]))
+    fixed = candidates(plan_for(tiny_pair, adaptive=False, cost=False, drafters=["lookup"]))
     assert [(c.gamma, c.adaptive, c.draft_format) for c in fixed] == [
         (2, False, ""),
         (5, False, ""),
@@ -80,13 +85,13 @@ def test_a_plan_without_drafters_gammas_or_prompts_is_refused(tiny_pair: TinyPai
     with pytest.raises(UserError, match="drafter"):
         candidates(plan_for(tiny_pair, drafters=[]))
     with pytest.raises(UserError, match="γ"):
-        candidates(plan_for(tiny_pair, gammas=(), adaptive=False))
+        candidates(plan_for(tiny_pair, gammas=(), adaptive=False, cost=False))
     with pytest.raises(UserError, match="prompt"):
         advise(plan_for(tiny_pair, prompt_ids=[]))
 
 
 def test_every_candidate_is_measured_over_every_prompt(advice: Advice) -> None:
-    assert len(advice.verdicts) == 9 and not advice.stopped and not advice.cut
+    assert len(advice.verdicts) == 12 and not advice.stopped and not advice.cut
     assert advice.plain_tokens_per_s > 0 and advice.plain_ttft_s > 0
     for verdict in advice.verdicts:
         # Both prompts decoded to the end: the pooled counters hold 2 × 10 tokens.
@@ -184,11 +189,11 @@ def test_prompts_come_from_flags_a_file_or_a_task_group(tmp_path) -> None:
 def test_draft_formats_put_the_presets_first_and_refuse_unknown_ones() -> None:
     preset = default_preset(load_presets())
     ns = argparse.Namespace(device="cpu", draft_formats=None)
-    formats = draft_formats(ns, preset)
+    formats = advice_draft_formats(ns, preset)
     assert formats[0] == preset.draft_quantization and set(formats) == {"none", "int8", "int8wo"}
     ns.draft_formats = "none,fp4"
     with pytest.raises(UserError, match="fp4"):
-        draft_formats(ns, preset)
+        advice_draft_formats(ns, preset)
 
 
 class VocabTokenizer:

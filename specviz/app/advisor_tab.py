@@ -21,7 +21,9 @@ from specviz.drafters.registry import DRAFTERS
 from specviz.labs.advisor import charts as advisor_charts
 from specviz.labs.advisor import panel as advisor_panel
 from specviz.labs.advisor.advice import ADVISOR_GAMMAS, AdvicePlan, iter_advice
-from specviz.models.presets import DRAFT_QUANTIZATIONS, TASKS, Preset
+from specviz.models.loader import pick_device
+from specviz.models.presets import TASKS, Preset
+from specviz.models.step_costs import draft_formats
 from specviz.text import t
 
 # The advisor's default size: one prompt, short runs, a budget that keeps a task group in minutes.
@@ -59,8 +61,9 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
                 elem_id="sv-advisor-drafters",
             )
             limits = wiring.app.limits
+            every_format = list(draft_formats("auto", pick_device()))
             own_format = preset.draft_quantization
-            format_choices = list(DRAFT_QUANTIZATIONS) if limits.advisor_formats else [own_format]
+            format_choices = every_format if limits.advisor_formats else [own_format]
             formats = gr.CheckboxGroup(
                 format_choices,
                 value=format_choices,
@@ -110,7 +113,10 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
         wiring.app.check_lab_size(budget_value, limits.advisor_budget_s, "app.advisor.budget")
         chosen = lab.inputs.preset
         own = chosen.draft_quantization
-        allowed_formats = DRAFT_QUANTIZATIONS if limits.advisor_formats else (own,)
+        if own == "auto" and lab.pair.cost_report is not None:
+            own = lab.pair.cost_report.draft_format  # the format "auto" chose at load
+        every_format = draft_formats("auto", lab.pair.device)
+        allowed_formats = every_format if limits.advisor_formats else (chosen.draft_quantization,)
         known_drafters = [spec for _, spec in drafter_choices(chosen, lang)]
         _check_choices(wiring, drafter_values, known_drafters, "app.advisor.drafters")
         _check_choices(wiring, format_values, allowed_formats, "app.advisor.formats")
@@ -138,6 +144,7 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
             drafters=drafter_values,
             gammas=tuple(sorted(int(gamma) for gamma in gamma_values)),
             adaptive=bool(adaptive_value),
+            cost=bool(adaptive_value),
             time_budget_s=float(budget_value),
             warm_up=wiring.warm_up(lab.inputs),
         )

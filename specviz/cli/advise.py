@@ -58,7 +58,9 @@ def add_advise_command(commands: Any, lang: str = DEFAULT_LANGUAGE) -> None:
         "none,int8wo,int8 on a CPU; the preset's elsewhere)",
     )
     advise.add_argument("--gammas", default="2,3,5,8", help="comma-separated fixed γ values")
-    advise.add_argument("--fixed-only", action="store_true", help="no adaptive-γ rows")
+    advise.add_argument(
+        "--fixed-only", action="store_true", help="fixed γ only: no adaptive or cost-schedule rows"
+    )
     advise.add_argument("--repeats", type=int, default=1)
     advise.add_argument(
         "--time-budget", type=float, default=DEFAULT_BUDGET_S, help="seconds of measuring, at most"
@@ -90,7 +92,7 @@ def run_advise(args: argparse.Namespace) -> int:
     gammas = tuple(int(item) for item in args.gammas.split(",") if item.strip())
     cache = ModelCache()
     pairs = {}
-    for draft_format in draft_formats(args, preset):
+    for draft_format in advice_draft_formats(args, preset):
         formatted = replace(preset, draft_quantization=draft_format)
         pairs[draft_format] = load_pair_for(args, formatted, cache=cache)
     first = next(iter(pairs.values()))
@@ -102,6 +104,7 @@ def run_advise(args: argparse.Namespace) -> int:
         drafters=drafters,
         gammas=gammas,
         adaptive=not args.fixed_only,
+        cost=not args.fixed_only,
         repeats=args.repeats,
         time_budget_s=args.time_budget,
     )
@@ -161,23 +164,21 @@ def advice_prompts(args: argparse.Namespace, preset: Any) -> list[str]:
     return prompts
 
 
-def draft_formats(args: argparse.Namespace, preset: Any) -> list[str]:
-    """The preset's draft format first, then the others asked for (all int8 kinds on a CPU)."""
+def advice_draft_formats(args: argparse.Namespace, preset: Any) -> list[str]:
+    """The draft formats to compare, the preset's first (every format this device runs, unless
+    --draft-formats names some)."""
     from specviz.models.loader import pick_device
-    from specviz.models.presets import DRAFT_QUANTIZATIONS
+    from specviz.models.step_costs import draft_formats
 
+    known = draft_formats("auto", pick_device(args.device))
     if args.draft_formats:
         asked = [item.strip() for item in args.draft_formats.split(",") if item.strip()]
-    elif pick_device(args.device).type == "cpu":
-        asked = list(DRAFT_QUANTIZATIONS)
     else:
-        asked = [preset.draft_quantization]
-    unknown = [item for item in asked if item not in DRAFT_QUANTIZATIONS]
+        asked = list(known)
+    unknown = [item for item in asked if item not in known]
     if unknown or not asked:
         raise UserError(
-            "error.advisor.formats",
-            formats=", ".join(unknown) or "-",
-            known=", ".join(DRAFT_QUANTIZATIONS),
+            "error.advisor.formats", formats=", ".join(unknown) or "-", known=", ".join(known)
         )
     first = preset.draft_quantization if preset.draft_quantization in asked else asked[0]
     return [first] + [item for item in asked if item != first]

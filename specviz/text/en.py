@@ -623,7 +623,6 @@ TABLE = MappingProxyType(
         "advisor.chart.x": "acceptance rate α",
         "advisor.chart.y": "speedup over plain decoding",
         "advisor.chart.empty": "each candidate appears here once it has been measured",
-        "advisor.chart.adaptive": "adaptive({gamma})",
         "advisor.chart.break_even": "break-even: plain decoding's speed",
         "advisor.chart.hover": (
             "{proposer} {gamma}<br>α {alpha}, τ {tau}<br>{speedup}× plain ({tps} tok/s)"
@@ -663,7 +662,7 @@ TABLE = MappingProxyType(
         "app.advisor.formats": "draft formats",
         "app.advisor.formats.info": "the draft model's weights: bfloat16 (none) or int8",
         "app.advisor.gammas": "γ values",
-        "app.advisor.adaptive": "also adaptive γ",
+        "app.advisor.adaptive": "also adaptive γ and the cost schedule",
         "app.advisor.tokens": "new tokens per run",
         "app.advisor.budget": "time budget (s)",
         "app.advisor.run": "▶ Measure",

@@ -4,7 +4,8 @@
 depends on how often the draft is right on the user's text (α), on what a draft step and a
 verification cost on the user's machine, and on the prompts. The advisor runs plain decoding and
 every candidate (each drafter available on the loaded models, the draft model at each draft format
-loaded, at γ ∈ {2, 3, 5, 8} and with the adaptive schedule) over the same prompts, interleaved
+loaded, at γ ∈ {2, 3, 5, 8}, with the adaptive schedule and with the cost schedule, which picks γ
+each cycle from the step costs measured at load) over the same prompts, interleaved
 through the measurement harness, and ranks the candidates by their speedup over plain decoding:
 wall-clock tokens per second of the whole call, prompt included, as the benchmark measures.
 
@@ -64,17 +65,17 @@ class Candidate:
     """One way to speculate: a drafter spec, the draft format it drafts with, and γ."""
 
     drafter: str  # a drafter spec, as --drafter takes it
-    gamma: int  # the fixed γ, or the adaptive schedule's starting γ
+    gamma: int  # the fixed γ, the adaptive schedule's starting γ, or the cost schedule's longest
     adaptive: bool = False
-    draft_format: str = (
-        ""  # the draft model's quantization; "" when the drafter uses no draft model
-    )
+    # The draft model's quantization; "" when the drafter uses no draft model.
+    draft_format: str = ""
+    cost: bool = False  # γ each cycle from the measured step costs (specviz.drafters.policy)
 
     @property
     def name(self) -> str:
-        """A short unique name: "draft-model[int8wo] γ=5", "lookup γ=adaptive(5)"."""
+        """A short unique name: "draft-model[int8wo] γ=5", "lookup γ=adaptive(5)", "… γ=cost(≤5)"."""
         drafter = f"{self.drafter}[{self.draft_format}]" if self.draft_format else self.drafter
-        gamma = f"adaptive({self.gamma})" if self.adaptive else str(self.gamma)
+        gamma = self.gamma_words
         return f"{drafter} γ={gamma}"
 
     @property
@@ -82,8 +83,15 @@ class Candidate:
         """What drafts, whatever γ: the drafter spec with its draft format."""
         return f"{self.drafter}[{self.draft_format}]" if self.draft_format else self.drafter
 
+    @property
+    def gamma_words(self) -> str:
+        """γ as the table shows it: "5", "adaptive(5)" or "cost(≤5)"."""
+        if self.cost:
+            return f"cost(≤{self.gamma})"
+        return f"adaptive({self.gamma})" if self.adaptive else str(self.gamma)
+
     def settings(self, base: GenerationSettings) -> GenerationSettings:
-        return replace(base, gamma=self.gamma, adaptive_gamma=self.adaptive)
+        return replace(base, gamma=self.gamma, adaptive_gamma=self.adaptive, cost_gamma=self.cost)
 
 
 @dataclass(frozen=True)
@@ -114,6 +122,7 @@ class Verdict:
             "draft_format": self.candidate.draft_format,
             "gamma": self.candidate.gamma,
             "adaptive": self.candidate.adaptive,
+            "cost_schedule": self.candidate.cost,
             "acceptance_rate": self.alpha,
             "tokens_per_target_pass": self.tau,
             "tokens_per_s": self.tokens_per_s,
@@ -189,6 +198,7 @@ class AdvicePlan:
     drafters: Sequence[str]  # drafter specs
     gammas: Sequence[int] = ADVISOR_GAMMAS
     adaptive: bool = True  # also an adaptive row per proposer, starting from the preset's γ
+    cost: bool = True  # also a cost-schedule row per proposer, its γ at most the preset's
     repeats: int = 1
     time_budget_s: float | None = None
     warm_up: bool = True
@@ -198,7 +208,8 @@ class AdvicePlan:
 
 
 def candidates(plan: AdvicePlan) -> list[Candidate]:
-    """Every candidate of the plan: proposers in the order given, each at every γ, then adaptive.
+    """Every candidate of the plan: proposers in the order given, each at every γ, then adaptive,
+    then the cost schedule.
 
     A drafter that drafts with the draft model is a proposer per draft format loaded.
     """
@@ -206,7 +217,7 @@ def candidates(plan: AdvicePlan) -> list[Candidate]:
         raise ValueError("the advisor needs at least one loaded pair")
     if not plan.drafters:
         raise UserError("error.advisor.no_drafters")
-    if not plan.gammas and not plan.adaptive:
+    if not plan.gammas and not plan.adaptive and not plan.cost:
         raise UserError("error.advisor.no_gammas")
     uses_draft = plan.uses_draft_model or _reads_draft_model(plan)
     formats = list(plan.pairs)
@@ -216,6 +227,8 @@ def candidates(plan: AdvicePlan) -> list[Candidate]:
             found += [Candidate(drafter, gamma, False, draft_format) for gamma in plan.gammas]
             if plan.adaptive:
                 found.append(Candidate(drafter, plan.settings.gamma, True, draft_format))
+            if plan.cost:
+                found.append(Candidate(drafter, plan.settings.gamma, False, draft_format, True))
     return found
 
 

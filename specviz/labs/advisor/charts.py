@@ -30,12 +30,7 @@ def advice_chart(advice: Advice | None, *, lang: str = DEFAULT_LANGUAGE) -> go.F
     proposers = list(dict.fromkeys(v.candidate.proposer for v in advice.verdicts))
     for index, proposer in enumerate(proposers):
         own = [v for v in advice.verdicts if v.candidate.proposer == proposer]
-        gammas = [
-            t("advisor.chart.adaptive", lang, gamma=v.candidate.gamma)
-            if v.candidate.adaptive
-            else f"γ={v.candidate.gamma}"
-            for v in own
-        ]
+        gammas = [f"γ={v.candidate.gamma_words}" for v in own]
         fig.add_trace(
             go.Scatter(
                 name=proposer,
