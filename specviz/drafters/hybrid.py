@@ -28,6 +28,12 @@ class HybridDrafter:
     """Prompt lookup when the text's suffix occurred before, the draft model otherwise."""
 
     kind = "hybrid"
+    samples_in_exactness_lab = False  # its lookup cycles draft no q the lab's sampled arm draws
+
+    @classmethod
+    def check_spec(cls, spec: DrafterSpec) -> None:
+        """The hybrid takes the lookup's options."""
+        PromptLookupDrafter.check_spec(spec)
 
     def __init__(self, lookup: PromptLookupDrafter, model: ModelDrafter) -> None:
         self.lookup = lookup

@@ -135,6 +135,12 @@ class PromptLookupDrafter:
     """Proposes the tokens that followed the longest earlier occurrence of the text's suffix."""
 
     kind = "lookup"
+    samples_in_exactness_lab = False  # the lab's sampled arm draws from a draft model
+
+    @classmethod
+    def check_spec(cls, spec: DrafterSpec) -> None:
+        """The lookup options checked without a model."""
+        LookupOptions.from_spec(spec)
 
     def __init__(self, options: LookupOptions, device: torch.device | None = None) -> None:
         self.options = options
