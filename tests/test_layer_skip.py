@@ -384,3 +384,63 @@ def test_greedy_layer_skip_equals_plain_decoding_on_the_bundled_pair_in_float32(
         del bundled
         cache.clear()
         gc.collect()
+
+
+def test_bench_rows_for_layer_skip_with_transformers_early_exit_beside_exit_k(
+    tiny_pair: TinyPair,
+) -> None:
+    from test_bench import PRESET, EncodingPair, grid
+
+    from specviz.cli.bench import split_drafter_specs
+    from specviz.measure.bench import run_bench_grid
+
+    bench_pair = EncodingPair(
+        tiny_pair.draft, tiny_pair.target, ByteTokenizer(), frozenset({EOS_ID})
+    )
+    drafters = split_drafter_specs("layerskip:exit=1,layerskip:skip=1")
+    assert drafters == ("layerskip:exit=1", "layerskip:skip=1")
+    result = run_bench_grid(
+        bench_pair, PRESET, grid(adaptive_start=0, drafters=drafters, repeats=1)
+    )
+    early_exit, skip = result.rows
+    assert early_exit.transformers is not None  # generate(assistant_early_exit=1)
+    assert early_exit.transformers.new_tokens == early_exit.plain.new_tokens
+    assert skip.transformers is None  # transformers skips no inner layers
+    assert early_exit.specviz.new_tokens == skip.specviz.new_tokens == skip.plain.new_tokens
+
+
+@pytest.fixture
+def cli_pair(monkeypatch: pytest.MonkeyPatch, tiny_pair: TinyPair) -> None:
+    """The commands load the tiny pair instead of the bundled one."""
+    from test_bench import EncodingPair
+
+    import specviz.cli.options
+
+    bench_pair = EncodingPair(tiny_pair.draft, tiny_pair.target, ByteTokenizer(), frozenset())
+    monkeypatch.setattr(specviz.cli.options, "load_pair_for", lambda args, preset: bench_pair)
+
+
+@pytest.mark.usefixtures("cli_pair")
+def test_the_commands_draft_with_layer_skip(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from specviz.cli.main import main
+
+    common = [
+        "--prompt",
+        "abcabc",
+        "--raw",
+        "--max-new-tokens",
+        "8",
+        "--drafter",
+        "layerskip:skip=1",
+    ]
+    assert main(["generate", *common, "--json"]) == 0
+    trace = json.loads(capsys.readouterr().out)
+    assert {cycle["drafter_detail"] for cycle in trace["cycles"]} == {"skip=1"}
+    assert main(["inspect", *common]) == 0
+    assert main(["exactness", *common, "--temperature", "0"]) == 0  # greedy equality
+    assert "identical" in capsys.readouterr().out
+    # The sampled arm draws from a draft model: layer skip is refused by its capability.
+    assert main(["exactness", *common, "--temperature", "1"]) == 2
+    assert "checked at temperature 0 (greedy equality) only" in capsys.readouterr().err
