@@ -12,6 +12,7 @@ import torch
 from conftest import EOS_ID, ByteTokenizer, TinyPair, tiny_qwen
 from scipy.stats import chisquare
 from test_engine import chain_pair, wrong_verify
+from test_prompt_lookup import assert_greedy_equals_plain
 
 import specviz.core.engine
 from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
@@ -24,11 +25,13 @@ from specviz.drafters.layer_skip import (
     LayerSkipDrafter,
     LayerSkipOptions,
     fraction_skip,
+    layers_kept,
     layers_option,
 )
 from specviz.drafters.registry import DRAFTERS, check_drafter_spec, drafter_kind, make_drafter
 from specviz.models.lean_forward import LeanCache
 from specviz.models.runner import ModelRunner
+from specviz.views.run_html import cycle_tokens_html
 
 PROMPT = torch.tensor([list(b"def fib(n):\n    return")])
 LAYERS = 4
@@ -150,12 +153,7 @@ def test_all_layers_are_the_full_forward(pair: TinyPair) -> None:
 def test_greedy_equals_plain_decoding(
     pair: TinyPair, spec: str, gamma: int, adaptive: bool
 ) -> None:
-    settings = GenerationSettings(
-        gamma=gamma, adaptive_gamma=adaptive, max_new_tokens=30, stop_on_eos=False
-    )
-    plain = [step.token.token_id for step in autoregressive_generate(pair, PROMPT, settings)]
-    cycles = speculative_generate(pair, PROMPT, settings, layer_skip(pair, spec))
-    assert [token.token_id for cycle in cycles for token in cycle.emitted] == plain
+    assert_greedy_equals_plain(pair, spec, gamma, adaptive)
 
 
 def test_the_target_drafting_with_every_layer_is_always_right(pair: TinyPair) -> None:
@@ -285,6 +283,7 @@ def test_cycles_record_the_drafter_and_its_layers(pair: TinyPair) -> None:
     assert all(cycle.draft_cache_len == 0 for cycle in cycles)
     assert rest[-1].totals.draft_forwards == sum(cycle.gamma for cycle in rest)
     assert cycles[1].to_dict()["drafter_detail"] == "skip=1-2"
+    assert "layerskip skip=1-2" in cycle_tokens_html(cycles[1])  # the stream's cycle mark
     exits = speculative_generate(pair, PROMPT, settings, layer_skip(pair, "layerskip:exit=3"))
     assert {cycle.drafter_detail for cycle in exits} == {"exit=3"}
 
@@ -294,7 +293,7 @@ def test_calibration_keeps_one_candidate_and_records_it(pair: TinyPair) -> None:
     drafter = layer_skip(pair, "layerskip:calibrate=yes")
     cycles = list(speculative_generate(pair, PROMPT, settings, drafter))
     candidates = {
-        layers_option([i for i in range(LAYERS) if i not in fraction_skip(f, LAYERS)], LAYERS)
+        layers_option(layers_kept(fraction_skip(f, LAYERS), LAYERS), LAYERS)
         for f in CALIBRATION_CANDIDATES
     }
     assert {cycle.drafter_detail for cycle in cycles[1:]} <= candidates

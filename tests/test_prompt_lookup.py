@@ -175,11 +175,16 @@ def run(pair: TinyPair, settings: GenerationSettings, spec: str) -> list[int]:
 def test_greedy_equals_plain_decoding(
     tiny_pair: TinyPair, spec: str, gamma: int, adaptive: bool
 ) -> None:
+    assert_greedy_equals_plain(tiny_pair, spec, gamma, adaptive)
+
+
+def assert_greedy_equals_plain(pair: TinyPair, spec: str, gamma: int, adaptive: bool) -> None:
+    """Greedy speculative decoding with the drafter spec emits plain greedy decoding's tokens."""
     settings = GenerationSettings(
         gamma=gamma, adaptive_gamma=adaptive, max_new_tokens=40, stop_on_eos=False
     )
-    plain = [step.token.token_id for step in autoregressive_generate(tiny_pair, PROMPT, settings)]
-    assert run(tiny_pair, settings, spec) == plain
+    plain = [step.token.token_id for step in autoregressive_generate(pair, PROMPT, settings)]
+    assert run(pair, settings, spec) == plain
 
 
 def test_no_match_is_a_plain_step_and_copies_are_recorded(tiny_pair: TinyPair) -> None:

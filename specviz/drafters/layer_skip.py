@@ -117,7 +117,7 @@ class LayerSkipOptions:
         if self.exit is not None:
             return tuple(range(self.exit))
         skip = self.skip if self.skip is not None else fraction_skip(DEFAULT_SKIP, layer_count)
-        return tuple(index for index in range(layer_count) if index not in skip)
+        return layers_kept(skip, layer_count)
 
     def check_depth(self, kind: str, layer_count: int) -> None:
         """UserError when a layer named lies past the model's layer_count layers."""
@@ -157,6 +157,11 @@ def fraction_skip(fractions: tuple[float, float], layer_count: int) -> tuple[int
     start = min(max(1, round(fractions[0] * layer_count)), layer_count - 1)
     end = min(max(start + 1, round(fractions[1] * layer_count)), layer_count - 1)
     return tuple(range(start, max(start, end)))
+
+
+def layers_kept(skip: Sequence[int], layer_count: int) -> tuple[int, ...]:
+    """The layers of a layer_count-deep model that skip leaves, in order."""
+    return tuple(index for index in range(layer_count) if index not in skip)
 
 
 def layers_option(kept: Sequence[int], layer_count: int) -> str:
@@ -247,9 +252,8 @@ class LayerSkipDrafter:
         began = time.perf_counter()
         decoder, cache = self._lean_step()
         count = self.policy.begin(max_tokens)
-        ended_by = self.policy.ended_by
         if cache.length == 0:
-            count, ended_by = 0, WAITS_FOR_PREFILL
+            count = 0  # the target has not read the prompt: this cycle is a plain step
         if count > 0 and not self._calibrated:
             self.kept = self._calibrate(decoder, cache, context, sampler)
             self._calibrated = True
@@ -271,7 +275,7 @@ class LayerSkipDrafter:
             forwards=self._proposed,
             seconds=time.perf_counter() - began,
             drafter=self.kind,
-            ended_by=self.policy.ended_by if count > 0 else ended_by,
+            ended_by=WAITS_FOR_PREFILL if cache.length == 0 else self.policy.ended_by,
             doubt_scale=self.policy.doubt_scale,
             detail=self.layers,
         )
@@ -292,12 +296,10 @@ class LayerSkipDrafter:
     ) -> tuple[int, ...]:
         """The candidate kept layers with the most expected tokens per unit time on the prompt."""
         window = min(CALIBRATION_WINDOW, cache.length - 1)
-        candidates = [
-            tuple(i for i in range(self.layer_count) if i not in fraction_skip(f, self.layer_count))
-            for f in CALIBRATION_CANDIDATES
-        ]
         if window < 2:
             return self.kept
+        depth = self.layer_count
+        candidates = [layers_kept(fraction_skip(f, depth), depth) for f in CALIBRATION_CANDIDATES]
         start = cache.length - window
         # A copy of the cache before the window: re-scoring the window must not touch the
         # verified entries (a forward over several positions may round differently).
