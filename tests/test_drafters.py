@@ -134,7 +134,8 @@ def test_the_default_drafter_is_the_draft_model(tiny_pair: TinyPair) -> None:
 
 def test_an_unknown_kind_names_the_known_ones(tiny_pair: TinyPair) -> None:
     with pytest.raises(
-        ValueError, match="unknown drafter 'nope'; known drafters: draft-model, hybrid, lookup"
+        ValueError,
+        match="unknown drafter 'nope'; known drafters: draft-model, hybrid, layerskip, lookup",
     ):
         make_drafter("nope", tiny_pair)
 
@@ -176,10 +177,21 @@ def test_specs_parse_and_print_back() -> None:
 @pytest.fixture
 def lookup_kind(monkeypatch: pytest.MonkeyPatch) -> str:
     """A deterministic one-token copying drafter registered as "copy-rule" for one test."""
-    monkeypatch.setitem(
-        DRAFTERS, "copy-rule", lambda spec, pair: RuleDrafter(copy_after_last_match, "copy-rule")
-    )
-    return "copy-rule"
+
+    class CopyRule:
+        kind = "copy-rule"
+        samples_in_exactness_lab = False
+
+        @classmethod
+        def check_spec(cls, spec: DrafterSpec) -> None:
+            spec.check_options()
+
+        @classmethod
+        def from_spec(cls, spec: DrafterSpec, pair: object) -> RuleDrafter:
+            return RuleDrafter(copy_after_last_match, cls.kind)
+
+    monkeypatch.setitem(DRAFTERS, CopyRule.kind, CopyRule)
+    return CopyRule.kind
 
 
 @pytest.mark.parametrize("temperature", [0.0, 1.0])

@@ -153,7 +153,7 @@ def test_options_parse_with_defaults_and_plain_errors(tiny_pair: TinyPair) -> No
         ("lookup:depth=2", "'lookup' does not take depth"),
         ("hybrid:max_ngram=0", "drafter 'hybrid' needs 1 <= min_ngram"),
         ("draft-model:max_ngram=2", "'draft-model' does not take max_ngram"),
-        ("nope", "unknown drafter 'nope'; known drafters: draft-model, hybrid, lookup"),
+        ("nope", "unknown drafter 'nope'; known drafters: draft-model, hybrid, layerskip, lookup"),
     ]:
         with pytest.raises(ValueError, match=message):
             check_drafter_spec(bad)  # no pair needed: a command checks before loading
@@ -175,11 +175,16 @@ def run(pair: TinyPair, settings: GenerationSettings, spec: str) -> list[int]:
 def test_greedy_equals_plain_decoding(
     tiny_pair: TinyPair, spec: str, gamma: int, adaptive: bool
 ) -> None:
+    assert_greedy_equals_plain(tiny_pair, spec, gamma, adaptive)
+
+
+def assert_greedy_equals_plain(pair: TinyPair, spec: str, gamma: int, adaptive: bool) -> None:
+    """Greedy speculative decoding with the drafter spec emits plain greedy decoding's tokens."""
     settings = GenerationSettings(
         gamma=gamma, adaptive_gamma=adaptive, max_new_tokens=40, stop_on_eos=False
     )
-    plain = [step.token.token_id for step in autoregressive_generate(tiny_pair, PROMPT, settings)]
-    assert run(tiny_pair, settings, spec) == plain
+    plain = [step.token.token_id for step in autoregressive_generate(pair, PROMPT, settings)]
+    assert run(pair, settings, spec) == plain
 
 
 def test_no_match_is_a_plain_step_and_copies_are_recorded(tiny_pair: TinyPair) -> None:

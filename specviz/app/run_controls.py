@@ -26,6 +26,7 @@ DRAFTER_LABELS: Mapping[str, str] = {
     "draft-model": "drafter.draft_model",
     "lookup": "drafter.lookup",
     "hybrid": "drafter.hybrid",
+    "layerskip": "drafter.layerskip",
 }
 
 

@@ -101,9 +101,8 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def _exactness(args: argparse.Namespace) -> int:
-    from specviz.drafters.base import DrafterSpec
+    from specviz.drafters.registry import drafter_kind
     from specviz.labs.exactness.experiment import greedy_equality, run_exactness_lab
-    from specviz.models.presets import DEFAULT_DRAFTER
 
     lang = args.lang
     preset, settings, pair, prompt_ids = prepared_run(args)
@@ -122,7 +121,7 @@ def _exactness(args: argparse.Namespace) -> int:
         say("cli.exactness.greedy_speculative", lang, text=f"{greedy.speculative_text!r}")
         say("cli.exactness.greedy_plain", lang, text=f"{greedy.plain_text!r}")
         return 0
-    if DrafterSpec.parse(drafter).kind != DEFAULT_DRAFTER:
+    if not drafter_kind(drafter).samples_in_exactness_lab:
         raise UserError("error.exactness_drafter", drafter=drafter)
     report = run_exactness_lab(
         pair, prompt_ids, settings, args.samples, args.tokens, args.rule, progress_line(args.lang)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import torch
 
@@ -53,6 +53,7 @@ __all__ = [
     "DraftModelPairLike",
     "GenerationSettings",
     "ModelPairLike",
+    "SelfDrafter",
     "TargetRunner",
     "autoregressive_generate",
     "speculative_generate",
@@ -76,6 +77,21 @@ class TargetRunner(Protocol):
 
     def rollback(self, tokens: int) -> None:
         """Forget the last `tokens` cached positions."""
+        ...
+
+
+@runtime_checkable
+class SelfDrafter(Protocol):
+    """A drafter that drafts with the target's own forward and KV cache (self-speculation).
+
+    An optional capability beside the Drafter protocol: the engine hands such a drafter the
+    run's target runner before start(), so it can read the verified cache instead of keeping a
+    second model. Whatever it writes there must lie past the cache length, where the next
+    verification overwrites it: the cache after each cycle is the one plain decoding holds.
+    """
+
+    def use_target(self, target: TargetRunner) -> None:
+        """Draft with this run's target runner (called once per run, before start())."""
         ...
 
 
@@ -160,6 +176,8 @@ def speculative_generate(
     run = _Run(pair, prompt_ids, settings)
     context = _CommittedContext(prompt_ids, settings.max_new_tokens)
     stop_ids = frozenset(pair.eos_token_ids) if settings.stop_on_eos else frozenset()
+    if isinstance(drafter, SelfDrafter):
+        drafter.use_target(run.target)
     draft_prefill_s = drafter.start(prompt_ids, settings, stop_ids)
     run.totals = replace(run.totals, prefill_s=run.totals.prefill_s + draft_prefill_s)
     for index in range(settings.max_new_tokens):
@@ -221,6 +239,7 @@ def speculative_generate(
             draft_end=proposal.ended_by,
             draft_doubt_scale=proposal.doubt_scale,
             drafter=proposal.drafter,
+            drafter_detail=proposal.detail,
             copied_from=proposal.copied_from,
         )
         if stop_reason is not None:

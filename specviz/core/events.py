@@ -178,7 +178,9 @@ class Cycle:
     # "eos" (it drafted an end-of-sequence token), "confidence" (the per-token stop),
     # "cumulative" (the product-of-top-probabilities stop), "text_end" (a copying drafter copied
     # everything after its match, up to the end of the committed text), "no_match" (prompt
-    # lookup found nothing to copy: no drafts, a plain decoding step).
+    # lookup found nothing to copy: no drafts, a plain decoding step), "prefill" (a drafter that
+    # drafts with the target's own cache waits for the first forward to read the prompt: no
+    # drafts, a plain decoding step).
     draft_end: str = "gamma"
     # The cumulative stop's estimate that guesses 1..k are all right is the product over them of
     # 1 - draft_doubt_scale × (1 - max q): the draft's doubts, scaled down when its guesses have so
@@ -187,6 +189,10 @@ class Cycle:
     # The kind of drafter that proposed this cycle's tokens, as the registry names it
     # ("draft-model", ...); "" in records built by hand.
     drafter: str = ""
+    # What that drafter drafted with, as an option of its spec: layer skip's "skip=8-19" (the
+    # 0-based decoder layers left out) or "exit=14" (the first 14 layers only); "" for drafters
+    # without such a choice.
+    drafter_detail: str = ""
     # Where each drafted token was copied from, for a copying drafter (prompt lookup): its index
     # in the committed context, prompt included (0 = the prompt's first token); None when the
     # drafter guessed rather than copied.

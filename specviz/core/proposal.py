@@ -5,6 +5,8 @@ proposer fits behind this interface (a smaller model, prompt lookup, early exit)
 transformers' CandidateGenerator: produce candidates from the committed context, then learn how
 many were accepted. A deterministic proposer (prompt lookup) has no distribution to hand over: its
 q is one-hot at the proposed ids, written q_draft=None so nobody allocates (n, V) zeros.
+A drafter that drafts with the target itself (layer skip) also implements
+specviz.core.engine.SelfDrafter, through which the engine hands it the run's target runner.
 The drafters themselves, and how one is named and built, live in specviz.drafters.
 """
 
@@ -35,6 +37,8 @@ class Proposal:
     # For a copying proposer (prompt lookup): the context position each proposed token was copied
     # from, (n,) indices into the committed context (prompt then emitted tokens); None otherwise.
     copied_from: tuple[int, ...] | None = None
+    # What the drafter drafted with, as an option of its spec (Cycle.drafter_detail).
+    detail: str = ""
 
 
 class Drafter(Protocol):

@@ -17,7 +17,7 @@ from specviz.core.proposal import Proposal
 from specviz.core.sampling import Sampler
 from specviz.core.settings import GenerationSettings
 from specviz.drafters.base import DrafterSpec
-from specviz.drafters.policy import DraftPolicy
+from specviz.drafters.policy import DraftPolicy, draft_autoregressively
 from specviz.models.runner import ModelRunner
 from specviz.text import UserError
 
@@ -27,6 +27,12 @@ class ModelDrafter:
 
     kind = "draft-model"
     uses_draft_model = True  # holds the pair's draft model (the advisor counts its weights)
+    samples_in_exactness_lab = True  # the lab's sampled arm draws from this very model
+
+    @classmethod
+    def check_spec(cls, spec: DrafterSpec) -> None:
+        """No options to check but that there are none."""
+        spec.check_options()
 
     def __init__(self, model: torch.nn.Module, costs: StepCosts | None = None) -> None:
         self.model = model
@@ -39,7 +45,7 @@ class ModelDrafter:
     @classmethod
     def from_spec(cls, spec: DrafterSpec, pair: ModelPairLike) -> ModelDrafter:
         """The registry's factory: the pair's draft model and step costs, no options."""
-        spec.check_options()
+        cls.check_spec(spec)
         draft = getattr(pair, "draft", None)
         if not isinstance(draft, torch.nn.Module):
             raise UserError("error.drafter.needs_draft", kind=repr(cls.kind))
@@ -71,32 +77,25 @@ class ModelDrafter:
         # The committed tokens the cache has not seen: the whole prompt at first, then the
         # resampled/bonus token (plus the last draft after a full accept, sampled but never fed).
         feed = context[self.cache_len :].view(1, -1).to(self.device)  # (1, T), then (1, 1 or 2)
-        tokens: list[torch.Tensor] = []
-        dists: list[torch.Tensor] = []
-        for _ in range(count):
-            # logits_to_keep=1: the vocabulary projection is a large share of a small model's cost,
-            # and only the last position's distribution is needed.
-            logits = self._runner.forward(feed, logits_to_keep=1)[-1]  # (V,)
-            dist = sampler.probs(logits)
-            token = sampler.draw(dist)  # stays on the device: no host sync inside the loop
-            tokens.append(token)
-            dists.append(dist)
-            feed = token.view(1, 1)
-            if not self.policy.goes_on(token, dist):
-                break
-        token_ids = torch.stack(tokens) if tokens else torch.empty(0, dtype=torch.long)
-        q_draft = torch.stack(dists) if dists else torch.empty(0, 0)
+        token_ids, q_draft = draft_autoregressively(
+            self._next_logits, feed, count, sampler, self.policy
+        )
         self._proposed = token_ids.tolist()
         sync(self.device)
         return Proposal(
             token_ids,
             q_draft,
-            forwards=len(tokens),
+            forwards=token_ids.shape[0],
             seconds=time.perf_counter() - began,
             drafter=self.kind,
             ended_by=self.policy.ended_by,
             doubt_scale=self.policy.doubt_scale,
         )
+
+    def _next_logits(self, feed: torch.Tensor) -> torch.Tensor:
+        # logits_to_keep=1: the vocabulary projection is a large share of a small model's cost,
+        # and only the last position's distribution is needed.
+        return self._runner.forward(feed, logits_to_keep=1)[-1]  # (V,)
 
     def commit(self, accepted_len: int, next_token: int) -> None:
         proposed = len(self._proposed)

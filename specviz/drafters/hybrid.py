@@ -29,6 +29,12 @@ class HybridDrafter:
 
     kind = "hybrid"
     uses_draft_model = True  # holds the pair's draft model (the advisor counts its weights)
+    samples_in_exactness_lab = False  # its lookup cycles draft no q the lab's sampled arm draws
+
+    @classmethod
+    def check_spec(cls, spec: DrafterSpec) -> None:
+        """The hybrid takes the lookup's options."""
+        PromptLookupDrafter.check_spec(spec)
 
     def __init__(self, lookup: PromptLookupDrafter, model: ModelDrafter) -> None:
         self.lookup = lookup

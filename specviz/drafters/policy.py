@@ -14,10 +14,13 @@ Nothing here reads a clock.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from specviz.core.cost_model import StepCosts
 from specviz.core.events import scaled_confidence
+from specviz.core.sampling import Sampler
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
 
 
@@ -188,3 +191,31 @@ class DraftPolicy:
     def schedule(self) -> str:
         """Which γ schedule runs: "cost", "heuristic" or "fixed"."""
         return "cost" if self.costs is not None else "heuristic" if self.adaptive else "fixed"
+
+
+def draft_autoregressively(
+    next_logits: Callable[[torch.Tensor], torch.Tensor],
+    feed: torch.Tensor,
+    count: int,
+    sampler: Sampler,
+    policy: DraftPolicy,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Up to count tokens drawn one at a time, each fed back, until the policy stops the draft.
+
+    next_logits(feed) gives the (V,) logits after feed (1, L): the uncached committed tokens
+    first, then each drawn token. Returns the token ids (n,) and the q rows (n, V) they were
+    drawn from. The tokens stay on the device: no host sync inside the loop.
+    """
+    tokens: list[torch.Tensor] = []
+    dists: list[torch.Tensor] = []
+    for _ in range(count):
+        dist = sampler.probs(next_logits(feed))
+        token = sampler.draw(dist)
+        tokens.append(token)
+        dists.append(dist)
+        feed = token.view(1, 1)
+        if not policy.goes_on(token, dist):
+            break
+    token_ids = torch.stack(tokens) if tokens else torch.empty(0, dtype=torch.long)
+    q_draft = torch.stack(dists) if dists else torch.empty(0, 0)
+    return token_ids, q_draft

@@ -136,7 +136,13 @@ class PromptLookupDrafter:
     """Proposes the tokens that followed the longest earlier occurrence of the text's suffix."""
 
     kind = "lookup"
-    uses_draft_model = False  # holds the pair's draft model (the advisor counts its weights)
+    uses_draft_model = False  # drafts with no model: nothing for the advisor to count
+    samples_in_exactness_lab = False  # the lab's sampled arm draws from a draft model
+
+    @classmethod
+    def check_spec(cls, spec: DrafterSpec) -> None:
+        """The lookup options checked without a model."""
+        LookupOptions.from_spec(spec)
 
     def __init__(
         self,

@@ -1,59 +1,78 @@
 """make_drafter(spec, pair): the one place a drafter is built, from a kind name and its options.
 
-Adding a drafter is a new module in specviz/drafters, one entry in DRAFTERS and one in
-OPTION_CHECKS.
+Adding a drafter is a new module in specviz/drafters (a class with the DrafterKind members) and
+one entry in DRAFTERS.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Protocol
 
 from specviz.core.engine import ModelPairLike
 from specviz.core.proposal import Drafter
 from specviz.drafters.base import DrafterSpec
 from specviz.drafters.draft_model import ModelDrafter
 from specviz.drafters.hybrid import HybridDrafter
-from specviz.drafters.prompt_lookup import LookupOptions, PromptLookupDrafter
+from specviz.drafters.layer_skip import LayerSkipDrafter
+from specviz.drafters.prompt_lookup import PromptLookupDrafter
 from specviz.text import UserError
 
-# Builds a drafter for a pair from a spec of its kind (and refuses options it does not take).
-DrafterFactory = Callable[[DrafterSpec, ModelPairLike], Drafter]
 
-# Every drafter kind by name: the name a spec, a preset and Cycle.drafter use.
-DRAFTERS: dict[str, DrafterFactory] = {
-    ModelDrafter.kind: ModelDrafter.from_spec,
-    PromptLookupDrafter.kind: PromptLookupDrafter.from_spec,
-    HybridDrafter.kind: HybridDrafter.from_spec,
+class DrafterKind(Protocol):
+    """What the registry needs of a drafter class: its name, its capabilities, its factory."""
+
+    @property
+    def kind(self) -> str:
+        """The name a spec, a preset and Cycle.drafter use."""
+        ...
+
+    @property
+    def samples_in_exactness_lab(self) -> bool:
+        """Whether the exactness lab's sampled arm can draft as this drafter does (it draws
+        from the pair's draft model)."""
+        ...
+
+    @property
+    def uses_draft_model(self) -> bool:
+        """Whether it drafts with the pair's draft model (whose weights it then adds to memory)."""
+        ...
+
+    def check_spec(self, spec: DrafterSpec) -> None:
+        """UserError for an option the spec sets wrongly, checked without a model."""
+        ...
+
+    def from_spec(self, spec: DrafterSpec, pair: ModelPairLike) -> Drafter:
+        """A fresh drafter for pair (refusing options it does not take)."""
+        ...
+
+
+# Every drafter kind by name, in the order the app's dropdown lists them.
+DRAFTERS: dict[str, DrafterKind] = {
+    ModelDrafter.kind: ModelDrafter,
+    PromptLookupDrafter.kind: PromptLookupDrafter,
+    HybridDrafter.kind: HybridDrafter,
+    LayerSkipDrafter.kind: LayerSkipDrafter,
 }
 
-# Each kind's check of a spec's options without a pair, so a command refuses a bad option before
-# loading models; a UserError. The factories run the same checks.
-OPTION_CHECKS: dict[str, Callable[[DrafterSpec], object]] = {
-    ModelDrafter.kind: lambda spec: spec.check_options(),
-    PromptLookupDrafter.kind: LookupOptions.from_spec,
-    HybridDrafter.kind: LookupOptions.from_spec,  # the hybrid takes the lookup's options
-}
+
+def drafter_kind(spec: str | DrafterSpec) -> DrafterKind:
+    """The registered class of spec's kind; UserError naming the known kinds if unknown."""
+    parsed = DrafterSpec.parse(spec) if isinstance(spec, str) else spec
+    registered = DRAFTERS.get(parsed.kind)
+    if registered is None:
+        known = ", ".join(sorted(DRAFTERS))
+        raise UserError("error.drafter.unknown", kind=repr(parsed.kind), known=known)
+    return registered
 
 
 def check_drafter_spec(spec: str | DrafterSpec) -> DrafterSpec:
     """spec parsed, its kind known and its options valid; UserError otherwise."""
     parsed = DrafterSpec.parse(spec) if isinstance(spec, str) else spec
-    _factory(parsed)
-    check = OPTION_CHECKS.get(parsed.kind)
-    if check is not None:
-        check(parsed)
+    drafter_kind(parsed).check_spec(parsed)
     return parsed
 
 
 def make_drafter(spec: str | DrafterSpec, pair: ModelPairLike) -> Drafter:
     """A fresh drafter of spec's kind for pair; UserError naming the known kinds if unknown."""
     parsed = DrafterSpec.parse(spec) if isinstance(spec, str) else spec
-    return _factory(parsed)(parsed, pair)
-
-
-def _factory(spec: DrafterSpec) -> DrafterFactory:
-    factory = DRAFTERS.get(spec.kind)
-    if factory is None:
-        known = ", ".join(sorted(DRAFTERS))
-        raise UserError("error.drafter.unknown", kind=repr(spec.kind), known=known)
-    return factory
+    return drafter_kind(parsed).from_spec(parsed, pair)

@@ -3,8 +3,9 @@
 Plain decoding and specviz's speculative decoding run the engine the app runs; transformers'
 assisted generation (`generate(assistant_model=draft)`) runs with the same draft, γ, confidence stop
 and sampling settings, and its prompt lookup (`generate(prompt_lookup_num_tokens=γ)`) with the
-same γ and longest n-gram as specviz's lookup drafter. Drafters are built here and nowhere else in
-measure/.
+same γ and longest n-gram as specviz's lookup drafter, and its early-exit self-speculation
+(`generate(assistant_early_exit=k)`) with the same γ as layer skip's "exit=k". Drafters are built
+here and nowhere else in measure/.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from specviz.core.model_steps import device_of
 from specviz.core.settings import GenerationSettings
 from specviz.drafters.base import DrafterSpec
 from specviz.drafters.draft_model import ModelDrafter
+from specviz.drafters.layer_skip import LayerSkipDrafter, LayerSkipOptions
 from specviz.drafters.prompt_lookup import LookupOptions, PromptLookupDrafter
 from specviz.drafters.registry import make_drafter
 from specviz.measure.harness import Method, Outcome, Trial, drain
@@ -30,6 +32,7 @@ from specviz.models.presets import DEFAULT_DRAFTER
 
 __all__ = [
     "assisted_generation",
+    "early_exit_generation",
     "plain_decoding",
     "prompt_lookup_generation",
     "speculative_decoding",
@@ -104,6 +107,42 @@ def prompt_lookup_generation(
     return Method(name, run, settings)
 
 
+def early_exit_generation(
+    pair: ModelPairLike,
+    prompt_ids: torch.Tensor,
+    settings: GenerationSettings,
+    name: str,
+    exit_layers: int,
+) -> Method:
+    """transformers' early-exit self-speculation, generate(assistant_early_exit=k): the target's
+    first k layers, final norm and output layer draft (with a KV cache of their own; the decoder
+    runs layers[:config.num_hidden_layers], which the candidate generator lowers to k). The
+    counterpart of layer skip's "exit=k". No deadline, no engine counters.
+    """
+
+    def run(trial: Trial) -> Outcome:
+        target: Any = pair.target
+        config = target.generation_config  # the assistant's: the target drafts for itself
+        saved = (
+            config.num_assistant_tokens,
+            config.num_assistant_tokens_schedule,
+            config.assistant_confidence_threshold,
+        )
+        _assistant_schedule(config, trial.settings)
+        try:
+            early_exit = {"assistant_early_exit": exit_layers}
+            new_ids = _generate_new_ids(pair, prompt_ids, trial.settings, early_exit)
+        finally:
+            (
+                config.num_assistant_tokens,
+                config.num_assistant_tokens_schedule,
+                config.assistant_confidence_threshold,
+            ) = saved
+        return Outcome(len(new_ids), token_ids=tuple(new_ids))
+
+    return Method(name, run, settings)
+
+
 def transformers_counterpart(
     drafter_spec: str,
     pair: DraftModelPairLike,
@@ -118,6 +157,11 @@ def transformers_counterpart(
     if spec.kind == PromptLookupDrafter.kind:
         max_ngram = LookupOptions.from_spec(spec).max_ngram
         return prompt_lookup_generation(pair, prompt_ids, settings, name, max_ngram)
+    if spec.kind == LayerSkipDrafter.kind:
+        # transformers exits early but skips no inner layers: only "exit=k" has a counterpart.
+        exit_layers = LayerSkipOptions.from_spec(spec).exit
+        if exit_layers is not None:
+            return early_exit_generation(pair, prompt_ids, settings, name, exit_layers)
     return None
 
 
@@ -131,13 +175,15 @@ def assisted_new_ids(
     transformers has no cumulative stop.
     """
     draft: Any = pair.draft
-    draft_config = draft.generation_config
-    draft_config.num_assistant_tokens = settings.gamma
-    draft_config.num_assistant_tokens_schedule = (
-        "heuristic" if settings.adaptive_gamma else "constant"
-    )
-    draft_config.assistant_confidence_threshold = settings.draft_stop_below or None
+    _assistant_schedule(draft.generation_config, settings)
     return _generate_new_ids(pair, prompt_ids, settings, {"assistant_model": draft})
+
+
+def _assistant_schedule(config: Any, settings: GenerationSettings) -> None:
+    """An assistant's generation config set to the settings' γ, schedule and per-token stop."""
+    config.num_assistant_tokens = settings.gamma
+    config.num_assistant_tokens_schedule = "heuristic" if settings.adaptive_gamma else "constant"
+    config.assistant_confidence_threshold = settings.draft_stop_below or None
 
 
 def _generate_new_ids(

@@ -20,7 +20,7 @@ transformers' forward.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +81,27 @@ class LeanCache:
 
     def advance(self, tokens: int) -> None:
         self.length += tokens
+
+    def scratch(self) -> LeanCache:
+        """A cache over the same buffers whose length starts at this one's.
+
+        What a forward writes through it lies past this cache's length, where this cache's next
+        forward overwrites it: temporary entries, such as a self-speculative draft's (layer
+        skip). A buffer it grows is grown for both. Layers it does not feed get no entry.
+        """
+        view = LeanCache(0)
+        view.keys, view.values, view.length = self.keys, self.values, self.length
+        return view
+
+    def prefix_copy(self, length: int) -> LeanCache:
+        """A cache with buffers of its own holding this one's first length positions."""
+        copy = LeanCache(len(self.keys))
+        for index, (keys, values) in enumerate(zip(self.keys, self.values, strict=True)):
+            if keys is not None and values is not None:
+                copy.keys[index] = keys[:, :length].clone()
+                copy.values[index] = values[:, :length].clone()
+        copy.length = min(length, self.length)
+        return copy
 
 
 @dataclass(frozen=True)
@@ -167,8 +188,14 @@ class LeanDecoder:
         past_key_values: Any,
         use_cache: bool = True,
         logits_to_keep: int = 1,
+        layers: Sequence[int] | None = None,
     ) -> LeanOutput:
-        """The last logits_to_keep positions' logits; the cache grows by the tokens fed."""
+        """The last logits_to_keep positions' logits; the cache grows by the tokens fed.
+
+        layers: the decoder layers to run, in order (None: all of them). A layer left out passes
+        its input on unchanged and writes no cache entry, as in layer skipping and early exit;
+        the final norm and the output layer always run.
+        """
         cache = _lean_cache(past_key_values)
         past, length = cache.get_seq_length(), input_ids.shape[1]
         device = input_ids.device
@@ -179,7 +206,7 @@ class LeanDecoder:
             # sees keys up to past + i ("lower-right" causal alignment).
             keys_at = torch.arange(past + length, device=device)
             mask = _additive_mask(keys_at[None, :] <= positions[:, None])
-        hidden = self._hidden(input_ids[0], positions, mask, cache)
+        hidden = self._hidden(input_ids[0], positions, mask, cache, layers)
         cache.advance(length)
         return LeanOutput(self._logits(hidden[-logits_to_keep:, :]).unsqueeze(0))
 
@@ -210,16 +237,18 @@ class LeanDecoder:
         positions: torch.Tensor,
         mask: torch.Tensor | None,
         cache: LeanCache,
+        layers: Sequence[int] | None = None,
     ) -> torch.Tensor:
-        """(tokens, hidden) final hidden states of token_ids (tokens,) at the given positions.
+        """(tokens, hidden) final hidden states of token_ids (tokens,) at the given positions,
+        through the given decoder layers (None: all).
 
         Batch size is 1: hidden states are (tokens, hidden), keys and values (kv_heads, S, D),
         so no step reshapes a batch dimension in and out.
         """
         hidden: torch.Tensor = self.embed(token_ids)
         cos, sin = self.rotary(hidden, positions.unsqueeze(0))  # (1, L, D): broadcast over heads
-        for index, steps in enumerate(self.steps):
-            hidden = self._layer(index, steps, hidden, cos, sin, mask, cache)
+        for index in range(len(self.steps)) if layers is None else layers:
+            hidden = self._layer(index, self.steps[index], hidden, cos, sin, mask, cache)
         return hidden
 
     def _logits(self, hidden: torch.Tensor) -> torch.Tensor:

@@ -84,6 +84,15 @@ class ModelRunner:
         """Positions the KV cache holds."""
         return self._cache.get_seq_length()
 
+    @property
+    def lean_step(self) -> tuple[LeanDecoder, LeanCache] | None:
+        """The lean step and its live KV cache, for a drafter that runs this model's own layers
+        (layer skip, writing temporary entries through LeanCache.scratch()); None where
+        transformers' forward runs."""
+        if self._lean is None or not isinstance(self._cache, LeanCache):
+            return None
+        return self._lean, self._cache
+
     def reset(self) -> None:
         """Start over with an empty KV cache (a new prompt)."""
         self._cache = self._new_cache()

@@ -673,11 +673,15 @@ TABLE = MappingProxyType(
         "app.control.drafter": "Drafter (who proposes the tokens)",
         "app.control.drafter.info": (
             "The draft model guesses; prompt lookup copies what followed the same words earlier "
-            "in the text (no draft model); the hybrid copies when it can and guesses otherwise."
+            "in the text (no draft model); the hybrid copies when it can and guesses otherwise; "
+            "layer skip has the target draft for itself with some of its layers left out (no "
+            "second model, but a target not trained for it agrees with itself less often)."
         ),
         "drafter.draft_model": "Draft model (guesses)",
         "drafter.lookup": "Prompt lookup (copies)",
         "drafter.hybrid": "Hybrid (copies, else guesses)",
+        # layer-skip drafter (issue 12, point 2)
+        "drafter.layerskip": "Layer skip (target drafts for itself)",
         "app.control.prompt": "Prompt",
         "app.control.race": "Race: afterwards, run plain decoding of the target for comparison",
         "app.control.task": "Examples by task",
@@ -926,6 +930,24 @@ TABLE = MappingProxyType(
         ),
         "error.drafter.occurrence": "drafter {kind}: occurrence must be one of {known}, got {got}",
         "error.drafter.whole_number": "drafter {kind}: {name} must be a whole number, got {got}",
+        # layer-skip drafter (issue 12, point 2)
+        "error.layerskip.one_choice": (
+            "drafter {kind} takes one of skip, exit or calibrate, not several"
+        ),
+        "error.layerskip.calibrate": "drafter {kind}: calibrate must be yes or no, got {got}",
+        "error.layerskip.exit": "drafter {kind}: exit must keep at least 1 layer, got {got}",
+        "error.layerskip.layers": (
+            "drafter {kind}: layers are 0-based numbers and ranges joined with + "
+            "(skip=8-19+22), or none, got {got}"
+        ),
+        "error.layerskip.depth": (
+            "drafter {kind}: the target has {layers} layers, numbered 0 to {last}; exit keeps "
+            "fewer than all"
+        ),
+        "error.layerskip.lean": (
+            "drafter {kind} runs the target's own layers with the lean step, which does not "
+            "compute this target: {why}"
+        ),
         "error.problems": "{problems}",
         "error.separator": "; ",
         "error.prompt_too_short": "the prompt must have at least two tokens",

@@ -173,7 +173,8 @@ def cycle_tokens_html(
         joined = joined_characters(cycle.emitted)
     by = cycle.drafter if cycle.drafter != ModelDrafter.kind else ""
     if by:
-        title = t_html("stream.cycle_mark.by", lang, cycle=cycle.index + 1, drafter=by)
+        named = f"{by} {cycle.drafter_detail}".strip()  # layer skip adds its layers: "skip=8-15"
+        title = t_html("stream.cycle_mark.by", lang, cycle=cycle.index + 1, drafter=named)
     else:
         title = t_html("stream.cycle_mark", lang, cycle=cycle.index + 1)
     # A cycle drafted by a proposer other than the draft model (lookup's copies, per cycle in

@@ -29,7 +29,7 @@ from specviz.core.engine import DraftModelPairLike, autoregressive_generate, spe
 from specviz.core.events import Cycle, Step, Totals
 from specviz.core.model_steps import device_of
 from specviz.core.settings import GenerationSettings
-from specviz.drafters.registry import make_drafter
+from specviz.drafters.registry import drafter_kind, make_drafter
 from specviz.measure.harness import (
     Measurements,
     Method,
@@ -203,7 +203,7 @@ class AdvicePlan:
     time_budget_s: float | None = None
     warm_up: bool = True
     # Which drafter specs draft with the pair's draft model (measured at every draft format);
-    # by default, read from the drafter (its uses_draft_model).
+    # by default, its registered class says (uses_draft_model).
     uses_draft_model: Callable[[str], bool] | None = None
 
 
@@ -219,7 +219,7 @@ def candidates(plan: AdvicePlan) -> list[Candidate]:
         raise UserError("error.advisor.no_drafters")
     if not plan.gammas and not plan.adaptive and not plan.cost:
         raise UserError("error.advisor.no_gammas")
-    uses_draft = plan.uses_draft_model or _reads_draft_model(plan)
+    uses_draft = plan.uses_draft_model or _reads_draft_model
     formats = list(plan.pairs)
     found: list[Candidate] = []
     for drafter in plan.drafters:
@@ -447,14 +447,9 @@ def _warm_ups(plan: AdvicePlan, chosen: Sequence[Candidate]) -> list[Method]:
     return warm
 
 
-def _reads_draft_model(plan: AdvicePlan) -> Callable[[str], bool]:
-    default_pair = next(iter(plan.pairs.values()))
-
-    def uses(drafter: str) -> bool:
-        built = make_drafter(drafter, default_pair)
-        return bool(getattr(built, "uses_draft_model", False))
-
-    return uses
+def _reads_draft_model(drafter: str) -> bool:
+    """Whether the drafter spec's kind drafts with the pair's draft model (its registry class)."""
+    return drafter_kind(drafter).uses_draft_model
 
 
 def _measures(verdict: Verdict, lang: str) -> str:
