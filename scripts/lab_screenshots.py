@@ -3,7 +3,8 @@
     .venv/bin/python scripts/lab_screenshots.py [assets]
 
 Runs the live run, then each lab at sizes a lecturer would use (N = 2,000 exactness samples,
-γ = 1,3,5,8, a 16-token cost curve, 32 tokens per task), and saves one PNG per tab.
+γ = 1,3,5,8, a 16-token cost curve, 32 tokens per task, the advisor on the editing prompts), and
+saves one PNG per tab.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
-from test_browser import ARGS, CHROMIUM  # noqa: E402
+from test_browser import ARGS, CHROMIUM, tick_only  # noqa: E402
 from ui_fixtures import live_app  # noqa: E402
 
 
@@ -37,8 +38,12 @@ def run_lab(page: Page, name: str, button: str, status: str, folder: Path) -> No
     open_tab(page, name)
     began = time.perf_counter()
     page.locator(button).click()
-    page.wait_for_selector(f"{status} .sv-status-done", timeout=900_000)
+    page.wait_for_selector(
+        f"{status} .sv-status-done, {status} .sv-status-error, .toast-body.error", timeout=900_000
+    )
     print(f"{name}: {time.perf_counter() - began:.0f} s", flush=True)
+    if page.locator(f"{status} .sv-status-done").count() == 0:
+        raise SystemExit(f"{name} failed: {page.locator('body').inner_text()[:2000]}")
     page.wait_for_timeout(1500)
     page.locator(f"#sv-tab-{name}").screenshot(path=str(folder / f"lab-{name}.png"))
 
@@ -87,6 +92,14 @@ def main() -> None:
 
         set_number(page, "#sv-max-new-tokens", 32)
         run_lab(page, "tasks", "#sv-tasks-run", "#sv-tasks-status", folder)
+
+        # The advisor on the editing group: every drafter, the preset's draft format, γ 3 and 5.
+        open_tab(page, "advisor")
+        page.locator("#sv-advisor-task input").fill("editing")
+        page.keyboard.press("Enter")
+        tick_only(page, "sv-advisor-formats", ["int8wo"])
+        tick_only(page, "sv-advisor-gammas", ["3", "5"])
+        run_lab(page, "advisor", "#sv-advisor-run", "#sv-advisor-status", folder)
         browser.close()
 
 

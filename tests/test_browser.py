@@ -65,6 +65,13 @@ def _set_number(page, elem_id: str, value: int) -> None:
     box.press("Enter")
 
 
+def tick_only(page, group: str, keep: list[str]) -> None:
+    """Leave exactly the checkboxes labelled *keep* ticked in the checkbox group *group*."""
+    for box in page.locator(f"#{group} label").all():
+        if box.locator("input").is_checked() != (box.inner_text().strip() in keep):
+            box.click()
+
+
 def test_run_a_code_example_then_step(page, tmp_path):
     page.get_by_label("code").check()
     page.locator("#sv-examples").get_by_text("fibonacci", exact=False).first.click()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from hosted_fixtures import tiny_app
-from test_browser import CHROMIUM
+from test_browser import CHROMIUM, tick_only
 from test_browser import browser as browser  # the module's chromium, a fixture
 
 pytestmark = [
@@ -16,14 +16,6 @@ pytestmark = [
         not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"
     ),
 ]
-
-
-def tick_only(page, group: str, keep: list[str]) -> None:
-    """Leave exactly the checkboxes labelled *keep* ticked in the checkbox group *group*."""
-    for box in page.locator(f"#{group} label").all():
-        wanted = box.inner_text().strip() in keep
-        if box.locator("input").is_checked() != wanted:
-            box.click()
 
 
 def test_the_advisor_ranks_the_candidates_and_recommends_one(browser):
