@@ -117,12 +117,18 @@ class _Vocab:
     def convert_tokens_to_ids(self, token: str) -> None:
         return None
 
+    def encode(self, text: str) -> list[int]:
+        """Ids for the step costs' agreement text (the tiny models read any id below 257)."""
+        return [byte % 200 + 1 for byte in text.encode("utf-8")]
+
 
 @pytest.fixture
-def counted_loads(monkeypatch) -> list[str]:
-    """load_model and load_tokenizer replaced by tiny stand-ins that record each source loaded."""
+def counted_loads(monkeypatch, tmp_path) -> list[str]:
+    """load_model and load_tokenizer replaced by tiny stand-ins that record each source loaded;
+    the step costs measured at load are cached under tmp_path."""
     from conftest import tiny_qwen
 
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
     loads: list[str] = []
 
     def load_model(source, device, dtype, trust_remote_code=False, progress=None):
@@ -150,7 +156,7 @@ def test_a_one_pair_cache_evicts_the_least_recently_used_pair(counted_loads) -> 
     kept = cache.load_pair(first, device="cpu", dtype="float32")
     assert cache.load_pair(first, device="cpu", dtype="float32").target is kept.target  # reused
     cache.load_pair(second, device="cpu", dtype="float32")
-    assert cache.loaded_pairs() == ["two|cpu|torch.float32"]
+    assert cache.loaded_pairs() == ["two|none|cpu|torch.float32"]
     cache.load_pair(first, device="cpu", dtype="float32")  # loaded again: it was evicted
     assert counted_loads == ["hub:a/d", "hub:a/t", "hub:b/d", "hub:b/t", "hub:a/d", "hub:a/t"]
 
@@ -223,7 +229,8 @@ def test_on_zerogpu_every_model_handler_runs_inside_spaces_gpu(stand_in_spaces) 
 
     demo = build_demo(PRESETS, TinyCache(), limits=HOSTED)  # type: ignore[arg-type]
     names = sorted(record["name"] for record in stand_in_spaces)
-    assert names == ["generate", "run", "run_lab", "run_lab", "run_lab", "run_lab", "step"]
+    # Five labs: exactness, speedup, cost, tasks and the advisor.
+    assert names == ["generate", "run", *["run_lab"] * 5, "step"]
     assert demo.delete_cache == HOSTED.delete_cache  # Gradio's temporary files are cleaned
     demo.queue(**queue_options(HOSTED))
     _, url, _ = demo.launch(

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol, TypeVar
 
 import torch
 
@@ -46,6 +47,7 @@ __all__ = [
     "Update",
     "drain",
     "iter_measurements",
+    "last_update",
     "measure",
     "never",
     "repeat_settings",
@@ -239,12 +241,33 @@ def measure(
 ) -> Measurements:
     """iter_measurements run to its end; progress(fraction, message) gets every update."""
     updates = iter_measurements(methods, repeats, warm_up, time_budget_s, should_stop)
+    return last_update(updates, progress).measurements
+
+
+class Streamed(Protocol):
+    """An update of a measurement streamed to its end: where it stands, and whether it is over."""
+
+    @property
+    def fraction(self) -> float: ...
+
+    @property
+    def message(self) -> Phrase: ...
+
+    @property
+    def finished(self) -> bool: ...
+
+
+U = TypeVar("U", bound=Streamed)
+
+
+def last_update(updates: Iterable[U], progress: Progress | None = None) -> U:
+    """Run a stream of updates to its finished one (returned); progress gets each on the way."""
     for update in updates:
         if progress is not None:
             progress(update.fraction, update.message)
         if update.finished:
-            return update.measurements
-    raise AssertionError("the harness always ends with a finished update")  # pragma: no cover
+            return update
+    raise AssertionError("a measurement always ends with a finished update")  # pragma: no cover
 
 
 def _measurements(

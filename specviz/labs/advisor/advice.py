@@ -38,6 +38,7 @@ from specviz.measure.harness import (
     Trial,
     drain,
     iter_measurements,
+    last_update,
     never,
 )
 from specviz.measure.memory import module_bytes, peak_growth
@@ -248,12 +249,7 @@ def advise(
     should_stop: Callable[[], bool] = never,
 ) -> Advice:
     """Measure plain decoding and every candidate on the plan's prompts; the ranked advice."""
-    for update in iter_advice(plan, should_stop):
-        if progress is not None:
-            progress(update.fraction, update.message)
-        if update.finished:
-            return update.advice
-    raise AssertionError("the advisor always ends with a finished update")  # pragma: no cover
+    return last_update(iter_advice(plan, should_stop), progress).advice
 
 
 def iter_advice(
