@@ -17,8 +17,8 @@ PROMPT = "Hello"
 ANSWER_WITHIN_S = 1.0
 PRESET = "qwen2.5-coder-bundled"
 # /run's positional inputs: preset, drafter, prompt, chat_template, the shown settings (γ,
-# adaptive γ, temperature, top-k, top-p, seed, max new tokens), race.
-RUN = [PRESET, "draft-model", PROMPT, False, 4, False, 0.0, 0, 1.0, 0, 8, False]
+# adaptive γ, cost γ, temperature, top-k, top-p, seed, max new tokens), race.
+RUN = [PRESET, "draft-model", PROMPT, False, 4, False, False, 0.0, 0, 1.0, 0, 8, False]
 
 # (row, prompt, /generate keyword arguments, what the message says)
 REFUSED = [
@@ -123,7 +123,7 @@ def _raw_call(url: str, data: list) -> str:
 
 @pytest.mark.parametrize(
     ("data", "got"),
-    [([], 0), ([PROMPT], 1), ([PROMPT, PRESET, *[None] * 13, "extra"], 16)],
+    [([], 0), ([PROMPT], 1), ([PROMPT, PRESET, *[None] * 14, "extra"], 17)],
     ids=["no arguments", "missing arguments", "extra arguments"],
 )
 def test_wrong_argument_count_is_told(client, url: str, data: list, got: int) -> None:
@@ -136,16 +136,16 @@ def test_wrong_argument_count_is_told(client, url: str, data: list, got: int) ->
 
     assert _quickest(refused) < ANSWER_WITHIN_S
     assert all("event: error" in answer for answer in answers)
-    assert all(f"This endpoint takes 15 values, got {got}" in answer for answer in answers)
+    assert all(f"This endpoint takes 16 values, got {got}" in answer for answer in answers)
     _serves(client)
 
 
 def test_extra_arguments_from_the_client_are_refused(client) -> None:
     from gradio_client.exceptions import AppError
 
-    with pytest.raises(AppError, match="This endpoint takes 15 values, got 16"):
+    with pytest.raises(AppError, match="This endpoint takes 16 values, got 17"):
         client.predict(
-            PROMPT, PRESET, *[None] * 10, True, False, None, "extra", api_name="/generate"
+            PROMPT, PRESET, *[None] * 11, True, False, None, "extra", api_name="/generate"
         )
 
 
