@@ -1,10 +1,11 @@
 """Refresh the README's lab screenshots: the real app on the bundled pair in headless chromium.
 
-    .venv/bin/python scripts/lab_screenshots.py [assets]
+    .venv/bin/python scripts/lab_screenshots.py [assets [LAB ...]]
 
 Runs the live run, then each lab at sizes a lecturer would use (N = 2,000 exactness samples,
 γ = 1,3,5,8, a 16-token cost curve, 32 tokens per task, the advisor on the editing prompts), and
-saves one PNG per tab.
+saves one PNG per tab; naming labs (inspector exactness speedup cost tasks advisor) shoots only
+those.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ def run_lab(page: Page, name: str, button: str, status: str, folder: Path) -> No
 def main() -> None:
     folder = Path(sys.argv[1] if len(sys.argv) > 1 else "assets")
     folder.mkdir(parents=True, exist_ok=True)
+    chosen = set(sys.argv[2:]) or {"inspector", "exactness", "speedup", "cost", "tasks", "advisor"}
     url = live_app()
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
@@ -60,28 +62,41 @@ def main() -> None:
         page.goto(url)
         page.wait_for_selector("#sv-run")
 
-        # Inspector: a sampled story run, then a click on a rejected token.
-        page.get_by_label("story").check()
-        page.wait_for_timeout(500)
-        page.locator("#sv-examples").get_by_text("robot", exact=False).first.click()
-        set_number(page, "#sv-temperature", 1)
-        set_number(page, "#sv-max-new-tokens", 32)
-        page.locator("#sv-run").click()
-        page.wait_for_selector("#sv-status .sv-status-done", timeout=300_000)
-        page.locator("#sv-stream .sv-tok.sv-rejected").first.click()
-        page.wait_for_selector("#sv-inspect .sv-inspect-table")
-        page.wait_for_timeout(1500)
-        page.locator("#sv-tab-inspector").screenshot(path=str(folder / "lab-inspector.png"))
+        if chosen & {"inspector", "exactness"}:
+            sampled_labs(page, folder, chosen)
+        if chosen & {"speedup", "cost", "tasks", "advisor"}:
+            greedy_labs(page, folder, chosen)
+        browser.close()
 
+
+def sampled_labs(page: Page, folder: Path, chosen: set[str]) -> None:
+    """The inspector after a sampled story run (a click on a rejected token), the exactness lab."""
+    page.get_by_label("story").check()
+    page.wait_for_timeout(500)
+    page.locator("#sv-examples").get_by_text("robot", exact=False).first.click()
+    set_number(page, "#sv-temperature", 1)
+    set_number(page, "#sv-max-new-tokens", 32)
+    page.locator("#sv-run").click()
+    page.wait_for_selector("#sv-status .sv-status-done", timeout=300_000)
+    page.locator("#sv-stream .sv-tok.sv-rejected").first.click()
+    page.wait_for_selector("#sv-inspect .sv-inspect-table")
+    page.wait_for_timeout(1500)
+    page.locator("#sv-tab-inspector").screenshot(path=str(folder / "lab-inspector.png"))
+
+    if "exactness" in chosen:
         run_lab(page, "exactness", "#sv-exact-run", "#sv-exact-status", folder)
 
-        page.get_by_label("code").check()
-        page.wait_for_timeout(500)
-        page.locator("#sv-examples").get_by_text("fibonacci", exact=False).first.click()
-        set_number(page, "#sv-temperature", 0)
-        set_number(page, "#sv-max-new-tokens", 48)
-        run_lab(page, "speedup", "#sv-speedup-run", "#sv-speedup-status", folder)
 
+def greedy_labs(page: Page, folder: Path, chosen: set[str]) -> None:
+    """The speedup and cost labs on the fibonacci prompt, greedy; the task lab; the advisor."""
+    page.get_by_label("code").check()
+    page.wait_for_timeout(500)
+    page.locator("#sv-examples").get_by_text("fibonacci", exact=False).first.click()
+    set_number(page, "#sv-temperature", 0)
+    set_number(page, "#sv-max-new-tokens", 48)
+    if "speedup" in chosen:
+        run_lab(page, "speedup", "#sv-speedup-run", "#sv-speedup-status", folder)
+    if "cost" in chosen:
         open_tab(page, "cost")
         page.locator("#sv-cost-run").click()
         page.wait_for_selector("#sv-cost-status .sv-status-done", timeout=300_000)
@@ -90,9 +105,10 @@ def main() -> None:
         page.wait_for_timeout(1500)
         page.locator("#sv-tab-cost").screenshot(path=str(folder / "lab-cost.png"))
 
+    if "tasks" in chosen:
         set_number(page, "#sv-max-new-tokens", 32)
         run_lab(page, "tasks", "#sv-tasks-run", "#sv-tasks-status", folder)
-
+    if "advisor" in chosen:
         # The advisor on the editing group: every drafter, the preset's draft format, γ 3 and 5.
         open_tab(page, "advisor")
         page.locator("#sv-advisor-task input").fill("editing")
@@ -100,7 +116,6 @@ def main() -> None:
         tick_only(page, "sv-advisor-formats", ["int8wo"])
         tick_only(page, "sv-advisor-gammas", ["3", "5"])
         run_lab(page, "advisor", "#sv-advisor-run", "#sv-advisor-status", folder)
-        browser.close()
 
 
 if __name__ == "__main__":
