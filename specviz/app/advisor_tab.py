@@ -17,10 +17,14 @@ from specviz.app.lab_tabs import LabRun, LabWiring, chart, lab_tab, run_button, 
 from specviz.app.lab_tabs import status_line as lab_status
 from specviz.app.run_controls import drafter_choices, task_choices
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN
-from specviz.drafters.registry import DRAFTERS
 from specviz.labs.advisor import charts as advisor_charts
 from specviz.labs.advisor import panel as advisor_panel
-from specviz.labs.advisor.advice import ADVISOR_GAMMAS, AdvicePlan, iter_advice
+from specviz.labs.advisor.advice import (
+    ADVISOR_GAMMAS,
+    DEFAULT_DRAFTERS,
+    AdvicePlan,
+    iter_advice,
+)
 from specviz.models.loader import pick_device
 from specviz.models.presets import TASKS, Preset
 from specviz.models.step_costs import draft_formats
@@ -56,7 +60,7 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
         with gr.Row():
             drafters = gr.CheckboxGroup(
                 drafter_choices(preset, lang),
-                value=list(DRAFTERS),
+                value=list(DEFAULT_DRAFTERS),
                 label=t("app.advisor.drafters", lang),
                 elem_id="sv-advisor-drafters",
             )

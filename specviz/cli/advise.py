@@ -34,6 +34,7 @@ DEFAULT_BUDGET_S = 100.0
 def add_advise_command(commands: Any, lang: str = DEFAULT_LANGUAGE) -> None:
     """Register `advise` on the CLI's subparsers."""
     from specviz.drafters.registry import DRAFTERS
+    from specviz.labs.advisor.advice import DEFAULT_DRAFTERS
 
     advise = commands.add_parser(
         "advise", help="which drafter, draft format and γ to use, measured on your prompts"
@@ -49,8 +50,9 @@ def add_advise_command(commands: Any, lang: str = DEFAULT_LANGUAGE) -> None:
     advise.add_argument(
         "--drafters",
         metavar="SPECS",
-        default=",".join(DRAFTERS),
-        help="comma-separated drafter specs to compare (default: every drafter)",
+        default=",".join(DEFAULT_DRAFTERS),
+        help=f"comma-separated drafter specs to compare, any of {', '.join(DRAFTERS)} "
+        f"(default: {','.join(DEFAULT_DRAFTERS)})",
     )
     advise.add_argument(
         "--draft-formats",
