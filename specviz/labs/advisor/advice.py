@@ -80,9 +80,7 @@ class Candidate:
     @property
     def name(self) -> str:
         """A short unique name: "draft-model[int8wo] γ=5", "lookup γ=adaptive(5)", "… γ=cost(≤5)"."""
-        drafter = f"{self.drafter}[{self.draft_format}]" if self.draft_format else self.drafter
-        gamma = self.gamma_words
-        return f"{drafter} γ={gamma}"
+        return f"{self.proposer} γ={self.gamma_words}"
 
     @property
     def proposer(self) -> str:
