@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import SafetensorError
 
 from specviz.core.cost_model import StepCosts
 from specviz.models.bundled import BUNDLED, BundledModelError, Progress, assemble, cache_root
@@ -38,7 +39,10 @@ from specviz.models.step_costs import (
 from specviz.text import Phrase, UserError
 
 # Bump when the conversion below changes, so stale caches are rebuilt rather than trusted.
-_CONVERSION_VERSION = 1
+_CONVERSION_VERSION = 2
+_CONVERSION_STAMP = "specviz-conversion.json"
+# What from_pretrained raises for files it cannot read (missing, truncated, garbled headers).
+_UNREADABLE = (OSError, ValueError, RuntimeError, SafetensorError)
 _CACHE_DTYPE = torch.bfloat16  # cached weights: half the disk and load time of float32
 
 
@@ -312,14 +316,29 @@ def load_model(
     """Load one causal LM from any source, in eval mode on the device."""
     from transformers import AutoModelForCausalLM
 
-    folder, kwargs = _model_location(source, progress)
-    try:
-        model = AutoModelForCausalLM.from_pretrained(
+    def from_pretrained(folder: str, kwargs: dict[str, Any]) -> Any:
+        return AutoModelForCausalLM.from_pretrained(
             folder, dtype=dtype, trust_remote_code=trust_remote_code, **kwargs
         )
-    except OSError as error:
-        raise _load_failure(source, error) from error
-    return model.to(device).eval()  # type: ignore[arg-type, no-any-return]
+
+    folder, kwargs = _model_location(source, progress)
+    try:
+        model = from_pretrained(folder, kwargs)
+    except _UNREADABLE as error:
+        if _out_of_memory(error):
+            raise  # not the files' fault: the caller says so (the app: "out of memory")
+        if source.kind not in ("bundled", "gguf"):
+            raise _load_failure(source, error) from error
+        # The cached conversion is damaged in a way its stamp could not see (bytes changed in
+        # place, a truncated file): rebuild it once from the verified GGUF, then try again.
+        progress(Phrase("load.rebuilding", path=folder), 0.0)
+        forget_conversion(Path(folder))
+        folder, kwargs = _model_location(source, progress)
+        try:
+            model = from_pretrained(folder, kwargs)
+        except _UNREADABLE as again:
+            raise ModelLoadError("error.load.cache_unreadable", path=folder, cause=again) from again
+    return model.to(device).eval()  # type: ignore[no-any-return]
 
 
 def load_tokenizer(source: ModelSource, trust_remote_code: bool, progress: Progress) -> Any:
@@ -368,15 +387,10 @@ def converted_gguf(gguf: Path, folder: Path, progress: Progress = _quiet) -> Pat
     loads in about a second. A stamp naming the source file's size and mtime guards against reuse
     after the GGUF changes.
     """
-    stamp_path = folder / "specviz-conversion.json"
-    info = gguf.stat()
-    stamp = {
-        "version": _CONVERSION_VERSION,
-        "source": str(gguf),
-        "size": info.st_size,
-        "mtime_ns": info.st_mtime_ns,
-    }
-    if stamp_path.is_file() and json.loads(stamp_path.read_text()) == stamp:
+    stamp_path = folder / _CONVERSION_STAMP
+    if stamp_path.is_file() and json.loads(stamp_path.read_text()) == _conversion_stamp(
+        gguf, folder
+    ):
         return folder
     from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
@@ -402,9 +416,36 @@ def converted_gguf(gguf: Path, folder: Path, progress: Progress = _quiet) -> Pat
     stamp_path.unlink(missing_ok=True)
     model.save_pretrained(str(folder))
     tokenizer.save_pretrained(str(folder))
-    stamp_path.write_text(json.dumps(stamp))
+    stamp_path.write_text(json.dumps(_conversion_stamp(gguf, folder)))
     progress(Phrase("load.cached", file=gguf.name), 1.0)
     return folder
+
+
+def _conversion_stamp(gguf: Path, folder: Path) -> dict[str, Any]:
+    """What a conversion is trusted by: the GGUF it came from (size and mtime) and every file it
+    wrote (size and mtime), so that a file changed, truncated or deleted since is rebuilt."""
+    info = gguf.stat()
+    files = {
+        path.name: [path.stat().st_size, path.stat().st_mtime_ns]
+        for path in sorted(folder.iterdir())
+        if path.is_file() and path.name != _CONVERSION_STAMP
+    }
+    return {
+        "version": _CONVERSION_VERSION,
+        "source": str(gguf),
+        "size": info.st_size,
+        "mtime_ns": info.st_mtime_ns,
+        "files": files,
+    }
+
+
+def _out_of_memory(error: BaseException) -> bool:
+    return isinstance(error, RuntimeError) and "memory" in str(error).lower()
+
+
+def forget_conversion(folder: Path) -> None:
+    """Make the next load convert the GGUF again (the cached copy is not to be trusted)."""
+    (folder / _CONVERSION_STAMP).unlink(missing_ok=True)
 
 
 def check_tokenizers(draft_tokenizer: Any, target_tokenizer: Any, preset: Preset) -> None:
