@@ -30,14 +30,24 @@ def fake_conversion(tmp_path: Path) -> tuple[Path, Path]:
     folder.mkdir()
     (folder / "model.safetensors").write_bytes(b"weights" * 100)
     (folder / "config.json").write_text("{}")
-    stamp = loader._conversion_stamp(gguf, folder)
-    (folder / loader._CONVERSION_STAMP).write_text(json.dumps(stamp))
+    (folder / loader._CONVERSION_STAMP).write_text(json.dumps(loader._source_stamp(gguf)))
+    (folder / loader._FILES_STAMP).write_text(json.dumps(loader._files_stamp(folder)))
     return gguf, folder
 
 
 def test_an_untouched_conversion_is_reused(tmp_path: Path) -> None:
     gguf, folder = fake_conversion(tmp_path)
     assert converted_gguf(gguf, folder) == folder  # no conversion attempted (it would fail)
+
+
+def test_a_conversion_from_before_file_stamps_is_trusted_then_stamped(tmp_path: Path) -> None:
+    gguf, folder = fake_conversion(tmp_path)
+    (folder / loader._FILES_STAMP).unlink()
+    assert converted_gguf(gguf, folder) == folder
+    assert (folder / loader._FILES_STAMP).is_file()
+    (folder / "model.safetensors").write_bytes(b"weig")
+    with pytest.raises(ModelLoadError, match="Could not read GGUF file"):
+        converted_gguf(gguf, folder)
 
 
 @pytest.mark.parametrize(
@@ -111,7 +121,11 @@ def test_a_cache_that_stays_unreadable_is_named(bundled_source, monkeypatch) -> 
 def test_forgetting_a_conversion_removes_only_its_stamp(tmp_path: Path) -> None:
     _, folder = fake_conversion(tmp_path)
     forget_conversion(folder)
-    assert sorted(path.name for path in folder.iterdir()) == ["config.json", "model.safetensors"]
+    assert sorted(path.name for path in folder.iterdir()) == [
+        "config.json",
+        "model.safetensors",
+        loader._FILES_STAMP,
+    ]
     forget_conversion(folder)  # twice is fine
 
 

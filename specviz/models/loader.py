@@ -39,8 +39,9 @@ from specviz.models.step_costs import (
 from specviz.text import Phrase, UserError
 
 # Bump when the conversion below changes, so stale caches are rebuilt rather than trusted.
-_CONVERSION_VERSION = 2
+_CONVERSION_VERSION = 1
 _CONVERSION_STAMP = "specviz-conversion.json"
+_FILES_STAMP = "specviz-files.json"
 # What from_pretrained raises for files it cannot read (missing, truncated, garbled headers).
 _UNREADABLE = (OSError, ValueError, RuntimeError, SafetensorError)
 _CACHE_DTYPE = torch.bfloat16  # cached weights: half the disk and load time of float32
@@ -388,10 +389,14 @@ def converted_gguf(gguf: Path, folder: Path, progress: Progress = _quiet) -> Pat
     after the GGUF changes.
     """
     stamp_path = folder / _CONVERSION_STAMP
-    if stamp_path.is_file() and json.loads(stamp_path.read_text()) == _conversion_stamp(
-        gguf, folder
-    ):
-        return folder
+    files_path = folder / _FILES_STAMP
+    if stamp_path.is_file() and json.loads(stamp_path.read_text()) == _source_stamp(gguf):
+        if not files_path.is_file():
+            # Converted before its files were stamped: trusted as it is, and stamped from now on.
+            files_path.write_text(json.dumps(_files_stamp(folder)))
+            return folder
+        if json.loads(files_path.read_text()) == _files_stamp(folder):
+            return folder
     from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
     progress(Phrase("load.dequantizing", file=gguf.name), 0.0)
@@ -416,26 +421,30 @@ def converted_gguf(gguf: Path, folder: Path, progress: Progress = _quiet) -> Pat
     stamp_path.unlink(missing_ok=True)
     model.save_pretrained(str(folder))
     tokenizer.save_pretrained(str(folder))
-    stamp_path.write_text(json.dumps(_conversion_stamp(gguf, folder)))
+    files_path.write_text(json.dumps(_files_stamp(folder)))
+    stamp_path.write_text(json.dumps(_source_stamp(gguf)))
     progress(Phrase("load.cached", file=gguf.name), 1.0)
     return folder
 
 
-def _conversion_stamp(gguf: Path, folder: Path) -> dict[str, Any]:
-    """What a conversion is trusted by: the GGUF it came from (size and mtime) and every file it
-    wrote (size and mtime), so that a file changed, truncated or deleted since is rebuilt."""
+def _source_stamp(gguf: Path) -> dict[str, Any]:
+    """The GGUF a conversion was made from, by size and mtime."""
     info = gguf.stat()
-    files = {
-        path.name: [path.stat().st_size, path.stat().st_mtime_ns]
-        for path in sorted(folder.iterdir())
-        if path.is_file() and path.name != _CONVERSION_STAMP
-    }
     return {
         "version": _CONVERSION_VERSION,
         "source": str(gguf),
         "size": info.st_size,
         "mtime_ns": info.st_mtime_ns,
-        "files": files,
+    }
+
+
+def _files_stamp(folder: Path) -> dict[str, list[int]]:
+    """Every file a conversion wrote, by size and mtime: one changed, truncated or deleted since
+    is noticed and the conversion made again."""
+    return {
+        path.name: [path.stat().st_size, path.stat().st_mtime_ns]
+        for path in sorted(folder.iterdir())
+        if path.is_file() and path.name not in (_CONVERSION_STAMP, _FILES_STAMP)
     }
 
 
