@@ -933,6 +933,16 @@ TABLE = MappingProxyType(
             "each completed run repeated alone: {checked} checked, {differed} gave other tokens"
         ),
         "cli.loadtest.failure": "  run {index} failed: {error}",
+        # --- the GPU check (python -m specviz gpu-check) ----------------------------------------
+        "cli.gpu_check.no_cuda": (
+            "No CUDA device here: gpu-check measures a GPU. Run it on a machine with one, or "
+            "check the command itself with --device cpu --tiny."
+        ),
+        "cli.gpu_check.bad_tokens": "--max-new-tokens must be between 1 and 64.",
+        "cli.gpu_check.done": (
+            "{device}: greedy speculative equals plain: {equal}; draft step {draft_ms} ms, target "
+            "step {target_ms} ms (lean), c = {cost}; the full record is in {out}"
+        ),
         # --- errors the user can fix (raised as UserError) ----------------------------------------
         "error.prompt_empty": "the prompt is empty",
         "error.unknown_preset": "unknown preset {name}; known: {known}",
