@@ -37,6 +37,7 @@ table.sv-report-table { border-collapse: collapse; font-size: 14px; }
   text-align: left; vertical-align: top; }
 .sv-report-table code { font-size: 13px; }
 .sv-report-method { line-height: 1.5; }
+.sv-race-head { display: none; }  /* the speedup heads the results already */
 """
 
 

@@ -1,0 +1,181 @@
+"""Exports and replay in Debian's chromium: a trace recorded by ``python -m specviz generate
+--trace`` replays in the app (no model loaded) with the recorded tokens and colours, an upload
+replays too, a finished run offers its downloads, and the report page draws with no network.
+
+Screenshots go to a temporary folder unless SPECVIZ_SCREENSHOTS names one ("assets" refreshes
+the README's report.png on purpose).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_browser import ARGS, CHROMIUM, SCREENSHOTS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A run of the bundled pair recorded by the command line, with its plain lane and report."""
+    folder = tmp_path_factory.mktemp("recorded")
+    paths = {name: folder / name for name in ("t.json", "t.csv", "report.html")}
+    command = [sys.executable, "-m", "specviz", "generate", "--prompt", "def fibonacci(n):"]
+    command += ["--max-new-tokens", "16", "--plain", "--trace", str(paths["t.json"])]
+    command += ["--csv", str(paths["t.csv"]), "--report", str(paths["report.html"])]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+    assert all(path.exists() for path in paths.values())
+    return paths
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=ARGS
+        )
+        yield browser
+        browser.close()
+
+
+def replay_app(trace: Path) -> Any:
+    """The app with *trace* to replay on page load, over a model cache that fails any load."""
+    from specviz.app.builder import build_demo, launch_options
+    from specviz.export.trace import read_trace_file
+    from specviz.models.loader import ModelCache
+    from specviz.models.presets import load_presets
+
+    class NoLoading(ModelCache):
+        def load_pair(self, *args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("a replay loaded a model")
+
+    demo = build_demo(load_presets(), NoLoading(), replay=read_trace_file(trace))
+    demo.queue()
+    demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True, **launch_options())
+    return demo
+
+
+def expected_tokens(trace: dict[str, Any]) -> list[tuple[str, str]]:
+    """(origin, token id as written in the stream's data-seq order) per token, from the file:
+    each cycle's accepted drafts, then its rejected and untested ones, then its extra token."""
+    tokens = []
+    for cycle in trace["cycles"]:
+        accepted = cycle["accepted_len"]
+        for token in cycle["drafted"]:
+            verdict = "accepted" if token["accepted"] else "rejected"
+            verdict = verdict if token["tested"] else "untested"
+            tokens.append((verdict, str(token["seq_index"])))
+        tokens += [
+            (token["origin"], str(token["seq_index"])) for token in cycle["emitted"][accepted:]
+        ]
+    return tokens
+
+
+def shown_tokens(page: Any, selector: str) -> list[tuple[str, str]]:
+    spans = page.locator(f"{selector} .sv-tok")
+    return [
+        (span.get_attribute("data-origin"), span.get_attribute("data-seq")) for span in spans.all()
+    ]
+
+
+def test_a_recorded_trace_replays_with_its_tokens_and_colours(browser, recorded, tmp_path):
+    trace = json.loads(recorded["t.json"].read_text())
+    assert trace["plain"], "the run was recorded with its plain lane"
+    demo = replay_app(recorded["t.json"])
+    try:
+        page = browser.new_context(viewport={"width": 1440, "height": 1800}).new_page()
+        page.goto(demo.local_url)
+        status = page.locator("#sv-status")
+        status.locator(":text('Replay of a run recorded')").wait_for(timeout=60_000)
+        page.wait_for_selector("#sv-status .sv-status-done", timeout=120_000)
+        assert trace["recorded_at"] in status.inner_text()
+        assert trace["hardware"]["cpu"] in status.inner_text()
+
+        assert shown_tokens(page, "#sv-stream") == expected_tokens(trace)
+        texts = page.locator("#sv-stream .sv-tok").all_inner_texts()
+        assert "fib" in "".join(texts) or "def" in "".join(texts)
+        # The colours are the app's: an accepted token is drawn in the accepted hue.
+        accepted = page.locator("#sv-stream .sv-tok.sv-accepted").first
+        colour = accepted.evaluate("e => getComputedStyle(e).textDecorationColor")
+        assert colour == "rgb(0, 114, 178)"  # --sv-accepted, Okabe-Ito blue
+        tokens = int(page.locator('#sv-counters [data-stat="tokens"] .sv-stat-value').inner_text())
+        assert tokens == trace["summary"]["specviz"]["new_tokens"]
+        # The race shows both lanes at their measured speeds, and the speedup recorded.
+        race = page.locator("#sv-race")
+        speedup = float(race.locator(".sv-speedup").get_attribute("data-speedup"))
+        assert speedup == pytest.approx(trace["summary"]["specviz"]["speedup"], abs=1e-3)
+        assert race.locator(".sv-plain .sv-tok").count() == len(trace["plain"])
+        page.wait_for_timeout(1200)
+        folder = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
+        page.screenshot(path=str(folder / "screenshot-replay.png"), full_page=True)
+
+        # The same file, uploaded, replays again.
+        page.locator("#sv-replay-upload input[type=file], input[type=file]").first.set_input_files(
+            str(recorded["t.json"])
+        )
+        page.wait_for_selector("#sv-status .sv-status-info", timeout=60_000)
+        page.wait_for_selector("#sv-status .sv-status-done", timeout=120_000)
+        assert shown_tokens(page, "#sv-stream") == expected_tokens(trace)
+
+        # A file that is no trace is refused in words.
+        bad = tmp_path / "bad.json"
+        bad.write_text("{not json")
+        page.locator("input[type=file]").first.set_input_files(str(bad))
+        page.get_by_text("it is not JSON").first.wait_for(timeout=30_000)
+    finally:
+        demo.close()
+
+
+def test_the_report_draws_its_charts_offline(browser, recorded):
+    context = browser.new_context(viewport={"width": 1200, "height": 900}, offline=True)
+    page = context.new_page()
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto(recorded["report.html"].as_uri())
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=30_000)
+    assert page.locator(".js-plotly-plot").count() == 4
+    assert [url for url in requests if not url.startswith("file:")] == []
+    assert page.locator(".sv-race .sv-speedup[data-speedup]").count() == 1
+    page.wait_for_timeout(500)
+    folder = Path(SCREENSHOTS) if SCREENSHOTS else recorded["report.html"].parent
+    page.screenshot(path=str(folder / "report.png"), full_page=True)
+    context.close()
+
+
+def test_a_finished_run_offers_its_downloads(browser):
+    from ui_fixtures import live_app
+
+    page = browser.new_context(viewport={"width": 1440, "height": 1800}).new_page()
+    page.goto(live_app())
+    page.wait_for_selector("#sv-run")
+    assert page.locator("#sv-export-trace button, button#sv-export-trace").first.is_disabled()
+    box = page.locator("#sv-max-new-tokens input[type=number]")
+    box.fill("8")
+    box.press("Enter")
+    page.locator("#sv-run").click()
+    page.wait_for_selector("#sv-status .sv-status-done", timeout=120_000)
+    button = page.locator("#sv-export-trace button, button#sv-export-trace").first
+    page.wait_for_function("b => !b.disabled", arg=button.element_handle(), timeout=30_000)
+    with page.expect_download() as download:
+        button.click()
+    trace = json.loads(Path(download.value.path()).read_text())
+    assert trace["schema"] == "specviz.trace" and trace["summary"]["specviz"]["new_tokens"] == 8
+    page.context.close()
