@@ -16,17 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_browser import ARGS, CHROMIUM, SCREENSHOTS
+import test_browser
+from test_browser import SCREENSHOTS
+from test_browser import pytestmark as pytestmark  # browser, slow, needs Debian's chromium
 
 ROOT = Path(__file__).resolve().parent.parent
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"
-    ),
-]
+browser = test_browser.browser  # the shared headless chromium fixture
 
 
 @pytest.fixture(scope="module")
@@ -42,18 +37,6 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     assert done.returncode == 0, done.stderr
     assert all(path.exists() for path in paths.values())
     return paths
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=ARGS
-        )
-        yield browser
-        browser.close()
 
 
 def replay_app(trace: Path) -> Any:

@@ -1,6 +1,6 @@
 """JSON dicts back into the engine's frozen records: what a trace's replay renders from.
 
-``Cycle.to_dict`` and ``Step.to_dict`` write a record as plain JSON (with the derived rates added
+``Cycle.to_dict`` and ``Step.to_dict`` (``specviz.core.events``) write a record as plain JSON (with the derived rates added
 to the totals); ``cycle_from_dict`` and ``step_from_dict`` read one back, equal field for field,
 so the views render a replayed run exactly as they rendered the live one. A file is data from
 outside: every field is checked for its type, and a wrong one is a ``RecordError`` naming where.
@@ -12,17 +12,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
-from specviz.core.events import (
-    Cycle,
-    DraftToken,
-    EmittedToken,
-    Origin,
-    Rejection,
-    Step,
-    Timing,
-    TokenProb,
-    Totals,
-)
+from specviz.core import events
 
 R = TypeVar("R")
 
@@ -99,13 +89,13 @@ def _optional(convert: Callable[[object, str], R]) -> Callable[[object, str], R 
     return optional
 
 
-def _token_prob(data: object, where: str) -> TokenProb:
-    return _build(TokenProb, data, where)
+def _token_prob(data: object, where: str) -> events.TokenProb:
+    return _build(events.TokenProb, data, where)
 
 
-def _origin(data: object, where: str) -> Origin:
+def _origin(data: object, where: str) -> events.Origin:
     try:
-        return Origin(str(data))
+        return events.Origin(str(data))
     except ValueError:
         raise RecordError(where, f"unknown origin {data!r:.40}") from None
 
@@ -119,15 +109,15 @@ def _int(data: object, where: str) -> int:
 _TOKEN_PROBS = _items(_token_prob)
 
 
-def _draft_token(data: object, where: str) -> DraftToken:
-    return _build(DraftToken, data, where, {"top_q": _TOKEN_PROBS, "top_p": _TOKEN_PROBS})
+def _draft_token(data: object, where: str) -> events.DraftToken:
+    return _build(events.DraftToken, data, where, {"top_q": _TOKEN_PROBS, "top_p": _TOKEN_PROBS})
 
 
-def _emitted(data: object, where: str) -> EmittedToken:
-    return _build(EmittedToken, data, where, {"origin": _origin})
+def _emitted(data: object, where: str) -> events.EmittedToken:
+    return _build(events.EmittedToken, data, where, {"origin": _origin})
 
 
-def _rejection(data: object, where: str) -> Rejection:
+def _rejection(data: object, where: str) -> events.Rejection:
     converters: dict[str, Callable[[object, str], object]] = {
         "rejected_token": _token_prob,
         "resampled_token": _token_prob,
@@ -135,21 +125,21 @@ def _rejection(data: object, where: str) -> Rejection:
         "top_q": _TOKEN_PROBS,
         "top_residual": _TOKEN_PROBS,
     }
-    return _build(Rejection, data, where, converters)
+    return _build(events.Rejection, data, where, converters)
 
 
-def _timing(data: object, where: str) -> Timing:
-    return _build(Timing, data, where)
+def _timing(data: object, where: str) -> events.Timing:
+    return _build(events.Timing, data, where)
 
 
-def _totals(data: object, where: str) -> Totals:
-    return _build(Totals, data, where)
+def _totals(data: object, where: str) -> events.Totals:
+    return _build(events.Totals, data, where)
 
 
-def cycle_from_dict(data: object, where: str = "cycle") -> Cycle:
+def cycle_from_dict(data: object, where: str = "cycle") -> events.Cycle:
     """A Cycle from ``Cycle.to_dict()``'s JSON; a field of the wrong type is a RecordError."""
     return _build(
-        Cycle,
+        events.Cycle,
         data,
         where,
         {
@@ -163,6 +153,6 @@ def cycle_from_dict(data: object, where: str = "cycle") -> Cycle:
     )
 
 
-def step_from_dict(data: object, where: str = "step") -> Step:
+def step_from_dict(data: object, where: str = "step") -> events.Step:
     """A Step from ``Step.to_dict()``'s JSON; a field of the wrong type is a RecordError."""
-    return _build(Step, data, where, {"token": _emitted, "totals": _totals})
+    return _build(events.Step, data, where, {"token": _emitted, "totals": _totals})
