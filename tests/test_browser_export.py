@@ -110,6 +110,7 @@ def test_a_recorded_trace_replays_with_its_tokens_and_colours(browser, recorded,
         page.wait_for_selector("#sv-status .sv-status-done", timeout=120_000)
         assert trace["recorded_at"] in status.inner_text()
         assert trace["hardware"]["cpu"] in status.inner_text()
+        assert page.locator("#sv-prompt textarea").input_value() == trace["prompt"]["text"]
 
         assert shown_tokens(page, "#sv-stream") == expected_tokens(trace)
         # Each token's tooltip names the token with its q, p and u: the same as rendered from

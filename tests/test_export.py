@@ -206,10 +206,10 @@ def test_a_damaged_record_is_named_where_it_is_damaged() -> None:
 def test_a_huge_file_is_refused_before_it_is_parsed(tmp_path: Path) -> None:
     with pytest.raises(TraceError) as caught:
         read_trace(b" " * (MAX_TRACE_BYTES + 1))
-    assert "a trace may be at most 50 MB" in caught.value.message("en")
+    assert "a trace may be at most 20 MB" in caught.value.message("en")
     big = tmp_path / "big.json"
     with big.open("wb") as file:
-        file.truncate(MAX_TRACE_BYTES + 1)  # sparse: no 50 MB written
+        file.truncate(MAX_TRACE_BYTES + 1)  # sparse: no 20 MB written
     with pytest.raises(TraceError):
         read_trace_file(big)
 

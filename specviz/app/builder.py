@@ -105,7 +105,7 @@ def build_demo(
                 advisor_tab(wiring, default_preset(presets))
 
         live_events = wire_live_run(app, controls, live, inspector, session, tabs, ENGINE)
-        wire_exports(app, exports, live, inspector, session, live_events, demo, replay)
+        wire_exports(app, exports, controls, live, inspector, session, live_events, demo, replay)
         controls.stop.click(
             lambda sess: stopped_status(sess, lang),
             session,

@@ -21,7 +21,7 @@ from gradio.utils import get_upload_folder
 
 from specviz.app.lab_tabs import InspectorTab
 from specviz.app.live_tab import REPLAY_FPS, LiveTab, done_message
-from specviz.app.run_controls import PRIVATE
+from specviz.app.run_controls import PRIVATE, RunControls
 from specviz.app.session import App, Session
 from specviz.export.files import ExportPaths, write_exports
 from specviz.export.trace import Trace, build_trace, read_trace_file
@@ -109,6 +109,7 @@ def replay_frames(trace: Trace, lang: str) -> Iterator[tuple[Session, str, float
 def wire_exports(
     app: App,
     panel: ExportPanel,
+    controls: RunControls,
     live: LiveTab,
     inspector: InspectorTab,
     session: gr.State,
@@ -130,12 +131,16 @@ def wire_exports(
         event.then(downloads, session, panel.downloads, queue=False, **PRIVATE)
 
     outputs = [session, *live.outputs, live.race.group, *inspector.outputs]
-    outputs += [live.final_text, live.final_stats]
+    outputs += [live.final_text, live.final_stats, controls.prompt, controls.race]
 
     def replay(trace: Trace) -> Iterator[dict[Any, Any]]:
-        where = {"date": trace.recorded_at, "where": trace.where()}
+        label = str(trace.models.get("label", ""))
+        where = {"label": label, "date": trace.recorded_at, "where": trace.where()}
         status = t("app.replay.status", lang, **where)
         race = {live.race.group: gr.Group(visible=bool(trace.steps))}
+        # The recorded prompt in the prompt box, and Race ticked when the run raced: what a
+        # visitor presses Run on to run it again here.
+        yield {controls.prompt: trace.prompt, controls.race: bool(trace.steps)}
         shown = -1
         for sess, race_html, _ in replay_frames(trace, lang):
             update: dict[Any, Any] = {live.race.view: race_html} if trace.steps else {}

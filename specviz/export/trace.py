@@ -25,8 +25,9 @@ from specviz.text import UserError
 
 SCHEMA = "specviz.trace"
 SCHEMA_VERSION = 1
-# A trace of a few hundred tokens is well under a megabyte; anything far larger is not one.
-MAX_TRACE_BYTES = 50 * 1024 * 1024
+# A trace takes about 2.5 kB a generated token (draft tokens with their top-6 of q and p): 4096
+# tokens, the most a run may ask for, is about 10 MB; anything far larger is not a trace.
+MAX_TRACE_BYTES = 20 * 1024 * 1024
 
 
 @dataclass(frozen=True)

@@ -204,10 +204,12 @@ TABLE = MappingProxyType(
         "app.export.report": "⬇ Report (HTML)",
         "app.export.upload": "⟲ Replay a trace file",
         "app.replay.status": (
-            "Replay of a run recorded {date} on {where}: no model is loaded; the cycles arrive at "
-            "the speed they were measured at."
+            "Replay of a run of {label} recorded {date} on {where}: no model is loaded; the "
+            "cycles arrive at the speed they were measured at."
         ),
-        "app.replay.done": "Replay of a run recorded {date} on {where} (no model loaded): {summary}",
+        "app.replay.done": (
+            "Replay of a run of {label} recorded {date} on {where} (no model loaded): {summary}"
+        ),
         "error.trace.too_big": "this file is {size} MB; a trace may be at most {cap} MB",
         "error.trace.not_json": "this file is not a specviz trace: it is not JSON ({problem})",
         "error.trace.not_trace": "this JSON file is not a specviz trace (its schema is not {schema})",
