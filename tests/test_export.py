@@ -30,6 +30,7 @@ from specviz.export.trace import (
     RunSetup,
     TraceError,
     build_trace,
+    model_id,
     read_trace,
     read_trace_file,
     trace_text,
@@ -120,6 +121,14 @@ def test_the_trace_summary_carries_alpha_tau_and_the_speedup() -> None:
     assert own["tau"] == pytest.approx(3.0)
     assert own["speedup"] == pytest.approx(22.5 / 10.0)
     assert trace_of(sample_run())["summary"]["specviz"]["speedup"] is None
+
+
+def test_the_models_are_named_by_id_and_source() -> None:
+    models = trace_of(sample_run())["models"]
+    assert models["draft"] == {"id": "draft", "source": "bundled:draft", "format": "none"}
+    assert models["target"] == {"id": "target", "source": "bundled:target"}
+    assert model_id("hub:Qwen/Qwen2.5-0.5B-Instruct@main") == "Qwen/Qwen2.5-0.5B-Instruct"
+    assert model_id("local:/models/my@model") == "/models/my@model"
 
 
 def test_vector_flags_keep_the_units_that_choose_kernels() -> None:

@@ -90,8 +90,12 @@ def build_trace(
         "models": {
             "preset": setup.preset,
             "label": setup.label,
-            "draft": {"source": setup.draft, "format": setup.draft_format},
-            "target": {"source": setup.target},
+            "draft": {
+                "id": model_id(setup.draft),
+                "source": setup.draft,
+                "format": setup.draft_format,
+            },
+            "target": {"id": model_id(setup.target), "source": setup.target},
             "dtype": setup.dtype,
         },
         "drafter": setup.drafter,
@@ -107,6 +111,13 @@ def build_trace(
         "cycles": [cycle.to_dict() for cycle in cycles],
         "plain": [step.to_dict() for step in steps] if steps else None,
     }
+
+
+def model_id(source: str) -> str:
+    """The model's name in a ``"kind:ref"`` source: the hub id (without its "@revision"), the
+    bundled name, the path or the file."""
+    kind, _, ref = source.partition(":")
+    return ref.partition("@")[0] if kind == "hub" else ref
 
 
 def trace_text(trace: Mapping[str, Any]) -> str:
