@@ -1,4 +1,5 @@
-"""Serve the specviz app: ``python app.py [--host H] [--port P] [--share] [--hosted]``.
+"""Serve the specviz app: ``python app.py [--host H] [--port P] [--share] [--hosted]
+[--replay FILE]``; with --replay, the trace FILE plays in the live tab when a page opens.
 
 On a Hugging Face Space (SPACE_ID or SYSTEM=spaces in the environment) or with ``--hosted`` the
 app runs in hosted mode: the hosted presets and caps of ``specviz.app.limits``; on ZeroGPU the
@@ -9,12 +10,15 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
 from specviz.app import zerogpu
 from specviz.app.builder import build_demo, launch_options, queue_options
 from specviz.app.limits import hosted_presets, limits_for, on_spaces
+from specviz.export.trace import read_trace_file
 from specviz.models.loader import ModelCache
 from specviz.models.presets import default_preset, load_presets
+from specviz.text import UserError
 
 
 def main() -> None:
@@ -30,7 +34,21 @@ def main() -> None:
         action="store_true",
         help="hosted mode for a public server (on by itself on a Hugging Face Space)",
     )
+    parser.add_argument(
+        "--replay",
+        type=Path,
+        metavar="FILE",
+        help="replay a trace (python -m specviz generate --trace FILE) when a page opens; "
+        "no model is loaded for it",
+    )
     args = parser.parse_args()
+    replay = None
+    if args.replay is not None:
+        try:
+            replay = read_trace_file(args.replay)
+        except (UserError, OSError) as error:
+            message = error.message() if isinstance(error, UserError) else str(error)
+            parser.exit(2, f"{args.replay}: {message}\n")
     hosted = args.hosted or on_spaces()
     limits = limits_for(hosted)
     presets = hosted_presets(load_presets()) if hosted else load_presets()
@@ -38,7 +56,7 @@ def main() -> None:
     if zerogpu.zero_gpu():
         zerogpu.start()
         cache.load_pair(default_preset(presets), device="cuda")  # ZeroGPU: on cuda at start-up
-    demo = build_demo(presets, cache, limits=limits)
+    demo = build_demo(presets, cache, limits=limits, replay=replay)
     _, local_url, share_url = demo.queue(**queue_options(limits)).launch(
         server_name=args.host,
         server_port=args.port,

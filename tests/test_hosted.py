@@ -253,7 +253,7 @@ def test_the_queue_is_bounded_in_hosted_mode() -> None:
 
     assert queue_options(HOSTED) == {"max_size": HOSTED.queue_size}
     assert queue_options(LOCAL) == {"max_size": None}
-    assert launch_options(HOSTED)["max_file_size"] == "1mb"
+    assert launch_options(HOSTED)["max_file_size"] == "20mb"  # a trace to replay
 
 
 def test_the_readme_opens_with_spaces_front_matter_matching_the_pinned_gradio() -> None:

@@ -23,6 +23,7 @@ LAYER_RANK: dict[str, int] = {
     "measure": 3,
     "views": 4,
     "labs": 5,
+    "export": 5,
     "app": 6,
     "cli": 6,
     "__main__": 7,

@@ -19,10 +19,12 @@ from specviz.app import lab_tabs as labs
 from specviz.app import speedup_tabs as speedup_labs
 from specviz.app.advisor_tab import advisor_tab
 from specviz.app.api import generate_endpoint, health_endpoint
+from specviz.app.export_panel import export_panel, wire_exports
 from specviz.app.limits import LOCAL, Limits
 from specviz.app.live_tab import live_tab, stopped_status, wire_live_run
 from specviz.app.run_controls import PRIVATE, run_controls
 from specviz.app.session import App
+from specviz.export.trace import Trace
 from specviz.models.loader import ModelCache
 from specviz.models.presets import Preset, default_preset
 from specviz.text import DEFAULT_LANGUAGE, t
@@ -73,10 +75,12 @@ def build_demo(
     title: str | None = None,
     lang: str = DEFAULT_LANGUAGE,
     limits: Limits = LOCAL,
+    replay: Trace | None = None,
 ) -> gr.Blocks:
     """The whole app, wired to the given presets and model cache (shared across sessions), its
     text in *lang* (every tab and message takes its words from that table of the catalogue),
-    every request held to *limits* (``specviz.app.limits``: local or hosted)."""
+    every request held to *limits* (``specviz.app.limits``: local or hosted); a *replay* trace
+    plays in the live tab when a page opens."""
     app = App(presets, model_cache or ModelCache(), lang=lang, limits=limits)
     title = title if title is not None else t("app.title", lang)
     demo = CheckedBlocks(lang, title=title, delete_cache=limits.delete_cache)
@@ -89,6 +93,7 @@ def build_demo(
         with gr.Row(equal_height=False):
             with gr.Column(scale=1, min_width=320):
                 controls = run_controls(presets, lang, limits)
+                exports = export_panel(lang)
             with gr.Column(scale=3), gr.Tabs(elem_id="sv-tabs") as tabs:
                 live = live_tab(lang)
                 inspector = labs.inspector_tab(session, tabs, live.stream, lang)
@@ -100,6 +105,7 @@ def build_demo(
                 advisor_tab(wiring, default_preset(presets))
 
         live_events = wire_live_run(app, controls, live, inspector, session, tabs, ENGINE)
+        wire_exports(app, exports, controls, live, inspector, session, live_events, demo, replay)
         controls.stop.click(
             lambda sess: stopped_status(sess, lang),
             session,

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from specviz.core.settings import SettingError, settings_schema
+from specviz.export.trace import MAX_TRACE_BYTES
 from specviz.models.presets import Preset
 from specviz.text import Phrase, UserError
 
@@ -52,7 +53,8 @@ class Limits:
     advisor_formats: bool
     queue_size: int | None  # events waiting at most; a full queue tells the visitor to retry
     pairs_in_memory: int | None  # loaded pairs kept (least recently used evicted); None: all
-    max_file_size: str = "1mb"  # the app takes no files; Gradio's upload route is capped anyway
+    # Gradio's cap on an upload: the one file the app takes is a trace to replay.
+    max_file_size: str = f"{MAX_TRACE_BYTES // 2**20}mb"
     # Gradio's temporary files: every hour, those older than an hour are deleted.
     delete_cache: tuple[int, int] = (3600, 3600)
 

@@ -21,6 +21,7 @@ from specviz.core.engine import GenerationSettings, autoregressive_generate, spe
 from specviz.core.events import Cycle, Step
 from specviz.core.settings import SettingError, describe_value, settings_from_mapping
 from specviz.drafters.registry import check_drafter_spec, make_drafter
+from specviz.export.trace import RunSetup, run_setup
 from specviz.models.loader import ModelCache, ModelLoadError, ModelPair
 from specviz.models.presets import Preset
 from specviz.models.runner import ForwardChoice
@@ -49,6 +50,8 @@ class Session:
     # The pair's step costs on this machine and the draft format they chose, in words (None:
     # nothing measured), for the same line.
     costs: Phrase | None = None
+    # What the run was started from (pair, drafter, settings, prompt), for its exports.
+    setup: RunSetup | None = None
 
     @property
     def paused(self) -> bool:
@@ -236,6 +239,10 @@ class App:
         if inputs.chat and not getattr(pair.tokenizer, "chat_template", None):
             gr.Warning(t("app.warning.no_chat_template", self.lang))
         session.key = inputs.key
+        session.setup = run_setup(
+            inputs.preset, pair, inputs.settings, inputs.drafter, inputs.prompt, inputs.chat,
+            int(prompt_ids.shape[1]),
+        )  # fmt: skip
         session.forwards = pair.forward_choices()
         session.costs = None if pair.cost_report is None else pair.cost_report.phrase()
         session.cycles, session.steps, session.race_done = [], [], False

@@ -8,6 +8,7 @@ import json
 import os
 import sys
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from specviz.cli.advise import add_advise_command
@@ -27,7 +28,7 @@ from specviz.cli.options import (
     print_json,
     say,
 )
-from specviz.core.events import Cycle, Origin
+from specviz.core.events import Cycle, Origin, Step
 from specviz.text import DEFAULT_LANGUAGE, TABLES, UserError, supported_language, t
 
 
@@ -85,6 +86,18 @@ def _parser(lang: str = DEFAULT_LANGUAGE) -> argparse.ArgumentParser:
     generate.add_argument(
         "--plain", action="store_true", help="also run plain decoding of the target and compare"
     )
+    generate.add_argument(
+        "--trace", type=Path, metavar="FILE", help="write the run as a trace (JSON) that replays"
+    )
+    generate.add_argument(
+        "--csv", type=Path, metavar="FILE", help="write one CSV row per drafted token"
+    )
+    generate.add_argument(
+        "--report",
+        type=Path,
+        metavar="FILE",
+        help="write a one-page, self-contained HTML report (with --plain: the speedup too)",
+    )
     generate.set_defaults(run=_generate)
 
     cost = commands.add_parser(
@@ -137,6 +150,7 @@ def _generate(args: argparse.Namespace) -> int:
     summary: dict[str, Any] = cycles[-1].to_dict()["totals"]  # counters plus α, τ, tokens/s
     summary["stop_reason"] = cycles[-1].stop_reason
     plain: dict[str, Any] | None = None
+    steps: list[Step] = []
     if args.plain:
         steps = list(autoregressive_generate(pair, prompt_ids, settings))
         plain_totals = steps[-1].totals
@@ -148,6 +162,7 @@ def _generate(args: argparse.Namespace) -> int:
             == [t.token_id for c in cycles for t in c.emitted],
         }
         summary["speedup"] = totals.tokens_per_s / max(plain_totals.tokens_per_s, 1e-9)
+    _write_exports(args, preset, pair, settings, int(prompt_ids.shape[1]), cycles, steps)
     if args.json:
         trace = {
             "preset": preset.id,
@@ -190,6 +205,29 @@ def _generate(args: argparse.Namespace) -> int:
             same=t(same, lang),
         )
     return 0
+
+
+def _write_exports(
+    args: argparse.Namespace,
+    preset: Any,
+    pair: Any,
+    settings: Any,
+    prompt_tokens: int,
+    cycles: list[Cycle],
+    steps: list[Step],
+) -> None:
+    """Write the trace, CSV and report that --trace, --csv and --report ask for, if any."""
+    from specviz.export.files import ExportPaths, write_exports
+    from specviz.export.trace import build_trace, run_setup
+
+    paths = ExportPaths(trace=args.trace, csv=args.csv, report=args.report)
+    if paths == ExportPaths():
+        return
+    chat = preset.chat_template and not args.raw
+    drafter = drafter_spec_for(args, preset)
+    setup = run_setup(preset, pair, settings, drafter, args.prompt, chat, prompt_tokens)
+    for path in write_exports(build_trace(setup, cycles, steps), paths, args.lang):
+        print(t("cli.export.wrote", args.lang, path=str(path)), file=sys.stderr, flush=True)
 
 
 def _cost_curve(args: argparse.Namespace) -> int:

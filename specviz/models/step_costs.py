@@ -280,7 +280,7 @@ def machine_key(device: torch.device) -> dict[str, Any]:
     if device.type == "cuda":
         key["gpu"] = torch.cuda.get_device_name(device)
     else:
-        model, flags = _cpu_model_and_flags()
+        model, flags = cpu_model_and_flags()
         key["cpu"] = model
         # The flags decide which kernels run (avx512_bf16, amx...); a hash keeps the key short.
         key["cpu_flags"] = hashlib.sha256(" ".join(sorted(flags)).encode()).hexdigest()[:16]
@@ -336,7 +336,7 @@ def write_cached(key: Mapping[str, Any], report: CostReport, folder: Path) -> No
         pass
 
 
-def _cpu_model_and_flags() -> tuple[str, list[str]]:
+def cpu_model_and_flags() -> tuple[str, list[str]]:
     """The CPU's model name and feature flags from /proc/cpuinfo (platform's words elsewhere)."""
     model, flags = platform.processor() or platform.machine(), list[str]()
     try:

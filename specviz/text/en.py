@@ -156,6 +156,69 @@ TABLE = MappingProxyType(
             "can break the other way. In float32 they match token for token (see the tests)."
         ),
         "race.replay": "replay · {seconds} s",
+        # --- exports and replay (issue 14, points 3 and 4): the report page, the app's downloads
+        # and replay, a trace file's problems ------------------------------------------------------
+        "report.title": "specviz report · {label}",
+        "report.recorded": "Recorded {date} on {where} (device: {device}).",
+        "report.section.prompt": "Prompt",
+        "report.section.results": "Results",
+        "report.section.output": "Output, coloured by origin",
+        "report.section.charts": "Charts",
+        "report.section.summary": "Summary under vLLM's and llama.cpp's names",
+        "report.section.setup": "Setup and machine",
+        "report.section.method": "What was measured, and how",
+        "report.no_speedup": "No plain-decoding run was recorded, so there is no speedup to show.",
+        "report.setup.draft": "Draft model",
+        "report.setup.target": "Target model",
+        "report.setup.drafter": "Drafter",
+        "report.setup.device": "Device",
+        "report.setup.cpu": "Processor",
+        "report.setup.flags": "Vector units",
+        "report.setup.cores": "Cores / torch threads",
+        "report.setup.gpu": "GPU",
+        "report.setup.versions": "Versions",
+        "report.method": (
+            "Speculative decoding generated {tokens} new tokens in {cycles} cycles. In each cycle "
+            "the drafter ({drafter}) proposed up to γ = {gamma} tokens and the target checked them "
+            "all in one forward pass, keeping each draft while u < min(1, p/q) (at temperature 0: "
+            "while it is the target's own top choice), then writing one token of its own, so the "
+            "text follows the target's distribution exactly (temperature {temperature}). Speeds "
+            "are the engine's compute time on {where}, timed with a wall clock around each cycle "
+            "(reading the prompt included, drawing the page not). {plain}"
+        ),
+        "report.method.plain": (
+            "Plain decoding of the same target with the same settings and seed ran after it on "
+            "the same machine; the speedup is the ratio of the two runs' tokens per second."
+        ),
+        "report.method.no_plain": (
+            "No plain-decoding run was recorded (tick Race in the app, or pass --plain to "
+            "python -m specviz generate), so the page gives no speedup."
+        ),
+        "app.export.title": "Export and replay",
+        "app.export.hint": (
+            "After a run, download it as a trace, a table of drafted tokens or a one-page report. "
+            "A trace replays here at its measured speed with no model loaded."
+        ),
+        "app.export.trace": "⬇ Trace (JSON)",
+        "app.export.csv": "⬇ Drafted tokens (CSV)",
+        "app.export.report": "⬇ Report (HTML)",
+        "app.export.upload": "⟲ Replay a trace file",
+        "app.replay.status": (
+            "Replay of a run of {label} recorded {date} on {where}: no model is loaded; the "
+            "cycles arrive at the speed they were measured at."
+        ),
+        "app.replay.done": (
+            "Replay of a run of {label} recorded {date} on {where} (no model loaded): {summary}"
+        ),
+        "error.trace.too_big": "this file is {size} MB; a trace may be at most {cap} MB",
+        "error.trace.not_json": "this file is not a specviz trace: it is not JSON ({problem})",
+        "error.trace.not_trace": "this JSON file is not a specviz trace (its schema is not {schema})",
+        "error.trace.version": (
+            "this trace is in format version {got}; this specviz reads version {supported}"
+        ),
+        "error.trace.record": "this trace is damaged at {where}: {problem}",
+        "error.trace.no_cycles": "this trace holds no cycles to replay",
+        "cli.export.wrote": "wrote {path}",
         # --- the probability inspector (the dice roll) -------------------------------------------
         "inspector.explanation": (
             "Each drafted token x was sampled by the draft from q. The target then scored it: "
