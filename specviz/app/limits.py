@@ -47,6 +47,8 @@ class Limits:
     speedup_budget_s: int  # the speedup lab's time budget
     cost_sizes: int  # the cost curve's largest verification size
     advisor_tokens: int  # the draft advisor's new tokens per run
+    race_drafters: int  # the race's drafter lanes (plain decoding is always one more)
+    race_repeats: int  # the race's repeats per lane
     advisor_budget_s: int  # the draft advisor's time budget
     # Whether the advisor may load the draft at other formats than the preset's (a pair each).
     advisor_formats: bool
@@ -99,6 +101,8 @@ LOCAL = Limits(
     speedup_budget_s=300,
     cost_sizes=16,
     advisor_tokens=64,
+    race_drafters=3,
+    race_repeats=5,
     advisor_budget_s=300,
     advisor_formats=True,
     queue_size=None,
@@ -116,6 +120,9 @@ HOSTED = Limits(
     speedup_budget_s=60,
     cost_sizes=8,
     advisor_tokens=16,
+    # Each lane and repeat decodes the request's tokens again: 2 drafters x 3 repeats is 9 runs.
+    race_drafters=2,
+    race_repeats=3,
     advisor_budget_s=60,
     # One pair in memory: another draft format would evict the pair the room is using.
     advisor_formats=False,
