@@ -128,7 +128,19 @@ class App:
         asked = self.requested_tokens(
             values.get("preset"), settings if isinstance(settings, Mapping) else values
         )
-        return zerogpu.gpu_seconds(asked)
+        return zerogpu.gpu_seconds(asked * (1 + self.race_runs(values)))
+
+    def race_runs(self, values: Mapping[str, Any]) -> int:
+        """How many runs a request's race adds, read before it is checked (0 without a race;
+        values past the caps count as the caps): each lane, plain included, once per repeat."""
+        if values.get("race") is not True:
+            return 0
+        lanes, repeats = values.get("race_drafters"), values.get("race_repeats")
+        drafters = len(lanes) if isinstance(lanes, list | tuple) and lanes else 1
+        if not isinstance(repeats, int | float) or isinstance(repeats, bool) or repeats != repeats:
+            repeats = DEFAULT_REPEATS
+        repeats = max(1, min(int(repeats), self.limits.race_repeats))
+        return (min(drafters, self.limits.race_drafters) + 1) * repeats
 
     def check_lab_size(self, value: object, cap: int, label_key: str) -> None:
         """Refuse a lab size (its control worded by *label_key*) that is no number or is above
@@ -386,6 +398,8 @@ def stats(session: Session) -> dict[str, Any]:
     if session.cycles:
         last = session.cycles[-1]
         out.update(totals=last.to_dict()["totals"], stop_reason=last.stop_reason)
+    if session.steps:
+        out["plain_totals"] = session.steps[-1].to_dict()["totals"]  # the race's median plain run
     if session.race is not None:
         out["race"] = race_stats(session.race)
         gain = session.gain

@@ -427,9 +427,7 @@ def _stat(label: str, value: str, note: str, key: str) -> str:
 def _speedup_stat(gain: LaneGain | None, lang: str) -> str:
     """The time counter: the raced speedup and the seconds it saved, or how to measure them."""
     if gain is None:
-        return _stat(
-            t("counter.speedup", lang), "—", t("counter.speedup.none", lang), "speedup"
-        )
+        return _stat(t("counter.speedup", lang), "—", t("counter.speedup.none", lang), "speedup")
     note = t(
         "counter.speedup.note",
         lang,
