@@ -44,6 +44,7 @@ class Limits:
     setting_caps: Mapping[str, int]
     exactness_samples: int  # the exactness lab's N per arm
     task_prompts: int  # the task lab's prompts per task
+    task_repeats: int  # the task lab's repeats of every prompt
     speedup_budget_s: int  # the speedup lab's time budget
     cost_sizes: int  # the cost curve's largest verification size
     advisor_tokens: int  # the draft advisor's new tokens per run
@@ -98,6 +99,7 @@ LOCAL = Limits(
     ),
     exactness_samples=5000,
     task_prompts=3,
+    task_repeats=5,
     speedup_budget_s=300,
     cost_sizes=16,
     advisor_tokens=64,
@@ -117,6 +119,7 @@ HOSTED = Limits(
     setting_caps=types.MappingProxyType({"max_new_tokens": 256, "gamma": 8, "top_k": 1000}),
     exactness_samples=2000,
     task_prompts=2,
+    task_repeats=3,
     speedup_budget_s=60,
     cost_sizes=8,
     advisor_tokens=16,

@@ -18,7 +18,7 @@ import gradio as gr
 
 from specviz.app.limits import Limits, at_most
 from specviz.app.session import App, Inputs, Session
-from specviz.measure.race import DEFAULT_REPEATS
+from specviz.measure.spread import DEFAULT_REPEATS
 from specviz.text import t
 from specviz.views import race_html
 

@@ -21,8 +21,8 @@ from specviz.core.engine import GenerationSettings, speculative_generate
 from specviz.core.events import Cycle, Step
 from specviz.core.settings import SettingError, describe_value, settings_from_mapping
 from specviz.drafters.registry import check_drafter_spec, make_drafter
-from specviz.measure.race import DEFAULT_REPEATS, LaneGain, RaceProgress, RaceResult, iter_race
-from specviz.measure.spread import Spread
+from specviz.measure.race import LaneGain, RaceProgress, RaceResult, iter_race
+from specviz.measure.spread import DEFAULT_REPEATS, Spread
 from specviz.models.loader import ModelCache, ModelLoadError, ModelPair
 from specviz.models.presets import Preset
 from specviz.models.runner import ForwardChoice

@@ -21,11 +21,10 @@ from specviz.core.events import Totals
 from specviz.core.settings import GenerationSettings
 from specviz.measure.harness import Outcome, Update, iter_measurements, never
 from specviz.measure.methods import plain_decoding, speculative_decoding
-from specviz.measure.spread import Spread
+from specviz.measure.spread import DEFAULT_REPEATS, Spread
 from specviz.text import Phrase
 
 __all__ = [
-    "DEFAULT_REPEATS",
     "PLAIN_LANE",
     "Lane",
     "LaneGain",
@@ -37,7 +36,6 @@ __all__ = [
 ]
 
 PLAIN_LANE = "plain"  # the baseline lane's name; a drafter's lane is named by its spec
-DEFAULT_REPEATS = 3
 _WARM_UP_TOKENS = 4  # one-time costs (allocations, kernel choices) land here, not on a lane
 
 

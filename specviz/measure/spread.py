@@ -13,7 +13,9 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["NOISY_SPREAD", "Spread"]
+__all__ = ["DEFAULT_REPEATS", "NOISY_SPREAD", "Spread"]
+
+DEFAULT_REPEATS = 3  # the race's and the task lab's repeats unless asked otherwise
 
 # A relative range (max − min) / median above this says the machine was noisy: more than the
 # differences between drafters the race and the task lab are there to show.

@@ -591,6 +591,17 @@ TABLE = MappingProxyType(
         ),
         "tasks.chart.hover.bar": "{task}: {name} {value}<br>{runs}",
         "tasks.measures": "α {alpha}, τ {tau}, {speedup}× plain speed",
+        # the task lab's repeats (issue 15 point 2, race task)
+        "tasks.speedup.range": "{median}× ({low}–{high})",
+        "tasks.repeats_note": (
+            "Each prompt ran {repeats} times both ways, interleaved; the speedup is the median "
+            "over the repeats, with their range in brackets."
+        ),
+        "tasks.noisy": (
+            "The machine was noisy: a task's speedup varied by {percent}% of its median over the "
+            "repeats (more than {threshold}%), so read these speedups as rough."
+        ),
+        "app.tasks.repeats": "Repeats (interleaved)",
         "tasks.narrative.none": "No task measured yet.",
         "tasks.narrative.one": "Only {task} measured: {measures}.",
         "tasks.narrative.ranked": (
