@@ -120,3 +120,26 @@ def test_model_output_with_markup_is_shown_as_text(page):
     assert page.locator("#sv-stream img, #sv-stream script, #sv-cards img").count() == 0
     assert page.evaluate("window.__pwned") is None
     assert dialogs == []
+
+
+def test_a_race_with_three_drafter_lanes(page, tmp_path):
+    page.goto(page.url.split("?")[0] + "?__theme=dark")  # the README's race picture is dark
+    page.wait_for_selector("#sv-run")
+    page.get_by_label("editing").check()
+    page.locator("#sv-examples").get_by_text("Fix the bugs", exact=False).first.click()
+    _set_number(page, "sv-max-new-tokens", 48)
+    page.locator("#sv-race-toggle input").check()
+    lanes = page.locator("#sv-race-drafters")
+    for label in ("Prompt lookup (copies)", "Hybrid (copies, else guesses)"):
+        lanes.locator("input").click()
+        page.get_by_role("option", name=label, exact=True).click()
+
+    page.locator("#sv-run").click()
+    page.wait_for_selector("#sv-race .sv-race-status:text('finished')", timeout=600_000)
+    race = page.locator("#sv-race")
+    assert race.locator(".sv-race-panel").count() == 4
+    assert race.locator(".sv-race-head [data-speedup]").count() == 3
+    page.wait_for_timeout(1500)  # the charts settle
+    folder = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
+    page.screenshot(path=str(folder / "screenshot-race.png"), full_page=True)
+    assert (folder / "screenshot-race.png").stat().st_size > 50_000
