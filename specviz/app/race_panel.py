@@ -53,12 +53,7 @@ def race_controls(
             allow_custom_value=True,
             max_choices=lanes,
             label=t("app.control.race_drafters", lang),
-            info=t(
-                "app.limit.info",
-                lang,
-                help=t("app.control.race_drafters.info", lang),
-                cap=at_most(lanes),
-            ),
+            info=capped_info("app.control.race_drafters.info", lanes, lang),
             elem_id="sv-race-drafters",
         )
         repeat_count = gr.Slider(
@@ -68,15 +63,15 @@ def race_controls(
             step=1,
             precision=0,
             label=t("app.control.race_repeats", lang),
-            info=t(
-                "app.limit.info",
-                lang,
-                help=t("app.control.race_repeats.info", lang),
-                cap=at_most(repeats),
-            ),
+            info=capped_info("app.control.race_repeats.info", repeats, lang),
             elem_id="sv-race-repeats",
         )
     return RaceControls(group, drafters, repeat_count)
+
+
+def capped_info(help_key: str, cap: int, lang: str) -> str:
+    """A control's info text with its cap stated: "... (at most 3 here)"."""
+    return t("app.limit.info", lang, help=t(help_key, lang), cap=at_most(cap))
 
 
 @dataclass
