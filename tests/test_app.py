@@ -29,7 +29,10 @@ def api() -> dict:
 
 def test_run_and_step_take_the_controls_by_name_in_a_fixed_order(api: dict) -> None:
     shown = [item.name for item in shown_settings(GenerationSettings)]
-    expected = ["preset", "drafter", "prompt", "chat_template", *shown, "race"]
+    expected = [
+        "preset", "drafter", "prompt", "chat_template", *shown, "race", "race_drafters",
+        "race_repeats",
+    ]  # fmt: skip
     assert api["/run"] == api["/step"] == expected
     assert shown == [
         "gamma", "adaptive_gamma", "cost_gamma", "temperature", "top_k", "top_p", "seed",
@@ -196,3 +199,48 @@ def test_a_lab_handler_gets_a_lab_run_and_may_answer_once_or_stream() -> None:
         [{"step": 0}, {"step": 1}],
     ]
     assert bars == ["done"]
+
+
+def test_the_race_lanes_and_repeats_are_checked_within_the_caps() -> None:
+    app = App(PRESETS, ModelCache())
+    inputs = app.inputs(DEFAULT.id, "hi", {}, drafter="lookup")
+    assert (inputs.race_drafters, inputs.race_repeats) == (("lookup",), 3)  # the run's drafter
+    lanes = ["draft-model", " hybrid:max_ngram=3 ", "lookup"]
+    chosen = app.inputs(DEFAULT.id, "hi", {}, race_drafters=lanes, race_repeats=5.0)
+    assert chosen.race_drafters == ("draft-model", "hybrid:max_ngram=3", "lookup")
+    assert chosen.race_repeats == 5
+    refused = [
+        ({"race_drafters": ["lookup", "lookup"]}, "lists lookup twice"),
+        ({"race_drafters": ["lookup", "hybrid", "layerskip", "draft-model"]}, "1 to 3 drafters"),
+        ({"race_drafters": ["nope"]}, "nope"),
+        ({"race_drafters": 5}, "1 to 3 drafters here, got integer 5"),
+        ({"race_repeats": 6}, "from 1 to 5, got 6"),
+        ({"race_repeats": 2.5}, "from 1 to 5, got 2.5"),
+        ({"race_repeats": float("nan")}, "from 1 to 5, got nan"),
+        ({"race_repeats": True}, "from 1 to 5, got True"),
+    ]
+    for values, message in refused:
+        with pytest.raises(gr.Error, match=message):
+            app.inputs(DEFAULT.id, "hi", {}, **values)
+
+
+def test_hosted_mode_allows_fewer_lanes_and_repeats() -> None:
+    from specviz.app.limits import HOSTED
+
+    app = App(PRESETS, ModelCache(), limits=HOSTED)
+    assert app.inputs(DEFAULT.id, "hi", {}).race_repeats == 3
+    with pytest.raises(gr.Error, match="from 1 to 2 drafters here, got 3"):
+        app.inputs(DEFAULT.id, "hi", {}, race_drafters=["draft-model", "lookup", "hybrid"])
+    with pytest.raises(gr.Error, match="from 1 to 3, got 4"):
+        app.inputs(DEFAULT.id, "hi", {}, race_repeats=4)
+
+
+def test_a_race_asks_zerogpu_for_each_of_its_runs() -> None:
+    from specviz.app import zerogpu
+
+    app = App(PRESETS, ModelCache())
+    assert app.race_runs({"race": False, "race_drafters": ["lookup"]}) == 0
+    assert app.race_runs({"race": True, "race_drafters": ["lookup", "hybrid"]}) == 3 * 3
+    assert app.race_runs({"race": True, "race_drafters": list("abcdef"), "race_repeats": 99}) == 20
+    asked = app.gpu_seconds(preset=DEFAULT.id, max_new_tokens=8, race=True)
+    assert asked == zerogpu.gpu_seconds(8 * (1 + 2 * 3))  # the run, then plain and its drafter

@@ -120,3 +120,31 @@ def test_model_output_with_markup_is_shown_as_text(page):
     assert page.locator("#sv-stream img, #sv-stream script, #sv-cards img").count() == 0
     assert page.evaluate("window.__pwned") is None
     assert dialogs == []
+
+
+def test_a_race_with_three_drafter_lanes(page, tmp_path):
+    page.goto(page.url.split("?")[0] + "?__theme=dark")  # the README's race picture is dark
+    page.wait_for_selector("#sv-run")
+    # A short prompt: on a shared 2-core CPU each of the race's 16 runs (warm-ups included) reads
+    # the prompt in its first pass, and a long one costs a minute a run.
+    page.get_by_label("code").check()
+    page.locator("#sv-examples").get_by_text("fibonacci", exact=False).first.click()
+    _set_number(page, "sv-max-new-tokens", 32)
+    page.locator("#sv-race-toggle input").check()
+    lanes = page.locator("#sv-race-drafters")
+    for label in ("Prompt lookup (copies)", "Hybrid (copies, else guesses)"):
+        lanes.locator("input").click()
+        page.get_by_role("option", name=label, exact=True).click()
+
+    page.locator("#sv-run").click()
+    folder = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
+    try:
+        page.wait_for_selector("#sv-race .sv-race-status:text('finished')", timeout=900_000)
+    finally:
+        page.screenshot(path=str(tmp_path / "race-last-seen.png"), full_page=True)
+    race = page.locator("#sv-race")
+    assert race.locator(".sv-race-panel").count() == 4
+    assert race.locator(".sv-race-head [data-speedup]").count() == 3
+    page.wait_for_timeout(1500)  # the charts settle
+    page.screenshot(path=str(folder / "screenshot-race.png"), full_page=True)
+    assert (folder / "screenshot-race.png").stat().st_size > 50_000

@@ -7,14 +7,18 @@ import torch
 from conftest import TinyPair
 
 from specviz.core.engine import GenerationSettings, speculative_generate
+from specviz.core.events import Totals
 from specviz.drafters.registry import make_drafter
 from specviz.labs.tasks.charts import task_chart
 from specviz.labs.tasks.experiment import (
+    PromptRun,
     TaskPlan,
     TaskReport,
+    TaskResult,
     iter_task_measurements,
     measure_tasks,
 )
+from specviz.labs.tasks.panel import tasks_html
 from specviz.models.presets import DEFAULT_DRAFTER
 
 # Given story first: the report must still follow TASKS order (code before story).
@@ -29,8 +33,12 @@ def encode_with(pair: TinyPair):
     return lambda text: torch.tensor([pair.tokenizer.encode(text)])
 
 
-def plan_for(pair: TinyPair, prompts=PROMPTS, per_task: int = 1, warm_up: bool = True) -> TaskPlan:
-    return TaskPlan(pair, prompts, encode_with(pair), SETTINGS, per_task, warm_up=warm_up)
+def plan_for(
+    pair: TinyPair, prompts=PROMPTS, per_task: int = 1, warm_up: bool = True, repeats: int = 1
+) -> TaskPlan:
+    return TaskPlan(
+        pair, prompts, encode_with(pair), SETTINGS, per_task, warm_up=warm_up, repeats=repeats
+    )
 
 
 def own_draft(pair: TinyPair) -> TinyPair:
@@ -170,3 +178,40 @@ def test_chart_without_results_shows_a_note(empty: TaskReport | None) -> None:
     fig = task_chart(empty)
     assert not fig.data
     assert "no tasks measured yet" in {note.text for note in fig.layout.annotations}
+
+
+def test_repeats_interleave_every_prompt_both_ways(tiny_pair: TinyPair) -> None:
+    messages: list[str] = []
+    report = measure_tasks(
+        plan_for(tiny_pair, warm_up=False, repeats=2),
+        progress=lambda _, message: messages.append(str(message)),
+    )
+    assert messages == [
+        f"{where}: {how} decoding ({repeat}/2)"
+        for repeat in (1, 2)
+        for where in ("code 1/2", "story 2/2")
+        for how in ("speculative", "plain")
+    ] + ["done"]
+    for result in report.tasks:
+        assert [run.repeat for run in result.runs] == [0, 1] and len(result.prompts) == 1
+        assert result.speedups.count == 2 and result.speedup == result.speedups.median
+    assert report.to_dict()["tasks"][0]["speedup_low"] == report.tasks[0].speedups.low
+
+
+def _run(repeat: int, spec_s: float, plain_s: float) -> PromptRun:
+    """10 tokens each way: speculative in spec_s seconds, plain in plain_s."""
+    spec = Totals(10, 4, 12, 12, 9, spec_s, 0.0)
+    return PromptRun("p", spec, Totals(10, 10, 0, 0, 0, plain_s, 0.0), "t", "t", repeat)
+
+
+def test_the_speedup_is_the_median_over_repeats_with_its_range_and_a_noise_note() -> None:
+    # Speedups 2.0, 1.0, 1.5 over three repeats: median 1.5, range 1.0–2.0 (67 % of 1.5).
+    noisy = TaskResult("code", (_run(0, 0.5, 1.0), _run(1, 1.0, 1.0), _run(2, 1.0, 1.5)))
+    assert (noisy.speedup, noisy.speedups.low, noisy.speedups.high) == pytest.approx((1.5, 1, 2))
+    report = TaskReport(SETTINGS, (noisy,), complete=True)
+    assert report.noisy and report.widest_spread == pytest.approx(2 / 3)
+    html = tasks_html(report)
+    assert "1.50× (1.00–2.00)" in html and "median over the repeats" in html
+    assert "The machine was noisy" in html and "by 67% of its median" in html
+    quiet = TaskResult("code", (_run(0, 0.5, 1.0), _run(1, 0.5, 1.02), _run(2, 0.51, 1.0)))
+    assert "noisy" not in tasks_html(TaskReport(SETTINGS, (quiet,), complete=True))

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ui_events import REJECTION, XSS, XSS_IMG, plain_run, sample_run
+from ui_events import REJECTION, XSS, XSS_IMG, plain_run, race_result, sample_run
 
 from specviz.text import (
     TABLES,
@@ -242,6 +242,7 @@ def _views(lang: str) -> dict[str, str]:
     """Each view's output in ``lang``, as one string per view (figures as JSON)."""
     from specviz.labs import inspector
     from specviz.labs.tasks import charts as task_charts
+    from specviz.views import race_html
     from specviz.views import run_charts as charts
     from specviz.views import run_html as render
 
@@ -253,7 +254,7 @@ def _views(lang: str) -> dict[str, str]:
         "cards": render.cycle_cards_html(cycles[0], lang=lang),
         "caption": render.rejection_caption(REJECTION, 1, lang=lang),
         "counters": render.counters_html(cycles[-1].totals, gamma_now=2, lang=lang),
-        "race": render.race_html(cycles, steps, lang=lang),
+        "race": race_html.race_html(race_result([1.0, 1.5], {"lookup": [1.0, 1.0]}), lang=lang),
         "acceptance": charts.acceptance_by_position(cycles, lang=lang).to_json(),
         "rejection": charts.rejection_chart(REJECTION, lang=lang).to_json(),
         "time": charts.time_split(cycles, lang=lang).to_json(),

@@ -11,10 +11,11 @@ pytestmark = pytest.mark.slow
 
 PROMPT = "Write a Python function add(a, b) that returns a + b."
 # Positional inputs of /run and /step, in the order the API lists them: preset, drafter, prompt,
-# chat_template, the settings the page has controls for (schema order), race.
+# chat_template, the settings the page has controls for (schema order), race, the race's drafter
+# lanes and its repeats per lane.
 CONTROLS = (
     "qwen2.5-coder-bundled", "draft-model", PROMPT, True, 4, False, False, 0.0, 0, 1.0, 0, 12,
-    False,
+    False, [], 3,
 )  # fmt: skip
 
 
@@ -82,6 +83,8 @@ def test_race_reports_plain_decoding_and_speedup(client):
     _text, stats = _stream(job)[-1]
     assert stats["plain_totals"]["target_forwards"] == stats["plain_totals"]["new_tokens"]
     assert stats["speedup"] > 0
+    assert [lane["lane"] for lane in stats["race"]["lanes"]] == ["plain", "draft-model"]
+    assert stats["race"]["repeats"] == 3 and stats["race"]["complete"]
 
 
 def test_bad_input_is_a_plain_error_and_the_app_keeps_working(client):

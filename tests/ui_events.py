@@ -5,6 +5,8 @@ Not a test module; the tests import it (pytest puts tests/ on sys.path).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from specviz.core.events import (
     Cycle,
     DraftToken,
@@ -16,6 +18,8 @@ from specviz.core.events import (
     TokenProb,
     Totals,
 )
+from specviz.measure.harness import Outcome
+from specviz.measure.race import PLAIN_LANE, Lane, LaneRun, RaceResult
 
 XSS = '<script>alert("x")</script>'
 XSS_IMG = "<img src=x onerror=alert(1)>"
@@ -149,3 +153,41 @@ def plain_run(n: int = 9, per_token_s: float = 0.1) -> list[Step]:
         )
         for i in range(n)
     ]
+
+
+def at_pace(events: list[Cycle] | list[Step], factor: float) -> list[Cycle] | list[Step]:
+    """The same run with every engine time multiplied by factor (slower above 1)."""
+    return [
+        replace(
+            event,
+            totals=replace(
+                event.totals,
+                elapsed_s=event.totals.elapsed_s * factor,
+                prefill_s=event.totals.prefill_s * factor,
+            ),
+        )
+        for event in events
+    ]  # type: ignore[return-value]
+
+
+def race_result(
+    plain_paces: list[float], lanes: dict[str, list[float]], *, complete: bool = True
+) -> RaceResult:
+    """A race of hand-built runs: plain_run at each pace in plain_paces (one per repeat), and
+    each lane's sample_run at its paces (1.0: as recorded, 9 tokens in 0.45 s, 20 tokens/s)."""
+
+    def run(repeat: int, events: list[Cycle] | list[Step]) -> LaneRun:
+        outcome = Outcome(events[-1].totals.new_tokens, events[-1].totals, events=tuple(events))
+        return LaneRun(repeat, outcome)
+
+    # Plain decoding has no drafter to prepare: 9 tokens in 0.9 s, 10 tokens/s at pace 1.
+    plain_events = [replace(s, totals=replace(s.totals, prefill_s=0.0)) for s in plain_run(9)]
+    plain = Lane(
+        PLAIN_LANE,
+        tuple(run(r, at_pace(plain_events, pace)) for r, pace in enumerate(plain_paces)),
+    )
+    drafters = tuple(
+        Lane(name, tuple(run(r, at_pace(sample_run(), pace)) for r, pace in enumerate(paces)))
+        for name, paces in lanes.items()
+    )
+    return RaceResult((plain, *drafters), len(plain_paces), complete)

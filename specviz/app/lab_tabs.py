@@ -26,6 +26,7 @@ from specviz.labs.exactness import panel as exactness_panel
 from specviz.labs.tasks import charts as task_charts
 from specviz.labs.tasks import experiment as task_dependence
 from specviz.labs.tasks import panel as tasks_panel
+from specviz.measure.spread import DEFAULT_REPEATS
 from specviz.models.loader import ModelPair
 from specviz.text import Phrase, t
 from specviz.views import run_html as render
@@ -278,13 +279,20 @@ def tasks_tab(wiring: LabWiring) -> None:
         with gr.Row():
             cap = wiring.app.limits.task_prompts
             per_task = wiring.size_slider(1, cap, 1, 1, "app.tasks.per_task", scale=3)
+            repeat_cap = wiring.app.limits.task_repeats
+            repeats = wiring.size_slider(
+                1, repeat_cap, DEFAULT_REPEATS, 1, "app.tasks.repeats", scale=3
+            )
             button = run_button(t("app.tasks.run", lang), "sv-tasks-run")
         status = status_box(t("app.status.not_run", lang), "sv-tasks-status")
         plot = chart(task_charts.task_chart(None, lang=lang), "sv-tasks-plot")
         table = gr.HTML(tasks_panel.tasks_html(None, lang=lang), elem_id="sv-tasks-table")
 
-    def run_tasks(lab: LabRun, per_task_value: float) -> Iterator[dict[Any, Any]]:
+    def run_tasks(
+        lab: LabRun, per_task_value: float, repeats_value: float
+    ) -> Iterator[dict[Any, Any]]:
         wiring.app.check_lab_size(per_task_value, cap, "app.tasks.per_task")
+        wiring.app.check_lab_size(repeats_value, repeat_cap, "app.tasks.repeats")
         plan = task_dependence.TaskPlan(
             lab.pair,
             lab.inputs.preset.prompts,
@@ -293,6 +301,7 @@ def tasks_tab(wiring: LabWiring) -> None:
             int(per_task_value or 1),
             warm_up=wiring.warm_up(lab.inputs),
             drafter=lab.inputs.drafter,
+            repeats=int(repeats_value or 1),
         )
         updates = task_dependence.iter_task_measurements(plan)
         for update in wiring.app.locked(updates, "app.doing.tasks"):
@@ -309,7 +318,7 @@ def tasks_tab(wiring: LabWiring) -> None:
                 table: tasks_panel.tasks_html(update.report, lang=lang),
             }
 
-    wiring.start(button, run_tasks, [per_task], [status, plot, table], status)
+    wiring.start(button, run_tasks, [per_task, repeats], [status, plot, table], status)
 
 
 def status_line(message: str, kind: str = "info") -> str:

@@ -45,9 +45,12 @@ class Limits:
     setting_caps: Mapping[str, int]
     exactness_samples: int  # the exactness lab's N per arm
     task_prompts: int  # the task lab's prompts per task
+    task_repeats: int  # the task lab's repeats of every prompt
     speedup_budget_s: int  # the speedup lab's time budget
     cost_sizes: int  # the cost curve's largest verification size
     advisor_tokens: int  # the draft advisor's new tokens per run
+    race_drafters: int  # the race's drafter lanes (plain decoding is always one more)
+    race_repeats: int  # the race's repeats per lane
     advisor_budget_s: int  # the draft advisor's time budget
     # Whether the advisor may load the draft at other formats than the preset's (a pair each).
     advisor_formats: bool
@@ -98,9 +101,12 @@ LOCAL = Limits(
     ),
     exactness_samples=5000,
     task_prompts=3,
+    task_repeats=5,
     speedup_budget_s=300,
     cost_sizes=16,
     advisor_tokens=64,
+    race_drafters=3,
+    race_repeats=5,
     advisor_budget_s=300,
     advisor_formats=True,
     queue_size=None,
@@ -115,9 +121,13 @@ HOSTED = Limits(
     setting_caps=types.MappingProxyType({"max_new_tokens": 256, "gamma": 8, "top_k": 1000}),
     exactness_samples=2000,
     task_prompts=2,
+    task_repeats=3,
     speedup_budget_s=60,
     cost_sizes=8,
     advisor_tokens=16,
+    # Each lane and repeat decodes the request's tokens again: 2 drafters x 3 repeats is 9 runs.
+    race_drafters=2,
+    race_repeats=3,
     advisor_budget_s=60,
     # One pair in memory: another draft format would evict the pair the room is using.
     advisor_formats=False,

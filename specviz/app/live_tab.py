@@ -11,6 +11,7 @@ from typing import Any
 import gradio as gr
 
 from specviz.app.lab_tabs import InspectorTab
+from specviz.app.race_panel import RacePanel, race_panel, race_updates, race_view, replay_frames
 from specviz.app.run_controls import PRIVATE, RunControls, read_run_inputs
 from specviz.app.session import App, Session, stats
 from specviz.app.session import final_text as run_text
@@ -20,8 +21,6 @@ from specviz.views import run_charts as charts
 from specviz.views import run_html as render
 
 CHART_EVERY_S = 1.5  # live charts are redrawn at most this often; HTML updates every cycle
-RACE_EVERY_S = 0.1  # the plain run's panel is redrawn at most this often
-REPLAY_FPS = 12
 
 # Clicks on the stream's tokens become a "click" event carrying the cycle number (1-based).
 # Hovering (or focusing) a copied token lights up the generated token it was copied from: the
@@ -40,23 +39,6 @@ STREAM_CLICK_JS = (
     " element.addEventListener('focusin', (event) => light(event, true));"
     " element.addEventListener('focusout', (event) => light(event, false));"
 )
-
-
-@dataclass
-class RacePanel:
-    """Plain decoding's run beside the speculative one, shown when Race is ticked."""
-
-    group: gr.Group
-    view: gr.HTML
-    replay: gr.Button
-
-
-def race_panel(lang: str) -> RacePanel:
-    """The race view and its replay button, hidden until Race is ticked."""
-    with gr.Group(visible=False) as group:
-        view = gr.HTML(render.race_html([], [], lang=lang), elem_id="sv-race")
-        replay = gr.Button(t("app.race.replay", lang), interactive=False, elem_id="sv-replay")
-    return RacePanel(group, view, replay)
 
 
 @dataclass
@@ -105,7 +87,10 @@ class LiveTab:
             self.stream: render.stream_html(cycles, lang=lang),
             self.cards: render.cycle_cards_html(last, lang=lang),
             self.counters: render.counters_html(
-                last.totals if last else None, gamma_now=last.gamma if last else None, lang=lang
+                last.totals if last else None,
+                gamma_now=last.gamma if last else None,
+                gain=sess.gain,
+                lang=lang,
             ),
         }
         if last is not None and last.rejection is not None:
@@ -194,7 +179,8 @@ def wire_live_run(
             raise
 
     # Gradio finds gr.Progress only among positional parameters, as a default value; the run's
-    # inputs arrive by name (inputs_kwargs): preset, prompt, chat_template, race and the settings.
+    # inputs arrive by name (inputs_kwargs): preset, drafter, prompt, chat_template, the settings,
+    # race and the race's lanes and repeats.
     def run(
         sess: Session | None,
         progress: gr.Progress = gr.Progress(),  # noqa: B008
@@ -209,29 +195,19 @@ def wire_live_run(
         sess = app.prepare(sess, inputs, progress)
         if not sess.cycles:
             yield views(sess, t("app.status.running", lang), charts_too=False) | {
-                live.race.view: race_view(sess, lang)
+                live.race.view: race_view(sess, lang, "app.race.status.waiting"),
+                live.race.replay: gr.Button(interactive=False),
             }
         last_chart = time.perf_counter()
         while (cycle := app.advance(sess)) is not None:
             due = time.perf_counter() - last_chart >= CHART_EVERY_S
             last_chart = time.perf_counter() if due else last_chart
-            update = views(
+            yield views(
                 sess, t("app.status.running_cycle", lang, cycle=cycle.index + 1), charts_too=due
             )
-            if inputs.race:
-                update[live.race.view] = race_view(sess, lang, "app.race.status.speculative")
-            yield update
         if inputs.race:
-            last_draw = 0.0
-            for step in app.plain_steps(sess, inputs):
-                if step.finished or time.perf_counter() - last_draw >= RACE_EVERY_S:
-                    last_draw = time.perf_counter()
-                    yield {live.race.view: race_view(sess, lang, "app.race.status.plain")}
-        done = views(sess, done_message(sess, lang), "done", charts_too=True)
-        if inputs.race:
-            done[live.race.view] = race_view(sess, lang, "app.race.status.finished")
-            done[live.race.replay] = gr.Button(interactive=sess.race_done)
-        yield done
+            yield from race_updates(app, sess, inputs, live.race)
+        yield views(sess, done_message(sess, lang), "done", charts_too=True)
 
     def step(
         sess: Session | None,
@@ -254,17 +230,12 @@ def wire_live_run(
     def replay(sess: Session | None) -> Iterator[str]:
         if sess is None or not sess.race_done:
             raise app.error("error.app.no_race")
-        duration = render.replay_duration(sess.cycles, sess.steps)
-        began = time.perf_counter()
-        while (elapsed := time.perf_counter() - began) < duration:
-            yield render.replay_frame(sess.cycles, sess.steps, elapsed)
-            time.sleep(1 / REPLAY_FPS)
-        yield render.replay_frame(sess.cycles, sess.steps, duration)
+        yield from replay_frames(sess, lang)
 
     heavy = {"concurrency_id": engine_group, "concurrency_limit": 1}
     # Loading progress and errors show on the status line, not as overlays on every output.
     shown = {"show_progress_on": live.status}
-    run_inputs = controls.run_inputs() | {"race": controls.race}
+    run_inputs = controls.run_inputs() | {"race": controls.race} | controls.race_lanes.inputs()
     events = [
         button.click(
             on_gpu(handler, app.gpu_seconds),  # a ZeroGPU call per press, sized by its tokens
@@ -285,17 +256,13 @@ def wire_live_run(
         )
     )
     controls.race.change(
-        lambda on: gr.Group(visible=on), controls.race, live.race.group, queue=False, **PRIVATE
+        lambda on: (gr.Group(visible=on), gr.Group(visible=on)),
+        controls.race,
+        [live.race.group, controls.race_lanes.group],
+        queue=False,
+        **PRIVATE,
     )
     return events
-
-
-def race_view(sess: Session, lang: str, status_key: str | None = None) -> str:
-    """The race panel for the session, its status an ``app.race.status.*`` key; before a race
-    starts (no status), an empty one."""
-    if status_key is None:
-        return render.race_html([], [], lang=lang)
-    return render.race_html(sess.cycles, sess.steps, status=t(status_key, lang), lang=lang)
 
 
 def stopped_status(sess: Session | None, lang: str = DEFAULT_LANGUAGE) -> str:

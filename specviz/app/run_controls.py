@@ -13,6 +13,7 @@ from typing import Any
 import gradio as gr
 
 from specviz.app.limits import LOCAL, Limits
+from specviz.app.race_panel import RaceControls, race_controls
 from specviz.app.session import App, Inputs
 from specviz.app.setting_controls import SettingControls, setting_controls
 from specviz.drafters.registry import DRAFTERS
@@ -39,6 +40,7 @@ class RunControls:
     prompt: gr.Textbox
     chat: gr.Checkbox
     race: gr.Checkbox
+    race_lanes: RaceControls
     run: gr.Button
     step: gr.Button
     stop: gr.Button
@@ -86,6 +88,7 @@ def run_controls(presets: Mapping[str, Preset], lang: str, limits: Limits = LOCA
         step = gr.Button(t("app.button.step", lang), elem_id="sv-step")
         stop = gr.Button(t("app.button.stop", lang), variant="stop", elem_id="sv-stop")
     race = gr.Checkbox(value=False, label=t("app.control.race", lang), elem_id="sv-race-toggle")
+    race_lanes = race_controls(drafter_choices(first, lang), first.drafter, lang, limits)
     task = gr.Radio(
         choices=task_choices(tasks, lang), value=tasks[0], label=t("app.control.task", lang)
     )
@@ -105,13 +108,25 @@ def run_controls(presets: Mapping[str, Preset], lang: str, limits: Limits = LOCA
         return {
             preset_note: chosen.description,
             drafter: gr.Dropdown(choices=drafter_choices(chosen, lang), value=chosen.drafter),
+            race_lanes.drafters: gr.Dropdown(
+                choices=drafter_choices(chosen, lang), value=[chosen.drafter]
+            ),
             chat: chosen.chat_template,
             prompt: first_prompt(chosen),
             task: gr.Radio(choices=task_choices(chosen_tasks, lang), value=chosen_tasks[0]),
             examples: gr.Dataset(samples=example_samples(chosen, chosen_tasks[0])),
         } | settings.updates(chosen.settings)
 
-    refreshed = [preset_note, drafter, chat, prompt, task, examples, *settings.components.values()]
+    refreshed = [
+        preset_note,
+        drafter,
+        race_lanes.drafters,
+        chat,
+        prompt,
+        task,
+        examples,
+        *settings.components.values(),
+    ]
     preset.change(on_preset, preset, refreshed, **PRIVATE)
     task.change(
         lambda name, preset_id: gr.Dataset(samples=example_samples(presets[preset_id], name)),
@@ -120,16 +135,27 @@ def run_controls(presets: Mapping[str, Preset], lang: str, limits: Limits = LOCA
         **PRIVATE,
     )
     examples.click(lambda sample: sample[0], examples, prompt, **PRIVATE)
-    return RunControls(preset, drafter, prompt, chat, race, run, step, stop, settings)
+    return RunControls(preset, drafter, prompt, chat, race, race_lanes, run, step, stop, settings)
 
 
 def read_run_inputs(app: App, values: dict[str, Any]) -> Inputs:
     """A run's validated inputs from the controls' values by name (``run_inputs()``, with or
-    without ``race``): every name that is not the preset, prompt, chat or race is a setting."""
+    without the race's): every name that is not the preset, drafter, prompt, chat or race is a
+    setting."""
     preset, prompt = values.pop("preset"), values.pop("prompt")
     chat, race = values.pop("chat_template"), values.pop("race", False)
     drafter = values.pop("drafter", None)
-    return app.inputs(preset, prompt, values, chat=chat, race=race, drafter=drafter)
+    lanes, repeats = values.pop("race_drafters", None), values.pop("race_repeats", None)
+    return app.inputs(
+        preset,
+        prompt,
+        values,
+        chat=chat,
+        race=race,
+        drafter=drafter,
+        race_drafters=lanes,
+        race_repeats=repeats,
+    )
 
 
 def drafter_choices(preset: Preset, lang: str) -> list[tuple[str, str]]:

@@ -17,16 +17,17 @@ import gradio as gr
 
 from specviz.app import zerogpu
 from specviz.app.limits import LOCAL, Limits
-from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
+from specviz.core.engine import GenerationSettings, speculative_generate
 from specviz.core.events import Cycle, Step
 from specviz.core.settings import SettingError, describe_value, settings_from_mapping
 from specviz.drafters.registry import check_drafter_spec, make_drafter
 from specviz.export.trace import RunSetup, run_setup
+from specviz.measure.race import LaneGain, RaceProgress, RaceResult, iter_race
+from specviz.measure.spread import DEFAULT_REPEATS, Spread
 from specviz.models.loader import ModelCache, ModelLoadError, ModelPair
 from specviz.models.presets import Preset
 from specviz.models.runner import ForwardChoice
 from specviz.text import DEFAULT_LANGUAGE, Phrase, UserError, t
-from specviz.views import run_html as render
 
 if TYPE_CHECKING:
     import torch
@@ -41,9 +42,9 @@ class Session:
 
     key: tuple[Any, ...] | None = None
     cycles: list[Cycle] = field(default_factory=list)
-    steps: list[Step] = field(default_factory=list)
     cycles_iter: Iterator[Cycle] | None = None
-    race_done: bool = False
+    drafter: str = ""  # the drafter spec the run drafts with
+    race: RaceResult | None = None  # the race measured after the run, when Race was ticked
     # Which forward computes each model ("draft", "target"): the lean step or, with the reason,
     # transformers' forward (ModelRunner's first-use check), for the status line.
     forwards: dict[str, ForwardChoice] = field(default_factory=dict)
@@ -57,6 +58,22 @@ class Session:
     def paused(self) -> bool:
         return self.cycles_iter is not None and bool(self.cycles) and not self.cycles[-1].finished
 
+    @property
+    def race_done(self) -> bool:
+        """A race has been measured to its end: Replay has something to play."""
+        return self.race is not None and self.race.complete
+
+    @property
+    def steps(self) -> list[Step]:
+        """Plain decoding's steps in the race's shown plain run (none before a race)."""
+        run = self.race.plain.shown if self.race is not None else None
+        return [e for e in run.outcome.events if isinstance(e, Step)] if run is not None else []
+
+    @property
+    def gain(self) -> LaneGain | None:
+        """What the run's own drafter gained over plain decoding in the race, if it raced."""
+        return self.race.gain(self.drafter) if self.race is not None else None
+
 
 @dataclass
 class Inputs:
@@ -68,6 +85,8 @@ class Inputs:
     settings: GenerationSettings
     race: bool
     drafter: str  # the drafter spec the run drafts with (the preset's unless the visitor chose)
+    race_drafters: tuple[str, ...] = ()  # the race's drafter lanes, checked specs
+    race_repeats: int = DEFAULT_REPEATS  # the race's repeats per lane
 
     @property
     def key(self) -> tuple[Any, ...]:
@@ -112,7 +131,19 @@ class App:
         asked = self.requested_tokens(
             values.get("preset"), settings if isinstance(settings, Mapping) else values
         )
-        return zerogpu.gpu_seconds(asked)
+        return zerogpu.gpu_seconds(asked * (1 + self.race_runs(values)))
+
+    def race_runs(self, values: Mapping[str, Any]) -> int:
+        """How many runs a request's race adds, read before it is checked (0 without a race;
+        values past the caps count as the caps): each lane, plain included, once per repeat."""
+        if values.get("race") is not True:
+            return 0
+        lanes, repeats = values.get("race_drafters"), values.get("race_repeats")
+        drafters = len(lanes) if isinstance(lanes, list | tuple) and lanes else 1
+        if not isinstance(repeats, int | float) or isinstance(repeats, bool) or repeats != repeats:
+            repeats = DEFAULT_REPEATS
+        repeats = max(1, min(int(repeats), self.limits.race_repeats))
+        return (min(drafters, self.limits.race_drafters) + 1) * repeats
 
     def check_lab_size(self, value: object, cap: int, label_key: str) -> None:
         """Refuse a lab size (its control worded by *label_key*) that is no number or is above
@@ -149,12 +180,16 @@ class App:
         chat: bool = True,
         race: bool = False,
         drafter: str | None = None,
+        race_drafters: object = None,
+        race_repeats: object = None,
     ) -> Inputs:
         """Validate a run's inputs; a bad value becomes a gr.Error in plain words.
 
         *settings* is either a GenerationSettings or the controls' values by setting name, read
         through the schema over the preset's defaults (settings without a control keep those).
         *drafter* is a drafter spec ("lookup", "hybrid:max_ngram=3"); None or blank: the preset's.
+        *race_drafters* are the race's drafter specs (None or none: the run's drafter) and
+        *race_repeats* its repeats per lane (None: DEFAULT_REPEATS), both within the limits.
         Every check here is cheap: a bad request is refused before any pair is loaded.
         """
         if not isinstance(preset_id, str) or preset_id not in self.presets:
@@ -178,7 +213,48 @@ class App:
             spec = str(check_drafter_spec(spec))
         except UserError as error:
             raise self.error("error.app.drafter", problem=error.message(self.lang)) from None
-        return Inputs(preset, prompt, chat, settings, race, spec)
+        lanes = self.race_lanes(race_drafters, spec)
+        repeats = self.race_repeat_count(race_repeats)
+        return Inputs(preset, prompt, chat, settings, race, spec, lanes, repeats)
+
+    def race_lanes(self, drafters: object, run_drafter: str) -> tuple[str, ...]:
+        """The race's drafter specs, checked: none given races the run's drafter; at most the
+        cap, each kind and options valid, no spec twice."""
+        if drafters is None or drafters == "" or drafters == []:
+            return (run_drafter,)
+        if isinstance(drafters, str):
+            drafters = [drafters]
+        if not isinstance(drafters, list | tuple) or not all(isinstance(d, str) for d in drafters):
+            got = describe_value(drafters).text(self.lang)
+            raise self.error("error.app.race_lanes", cap=self.limits.race_drafters, got=got)
+        if not 1 <= len(drafters) <= self.limits.race_drafters:
+            cap = self.limits.race_drafters
+            raise self.error("error.app.race_lanes", cap=cap, got=len(drafters))
+        lanes: list[str] = []
+        for chosen in drafters:
+            try:
+                lane = str(check_drafter_spec(chosen.strip()))
+            except UserError as error:
+                raise self.error("error.app.drafter", problem=error.message(self.lang)) from None
+            if lane in lanes:
+                raise self.error("error.app.race_lane_twice", drafter=lane)
+            lanes.append(lane)
+        return tuple(lanes)
+
+    def race_repeat_count(self, repeats: object) -> int:
+        """The race's repeats per lane, checked: a whole number from 1 to the cap (None: the
+        default, within the cap)."""
+        cap = self.limits.race_repeats
+        if repeats is None:
+            return min(DEFAULT_REPEATS, cap)
+        if (
+            isinstance(repeats, bool)
+            or not isinstance(repeats, int | float)
+            or not float(repeats).is_integer()
+            or not 1 <= repeats <= cap
+        ):
+            raise self.error("error.app.race_repeats", cap=cap, got=repr(repeats))
+        return int(repeats)
 
     def check_prompt(self, prompt: object) -> None:
         """Refuse a prompt that is no text, blank, longer than the app's character cap, or that
@@ -245,7 +321,7 @@ class App:
         )  # fmt: skip
         session.forwards = pair.forward_choices()
         session.costs = None if pair.cost_report is None else pair.cost_report.phrase()
-        session.cycles, session.steps, session.race_done = [], [], False
+        session.cycles, session.race, session.drafter = [], None, inputs.drafter
         session.cycles_iter = speculative_generate(
             pair, prompt_ids, inputs.settings, make_drafter(inputs.drafter, pair)
         )
@@ -302,22 +378,17 @@ class App:
         except Exception as error:
             raise self.failure(doing, error) from None
 
-    def plain_steps(self, session: Session, inputs: Inputs) -> Iterator[Step]:
-        """The race's baseline: plain decoding of the same target with the same settings and seed."""
+    def race(self, session: Session, inputs: Inputs) -> Iterator[RaceProgress]:
+        """The race after the session's run: plain decoding and each race drafter on the same
+        prompt, settings and seed, repeated and interleaved, one run at a time under the engine
+        lock; the session keeps the result as it grows."""
         pair, prompt_ids = self.load_with_prompt(inputs)
-        steps = autoregressive_generate(pair, prompt_ids, inputs.settings)
-        session.steps = []
-        while True:
-            try:
-                with self.engine_lock:
-                    step = next(steps, None)
-            except Exception as error:
-                raise self.failure("app.doing.plain", error) from None
-            if step is None:
-                session.race_done = True
-                return
-            session.steps.append(step)
-            yield step
+        progress = iter_race(
+            pair, prompt_ids, inputs.settings, inputs.race_drafters, inputs.race_repeats
+        )
+        for update in self.locked(progress, "app.doing.race"):
+            session.race = update.result
+            yield update
 
 
 def is_control(char: str) -> bool:
@@ -338,7 +409,36 @@ def stats(session: Session) -> dict[str, Any]:
         last = session.cycles[-1]
         out.update(totals=last.to_dict()["totals"], stop_reason=last.stop_reason)
     if session.steps:
-        out["plain_totals"] = session.steps[-1].to_dict()["totals"]
-        ratio = render.speedup(session.cycles, session.steps)
-        out["speedup"] = ratio
+        out["plain_totals"] = session.steps[-1].to_dict()["totals"]  # the race's median plain run
+    if session.race is not None:
+        out["race"] = race_stats(session.race)
+        gain = session.gain
+        if gain is not None:
+            out["speedup"] = gain.speedup.median
     return out
+
+
+def race_stats(race: RaceResult) -> dict[str, Any]:
+    """The race as plain JSON: each lane's median tokens/s with its range, and each drafter's
+    speedup over plain decoding (median of the paired repeats, with its range)."""
+
+    def spread(value: Spread | None) -> dict[str, float] | None:
+        return (
+            None
+            if value is None
+            else {"median": value.median, "low": value.low, "high": value.high}
+        )
+
+    lanes = []
+    for lane in race.lanes:
+        gain = race.gain(lane.name)
+        lanes.append(
+            {
+                "lane": lane.name,
+                "tokens_per_s": spread(lane.tokens_per_s),
+                "runs": len(lane.runs),
+                "speedup": spread(gain.speedup if gain else None),
+                "seconds_saved": spread(gain.seconds_saved if gain else None),
+            }
+        )
+    return {"repeats": race.repeats, "complete": race.complete, "noisy": race.noisy, "lanes": lanes}

@@ -19,7 +19,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 # Seconds asked of ZeroGPU for a run: a start for loading the prompt and the first cycle, then
 # a share per new token (a 7B target with a 0.5B draft emits several tokens per second on the
-# GPU; the margin covers a race, which decodes the tokens twice). ZeroGPU caps a call at 120 s
+# GPU; a race asks for each of its runs as well: App.race_runs). ZeroGPU caps a call at 120 s
 # for most visitors, so the duration stays within it.
 GPU_BASE_S = 20
 GPU_PER_TOKEN_S = 0.25

@@ -107,6 +107,7 @@ def run_inputs(preset: Any, prompt: str, settings: GenerationSettings) -> dict[s
     the ones the app has controls for, from the schema the app builds them from.
     """
     from specviz.app.setting_controls import shown_settings
+    from specviz.measure.spread import DEFAULT_REPEATS
 
     shown = {item.name: getattr(settings, item.name) for item in shown_settings(type(settings))}
     return {
@@ -116,6 +117,8 @@ def run_inputs(preset: Any, prompt: str, settings: GenerationSettings) -> dict[s
         "chat_template": preset.chat_template,
         **shown,
         "race": False,
+        "race_drafters": [],  # no race: the run's drafter would be its only lane
+        "race_repeats": DEFAULT_REPEATS,
     }
 
 

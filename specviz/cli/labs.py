@@ -19,6 +19,7 @@ from specviz.cli.options import (
     progress_line,
     say,
 )
+from specviz.measure.spread import DEFAULT_REPEATS
 from specviz.text import UserError, t
 
 
@@ -79,6 +80,12 @@ def add_lab_commands(commands: Any, add_model: Any, add_settings: Any) -> None:
     add_settings(tasks)
     add_drafter_option(tasks)
     tasks.add_argument("--prompts-per-task", type=int, default=1)
+    tasks.add_argument(
+        "--repeats",
+        type=int,
+        default=DEFAULT_REPEATS,
+        help="every prompt both ways this many times, interleaved; the median speedup is shown",
+    )
     tasks.add_argument("--json", action="store_true", help="print the report as JSON")
     tasks.set_defaults(run=_tasks)
 
@@ -289,6 +296,8 @@ def _print_projection(projection: Any, lang: str) -> None:
 def _tasks(args: argparse.Namespace) -> int:
     from specviz.cli.options import load_pair_for, preset_for, settings_for
     from specviz.labs.tasks.experiment import TaskPlan, measure_tasks
+    from specviz.labs.tasks.panel import speedup_cell
+    from specviz.measure.spread import NOISY_SPREAD
     from specviz.models.presets import task_label
 
     preset = preset_for(args)
@@ -302,6 +311,7 @@ def _tasks(args: argparse.Namespace) -> int:
         settings,
         args.prompts_per_task,
         drafter=drafter,
+        repeats=args.repeats,
     )
     report = measure_tasks(plan, progress=progress_line(args.lang))
     if args.json:
@@ -321,7 +331,12 @@ def _tasks(args: argparse.Namespace) -> int:
         print(
             f"{task_label(result.task, lang):12} {result.acceptance_rate:>6.0%} {result.tokens_per_target_pass:>6.2f}"
             f" {result.speculative.tokens_per_s:>11.1f} {result.plain.tokens_per_s:>12.1f}"
-            f" {result.speedup:>7.2f}×"
+            f" {speedup_cell(result, lang):>8}"
         )
     print(report.narrative(lang))
+    if args.repeats > 1:
+        print(t("tasks.repeats_note", lang, repeats=args.repeats))
+    if report.complete and report.noisy:
+        widest, threshold = f"{100 * report.widest_spread:.0f}", f"{100 * NOISY_SPREAD:.0f}"
+        print(t("tasks.noisy", lang, percent=widest, threshold=threshold))
     return 0

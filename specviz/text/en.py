@@ -111,12 +111,16 @@ TABLE = MappingProxyType(
             "it with {resampled}."
         ),
         # --- counters -----------------------------------------------------------------------------
+        # the time counter first, passes saved second (issue 15 point 2, race task)
+        "counter.speedup": "speedup over plain decoding (time)",
+        "counter.speedup.note": "{seconds} s saved, median of {repeats} raced runs",
+        "counter.speedup.none": "tick Race to time it against plain decoding",
         "counter.tokens": "tokens generated",
         "counter.tokens.note": "new tokens so far",
         "counter.target_forwards": "target passes",
         "counter.target_forwards.note": "plain decoding needs {n}",
-        "counter.saved": "target passes saved",
-        "counter.saved.note": "{percent}% fewer than plain decoding",
+        "counter.saved": "target passes saved (work, not time)",
+        "counter.saved.note": "{percent}% fewer passes than plain decoding",
         "counter.draft": "draft passes",
         "counter.draft.note": "cheap forwards of the draft",
         "counter.alpha": "acceptance rate α",
@@ -128,32 +132,43 @@ TABLE = MappingProxyType(
         "counter.gamma": "γ this cycle",
         "counter.gamma.note": "tokens drafted",
         # --- the race -----------------------------------------------------------------------------
+        # the race's lanes, repeats and final headline (issue 12 point 4, issue 15 point 2)
         "race.waiting": "waiting",
         "race.speed": "{tps} tok/s",
-        "race.numbers": "{speed} · {tokens} tokens · {passes} target passes · {seconds} s",
+        "race.lane.numbers": "{speed}{range} · {tokens} tokens · {passes} target passes · {seconds} s",
         "race.speedup": "{ratio}× faster",
-        "race.speedup.waiting": "speedup: waiting for both runs",
-        "race.spec": "Speculative decoding",
-        "race.spec.placeholder": "not started",
+        "race.headline": "{lane}: {speedup}",
+        "race.speedup.range": "range {range}× over {repeats} repeats",
+        "race.speedup.waiting": "speedup: shown once every lane has been measured",
+        "race.lane": "Speculative decoding · {drafter}",
+        "race.lane.placeholder": "not measured yet",
         "race.plain": "Plain decoding (target only)",
-        "race.plain.placeholder": "runs after the speculative run",
         "race.method": (
-            "Both runs decode the same target with the same settings and seed, one after the "
-            "other; speeds are compute time measured inside the engine (each reads the prompt in "
-            "its first pass; the app's own drawing is excluded), so the UI does not distort the "
-            "comparison."
+            "Every lane decodes the same target with the same prompt, settings and seed, "
+            "{repeats} times, interleaved (plain decoding, each drafter, plain decoding again, "
+            "…) so a busy moment hits every lane alike. Speeds are compute time measured inside "
+            "the engine (each run reads the prompt in its first pass; the app's own drawing is "
+            "excluded). A lane shows its median run, with the range of its repeats in brackets; "
+            "the headline is the median of each repeat's ratio to plain decoding."
         ),
-        "race.same_tokens": "Both runs produced exactly the same tokens.",
+        "race.noisy": (
+            "The machine was noisy: one lane's repeats differed by {percent}% of their median "
+            "(more than {threshold}%), so read these speedups as rough."
+        ),
+        "race.progress.plain": "race: plain decoding",
+        "race.progress.lane": "race: speculative decoding with {drafter}",
+        "race.same_tokens": "Every lane produced exactly the same tokens.",
         "race.differ.sampled": (
-            "The texts differ because sampling draws different random numbers; both follow the "
-            "target's distribution exactly."
+            "{lane}: the text differs from plain decoding's because sampling draws different "
+            "random numbers; both follow the target's distribution exactly."
         ),
         "race.part.at": "at token {index}",
         "race.part.length": "in length",
         "race.differ.greedy": (
-            "The greedy texts part {where}: in reduced precision the target's one batched "
-            "verification pass and its one-token steps round slightly differently, so a near-tie "
-            "can break the other way. In float32 they match token for token (see the tests)."
+            "{lane}: the greedy texts part {where}: in reduced precision the target's one "
+            "batched verification pass and its one-token steps round slightly differently, so a "
+            "near-tie can break the other way. In float32 they match token for token (see the "
+            "tests)."
         ),
         "race.replay": "replay · {seconds} s",
         # --- exports and replay (issue 14, points 3 and 4): the report page, the app's downloads
@@ -640,6 +655,17 @@ TABLE = MappingProxyType(
         ),
         "tasks.chart.hover.bar": "{task}: {name} {value}<br>{runs}",
         "tasks.measures": "α {alpha}, τ {tau}, {speedup}× plain speed",
+        # the task lab's repeats (issue 15 point 2, race task)
+        "tasks.speedup.range": "{median}× ({low}–{high})",
+        "tasks.repeats_note": (
+            "Each prompt ran {repeats} times both ways, interleaved; the speedup is the median "
+            "over the repeats, with their range in brackets."
+        ),
+        "tasks.noisy": (
+            "The machine was noisy: a task's speedup varied by {percent}% of its median over the "
+            "repeats (more than {threshold}%), so read these speedups as rough."
+        ),
+        "app.tasks.repeats": "Repeats (interleaved)",
         "tasks.narrative.none": "No task measured yet.",
         "tasks.narrative.one": "Only {task} measured: {measures}.",
         "tasks.narrative.ranked": (
@@ -747,7 +773,7 @@ TABLE = MappingProxyType(
         # layer-skip drafter (issue 12, point 2)
         "drafter.layerskip": "Layer skip (target drafts for itself)",
         "app.control.prompt": "Prompt",
-        "app.control.race": "Race: afterwards, run plain decoding of the target for comparison",
+        "app.control.race": "Race: afterwards, time plain decoding and the race's drafters on this prompt",
         "app.control.task": "Examples by task",
         "app.control.examples": "Click an example",
         "app.control.chat": "Apply the chat template (off: send the raw prompt)",
@@ -795,9 +821,18 @@ TABLE = MappingProxyType(
         "app.live.text": "Generated text",
         "app.live.stats": "Stats",
         "app.race.replay": "⟲ Replay the race at measured speed",
-        "app.race.status.speculative": "speculative run",
-        "app.race.status.plain": "plain run",
+        # the race's lanes and repeats (issue 12 point 4, issue 15 point 2)
+        "app.race.status.waiting": "the race starts when this run ends",
+        "app.race.status.measuring": "measuring {percent}% · {what}",
         "app.race.status.finished": "finished",
+        "app.race.status.stopped": "stopped before every lane was measured",
+        "app.control.race_drafters": "Race lanes: drafters against plain decoding",
+        "app.control.race_drafters.info": "a spec with options works too, e.g. lookup:max_ngram=3",
+        "app.control.race_repeats": "Repeats per lane",
+        "app.control.race_repeats.info": "interleaved; the median and its range are shown",
+        "error.app.race_lanes": "A race takes from 1 to {cap} drafters here, got {got}.",
+        "error.app.race_lane_twice": "The race lists {drafter} twice; each lane needs its own drafter.",
+        "error.app.race_repeats": "Repeats per lane must be a whole number from 1 to {cap}, got {got}.",
         "app.inspector.cycle": "Cycle of the last run",
         "app.exactness.intro": (
             "Speculative sampling claims that its output follows the **target's** distribution "
@@ -874,7 +909,7 @@ TABLE = MappingProxyType(
         # What the app was doing when something failed: "Out of memory while {doing}."
         "app.doing.loading": "loading the models",
         "app.doing.generating": "generating",
-        "app.doing.plain": "running plain decoding",
+        "app.doing.race": "racing the drafters against plain decoding",
         "app.doing.greedy": "comparing greedy outputs",
         "app.doing.sampling": "sampling",
         "app.doing.tasks": "measuring the tasks",

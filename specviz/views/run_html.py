@@ -1,4 +1,5 @@
-"""Event records -> HTML: the token stream, the current cycle's cards, counters and the race.
+"""Event records -> HTML: the token stream, the current cycle's cards and counters (the race
+is ``race_html``).
 
 Every function here is pure (records in, a string out) so it is tested by rendering to a string and
 comparing, without a browser. Token text comes from a model and may contain anything, so every
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 
 from specviz.core.events import Cycle, DraftToken, EmittedToken, Origin, Rejection, Step, Totals
 from specviz.drafters.draft_model import ModelDrafter
+from specviz.measure.race import LaneGain
 from specviz.text import DEFAULT_LANGUAGE, Html, t, t_html
 from specviz.views.token_text import (
     Joined,
@@ -410,7 +412,7 @@ def rejection_caption(
     return f'<div class="sv-caption">{caption}</div>'
 
 
-# --- counters and the race ----------------------------------------------------------------------
+# --- counters -----------------------------------------------------------------------------------
 
 
 def _stat(label: str, value: str, note: str, key: str) -> str:
@@ -422,15 +424,41 @@ def _stat(label: str, value: str, note: str, key: str) -> str:
     )
 
 
+def _speedup_stat(gain: LaneGain | None, lang: str) -> str:
+    """The time counter: the raced speedup and the seconds it saved, or how to measure them."""
+    if gain is None:
+        return _stat(t("counter.speedup", lang), "—", t("counter.speedup.none", lang), "speedup")
+    note = t(
+        "counter.speedup.note",
+        lang,
+        seconds=f"{gain.seconds_saved.median:.2f}",
+        repeats=gain.speedup.count,
+    )
+    value = f"{gain.speedup.median:.2f}×"
+    return _stat(t("counter.speedup", lang), value, note, "speedup")
+
+
 def counters_html(
-    totals: Totals | None, *, gamma_now: int | None = None, lang: str = DEFAULT_LANGUAGE
+    totals: Totals | None,
+    *,
+    gamma_now: int | None = None,
+    gain: LaneGain | None = None,
+    lang: str = DEFAULT_LANGUAGE,
 ) -> str:
-    """The live counters: tokens, passes of each model, α, τ, tokens/s and target passes saved."""
+    """The live counters, time first: the raced speedup and seconds saved (*gain*, None before
+    a race), target passes saved (work, not time), tokens, passes of each model, α, τ, tokens/s."""
     if totals is None:
         totals = Totals(0, 0, 0, 0, 0, 0.0, 0.0)
     saved = totals.new_tokens - totals.target_forwards
     saved_pct = 100 * saved / totals.new_tokens if totals.new_tokens else 0.0
     stats = [
+        _speedup_stat(gain, lang),
+        _stat(
+            t("counter.saved", lang),
+            str(saved),
+            t("counter.saved.note", lang, percent=f"{saved_pct:.0f}"),
+            "saved",
+        ),
         _stat(
             t("counter.tokens", lang),
             str(totals.new_tokens),
@@ -442,12 +470,6 @@ def counters_html(
             str(totals.target_forwards),
             t("counter.target_forwards.note", lang, n=totals.new_tokens),
             "target_forwards",
-        ),
-        _stat(
-            t("counter.saved", lang),
-            str(saved),
-            t("counter.saved.note", lang, percent=f"{saved_pct:.0f}"),
-            "saved",
         ),
         _stat(
             t("counter.draft", lang),
@@ -484,111 +506,6 @@ def counters_html(
             _stat(t("counter.gamma", lang), str(gamma_now), t("counter.gamma.note", lang), "gamma")
         )
     return f'<div class="sv-counters">{"".join(stats)}</div>'
-
-
-def _race_panel(title: str, body: str, totals: Totals | None, extra_class: str, lang: str) -> str:
-    if totals is None:
-        numbers = t_html("race.waiting", lang)
-    else:
-        numbers = t_html(
-            "race.numbers",
-            lang,
-            speed=Html(f"<b>{t_html('race.speed', lang, tps=f'{totals.tokens_per_s:.1f}')}</b>"),
-            tokens=totals.new_tokens,
-            passes=totals.target_forwards,
-            seconds=f"{totals.elapsed_s:.2f}",
-        )
-    return (
-        f'<div class="sv-race-panel {extra_class}"><div class="sv-race-title">{esc(title)}'
-        f'<span class="sv-race-numbers">{numbers}</span></div>{body}</div>'
-    )
-
-
-def speedup(cycles: Sequence[Cycle], steps: Sequence[Step]) -> float | None:
-    """Speculative tokens/s over plain tokens/s (engine compute time), once both have tokens."""
-    if not cycles or not steps:
-        return None
-    spec, plain = cycles[-1].totals.tokens_per_s, steps[-1].totals.tokens_per_s
-    return spec / plain if plain > 0 else None
-
-
-def race_html(
-    cycles: Sequence[Cycle],
-    steps: Sequence[Step],
-    *,
-    status: str = "",
-    lang: str = DEFAULT_LANGUAGE,
-) -> str:
-    """The two runs side by side with their speeds, the measured speedup and how it was measured."""
-    spec_totals = cycles[-1].totals if cycles else None
-    plain_totals = steps[-1].totals if steps else None
-    ratio = speedup(cycles, steps)
-    headline = (
-        f'<span class="sv-speedup" data-speedup="{ratio:.3f}">'
-        f"{t_html('race.speedup', lang, ratio=f'{ratio:.2f}')}</span>"
-        if ratio is not None
-        else f'<span class="sv-speedup">{t_html("race.speedup.waiting", lang)}</span>'
-    )
-    panels = _race_panel(
-        t("race.spec", lang),
-        stream_html(cycles, placeholder=t("race.spec.placeholder", lang), lang=lang),
-        spec_totals,
-        "sv-race-spec",
-        lang,
-    ) + _race_panel(
-        t("race.plain", lang),
-        plain_stream_html(steps, placeholder=t("race.plain.placeholder", lang), lang=lang),
-        plain_totals,
-        "sv-race-plain",
-        lang,
-    )
-    status_html = f'<span class="sv-race-status">{esc(status)}</span>' if status else ""
-    note = divergence_note(cycles, steps, lang=lang)
-    note_html = f'<div class="sv-race-method sv-race-diverge">{esc(note)}</div>' if note else ""
-    return (
-        f'<div class="sv-race"><div class="sv-race-head">{headline}{status_html}</div>'
-        f'<div class="sv-race-panels">{panels}</div>'
-        f'<div class="sv-race-method">{t_html("race.method", lang)}</div>{note_html}</div>'
-    )
-
-
-def divergence_note(
-    cycles: Sequence[Cycle], steps: Sequence[Step], *, lang: str = DEFAULT_LANGUAGE
-) -> str:
-    """Why two finished greedy runs can print different texts, said where they part."""
-    if not cycles or not steps or not cycles[-1].finished or not steps[-1].finished:
-        return ""
-    spec = [token.token_id for cycle in cycles for token in cycle.emitted]
-    plain = [step.token.token_id for step in steps]
-    if spec == plain:
-        return t("race.same_tokens", lang) if cycles[-1].greedy else ""
-    if not cycles[-1].greedy:
-        return t("race.differ.sampled", lang)
-    parted = next(
-        (i for i, pair in enumerate(zip(spec, plain, strict=False)) if pair[0] != pair[1]), None
-    )
-    where = (
-        t("race.part.at", lang, index=parted + 1)
-        if parted is not None
-        else t("race.part.length", lang)
-    )
-    return t("race.differ.greedy", lang, where=where)
-
-
-def replay_frame(
-    cycles: Sequence[Cycle], steps: Sequence[Step], at_s: float, *, lang: str = DEFAULT_LANGUAGE
-) -> str:
-    """The race as it stood ``at_s`` seconds of engine time into both runs (for Replay)."""
-    shown_cycles = [cycle for cycle in cycles if cycle.totals.elapsed_s <= at_s]
-    shown_steps = [step for step in steps if step.totals.elapsed_s <= at_s]
-    status = t("race.replay", lang, seconds=f"{at_s:.1f}")
-    return race_html(shown_cycles, shown_steps, status=status, lang=lang)
-
-
-def replay_duration(cycles: Sequence[Cycle], steps: Sequence[Step]) -> float:
-    """Engine seconds until both runs have finished: how long Replay takes at real speed."""
-    ends = [run[-1].totals.elapsed_s for run in (cycles, steps) if run]
-    return max(ends, default=0.0)
 
 
 def status_html(message: str, *, kind: str = "info") -> str:

@@ -2,10 +2,12 @@
 
 A draft model guesses well where the text is predictable (code, translation) and badly where it is
 open-ended (stories), so α, τ and the speedup depend on the task as much as on the pair. This runs
-each task's example prompts both ways at the same settings, speculative and plain, and pools the
-engine's own counters per task: α = Σ accepted / Σ tested, τ = Σ new tokens / Σ target passes,
-tokens/s = Σ new tokens / Σ engine seconds (the prompt read in the first pass, as the app's counters), and
-speedup = speculative tokens/s ÷ plain tokens/s.
+each task's example prompts both ways at the same settings, speculative and plain, repeated and
+interleaved (every prompt both ways, then again), and pools the engine's own counters per task:
+α = Σ accepted / Σ tested, τ = Σ new tokens / Σ target passes, tokens/s = Σ new tokens / Σ engine
+seconds (the prompt read in the first pass, as the app's counters). The speedup is speculative
+tokens/s ÷ plain tokens/s pooled within each repeat, reported as the median over the repeats with
+their range; a range wider than NOISY_SPREAD of the median says the machine was noisy.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from specviz.core.events import Totals
 from specviz.core.settings import GenerationSettings
 from specviz.measure.harness import Method, Outcome, Progress, iter_measurements, never
 from specviz.measure.methods import plain_decoding, speculative_decoding
+from specviz.measure.spread import DEFAULT_REPEATS, Spread
 from specviz.models.presets import DEFAULT_DRAFTER, TASKS, task_label, task_words
 from specviz.text import DEFAULT_LANGUAGE, Phrase, UserError, t
 
@@ -47,6 +50,7 @@ class PromptRun:
     plain: Totals
     speculative_text: str
     plain_text: str  # greedy: equal to speculative_text up to rounding in low-precision forwards
+    repeat: int = 0  # which repeat (0-based): both runs of a prompt share it, and its seed
 
 
 @dataclass(frozen=True)
@@ -75,14 +79,26 @@ class TaskResult:
         return self.speculative.tokens_per_target_pass
 
     @property
+    def speedups(self) -> Spread:
+        """Speculative tokens/s ÷ plain tokens/s (engine time, the same for both), pooled over
+        the task's prompts within each repeat: the median over repeats and its range."""
+        ratios = []
+        for repeat in sorted({run.repeat for run in self.runs}):
+            runs = [run for run in self.runs if run.repeat == repeat]
+            plain = Totals.pooled([run.plain for run in runs]).tokens_per_s
+            speculative = Totals.pooled([run.speculative for run in runs]).tokens_per_s
+            ratios.append(speculative / plain if plain > 0 else 0.0)
+        return Spread.of(ratios) if ratios else Spread(0.0, 0.0, 0.0, 0)
+
+    @property
     def speedup(self) -> float:
-        """Speculative tokens/s ÷ plain tokens/s (engine time, the same for both)."""
-        plain = self.plain.tokens_per_s
-        return self.speculative.tokens_per_s / plain if plain > 0 else 0.0
+        """The median speedup over the repeats."""
+        return self.speedups.median
 
     @property
     def prompts(self) -> tuple[str, ...]:
-        return tuple(run.prompt for run in self.runs)
+        """The task's prompts, each once, in order."""
+        return tuple(dict.fromkeys(run.prompt for run in self.runs))
 
     @property
     def sample(self) -> str:
@@ -100,6 +116,8 @@ class TaskResult:
             "speculative_tokens_per_s": self.speculative.tokens_per_s,
             "plain_tokens_per_s": self.plain.tokens_per_s,
             "speedup": self.speedup,
+            "speedup_low": self.speedups.low,
+            "speedup_high": self.speedups.high,
             "new_tokens": self.speculative.new_tokens,
             "sample": self.sample,
             "runs": [asdict(run) for run in self.runs],
@@ -113,6 +131,16 @@ class TaskReport:
     settings: GenerationSettings
     tasks: tuple[TaskResult, ...]
     complete: bool
+
+    @property
+    def noisy(self) -> bool:
+        """Some task's speedup scattered over the repeats past the noise threshold."""
+        return any(result.speedups.noisy for result in self.tasks)
+
+    @property
+    def widest_spread(self) -> float:
+        """The largest relative range of any task's speedup over the repeats."""
+        return max((result.speedups.relative for result in self.tasks), default=0.0)
 
     def ranked(self) -> tuple[TaskResult, ...]:
         """Tasks from the highest α to the lowest."""
@@ -141,6 +169,7 @@ class TaskReport:
         return {
             "settings": asdict(self.settings),
             "complete": self.complete,
+            "noisy": self.noisy,
             "tasks": [result.to_dict() for result in self.tasks],
         }
 
@@ -156,7 +185,8 @@ class TaskProgress:
 
 @dataclass(frozen=True)
 class TaskPlan:
-    """What the task lab measures: each task's first prompts, both ways, at these settings."""
+    """What the task lab measures: each task's first prompts, both ways, at these settings,
+    *repeats* times interleaved."""
 
     pair: DraftModelPairLike
     prompts: Mapping[str, Sequence[str]]  # example prompts by task (a preset's prompts)
@@ -165,6 +195,7 @@ class TaskPlan:
     prompts_per_task: int = 1
     warm_up: bool = True  # one short unmeasured run of each kind first (first runs are slow)
     drafter: str = DEFAULT_DRAFTER  # the drafter spec the speculative runs draft with
+    repeats: int = DEFAULT_REPEATS  # every prompt both ways, this many times, interleaved
 
 
 def measure_tasks(
@@ -195,6 +226,8 @@ def iter_task_measurements(
     """
     if plan.prompts_per_task < 1:
         raise UserError("error.tasks.per_task", count=plan.prompts_per_task)
+    if plan.repeats < 1:
+        raise UserError("error.harness.repeats", repeats=plan.repeats)
     chosen = _chosen_prompts(plan.prompts, plan.prompts_per_task)
     return _measure(plan, chosen, should_stop or never)
 
@@ -241,15 +274,19 @@ def _measure(
         plain_decoding(pair, first_ids, short, "warm-up plain"),
     ]
     updates = iter_measurements(
-        methods, warm_up=warm_ups if plan.warm_up else (), should_stop=should_stop
+        methods, plan.repeats, warm_ups if plan.warm_up else (), should_stop=should_stop
     )
     for update in updates:
         results = update.measurements.methods
         runs: dict[str, list[PromptRun]] = {task: [] for task, _ in chosen}
         for index, (task, prompt) in enumerate(prompts):
             speculative, plain = results[2 * index].samples, results[2 * index + 1].samples
-            if speculative and plain:
-                runs[task].append(_prompt_run(prompt, speculative[0].outcome, plain[0].outcome))
+            for spec_sample, plain_sample in zip(speculative, plain, strict=False):
+                runs[task].append(
+                    _prompt_run(
+                        prompt, spec_sample.outcome, plain_sample.outcome, spec_sample.repeat
+                    )
+                )
         finished = tuple(TaskResult(task, tuple(done)) for task, done in runs.items() if done)
         complete = update.finished and not update.measurements.stopped
         yield TaskProgress(
@@ -272,10 +309,10 @@ def _where(task: str, index: int, count: int, prompt: int, prompts: int) -> Phra
     )
 
 
-def _prompt_run(prompt: str, speculative: Outcome, plain: Outcome) -> PromptRun:
+def _prompt_run(prompt: str, speculative: Outcome, plain: Outcome, repeat: int) -> PromptRun:
     if speculative.totals is None or plain.totals is None:  # pragma: no cover - engine runs
         raise RuntimeError("an engine run reported no counters")
-    return PromptRun(prompt, speculative.totals, plain.totals, speculative.text, plain.text)
+    return PromptRun(prompt, speculative.totals, plain.totals, speculative.text, plain.text, repeat)
 
 
 def _measures(result: TaskResult, lang: str) -> str:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from specviz.labs.tasks.experiment import TaskReport
+from specviz.labs.tasks.experiment import TaskReport, TaskResult
+from specviz.measure.spread import NOISY_SPREAD
 from specviz.models.presets import task_label
 from specviz.text import DEFAULT_LANGUAGE, t
 from specviz.views.panels import panel_html, table_html
@@ -19,7 +20,8 @@ _HEADERS = (
 
 
 def tasks_html(report: TaskReport | None, *, lang: str = DEFAULT_LANGUAGE) -> str:
-    """Per-task numbers and the one-sentence narrative."""
+    """Per-task numbers and the one-sentence narrative; with repeats, how the speedup was taken
+    and, when its repeats scattered widely, that the machine was noisy."""
     if report is None or not report.tasks:
         return panel_html([t("tasks.placeholder", lang)])
     rows = [
@@ -29,10 +31,37 @@ def tasks_html(report: TaskReport | None, *, lang: str = DEFAULT_LANGUAGE) -> st
             f"{result.tokens_per_target_pass:.2f}",
             f"{result.speculative.tokens_per_s:.1f}",
             f"{result.plain.tokens_per_s:.1f}",
-            f"{result.speedup:.2f}×",
+            speedup_cell(result, lang),
             result.sample,
         ]
         for result in report.tasks
     ]
     headers = [t(key, lang) for key in _HEADERS]
-    return panel_html([report.narrative(lang)], table_html(headers, rows))
+    lines = [report.narrative(lang)]
+    repeats = max(result.speedups.count for result in report.tasks)
+    if repeats > 1:
+        lines.append(t("tasks.repeats_note", lang, repeats=repeats))
+    if report.complete and report.noisy:
+        lines.append(
+            t(
+                "tasks.noisy",
+                lang,
+                percent=f"{100 * report.widest_spread:.0f}",
+                threshold=f"{100 * NOISY_SPREAD:.0f}",
+            )
+        )
+    return panel_html(lines, table_html(headers, rows))
+
+
+def speedup_cell(result: TaskResult, lang: str) -> str:
+    """The task's median speedup, with the range over its repeats when there are several."""
+    spread = result.speedups
+    if spread.count < 2:
+        return f"{spread.median:.2f}×"
+    return t(
+        "tasks.speedup.range",
+        lang,
+        median=f"{spread.median:.2f}",
+        low=f"{spread.low:.2f}",
+        high=f"{spread.high:.2f}",
+    )

@@ -1,0 +1,202 @@
+"""A race's lanes -> HTML: the headline, one lane per decoder, the replay frames.
+
+Pure functions of a `RaceResult` (measured, finished runs), so the headline is always the final
+measured ratio: a replay moves each lane at its own measured speed under a headline that never
+changes, and no ratio of partial times is ever shown. Token text goes through the stream renderers
+of ``run_html``, which escape it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from specviz.core.events import Cycle, Step
+from specviz.measure.race import Lane, LaneGain, RaceResult, engine_seconds
+from specviz.measure.spread import NOISY_SPREAD, Spread
+from specviz.text import DEFAULT_LANGUAGE, Html, t, t_html
+from specviz.views.run_html import plain_stream_html, stream_html
+from specviz.views.token_text import esc
+
+
+def _ratio(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def _range(spread: Spread, digits: int) -> str:
+    """A spread's range in words ("1.21–1.45"), or "" for a single run."""
+    if spread.count < 2:
+        return ""
+    return f"{spread.low:.{digits}f}–{spread.high:.{digits}f}"
+
+
+def headline_html(result: RaceResult | None, *, lang: str = DEFAULT_LANGUAGE) -> str:
+    """Each drafter's final speedup over plain decoding (median of the paired repeats, with its
+    range), or a waiting line until every run of the race has been measured."""
+    gains = [(lane, result.gain(lane.name)) for lane in result.drafters] if result else []
+    shown = [(lane, gain) for lane, gain in gains if gain is not None]
+    if result is None or not result.complete or not shown:
+        return f'<span class="sv-speedup">{t_html("race.speedup.waiting", lang)}</span>'
+    return "".join(_lane_headline(lane, gain, result.repeats, lang) for lane, gain in shown)
+
+
+def _lane_headline(lane: Lane, gain: LaneGain, repeats: int, lang: str) -> str:
+    speedup = gain.speedup
+    spread = _range(speedup, 2)
+    range_html = (
+        f'<span class="sv-race-range">{t_html("race.speedup.range", lang, range=spread, repeats=repeats)}</span>'
+        if spread
+        else ""
+    )
+    words = t_html(
+        "race.headline",
+        lang,
+        lane=lane.name,
+        speedup=Html(t_html("race.speedup", lang, ratio=_ratio(speedup.median))),
+    )
+    return (
+        f'<span class="sv-speedup" data-lane="{esc(lane.name)}" '
+        f'data-speedup="{speedup.median:.3f}">{words}{range_html}</span>'
+    )
+
+
+def _lane_numbers(lane: Lane, lang: str) -> str:
+    """The lane's median speed with its range, and its shown run's tokens, passes and time."""
+    speed, run = lane.tokens_per_s, lane.shown
+    if speed is None or run is None:
+        return t_html("race.waiting", lang)
+    spread = _range(speed, 1)
+    median = t_html("race.speed", lang, tps=f"{speed.median:.1f}")
+    return t_html(
+        "race.lane.numbers",
+        lang,
+        speed=Html(f"<b>{median}</b>"),
+        range=Html(f" ({esc(spread)})") if spread else "",
+        tokens=run.totals.new_tokens,
+        passes=run.totals.target_forwards,
+        seconds=f"{run.seconds:.2f}",
+    )
+
+
+def _lane_html(lane: Lane, at_s: float | None, lang: str) -> str:
+    """One lane: title and numbers, a progress bar, and its shown run's tokens up to at_s."""
+    run = lane.shown
+    events = run.outcome.events if run is not None else ()
+    shown = [e for e in events if at_s is None or engine_seconds(e.totals) <= at_s]
+    total = run.totals.new_tokens if run is not None else 0
+    done = shown[-1].totals.new_tokens if shown else 0
+    percent = 100 * done / total if total else 0.0
+    placeholder = t("race.lane.placeholder", lang)
+    if lane.is_plain:
+        title = t("race.plain", lang)
+        steps = [e for e in shown if isinstance(e, Step)]
+        body = plain_stream_html(steps, placeholder=placeholder, lang=lang)
+    else:
+        title = t("race.lane", lang, drafter=lane.name)
+        cycles = [e for e in shown if isinstance(e, Cycle)]
+        body = stream_html(cycles, placeholder=placeholder, lang=lang)
+    kind = "sv-race-plain" if lane.is_plain else "sv-race-spec"
+    return (
+        f'<div class="sv-race-panel {kind}" data-lane="{esc(lane.name)}">'
+        f'<div class="sv-race-title">{esc(title)}'
+        f'<span class="sv-race-numbers">{_lane_numbers(lane, lang)}</span></div>'
+        f'<div class="sv-race-bar" data-progress="{percent:.1f}">'
+        f'<div class="sv-race-fill" style="width: {percent:.1f}%"></div></div>{body}</div>'
+    )
+
+
+def race_html(
+    result: RaceResult | None,
+    *,
+    status: str = "",
+    at_s: float | None = None,
+    lang: str = DEFAULT_LANGUAGE,
+) -> str:
+    """The race: the final headline, each lane with its measured speed, how it was measured and,
+    when the repeats scattered widely, that the machine was noisy. *at_s* shows each lane's
+    tokens as they stood that many engine seconds into its run (a replay frame); None: all."""
+    lanes = "".join(_lane_html(lane, at_s, lang) for lane in result.lanes) if result else ""
+    status_html = f'<span class="sv-race-status">{esc(status)}</span>' if status else ""
+    notes = []
+    if result is not None and result.complete and result.noisy:
+        notes.append(
+            t(
+                "race.noisy",
+                lang,
+                percent=f"{100 * result.widest_spread:.0f}",
+                threshold=f"{100 * NOISY_SPREAD:.0f}",
+            )
+        )
+    if result is not None and result.complete:
+        notes += divergence_notes(result, lang=lang)
+    notes_html = "".join(f'<div class="sv-race-method sv-race-note">{esc(n)}</div>' for n in notes)
+    repeats = result.repeats if result is not None else 1
+    return (
+        f'<div class="sv-race"><div class="sv-race-head">{headline_html(result, lang=lang)}'
+        f"{status_html}</div>"
+        f'<div class="sv-race-panels">{lanes}</div>'
+        f'<div class="sv-race-method">{t_html("race.method", lang, repeats=repeats)}</div>'
+        f"{notes_html}</div>"
+    )
+
+
+def divergence_notes(result: RaceResult, *, lang: str = DEFAULT_LANGUAGE) -> list[str]:
+    """Why finished lanes can print different texts: one sentence for the whole race when every
+    lane matches plain decoding (greedy), else one per lane that parts from it."""
+    plain = result.plain.shown
+    if plain is None:
+        return []
+    plain_steps = [e for e in plain.outcome.events if isinstance(e, Step)]
+    notes = []
+    for lane in result.drafters:
+        run = lane.shown
+        cycles = [e for e in run.outcome.events if isinstance(e, Cycle)] if run else []
+        note = divergence_note(cycles, plain_steps, lane.name, lang=lang)
+        notes += [note] if note else []
+    if notes or not _all_greedy(result):
+        return notes
+    return [t("race.same_tokens", lang)]
+
+
+def _all_greedy(result: RaceResult) -> bool:
+    runs = [lane.shown for lane in result.drafters]
+    return all(
+        run is not None and any(isinstance(e, Cycle) and e.greedy for e in run.outcome.events)
+        for run in runs
+    )
+
+
+def divergence_note(
+    cycles: Sequence[Cycle], steps: Sequence[Step], lane: str, *, lang: str = DEFAULT_LANGUAGE
+) -> str:
+    """Why a finished lane's text differs from plain decoding's, said where they part ("" when
+    they match or a run has not finished)."""
+    if not cycles or not steps or not cycles[-1].finished or not steps[-1].finished:
+        return ""
+    spec = [token.token_id for cycle in cycles for token in cycle.emitted]
+    plain = [step.token.token_id for step in steps]
+    if spec == plain:
+        return ""
+    if not cycles[-1].greedy:
+        return t("race.differ.sampled", lang, lane=lane)
+    parted = next(
+        (i for i, pair in enumerate(zip(spec, plain, strict=False)) if pair[0] != pair[1]), None
+    )
+    where = (
+        t("race.part.at", lang, index=parted + 1)
+        if parted is not None
+        else t("race.part.length", lang)
+    )
+    return t("race.differ.greedy", lang, lane=lane, where=where)
+
+
+def replay_duration(result: RaceResult) -> float:
+    """Engine seconds until every lane's shown run has finished: how long Replay takes."""
+    runs = [lane.shown for lane in result.lanes]
+    return max((run.seconds for run in runs if run is not None), default=0.0)
+
+
+def replay_frame(result: RaceResult, at_s: float, *, lang: str = DEFAULT_LANGUAGE) -> str:
+    """The race as it stood *at_s* engine seconds into every lane's run, under the final
+    headline (for Replay)."""
+    status = t("race.replay", lang, seconds=f"{at_s:.1f}")
+    return race_html(result, status=status, at_s=at_s, lang=lang)

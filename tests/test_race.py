@@ -1,0 +1,179 @@
+"""The race: lanes and repeats on the tiny models, and the medians, ranges, noise note, headline
+and replay computed from hand-built runs whose every time is known."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import pytest
+import torch
+from conftest import TinyPair
+from ui_events import plain_run, race_result, sample_run
+
+from specviz.core.settings import GenerationSettings
+from specviz.measure.race import PLAIN_LANE, iter_race
+from specviz.measure.spread import NOISY_SPREAD, Spread
+from specviz.views import race_html
+from specviz.views import run_html as render
+
+SETTINGS = GenerationSettings(gamma=3, max_new_tokens=10, stop_on_eos=False)
+
+
+def _prompt(pair: TinyPair) -> torch.Tensor:
+    return torch.tensor([pair.tokenizer.encode("def add(a, b): return a + b")])
+
+
+# --- measured on the tiny pair -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def raced(tiny_pair: TinyPair) -> list:
+    updates = iter_race(tiny_pair, _prompt(tiny_pair), SETTINGS, ["draft-model", "lookup"], 2)
+    return list(updates)
+
+
+def test_the_race_runs_its_lanes_interleaved_repeat_by_repeat(raced: list) -> None:
+    runs = [u.message for u in raced if u.message.key == "progress.method_repeat"]
+    order = [(m.values["name"].values.get("drafter", PLAIN_LANE), m.values["repeat"]) for m in runs]
+    assert order == [
+        (PLAIN_LANE, 1), ("draft-model", 1), ("lookup", 1),
+        (PLAIN_LANE, 2), ("draft-model", 2), ("lookup", 2),
+    ]  # fmt: skip
+    assert raced[0].message.key == "progress.warming_up"  # one short unmeasured run first
+    assert [u.fraction for u in raced[1:]] == pytest.approx(
+        [0, 1 / 6, 2 / 6, 3 / 6, 4 / 6, 5 / 6, 1]
+    )
+
+
+def test_every_lane_decodes_the_same_tokens_greedily_and_is_timed_by_the_engine(raced: list):
+    result = raced[-1].result
+    assert raced[-1].finished and result.complete and result.repeats == 2
+    assert [lane.name for lane in result.lanes] == [PLAIN_LANE, "draft-model", "lookup"]
+    plain_ids = result.plain.runs[0].outcome.token_ids
+    for lane in result.lanes:
+        assert [run.repeat for run in lane.runs] == [0, 1]
+        for run in lane.runs:
+            assert run.outcome.token_ids == plain_ids and len(plain_ids) == 10
+            assert run.seconds == run.totals.elapsed_s + run.totals.prefill_s > 0
+        speed = lane.tokens_per_s
+        assert speed is not None and speed.low <= speed.median <= speed.high
+    gain = result.gain("lookup")
+    assert gain is not None and gain.speedup.count == 2
+    assert "Every lane produced exactly the same tokens." in race_html.race_html(result)
+
+
+def test_a_race_needs_a_drafter(tiny_pair: TinyPair) -> None:
+    with pytest.raises(ValueError, match="at least one drafter"):
+        iter_race(tiny_pair, _prompt(tiny_pair), SETTINGS, [])
+
+
+# --- medians, ranges and the noise note from known times ------------------------------------------
+
+
+def test_spread_is_the_median_and_range() -> None:
+    spread = Spread.of([1.0, 3.0, 2.0])
+    assert (spread.median, spread.low, spread.high, spread.count) == (2.0, 1.0, 3.0, 3)
+    assert spread.relative == pytest.approx(1.0) and spread.noisy
+    assert not Spread.of([10.0, 10.5, 11.0]).noisy  # 10 % of the median
+    assert NOISY_SPREAD == 0.15
+    assert Spread.of([10.0, 10.0, 11.6]).noisy and not Spread.of([10.0, 10.0, 11.4]).noisy
+    assert Spread.of([4.0]).relative == 0.0
+    with pytest.raises(ValueError):
+        Spread.of([])
+
+
+def test_speedup_is_the_median_of_ratios_paired_by_repeat() -> None:
+    # plain 10, 5, 10 tok/s; the lane 20, 20, 10 tok/s -> paired ratios 2, 4, 1.
+    result = race_result([1.0, 2.0, 1.0], {"lookup": [1.0, 1.0, 2.0]})
+    gain = result.gain("lookup")
+    assert gain is not None
+    assert (gain.speedup.median, gain.speedup.low, gain.speedup.high) == pytest.approx((2, 1, 4))
+    # 9 tokens at plain's pace less the lane's time: 0.9 - 0.45, 1.8 - 0.45, 0.9 - 0.9.
+    saved = gain.seconds_saved
+    assert (saved.median, saved.low, saved.high) == pytest.approx((0.45, 0.0, 1.35))
+    lane = result.lane("lookup")
+    assert lane is not None and lane.tokens_per_s == Spread(20.0, 10.0, 20.0, 3)
+    assert lane.shown is not None and lane.shown.tokens_per_s == pytest.approx(20.0)
+    assert result.gain(PLAIN_LANE) is None and result.gain("hybrid") is None
+
+
+def test_a_quiet_race_has_no_noise_note_and_a_noisy_one_says_so() -> None:
+    quiet = race_result([1.0, 1.02, 0.98], {"lookup": [1.0, 1.01, 0.99]})
+    assert not quiet.noisy and "noisy" not in race_html.race_html(quiet)
+    noisy = race_result([1.0, 1.5, 1.0], {"lookup": [1.0, 1.0, 1.0]})  # plain 10, 6.7, 10 tok/s
+    assert noisy.noisy and noisy.widest_spread == pytest.approx(1 / 3)
+    assert "The machine was noisy" in race_html.race_html(noisy)
+    assert "differed by 33% of their median (more than 15%)" in race_html.race_html(noisy)
+
+
+def _speedups(markup: str) -> dict[str, str]:
+    return dict(re.findall(r'data-lane="([^"]+)" data-speedup="([0-9.]+)"', markup))
+
+
+def test_the_headline_is_the_final_ratio_in_every_replay_frame() -> None:
+    result = race_result([1.0, 1.0, 1.0], {"draft-model": [2.0, 2.0, 2.0], "lookup": [1.0] * 3})
+    final = _speedups(race_html.race_html(result))
+    assert final == {"draft-model": "1.000", "lookup": "2.000"}
+    duration = race_html.replay_duration(result)
+    assert duration == pytest.approx(0.9)  # plain decoding's and the slow lane's 0.9 s
+    for at_s in (0.0, 0.2, 0.5, duration):
+        frame = race_html.replay_frame(result, at_s)
+        assert _speedups(frame) == final and "waiting" not in frame
+    early = race_html.replay_frame(result, 0.32)
+    # At 0.32 s: plain has 3 of 9 tokens, lookup (its first cycle ends at 0.175 s) 3 of 9.
+    bars = dict(
+        re.findall(
+            r'data-lane="([^"]+)"><div class="sv-race-title">.*?data-progress="([0-9.]+)"', early
+        )
+    )
+    assert bars == {PLAIN_LANE: "33.3", "draft-model": "0.0", "lookup": "33.3"}
+    assert "range 2.00–2.00× over 3 repeats" in early
+
+
+def test_no_headline_until_every_run_is_measured() -> None:
+    partial = race_result([1.0, 1.0], {"lookup": [1.0]}, complete=False)
+    markup = race_html.race_html(partial, status="measuring")
+    assert "data-speedup" not in markup and "shown once every lane has been measured" in markup
+    assert race_html.race_html(None).count('class="sv-race-panel ') == 0
+
+
+def test_the_lanes_show_their_median_speed_and_range_and_each_stream() -> None:
+    markup = race_html.race_html(race_result([1.0, 2.0, 1.0], {"lookup": [1.0, 1.0, 2.0]}))
+    assert "Plain decoding (target only)" in markup and "Speculative decoding · lookup" in markup
+    assert "<b>10.0 tok/s</b> (5.0–10.0)" in markup and "<b>20.0 tok/s</b> (10.0–20.0)" in markup
+    assert markup.count('class="sv-tok sv-target"') == 9
+    assert "3 times, interleaved" in markup
+    assert "runs after the speculative run" not in markup
+
+
+def test_a_lane_that_parts_from_plain_decoding_says_why() -> None:
+    cycles = [replace(cycle, greedy=True) for cycle in sample_run()]
+    tokens = [token for cycle in cycles for token in cycle.emitted]
+    same = [
+        replace(step, token=replace(step.token, token_id=token.token_id))
+        for step, token in zip(plain_run(len(tokens)), tokens, strict=True)
+    ]
+    assert race_html.divergence_note(cycles, same, "lookup") == ""
+    parted = [*same[:1], replace(same[1], token=replace(same[1].token, token_id=-1)), *same[2:]]
+    note = race_html.divergence_note(cycles, parted, "lookup")
+    assert note.startswith("lookup: ") and "part at token 2" in note and "float32" in note
+    assert race_html.divergence_note(cycles, same[:3], "lookup") == ""  # plain not finished
+    sampled = [replace(cycle, greedy=False) for cycle in cycles]
+    assert "random numbers" in race_html.divergence_note(sampled, parted, "lookup")
+
+
+# --- the counters lead with time ------------------------------------------------------------------
+
+
+def test_the_first_counter_is_time_and_passes_saved_come_second_as_work() -> None:
+    result = race_result([1.0, 1.0, 1.0], {"lookup": [1.0, 1.0, 1.0]})
+    totals = result.lane("lookup").shown.totals  # type: ignore[union-attr]
+    counters = render.counters_html(totals, gain=result.gain("lookup"))
+    order = re.findall(r'data-stat="(\w+)"', counters)
+    assert order[:3] == ["speedup", "saved", "tokens"]
+    assert "2.00×" in counters and "0.45 s saved, median of 3 raced runs" in counters
+    assert "target passes saved (work, not time)" in counters
+    unraced = render.counters_html(totals)
+    assert re.findall(r'data-stat="(\w+)"', unraced)[:2] == ["speedup", "saved"]
+    assert "tick Race to time it" in unraced
