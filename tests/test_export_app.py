@@ -3,6 +3,7 @@ where they are written, and the frames a replay plays."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,27 +14,35 @@ from ui_events import plain_run, sample_run
 from specviz.app import export_panel
 from specviz.app.builder import build_demo
 from specviz.app.session import Session
-from specviz.export.trace import read_trace_file, trace_from_dict
+from specviz.export.trace import read_trace_file, single_race, trace_from_dict
 from specviz.models.presets import load_presets
-from specviz.views import run_html as render
+from specviz.views import race_html as race_views
 
 
 def test_a_finished_run_is_written_under_gradios_cache(monkeypatch: pytest.MonkeyPatch, tmp_path):
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
-    sess = Session(cycles=sample_run(), steps=plain_run(), race_done=True, setup=setup_for())
+    race = single_race("draft-model", sample_run(), plain_run())
+    sess = Session(cycles=sample_run(), drafter="draft-model", race=race, setup=setup_for())
     paths = export_panel.export_files(sess, "en")
     assert paths is not None and len(paths) == 3
     cache = Path(get_upload_folder()).resolve()
     assert all(path.resolve().is_relative_to(cache) for path in paths)
     trace = read_trace_file(paths[0])
     assert list(trace.cycles) == sample_run() and list(trace.steps) == plain_run()
+    assert trace.race is not None and [lane.name for lane in trace.race.lanes] == [
+        "plain",
+        "draft-model",
+    ]
 
 
 def test_a_race_still_running_is_exported_without_its_plain_lane(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path))
-    sess = Session(cycles=sample_run(), steps=plain_run()[:3], setup=setup_for())
+    unfinished = replace(single_race("draft-model", sample_run(), plain_run()), complete=False)
+    sess = Session(cycles=sample_run(), race=unfinished, setup=setup_for())
     paths = export_panel.export_files(sess, "en")
-    assert paths is not None and read_trace_file(paths[0]).steps == ()
+    assert paths is not None
+    back = read_trace_file(paths[0])
+    assert back.steps == () and back.race is None
 
 
 def test_nothing_is_offered_before_a_run() -> None:
@@ -52,8 +61,11 @@ def test_a_replay_shows_each_cycle_when_its_measured_time_comes(monkeypatch) -> 
     for sess, _, at in frames[:-1]:
         assert [c.totals.elapsed_s <= at for c in trace.cycles].count(True) == len(sess.cycles)
     last, race, at = frames[-1]
-    assert at == pytest.approx(0.40) and last.race_done and last.steps == list(trace.steps)
-    assert race == render.replay_frame(trace.cycles, trace.steps, at)
+    # The replay lasts until the slower lane's run has played at its measured engine pace.
+    assert trace.race is not None
+    assert at == pytest.approx(race_views.replay_duration(trace.race))
+    assert last.race_done and last.steps == list(trace.steps)
+    assert race == race_views.replay_frame(trace.race, at)
 
 
 def test_the_app_builds_with_a_trace_to_replay() -> None:

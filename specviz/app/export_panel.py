@@ -20,13 +20,14 @@ import gradio as gr
 from gradio.utils import get_upload_folder
 
 from specviz.app.lab_tabs import InspectorTab
-from specviz.app.live_tab import REPLAY_FPS, LiveTab, done_message
+from specviz.app.live_tab import LiveTab, done_message
+from specviz.app.race_panel import REPLAY_FPS
 from specviz.app.run_controls import PRIVATE, RunControls
 from specviz.app.session import App, Session
 from specviz.export.files import ExportPaths, write_exports
 from specviz.export.trace import Trace, build_trace, read_trace_file
 from specviz.text import UserError, t
-from specviz.views import run_html as render
+from specviz.views import race_html as race_views
 
 
 @dataclass
@@ -64,7 +65,7 @@ def export_panel(lang: str) -> ExportPanel:
             size="sm",
             elem_id="sv-replay-upload",
         )
-    return ExportPanel(*buttons, upload)
+    return ExportPanel(buttons[0], buttons[1], buttons[2], upload)
 
 
 def export_files(sess: Session | None, lang: str) -> list[Path] | None:
@@ -73,7 +74,8 @@ def export_files(sess: Session | None, lang: str) -> list[Path] | None:
     if sess is None or not sess.cycles or sess.setup is None:
         return None
     folder = Path(tempfile.mkdtemp(prefix="specviz-", dir=_cache_folder()))
-    trace = build_trace(sess.setup, sess.cycles, sess.steps if sess.race_done else ())
+    raced = sess.race if sess.race_done else None
+    trace = build_trace(sess.setup, sess.cycles, sess.steps if raced else (), race=raced)
     return write_exports(trace, ExportPaths.in_folder(folder), lang)
 
 
@@ -86,24 +88,31 @@ def _cache_folder() -> Path:
 def replay_session(trace: Trace) -> Session:
     """A finished session holding the trace's records: what the inspector and the race's own
     replay button read after a replay."""
-    return Session(cycles=list(trace.cycles), steps=list(trace.steps), race_done=bool(trace.steps))
+    return Session(cycles=list(trace.cycles), drafter=trace.drafter, race=trace.race)
 
 
 def replay_frames(trace: Trace, lang: str) -> Iterator[tuple[Session, str, float]]:
     """The replay as (session so far, race HTML, seconds since the start), REPLAY_FPS times a
     second of real time; a frame's session changes only when a cycle's measured time is reached.
     The last frame holds the whole run."""
-    duration = render.replay_duration(trace.cycles, trace.steps)
+    race = trace.race
+    duration = max(
+        trace.cycles[-1].totals.elapsed_s,
+        race_views.replay_duration(race) if race is not None else 0.0,
+    )
+
+    def race_frame(at_s: float) -> str:
+        return race_views.replay_frame(race, at_s, lang=lang) if race is not None else ""
+
     began = time.perf_counter()
-    sess = Session()
+    sess = Session(drafter=trace.drafter)
     while (elapsed := time.perf_counter() - began) < duration:
         shown = [cycle for cycle in trace.cycles if cycle.totals.elapsed_s <= elapsed]
         if len(shown) != len(sess.cycles):
-            sess = Session(cycles=shown)
-        yield sess, render.replay_frame(trace.cycles, trace.steps, elapsed, lang=lang), elapsed
+            sess = Session(cycles=shown, drafter=trace.drafter)
+        yield sess, race_frame(elapsed), elapsed
         time.sleep(1 / REPLAY_FPS)
-    final = render.replay_frame(trace.cycles, trace.steps, duration, lang=lang)
-    yield replay_session(trace), final, duration
+    yield replay_session(trace), race_frame(duration), duration
 
 
 def wire_exports(
@@ -137,13 +146,13 @@ def wire_exports(
         label = str(trace.models.get("label", ""))
         where = {"label": label, "date": trace.recorded_at, "where": trace.where()}
         status = t("app.replay.status", lang, **where)
-        race = {live.race.group: gr.Group(visible=bool(trace.steps))}
+        race = {live.race.group: gr.Group(visible=trace.race is not None)}
         # The recorded prompt in the prompt box, and Race ticked when the run raced: what a
         # visitor presses Run on to run it again here.
-        yield {controls.prompt: trace.prompt, controls.race: bool(trace.steps)}
+        yield {controls.prompt: trace.prompt, controls.race: trace.race is not None}
         shown = -1
         for sess, race_html, _ in replay_frames(trace, lang):
-            update: dict[Any, Any] = {live.race.view: race_html} if trace.steps else {}
+            update: dict[Any, Any] = {live.race.view: race_html} if trace.race else {}
             if len(sess.cycles) != shown:  # the live tab's views, redrawn when a cycle arrives
                 shown = len(sess.cycles)
                 update |= live.views(sess, status, "info", charts_too=False) | race

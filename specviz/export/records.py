@@ -136,6 +136,11 @@ def _totals(data: object, where: str) -> events.Totals:
     return _build(events.Totals, data, where)
 
 
+def totals_from_dict(data: object, where: str = "totals") -> events.Totals:
+    """Totals from ``Totals.to_dict()``'s JSON; a field of the wrong type is a RecordError."""
+    return _totals(data, where)
+
+
 def cycle_from_dict(data: object, where: str = "cycle") -> events.Cycle:
     """A Cycle from ``Cycle.to_dict()``'s JSON; a field of the wrong type is a RecordError."""
     return _build(

@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 from specviz.core.settings import GenerationSettings, settings_schema
 from specviz.export.trace import Trace
 from specviz.text import DEFAULT_LANGUAGE, Html, t, t_html
+from specviz.views import race_html as race_views
 from specviz.views import run_charts as charts
 from specviz.views import run_html as render
 from specviz.views.token_text import esc
@@ -53,9 +54,10 @@ def report_html(trace: Trace, *, lang: str = DEFAULT_LANGUAGE) -> str:
         device=str(trace.hardware.get("device", "")),
     )
     last = cycles[-1] if cycles else None
-    counters = render.counters_html(last.totals if last else None, lang=lang)
-    if steps:
-        output = render.race_html(cycles, steps, lang=lang)
+    gain = trace.race.gain(trace.drafter) if trace.race is not None else None
+    counters = render.counters_html(last.totals if last else None, gain=gain, lang=lang)
+    if trace.race is not None:
+        output = race_views.race_html(trace.race, lang=lang)
     else:
         output = render.stream_html(cycles, lang=lang)
     sections = [

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from specviz.core.events import Cycle, Step
-from specviz.views.run_html import speedup
+from specviz.measure.race import engine_seconds
 
 
 def vllm_summary(cycles: Sequence[Cycle], num_spec_tokens: int) -> dict[str, Any]:
@@ -64,11 +64,26 @@ def llama_cpp_summary(cycles: Sequence[Cycle]) -> dict[str, int]:
     }
 
 
+def engine_speedup(cycles: Sequence[Cycle], steps: Sequence[Step]) -> float | None:
+    """Tokens per engine second of the run over plain decoding's (None without both)."""
+    if not cycles or not steps:
+        return None
+    spec, plain = cycles[-1].totals, steps[-1].totals
+    spec_s, plain_s = engine_seconds(spec), engine_seconds(plain)
+    if spec_s <= 0 or plain_s <= 0 or plain.new_tokens == 0:
+        return None
+    return (spec.new_tokens / spec_s) / (plain.new_tokens / plain_s)
+
+
 def run_summary(
-    cycles: Sequence[Cycle], steps: Sequence[Step], num_spec_tokens: int
+    cycles: Sequence[Cycle],
+    steps: Sequence[Step],
+    num_spec_tokens: int,
+    race_speedup: float | None = None,
 ) -> dict[str, Any]:
     """The trace's summary: vLLM's names at the top level, llama.cpp's beside them, then
-    specviz's own α, τ, speed and the speedup over plain decoding (None without a plain run)."""
+    specviz's own α, τ, speed and the speedup over plain decoding: the race's median over its
+    repeats when there was a race, else this run over its plain lane (None without one)."""
     totals = cycles[-1].totals if cycles else None
     return {
         **vllm_summary(cycles, num_spec_tokens),
@@ -80,7 +95,7 @@ def run_summary(
             "tau": totals.tokens_per_target_pass if totals else None,
             "tokens_per_s": totals.tokens_per_s if totals else None,
             "plain_tokens_per_s": steps[-1].totals.tokens_per_s if steps else None,
-            "speedup": speedup(cycles, steps),
+            "speedup": race_speedup if race_speedup is not None else engine_speedup(cycles, steps),
             "stop_reason": cycles[-1].stop_reason if cycles else None,
         },
     }

@@ -19,8 +19,15 @@ from typing import Any
 
 from specviz.core.events import Cycle, Step
 from specviz.export import machine
-from specviz.export.records import RecordError, cycle_from_dict, step_from_dict
+from specviz.export.records import (
+    RecordError,
+    cycle_from_dict,
+    step_from_dict,
+    totals_from_dict,
+)
 from specviz.export.summary import run_summary
+from specviz.measure.harness import Outcome
+from specviz.measure.race import PLAIN_LANE, Lane, LaneRun, RaceResult
 from specviz.text import UserError
 
 SCHEMA = "specviz.trace"
@@ -74,6 +81,7 @@ def build_trace(
     cycles: Sequence[Cycle],
     steps: Sequence[Step] = (),
     *,
+    race: RaceResult | None = None,
     recorded_at: str | None = None,
     hardware: Mapping[str, Any] | None = None,
     versions: Mapping[str, Any] | None = None,
@@ -107,10 +115,93 @@ def build_trace(
             "tokens": setup.prompt_tokens,
         },
         "text": "".join(token.text for cycle in cycles for token in cycle.emitted),
-        "summary": run_summary(cycles, steps, gamma),
+        "summary": run_summary(cycles, steps, gamma, _race_speedup(race, setup.drafter)),
         "cycles": [cycle.to_dict() for cycle in cycles],
         "plain": [step.to_dict() for step in steps] if steps else None,
+        "race": race_to_dict(race) if race is not None else None,
     }
+
+
+def _race_speedup(race: RaceResult | None, drafter: str) -> float | None:
+    gain = race.gain(drafter) if race is not None else None
+    return gain.speedup.median if gain is not None else None
+
+
+def race_to_dict(race: RaceResult) -> dict[str, Any]:
+    """The race as JSON: every lane's repeats with their counters (what the spreads and the
+    headline are computed from), and the records of each lane's shown run (what Replay plays)."""
+
+    def run_dict(lane: Lane, run: LaneRun) -> dict[str, Any]:
+        shown = run is lane.shown
+        return {
+            "repeat": run.repeat,
+            "new_tokens": run.outcome.new_tokens,
+            "complete": run.outcome.complete,
+            "totals": asdict(run.totals),
+            "events": [event.to_dict() for event in run.outcome.events] if shown else None,
+        }
+
+    return {
+        "repeats": race.repeats,
+        "complete": race.complete,
+        "lanes": [
+            {"name": lane.name, "runs": [run_dict(lane, run) for run in lane.runs]}
+            for lane in race.lanes
+        ],
+    }
+
+
+def race_from_dict(data: object, where: str = "race") -> RaceResult:
+    """The race that ``race_to_dict`` wrote; RecordError for a damaged one."""
+    raw = _record_mapping(data, where)
+    lanes = []
+    for i, lane_raw in enumerate(_record_list(raw.get("lanes"), f"{where}.lanes")):
+        lane_at = f"{where}.lanes[{i}]"
+        lane_map = _record_mapping(lane_raw, lane_at)
+        name = str(lane_map.get("name", ""))
+        runs = []
+        for j, run_raw in enumerate(_record_list(lane_map.get("runs"), f"{lane_at}.runs")):
+            run_at = f"{lane_at}.runs[{j}]"
+            run_map = _record_mapping(run_raw, run_at)
+            convert = step_from_dict if name == PLAIN_LANE else cycle_from_dict
+            events = tuple(
+                convert(item, f"{run_at}.events[{k}]")
+                for k, item in enumerate(run_map.get("events") or [])
+            )
+            outcome = Outcome(
+                new_tokens=int(run_map.get("new_tokens", 0)),
+                totals=totals_from_dict(run_map.get("totals"), f"{run_at}.totals"),
+                complete=bool(run_map.get("complete", True)),
+                events=events,
+            )
+            runs.append(LaneRun(int(run_map.get("repeat", j)), outcome))
+        lanes.append(Lane(name, tuple(runs)))
+    if not lanes:
+        raise RecordError(where, "no lanes")
+    return RaceResult(tuple(lanes), int(raw.get("repeats", 1)), bool(raw.get("complete", True)))
+
+
+def single_race(drafter: str, cycles: Sequence[Cycle], steps: Sequence[Step]) -> RaceResult:
+    """A race of one repeat from a run and its plain-decoding lane (a trace written by the CLI's
+    ``generate --plain``, which runs each once)."""
+
+    def run(events: Sequence[Cycle] | Sequence[Step]) -> LaneRun:
+        totals = events[-1].totals
+        return LaneRun(0, Outcome(totals.new_tokens, totals, events=tuple(events)))
+
+    return RaceResult((Lane(PLAIN_LANE, (run(steps),)), Lane(drafter, (run(cycles),))), 1, True)
+
+
+def _record_mapping(data: object, where: str) -> Mapping[str, Any]:
+    if not isinstance(data, dict):
+        raise RecordError(where, "expected an object")
+    return data
+
+
+def _record_list(data: object, where: str) -> list[Any]:
+    if not isinstance(data, list):
+        raise RecordError(where, "expected a list")
+    return data
 
 
 def model_id(source: str) -> str:
@@ -134,7 +225,8 @@ class Trace:
     """A trace read back: the records the views redraw, and what the screen says about them."""
 
     cycles: tuple[Cycle, ...]
-    steps: tuple[Step, ...]  # the plain-decoding lane; empty when the run had none
+    steps: tuple[Step, ...]  # the plain-decoding lane's shown run; empty when the run had none
+    race: RaceResult | None  # the race (all lanes and repeats); None when the run had none
     recorded_at: str  # ISO 8601, UTC
     prompt: str
     settings: Mapping[str, Any]
@@ -195,14 +287,21 @@ def trace_from_dict(raw: object) -> Trace:
             for i, item in enumerate(_list({"plain": plain}, "plain"))
         )
         prompt = _mapping(raw, "prompt")
+        drafter = str(raw.get("drafter", ""))
+        race = None
+        if raw.get("race") is not None:
+            race = race_from_dict(raw["race"])
+        elif steps and cycles:
+            race = single_race(drafter, cycles, steps)
         trace = Trace(
             cycles=cycles,
             steps=steps,
+            race=race,
             recorded_at=str(raw.get("recorded_at", "")),
             prompt=str(prompt.get("text", "")),
             settings=_mapping(raw, "settings"),
             models=_mapping(raw, "models"),
-            drafter=str(raw.get("drafter", "")),
+            drafter=drafter,
             hardware=_mapping(raw, "hardware"),
             versions=_mapping(raw, "versions"),
             summary=_mapping(raw, "summary"),
