@@ -133,7 +133,7 @@ def acceptance_by_position(cycles: Sequence[Cycle], *, lang: str = DEFAULT_LANGU
     fig.update_yaxes(range=[0, 1.15], tickformat=".0%")
     fig.update_xaxes(dtick=1)
     if not cycles:
-        empty_note(fig, t("chart.no_cycles", lang))
+        placeholder(fig, t("chart.acceptance.placeholder", lang))
     return fig
 
 
@@ -166,7 +166,7 @@ def accepted_length_histogram(
     )
     fig.update_xaxes(dtick=1)
     if not cycles:
-        empty_note(fig, t("chart.no_cycles", lang))
+        placeholder(fig, t("chart.accepted_length.placeholder", lang))
     return fig
 
 
@@ -174,6 +174,9 @@ def tokens_vs_passes(
     cycles: Sequence[Cycle], steps: Sequence[Step] = (), *, lang: str = DEFAULT_LANGUAGE
 ) -> go.Figure:
     """Cumulative tokens against target forward passes: speculative climbs faster than 1 per pass."""
+    if not cycles:  # no line of 0 tokens to read a scale from: say what will appear
+        empty = apply_layout(go.Figure(), t("chart.tokens.title", lang), "", "")
+        return placeholder(empty, t("chart.tokens.placeholder", lang))
     spec_x = [0] + [cycle.totals.target_forwards for cycle in cycles]
     spec_y = [0] + [cycle.totals.new_tokens for cycle in cycles]
     fig = go.Figure(
@@ -236,7 +239,7 @@ def time_split(cycles: Sequence[Cycle], *, lang: str = DEFAULT_LANGUAGE) -> go.F
     )
     fig.update_layout(barmode="stack")
     if not cycles:
-        empty_note(fig, t("chart.no_cycles", lang))
+        placeholder(fig, t("chart.time.placeholder", lang))
     return fig
 
 
@@ -251,12 +254,8 @@ def token_label(text: str) -> str:
 def rejection_chart(rejection: Rejection | None, *, lang: str = DEFAULT_LANGUAGE) -> go.Figure:
     """p, q and the residual norm(max(0, p − q)) over the top tokens at the rejected position."""
     if rejection is None:
-        return empty_chart(
-            t("chart.rejection.empty_title", lang),
-            t("chart.axis.token", lang),
-            t("chart.axis.probability", lang),
-            t("chart.rejection.none", lang),
-        )
+        empty = apply_layout(go.Figure(), t("chart.rejection.empty_title", lang), "", "")
+        return placeholder(empty, t("chart.rejection.none", lang))
     fig = go.Figure()
     # Union of the top tokens of all three distributions, ordered by the target's probability.
     by_id: dict[int, TokenProb] = {}
