@@ -5,7 +5,6 @@ from __future__ import annotations
 import gradio as gr
 
 from specviz.app.run_controls import PRIVATE
-from specviz.text import t
 from specviz.views.present_html import glossary_html
 
 
@@ -13,7 +12,6 @@ def glossary_panel(lang: str) -> gr.Sidebar:
     """The glossary as a closed side panel on the right, worded in *lang* (build it at the top
     level of the Blocks: a sidebar belongs to the page, not to a column)."""
     with gr.Sidebar(open=False, position="right", width=380, elem_id="sv-glossary") as panel:
-        gr.Markdown(f"### {t('app.glossary.title', lang)}")
         gr.HTML(glossary_html(lang=lang), elem_id="sv-glossary-terms")
     return panel
 

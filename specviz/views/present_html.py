@@ -33,7 +33,8 @@ def glossary_html(*, lang: str = DEFAULT_LANGUAGE) -> str:
         f'<dt data-term="{text.split(".")[1]}">{t_html(term, lang)}</dt><dd>{t_html(text, lang)}</dd>'
         for term, text in GLOSSARY
     )
-    return f'<dl class="sv-glossary">{entries}</dl>'
+    title = t_html("app.glossary.title", lang)
+    return f'<h3 class="sv-glossary-title">{title}</h3><dl class="sv-glossary">{entries}</dl>'
 
 
 def short_prompt(prompt: str, chars: int = PROMPT_CHARS) -> str:
