@@ -20,8 +20,10 @@ from specviz.app import speedup_tabs as speedup_labs
 from specviz.app.advisor_tab import advisor_tab
 from specviz.app.api import generate_endpoint, health_endpoint
 from specviz.app.export_panel import export_panel, wire_exports
+from specviz.app.glossary import glossary_panel, wire_glossary
 from specviz.app.limits import LOCAL, Limits
 from specviz.app.live_tab import live_tab, stopped_status, wire_live_run
+from specviz.app.present import player_row, present_bar, wire_player, wire_present
 from specviz.app.run_controls import PRIVATE, run_controls
 from specviz.app.session import App
 from specviz.export.trace import Trace
@@ -87,25 +89,39 @@ def build_demo(
     with demo:
         session = gr.State(None)
         lab_inputs = gr.State(None)  # outside the tabs: a State among Tabs' children confuses them
-        gr.Markdown(
-            t("app.heading", lang, title=title, intro=t("app.intro", lang)), elem_classes="sv-title"
-        )
-        with gr.Row(equal_height=False):
-            with gr.Column(scale=1, min_width=320):
-                controls = run_controls(presets, lang, limits)
-                exports = export_panel(lang)
-            with gr.Column(scale=3), gr.Tabs(elem_id="sv-tabs") as tabs:
-                live = live_tab(lang)
-                inspector = labs.inspector_tab(session, tabs, live.stream, lang)
-                wiring = labs.LabWiring(app, controls.run_inputs(), ENGINE, lab_inputs)
-                labs.exactness_tab(wiring)
-                measured_alpha = speedup_labs.speedup_tab(wiring)
-                speedup_labs.cost_tab(wiring, measured_alpha)  # projects at the measured α
-                labs.tasks_tab(wiring)
-                advisor_tab(wiring, default_preset(presets))
+        # One column holds the page, so presentation mode is one class on it (present.py).
+        with gr.Column(elem_id="sv-page") as page:
+            gr.Markdown(
+                t("app.heading", lang, title=title, intro=t("app.intro", lang)),
+                elem_classes="sv-title",
+            )
+            bar = present_bar(presets, lang)
+            with gr.Row(equal_height=False, elem_id="sv-main"):
+                with gr.Column(scale=1, min_width=320, elem_id="sv-controls"):
+                    controls = run_controls(presets, lang, limits)
+                    player = player_row(lang)  # shown under the run buttons (assets/specviz.css)
+                    exports = export_panel(lang)
+                # Tabs that do not fit wrap onto a second row (at 150 % zoom, on a phone) rather than
+                # hiding behind a "⋯" menu.
+                with (
+                    gr.Column(scale=3, elem_id="sv-tabs-col"),
+                    gr.Tabs(elem_id="sv-tabs", overflow_behavior="wrap") as tabs,
+                ):
+                    live = live_tab(lang)
+                    inspector = labs.inspector_tab(session, tabs, live.stream, lang)
+                    wiring = labs.LabWiring(app, controls.run_inputs(), ENGINE, lab_inputs)
+                    labs.exactness_tab(wiring)
+                    measured_alpha = speedup_labs.speedup_tab(wiring)
+                    speedup_labs.cost_tab(wiring, measured_alpha)  # projects at the measured α
+                    labs.tasks_tab(wiring)
+                    advisor_tab(wiring, default_preset(presets))
 
+        glossary = glossary_panel(lang)  # a sidebar belongs to the page's top level
         live_events = wire_live_run(app, controls, live, inspector, session, tabs, ENGINE)
         wire_exports(app, exports, controls, live, inspector, session, live_events, demo, replay)
+        wire_present(demo, page, bar, presets, controls)
+        wire_player(app.error, player, live, session, controls, tabs)
+        wire_glossary(bar.glossary, glossary)
         controls.stop.click(
             lambda sess: stopped_status(sess, lang),
             session,

@@ -22,14 +22,20 @@ from specviz.views import run_html as render
 
 CHART_EVERY_S = 1.5  # live charts are redrawn at most this often; HTML updates every cycle
 
-# Clicks on the stream's tokens become a "click" event carrying the cycle number (1-based).
+# Clicks on the stream's tokens become a "click" event carrying the cycle number (1-based). On a
+# touch screen (no hover) the first tap on a token shows its details (the tooltip opens on focus)
+# and a second tap on the same token opens the inspector.
 # Hovering (or focusing) a copied token lights up the generated token it was copied from: the
 # copy carries data-from-seq, the kept tokens data-seq (a rejected guess shares its seq with the
 # token that replaced it, so only kept tokens light up).
 STREAM_CLICK_JS = (
-    "element.addEventListener('click', (event) => {"
-    " const cycle = event.target.closest('[data-cycle]');"
-    " if (cycle) trigger('click', {cycle: Number(cycle.dataset.cycle)}); });"
+    "let shownTip = null;"
+    " element.addEventListener('click', (event) => {"
+    " const cycle = event.target.closest('[data-cycle]'); if (!cycle) return;"
+    " const tok = event.target.closest('.sv-tok');"
+    " if (tok && tok !== shownTip && window.matchMedia('(hover: none)').matches) {"
+    " shownTip = tok; tok.focus(); return; }"
+    " shownTip = null; trigger('click', {cycle: Number(cycle.dataset.cycle)}); });"
     " const light = (event, on) => {"
     " const copy = event.target.closest('[data-from-seq]'); if (!copy) return;"
     " element.querySelectorAll('[data-seq=\"' + copy.dataset.fromSeq + '\"]').forEach((tok) => {"
@@ -93,10 +99,12 @@ class LiveTab:
                 lang=lang,
             ),
         }
-        if last is not None and last.rejection is not None:
-            update[self.rejection_plot] = charts.rejection_chart(last.rejection, lang=lang)
+        # The latest rejection among the cycles shown (the player may show an earlier cycle).
+        rejected = next((cycle for cycle in reversed(cycles) if cycle.rejection is not None), None)
+        if rejected is not None and rejected.rejection is not None:
+            update[self.rejection_plot] = charts.rejection_chart(rejected.rejection, lang=lang)
             update[self.rejection_note] = render.rejection_caption(
-                last.rejection, last.index + 1, lang=lang
+                rejected.rejection, rejected.index + 1, lang=lang
             )
         if charts_too:
             update |= {

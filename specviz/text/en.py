@@ -323,34 +323,40 @@ TABLE = MappingProxyType(
         "chart.axis.token": "token",
         "chart.axis.probability": "probability",
         "chart.axis.milliseconds": "milliseconds",
-        "chart.no_cycles": "no cycles yet",
         "chart.series.p_target": "p (target)",
         "chart.series.q_draft": "q (draft)",
         "chart.hover.value": "{label}<br>{name} = {value}",
         "chart.acceptance.title": "Acceptance rate by draft position",
+        "chart.acceptance.placeholder": "Run or Step: the share of guesses the target accepts at each draft position appears here",
         "chart.acceptance.x": "draft position",
         "chart.acceptance.y": "accepted / tested",
         "chart.acceptance.series": "acceptance rate",
         "chart.acceptance.hover": "draft position {position}<br>accepted {counts}<br>rate {rate}",
         "chart.accepted_length.title": "Accepted draft tokens per cycle",
+        "chart.accepted_length.placeholder": "Run or Step: how many draft tokens each cycle kept appears here",
         "chart.accepted_length.x": "accepted tokens in the cycle",
         "chart.accepted_length.y": "cycles",
         "chart.accepted_length.series": "cycles",
         "chart.accepted_length.hover": "{cycles} cycles accepted {accepted} draft tokens",
         "chart.tokens.title": "Tokens vs target forward passes",
+        "chart.tokens.placeholder": "Run or Step: tokens generated against target passes appears here, beside plain decoding's one per pass",
         "chart.tokens.x": "target forward passes",
         "chart.tokens.y": "tokens generated",
         "chart.tokens.speculative": "speculative",
         "chart.tokens.plain_measured": "plain decoding (measured)",
         "chart.tokens.plain_ideal": "plain decoding (1 token per pass)",
         "chart.time.title": "Time per cycle",
+        "chart.time.placeholder": "Run or Step: each cycle's milliseconds of drafting, verifying and overhead appear here",
         "chart.time.x": "cycle",
         "chart.time.draft": "draft",
         "chart.time.verify": "verify",
         "chart.time.overhead": "overhead",
         "chart.time.hover": "cycle {cycle}: {part} {ms} ms",
         "chart.rejection.empty_title": "At a rejection: p, q and the residual",
-        "chart.rejection.none": "no rejection yet",
+        "chart.rejection.none": (
+            "When the target rejects a guess, this chart shows p, q and the residual the "
+            "replacement was drawn from"
+        ),
         "chart.rejection.title": "Rejection at draft {position}: p, q and the residual",
         "chart.rejection.x": "token (✗ rejected guess, ↻ replacement)",
         "chart.rejection.residual": "residual max(0, p − q), normalised",
@@ -833,6 +839,74 @@ TABLE = MappingProxyType(
         "error.app.race_lanes": "A race takes from 1 to {cap} drafters here, got {got}.",
         "error.app.race_lane_twice": "The race lists {drafter} twice; each lane needs its own drafter.",
         "error.app.race_repeats": "Repeats per lane must be a whole number from 1 to {cap}, got {got}.",
+        # --- presentation mode, the player and the glossary (task present) -------------------------
+        "app.present.toggle": "Presentation mode",
+        "app.present.summary": "{preset} · γ {gamma} · temperature {temperature} · {tokens} tokens · “{prompt}”",
+        "app.player.back": "◀ Back",
+        "app.player.forward": "Forward ▶",
+        "app.player.autoplay": "▶▶ Autoplay",
+        "app.player.pause": "‖ Pause",
+        "app.player.pace": "{pace} cycles/s",
+        "app.player.at": (
+            "Cycle {cycle} of {total}. ◀ Back and Forward ▶ move through the run; Autoplay plays "
+            "it at the chosen pace."
+        ),
+        "app.glossary.button": "Glossary",
+        "app.glossary.title": "Glossary",
+        "glossary.gamma.term": "γ (gamma)",
+        "glossary.gamma": (
+            "The draft length: how many tokens the draft model proposes in one cycle, at most (a "
+            "draft stop can end the draft sooner). One target forward pass checks them all."
+        ),
+        "glossary.alpha.term": "α (alpha)",
+        "glossary.alpha": (
+            "The acceptance rate: the share of tested draft tokens the target accepts. A draft "
+            "token x is accepted with probability min(1, p(x)/q(x))."
+        ),
+        "glossary.tau.term": "τ (tau)",
+        "glossary.tau": (
+            "Tokens per target pass: what one cycle adds on average (its accepted draft tokens "
+            "plus one resampled or bonus token). Plain decoding has τ = 1."
+        ),
+        "glossary.draft.term": "draft model (q)",
+        "glossary.draft": (
+            "A small, fast model that guesses the next tokens; q is its probability for each guess."
+        ),
+        "glossary.target.term": "target model (p)",
+        "glossary.target": (
+            "The large model whose distribution p the output follows exactly; it checks every "
+            "draft token in one forward pass (parallel verification)."
+        ),
+        "glossary.residual.term": "residual",
+        "glossary.residual": (
+            "norm(max(0, p − q)): after a rejection the replacement token is drawn from it, which "
+            "makes every emitted token follow p exactly (lossless)."
+        ),
+        "glossary.bonus.term": "bonus token",
+        "glossary.bonus": (
+            "When every draft token is accepted, the target's pass has already computed p for "
+            "the next position, so one more token comes free."
+        ),
+        "glossary.tv.term": "TV (total variation)",
+        "glossary.tv": (
+            "½ Σ |p − q|: how far the draft's distribution is from the target's. At one position "
+            "the chance of accepting the draft's token is 1 − TV."
+        ),
+        "glossary.chi2.term": "χ² (chi-square)",
+        "glossary.chi2": (
+            "The exactness lab's test: it compares the counts of plain and speculative samples; a "
+            "small p-value says the two distributions differ."
+        ),
+        "glossary.confidence_stop.term": "confidence stop",
+        "glossary.confidence_stop": (
+            "The draft ends early after a token the draft model gave less probability than this "
+            "threshold: such guesses are rarely accepted, so drafting on wastes time."
+        ),
+        "glossary.cumulative_stop.term": "cumulative stop",
+        "glossary.cumulative_stop": (
+            "The draft ends once the product of the draft's top probabilities in the cycle (its "
+            "belief that every guess so far survives) falls below this threshold."
+        ),
         "app.inspector.cycle": "Cycle of the last run",
         "app.exactness.intro": (
             "Speculative sampling claims that its output follows the **target's** distribution "
@@ -1239,6 +1313,7 @@ TABLE = MappingProxyType(
         "error.app.settings": "Check the settings: {problems}.",
         "error.app.load": "Could not load the models: {cause}",
         "error.app.no_race": "Run a race first (tick Race, then press Run).",
+        "error.app.nothing_to_play": "Nothing to play yet: press Run or Step first.",
         "error.app.gammas_format": (
             "γ values must be whole numbers separated by commas, e.g. {example}."
         ),

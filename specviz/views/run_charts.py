@@ -92,6 +92,11 @@ def placeholder(fig: go.Figure, note: str, width: int = 64) -> go.Figure:
     return fig
 
 
+def placeholder_chart(title: str, note: str) -> go.Figure:
+    """A chart before its first data: its title, and the note saying what will appear there."""
+    return placeholder(apply_layout(go.Figure(), title, "", ""), note)
+
+
 def empty_chart(title: str, x_title: str, y_title: str, note: str) -> go.Figure:
     """A chart with nothing to show yet: the shared look, its titles, and the note saying why."""
     fig = apply_layout(go.Figure(), title, x_title, y_title)
@@ -101,6 +106,10 @@ def empty_chart(title: str, x_title: str, y_title: str, note: str) -> go.Figure:
 
 def acceptance_by_position(cycles: Sequence[Cycle], *, lang: str = DEFAULT_LANGUAGE) -> go.Figure:
     """Acceptance rate at draft positions 1..γ: later guesses depend on earlier ones, so it falls."""
+    if not cycles:
+        return placeholder_chart(
+            t("chart.acceptance.title", lang), t("chart.acceptance.placeholder", lang)
+        )
     max_gamma = max((cycle.gamma for cycle in cycles), default=0)
     tested = [0] * max_gamma
     accepted = [0] * max_gamma
@@ -132,8 +141,6 @@ def acceptance_by_position(cycles: Sequence[Cycle], *, lang: str = DEFAULT_LANGU
     )
     fig.update_yaxes(range=[0, 1.15], tickformat=".0%")
     fig.update_xaxes(dtick=1)
-    if not cycles:
-        empty_note(fig, t("chart.no_cycles", lang))
     return fig
 
 
@@ -141,6 +148,10 @@ def accepted_length_histogram(
     cycles: Sequence[Cycle], *, lang: str = DEFAULT_LANGUAGE
 ) -> go.Figure:
     """How many draft tokens each cycle kept (0..γ): the payoff of one target pass."""
+    if not cycles:
+        return placeholder_chart(
+            t("chart.accepted_length.title", lang), t("chart.accepted_length.placeholder", lang)
+        )
     max_gamma = max((cycle.gamma for cycle in cycles), default=0)
     counts = [0] * (max_gamma + 1)
     for cycle in cycles:
@@ -165,8 +176,6 @@ def accepted_length_histogram(
         t("chart.accepted_length.y", lang),
     )
     fig.update_xaxes(dtick=1)
-    if not cycles:
-        empty_note(fig, t("chart.no_cycles", lang))
     return fig
 
 
@@ -174,6 +183,8 @@ def tokens_vs_passes(
     cycles: Sequence[Cycle], steps: Sequence[Step] = (), *, lang: str = DEFAULT_LANGUAGE
 ) -> go.Figure:
     """Cumulative tokens against target forward passes: speculative climbs faster than 1 per pass."""
+    if not cycles:  # no line of 0 tokens to read a scale from: say what will appear
+        return placeholder_chart(t("chart.tokens.title", lang), t("chart.tokens.placeholder", lang))
     spec_x = [0] + [cycle.totals.target_forwards for cycle in cycles]
     spec_y = [0] + [cycle.totals.new_tokens for cycle in cycles]
     fig = go.Figure(
@@ -204,6 +215,8 @@ def tokens_vs_passes(
 
 def time_split(cycles: Sequence[Cycle], *, lang: str = DEFAULT_LANGUAGE) -> go.Figure:
     """Milliseconds per cycle spent drafting, verifying, and on everything else."""
+    if not cycles:
+        return placeholder_chart(t("chart.time.title", lang), t("chart.time.placeholder", lang))
     x = [cycle.index + 1 for cycle in cycles]
     parts = [
         (t("chart.time.draft", lang), DRAFT_TIME, [c.timing.draft_s * 1000 for c in cycles]),
@@ -235,8 +248,6 @@ def time_split(cycles: Sequence[Cycle], *, lang: str = DEFAULT_LANGUAGE) -> go.F
         t("chart.axis.milliseconds", lang),
     )
     fig.update_layout(barmode="stack")
-    if not cycles:
-        empty_note(fig, t("chart.no_cycles", lang))
     return fig
 
 
@@ -251,11 +262,8 @@ def token_label(text: str) -> str:
 def rejection_chart(rejection: Rejection | None, *, lang: str = DEFAULT_LANGUAGE) -> go.Figure:
     """p, q and the residual norm(max(0, p − q)) over the top tokens at the rejected position."""
     if rejection is None:
-        return empty_chart(
-            t("chart.rejection.empty_title", lang),
-            t("chart.axis.token", lang),
-            t("chart.axis.probability", lang),
-            t("chart.rejection.none", lang),
+        return placeholder_chart(
+            t("chart.rejection.empty_title", lang), t("chart.rejection.none", lang)
         )
     fig = go.Figure()
     # Union of the top tokens of all three distributions, ordered by the target's probability.

@@ -1,0 +1,87 @@
+"""What the presentation and phone browser tests measure in the page, as small helpers.
+
+Not a test module: test_browser_present.py and test_browser_phone.py import from here. The
+contrast is WCAG 2's: relative luminance of the text colour and of the background it sits on,
+each background layer (translucent tints included) composited over the page's own colour.
+"""
+
+from __future__ import annotations
+
+# The notes presentation mode promises at 14 px with 4.5:1 contrast.
+NOTES = (
+    ".sv-legend small",
+    ".sv-legend-hint",
+    ".sv-cut",
+    ".sv-stop",
+    ".sv-card-pos",
+    ".sv-card-nums",
+    ".sv-cards-foot",
+    ".sv-caption",
+    ".sv-stat-note",
+    ".sv-stat-label",
+    ".sv-race-numbers",
+    ".sv-race-method",
+)
+
+# For each element matched: its font size, weight, opacity up the tree, colour and the background
+# it is drawn on, composited from the page's colour through every translucent layer above it.
+STYLE_JS = """
+(selector) => [...document.querySelectorAll(selector)].filter((el) => el.offsetParent !== null)
+  .slice(0, 5).map((el) => {
+    const rgba = (text) => (text.match(/[\\d.]+/g) || ['0', '0', '0', '0']).map(Number);
+    const layers = [];
+    let opacity = 1;
+    for (let node = el; node; node = node.parentElement) {
+      const style = getComputedStyle(node);
+      opacity *= Number(style.opacity);
+      const bg = rgba(style.backgroundColor);
+      if (bg.length === 3) bg.push(1);
+      if (bg[3] > 0) layers.push(bg);
+    }
+    let back = [255, 255, 255];
+    for (const [r, g, b, a] of layers.reverse()) {
+      back = [r * a + back[0] * (1 - a), g * a + back[1] * (1 - a), b * a + back[2] * (1 - a)];
+    }
+    const style = getComputedStyle(el);
+    const fg = rgba(style.color);
+    const alpha = (fg.length === 4 ? fg[3] : 1) * opacity;
+    const seen = [0, 1, 2].map((i) => fg[i] * alpha + back[i] * (1 - alpha));
+    return {size: parseFloat(style.fontSize), weight: Number(style.fontWeight), color: seen,
+            background: back, text: el.innerText.slice(0, 40)};
+  })
+"""
+
+
+def luminance(rgb: list[float]) -> float:
+    """WCAG 2 relative luminance of an sRGB colour given as 0..255 channels."""
+
+    def channel(value: float) -> float:
+        c = value / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (channel(v) for v in rgb[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(fg: list[float], bg: list[float]) -> float:
+    """WCAG 2 contrast ratio (1..21) between two sRGB colours."""
+    light, dark = sorted((luminance(fg), luminance(bg)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def hex_rgb(colour: str) -> list[float]:
+    """'#4b5563' -> [75, 85, 99]."""
+    colour = colour.lstrip("#")
+    return [int(colour[i : i + 2], 16) for i in (0, 2, 4)]
+
+
+def no_horizontal_scroll(page) -> bool:
+    """True when the page is no wider than its viewport."""
+    return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+
+def top(page, selector: str) -> float:
+    """The y of an element's top edge on the page."""
+    return page.locator(selector).first.evaluate(
+        "(el) => el.getBoundingClientRect().top + window.scrollY"
+    )

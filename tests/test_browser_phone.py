@@ -1,0 +1,79 @@
+"""The app on a phone (390x844, touch) in Debian's chromium, on the tiny pair: the stream and the
+current cycle come before the settings, nothing scrolls sideways, the counters sit in two columns,
+no chart toolbar covers a title, and a tap on a token shows its details before anything navigates."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from browser_checks import no_horizontal_scroll, top
+from test_browser import CHROMIUM, _set_number
+from test_browser import browser as browser  # the module's chromium, a fixture
+from test_browser_present import url as url  # the tiny app, a fixture
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"
+    ),
+]
+
+SCREENSHOTS = os.environ.get("SPECVIZ_SCREENSHOTS")
+
+
+@pytest.fixture
+def phone(browser, url):
+    context = browser.new_context(
+        viewport={"width": 390, "height": 844},
+        device_scale_factor=2,
+        is_mobile=True,
+        has_touch=True,
+    )
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector("#sv-run")
+    yield page
+    context.close()
+
+
+def test_the_phone_shows_the_run_first_and_never_scrolls_sideways(phone, tmp_path):
+    assert no_horizontal_scroll(phone)
+    assert top(phone, "#sv-stream") < top(phone, "#sv-cards") < top(phone, "#sv-prompt")
+    assert top(phone, "#sv-stream") < 844  # on the first screen
+    _set_number(phone, "sv-max-new-tokens", 16)
+    phone.locator("#sv-run").tap()
+    phone.wait_for_selector("#sv-status .sv-status-done", timeout=60_000)
+    phone.wait_for_timeout(800)
+    assert no_horizontal_scroll(phone)
+    # Counters in two columns: the first two side by side, the third on the next row.
+    stats = phone.locator("#sv-counters .sv-stat")
+    boxes = [stats.nth(i).bounding_box() for i in range(3)]
+    assert boxes[0]["y"] == boxes[1]["y"] < boxes[2]["y"]
+    assert boxes[1]["x"] > boxes[0]["x"] + boxes[0]["width"] - 1
+    # Plotly's toolbar is hidden, so it covers no chart title.
+    assert phone.locator("#sv-tab-live .modebar-container").first.is_hidden()
+    folder = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
+    phone.evaluate("window.scrollTo(0, 0)")
+    phone.screenshot(path=str(folder / "phone-390x844.png"))
+
+
+def test_a_tap_shows_the_token_before_the_inspector(phone):
+    _set_number(phone, "sv-max-new-tokens", 16)
+    phone.locator("#sv-run").tap()
+    phone.wait_for_selector("#sv-status .sv-status-done", timeout=60_000)
+    token = phone.locator("#sv-stream .sv-cycle").nth(1).locator(".sv-tok").first
+    token.tap()
+    phone.wait_for_timeout(800)
+    # The first tap opens the token's details (its tooltip shows on focus) and stays put.
+    assert token.evaluate("(el) => el === document.activeElement")
+    tip = token.evaluate("(el) => getComputedStyle(el, '::after').content")
+    assert "q_draft" in tip or "p_target" in tip
+    assert phone.locator("#sv-tab-live").is_visible()
+    assert phone.locator("#sv-inspect").is_hidden()
+    assert no_horizontal_scroll(phone)
+    # A second tap on the same token opens its cycle in the inspector.
+    token.tap()
+    phone.wait_for_selector('#sv-inspect [data-cycle="2"]', timeout=30_000)
+    assert phone.locator("#sv-tab-inspector").is_visible()

@@ -1,0 +1,206 @@
+"""Presentation mode, the player and the glossary in Debian's chromium, on the tiny pair.
+
+The tiny models answer in milliseconds, so each test runs a whole generation in a second or two;
+what is checked is the page: sizes, contrast, order, scrolling, and the player's moves. Screenshots
+go to a temporary folder unless SPECVIZ_SCREENSHOTS names one.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from browser_checks import NOTES, STYLE_JS, contrast, no_horizontal_scroll, top
+from test_browser import CHROMIUM, _set_number
+from test_browser import browser as browser  # the module's chromium, a fixture
+
+from specviz.views.present_html import GLOSSARY
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"
+    ),
+]
+
+SCREENSHOTS = os.environ.get("SPECVIZ_SCREENSHOTS")
+
+
+@pytest.fixture(scope="module")
+def url() -> str:
+    from hosted_fixtures import tiny_app
+
+    return tiny_app(hosted=False)
+
+
+@pytest.fixture
+def page(browser, url):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector("#sv-run")
+    yield page
+    context.close()
+
+
+def run(page, tokens: int = 24) -> int:
+    """Press Run with *tokens* new tokens and wait for the end; the cycles it took."""
+    _set_number(page, "sv-max-new-tokens", tokens)
+    page.locator("#sv-run").click()
+    page.wait_for_selector("#sv-status .sv-status-done", timeout=60_000)
+    return cycles_shown(page)
+
+
+def cycles_shown(page) -> int:
+    return int(page.locator("#sv-stream .sv-stream").get_attribute("data-cycles"))
+
+
+def present_on(page) -> None:
+    page.locator("#sv-present-toggle input").check()
+    page.wait_for_selector("#sv-page.sv-present")
+
+
+def test_presentation_mode_reads_from_the_back_of_the_room(page, tmp_path):
+    _set_number(page, "sv-max-new-tokens", 24)  # the controls hide in presentation mode
+    page.locator("#sv-race-toggle input").check()  # the race shows above the charts too
+    present_on(page)
+    assert not page.locator("#sv-prompt").is_visible()  # settings: one line
+    summary = page.locator("#sv-present-summary")
+    assert summary.is_visible() and "γ 5" in summary.inner_text()
+    assert summary.locator(".sv-present-summary").bounding_box()["height"] < 30  # one line
+    # No empty chart: before a run every live chart says what will appear, with no axes.
+    live = page.locator("#sv-tab-live")
+    assert live.locator(".js-plotly-plot").count() == 5
+    assert live.locator(".js-plotly-plot .xtick").count() == 0
+    assert live.locator(".js-plotly-plot .annotation-text").count() == 5
+
+    page.locator("#sv-run").click()
+    page.wait_for_selector("#sv-status .sv-status-done", timeout=60_000)
+    page.wait_for_selector("#sv-race .sv-race-status:text('finished')", timeout=60_000)
+    page.wait_for_timeout(800)
+
+    stream = page.locator("#sv-stream .sv-stream").evaluate(
+        "(el) => parseFloat(getComputedStyle(el).fontSize)"
+    )
+    assert stream >= 24
+    checked = 0
+    for selector in NOTES:
+        for style in page.evaluate(STYLE_JS, f"#sv-tab-live {selector}"):
+            checked += 1
+            assert style["size"] >= 14, (selector, style)
+            assert contrast(style["color"], style["background"]) >= 4.5, (selector, style)
+    assert checked >= 10
+    cut = page.evaluate(STYLE_JS, "#sv-stream .sv-cut")[0]
+    assert cut["weight"] >= 700  # bold cycle numbers
+
+    # What the room watches first: the stream, the current cycle and the race above the charts.
+    first_chart = top(page, "#sv-tab-live .js-plotly-plot")
+    assert top(page, "#sv-stream") < top(page, "#sv-cards") < top(page, "#sv-race")
+    assert top(page, "#sv-race") < first_chart and top(page, "#sv-counters") < first_chart
+    assert page.locator("#sv-tab-live .modebar-container").first.is_hidden()
+
+    folder = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
+    for name, size in (("1280x720", (1280, 720)), ("1440x900", (1440, 900))):
+        page.set_viewport_size({"width": size[0], "height": size[1]})
+        page.wait_for_timeout(400)
+        assert no_horizontal_scroll(page), name
+        page.evaluate("window.scrollTo(0, 0)")
+        page.screenshot(path=str(folder / f"present-{name}.png"))
+
+
+@pytest.mark.parametrize("zoom", ["viewport", "device"])
+def test_presentation_mode_at_150_percent_zoom(browser, url, tmp_path, zoom):
+    # 150 % zoom of a 1280x720 screen: CSS sees 853x480 (drawn at 1.5 device pixels each).
+    scale = 1.5 if zoom == "device" else 1
+    context = browser.new_context(viewport={"width": 853, "height": 480}, device_scale_factor=scale)
+    page = context.new_page()
+    page.goto(url + "?present=1")  # the URL turns the mode on
+    page.wait_for_selector("#sv-page.sv-present")
+    toggle = page.locator("#sv-present-toggle input")
+    assert toggle.is_checked()
+    toggle.uncheck()  # a short run: its box shows outside presentation mode
+    _set_number(page, "sv-max-new-tokens", 16)
+    present_on(page)
+    page.locator("#sv-run").click()
+    page.wait_for_selector("#sv-status .sv-status-done", timeout=60_000)
+    page.wait_for_timeout(500)
+    assert no_horizontal_scroll(page)
+    # Every tab keeps its button on the page (they wrap, never fold into a "⋯" menu).
+    buttons = page.locator("#sv-tabs [role=tab]")
+    assert buttons.count() == 7 and all(button.is_visible() for button in buttons.all())
+    assert page.locator("#sv-tabs .overflow-menu:visible").count() == 0
+    assert top(page, "#sv-stream") < 480  # the stream starts on the first screen
+    folder = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(folder / f"present-zoom150-{zoom}.png"))
+    context.close()
+
+
+def test_step_back_and_forward_through_a_finished_run(page):
+    total = run(page)
+    assert total >= 3
+    page.locator("#sv-back").click()
+    page.wait_for_selector(f'#sv-stream .sv-stream[data-cycles="{total - 1}"]')
+    assert page.locator("#sv-cards .sv-cards-wrap").get_attribute("data-cycle") == str(total - 1)
+    assert f"Cycle {total - 1} of {total}" in page.locator("#sv-status").inner_text()
+    page.locator("#sv-back").click()
+    page.wait_for_selector(f'#sv-stream .sv-stream[data-cycles="{total - 2}"]')
+    page.locator("#sv-forward").click()
+    page.wait_for_selector(f'#sv-stream .sv-stream[data-cycles="{total - 1}"]')
+    page.locator("#sv-forward").click()
+    page.wait_for_selector(f'#sv-stream .sv-stream[data-cycles="{total}"]')
+    page.locator("#sv-forward").click()  # past the end it stays on the last cycle
+    page.wait_for_timeout(500)
+    assert cycles_shown(page) == total
+    page.locator("#sv-back").click()
+    page.wait_for_selector(f'#sv-stream .sv-stream[data-cycles="{total - 1}"]')
+    # A new run shows the whole of it, and Back steps back from its last cycle.
+    again = run(page, 16)
+    page.locator("#sv-back").click()
+    page.wait_for_selector(f'#sv-stream .sv-stream[data-cycles="{again - 1}"]')
+
+
+def test_autoplay_keeps_its_pace_and_pause_holds_the_cycle(page):
+    total = run(page, 32)
+    assert total >= 6
+    page.locator("#sv-pace input").click()
+    page.get_by_role("option", name="2 cycles/s").click()
+    began = time.perf_counter()
+    page.locator("#sv-autoplay").click()
+    page.wait_for_selector('#sv-stream .sv-stream[data-cycles="4"]', timeout=20_000)
+    took = time.perf_counter() - began
+    # Cycle 1 shows at once and three more follow at 2 per second: about 1.5 s.
+    assert 1.2 <= took <= 6, took
+    page.locator("#sv-pause").click()
+    page.wait_for_timeout(300)
+    held = cycles_shown(page)
+    page.wait_for_timeout(1500)
+    assert cycles_shown(page) == held < total  # paused: no more cycles
+    page.locator("#sv-back").click()  # the player remembers where the pause left it
+    page.wait_for_selector(f'#sv-stream .sv-stream[data-cycles="{held - 1}"]')
+
+
+def test_the_glossary_is_one_click_away(page):
+    terms = page.locator("#sv-glossary-terms dt")
+    assert not in_view(page, "#sv-glossary-terms")
+    page.locator("#sv-glossary-open").click()
+    page.wait_for_function(
+        "() => { const box = document.querySelector('#sv-glossary-terms').getBoundingClientRect();"
+        " return box.width > 0 && box.right <= window.innerWidth + 1; }"
+    )
+    shown = [term.get_attribute("data-term") for term in terms.all()]
+    assert shown == [text.split(".")[1] for _, text in GLOSSARY]
+    text = page.locator("#sv-glossary-terms").inner_text()
+    for word in ("γ", "α", "τ", "residual", "bonus", "TV", "χ²", "confidence stop", "cumulative"):
+        assert word in text
+
+
+def in_view(page, selector: str) -> bool:
+    """True when the element is drawn and lies inside the viewport's width."""
+    return page.locator(selector).evaluate(
+        "(el) => { const box = el.getBoundingClientRect();"
+        " return el.offsetParent !== null && box.width > 0 && box.left >= 0"
+        " && box.right <= window.innerWidth + 1; }"
+    )
