@@ -9,6 +9,7 @@ runs two generations at once even after a Stop leaves a cycle finishing in its w
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from specviz.app import lab_tabs as labs
 from specviz.app import speedup_tabs as speedup_labs
 from specviz.app.advisor_tab import advisor_tab
 from specviz.app.api import generate_endpoint
+from specviz.app.language_switch import language_switch_html
 from specviz.app.limits import LOCAL, Limits
 from specviz.app.live_tab import live_tab, stopped_status, wire_live_run
 from specviz.app.run_controls import PRIVATE, run_controls
@@ -73,16 +75,19 @@ def build_demo(
     title: str | None = None,
     lang: str = DEFAULT_LANGUAGE,
     limits: Limits = LOCAL,
+    engine_lock: threading.Lock | None = None,
 ) -> gr.Blocks:
     """The whole app, wired to the given presets and model cache (shared across sessions), its
     text in *lang* (every tab and message takes its words from that table of the catalogue),
-    every request held to *limits* (``specviz.app.limits``: local or hosted)."""
-    app = App(presets, model_cache or ModelCache(), lang=lang, limits=limits)
+    every request held to *limits* (``specviz.app.limits``: local or hosted); *engine_lock*
+    shared with the other languages' demos over the same models (``specviz.app.languages``)."""
+    app = App(presets, model_cache or ModelCache(), lang=lang, limits=limits, lock=engine_lock)
     title = title if title is not None else t("app.title", lang)
     demo = CheckedBlocks(lang, title=title, delete_cache=limits.delete_cache)
     with demo:
         session = gr.State(None)
         lab_inputs = gr.State(None)  # outside the tabs: a State among Tabs' children confuses them
+        gr.HTML(language_switch_html(lang), elem_id="sv-language")
         gr.Markdown(
             t("app.heading", lang, title=title, intro=t("app.intro", lang)), elem_classes="sv-title"
         )

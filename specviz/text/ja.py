@@ -614,6 +614,10 @@ TABLE = MappingProxyType(
             "受理し（各推測は確率 min(1, p/q) で通ります）、自分のトークンを1つ加えます。出力は"
             "ターゲットの分布に厳密に従う無損失のまま、ターゲットのパスは少なくて済みます。"
         ),
+        # the language switch (issue 14, point 1): each language names itself in its own table
+        "language.name": "日本語",
+        "app.language": "言語",
+        "app.language.switch": "{label}：{links}",
         "app.tab.live": "ライブ実行",
         "app.tab.inspector": "インスペクター",
         "app.tab.exactness": "厳密性",
@@ -825,7 +829,7 @@ TABLE = MappingProxyType(
         "setting.limit.at_least": "{value} 以上",
         "setting.limit.below": "{value} 未満",
         "setting.limit.at_most": "{value} 以下",
-        "setting.limit.both": "{low} かつ {high}",
+        "setting.limit.both": "{low}、かつ {high}",
         # A value as TOML names its type, in error messages: "got string '5'".
         "value.boolean": "真偽値 {value}",
         "value.string": "文字列 {value}",
@@ -999,7 +1003,7 @@ TABLE = MappingProxyType(
         "error.preset.bundled_tasks": "同梱のプリセットにはすべてのタスクのプロンプトが必要です。不足：{missing}",
         "error.preset.string": "文字列でなければなりません。指定：{got}",
         "error.preset.empty": "空であってはいけません",
-        "error.setting.problem": "{setting} は{reason}",
+        "error.setting.problem": "{setting}：{reason}",
         "error.setting.blank": "空です",
         "error.setting.must_be": "{requirement}でなければなりません（指定：{got}）",
         "error.setting.unknown": "設定ではありません。既知の設定：{known}",
