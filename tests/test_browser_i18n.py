@@ -11,15 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_browser import ARGS, CHROMIUM, SCREENSHOTS
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"
-    ),
-]
+from test_browser import SCREENSHOTS, run_example
+from test_browser import browser as browser  # the module's chromium, a fixture
+from test_browser import pytestmark as pytestmark  # browser, slow, needs chromium
 
 
 @pytest.fixture(scope="module")
@@ -37,24 +31,6 @@ def site() -> Iterator[str]:
     running.close()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=ARGS
-        )
-        yield browser
-        browser.close()
-
-
-def _set_number(page, elem_id: str, value: int) -> None:  # type: ignore[no-untyped-def]
-    box = page.locator(f"#{elem_id} input[type=number]")
-    box.fill(str(value))
-    box.press("Enter")
-
-
 def test_a_japanese_browser_runs_the_app_in_japanese_and_switches(browser, site, tmp_path):  # type: ignore[no-untyped-def]
     context = browser.new_context(locale="ja-JP", viewport={"width": 1280, "height": 800})
     page = context.new_page()
@@ -66,12 +42,7 @@ def test_a_japanese_browser_runs_the_app_in_japanese_and_switches(browser, site,
     assert "現在のサイクル" in page.locator("#sv-cards").inner_text()
 
     # A Japanese example: translation into Japanese, so the stream holds the model's Japanese.
-    page.get_by_label("翻訳").check()
-    page.locator("#sv-examples").get_by_text("Translate into Japanese", exact=False).first.click()
-    assert "Translate into Japanese" in page.locator("#sv-prompt textarea").input_value()
-    _set_number(page, "sv-max-new-tokens", 24)
-    page.locator("#sv-run").click()
-    page.wait_for_selector("#sv-status .sv-status-done", timeout=240_000)
+    run_example(page, "翻訳", "Translate into Japanese", 24, 240_000)
     assert "終了：" in page.locator("#sv-status").inner_text()
     stream = page.locator("#sv-stream .sv-stream")
     assert stream.locator(".sv-tok").count() > 0

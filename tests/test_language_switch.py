@@ -85,4 +85,4 @@ def test_each_page_is_worded_in_its_language(site: str) -> None:
         assert words in page
     assert "Live run" not in page and "accepted draft" not in page
     # The Japanese page shows the Japanese examples of the bundled preset.
-    assert "次の文を英語に翻訳してください" in page
+    assert "偶数だけを合計する関数" in page and "fibonacci" not in page

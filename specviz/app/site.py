@@ -14,7 +14,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +35,6 @@ def bilingual_app(
     model_cache: ModelCache | None = None,
     *,
     limits: Limits = LOCAL,
-    build: Callable[..., gr.Blocks] = build_demo,
 ) -> fastapi.FastAPI:
     """One FastAPI app serving the demo in every language of ``LANGUAGE_PATHS``, all over one
     model cache and one engine lock (so two pages never run two generations at once)."""
@@ -54,7 +53,7 @@ def bilingual_app(
 
     # Starlette tries mounts in order: the root's catch-all comes last.
     for lang in sorted(LANGUAGE_PATHS, key=lambda code: LANGUAGE_PATHS[code] == ""):
-        demo = build(presets, cache, lang=lang, limits=limits, engine_lock=lock)
+        demo = build_demo(presets, cache, lang=lang, limits=limits, engine_lock=lock)
         demo.queue(**queue_options(limits))
         options = launch_options(limits)
         gr.mount_gradio_app(site, demo, f"/{LANGUAGE_PATHS[lang]}", **options)
