@@ -80,7 +80,7 @@ def build_demo(
     """The whole app, wired to the given presets and model cache (shared across sessions), its
     text in *lang* (every tab and message takes its words from that table of the catalogue),
     every request held to *limits* (``specviz.app.limits``: local or hosted); *engine_lock*
-    shared with the other languages' demos over the same models (``specviz.app.languages``)."""
+    shared with the other languages' demos over the same models (``specviz.app.site``)."""
     app = App(presets, model_cache or ModelCache(), lang=lang, limits=limits, lock=engine_lock)
     title = title if title is not None else t("app.title", lang)
     demo = CheckedBlocks(lang, title=title, delete_cache=limits.delete_cache)
