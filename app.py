@@ -1,6 +1,9 @@
 """Serve the specviz app: ``python app.py [--host H] [--port P] [--share] [--hosted]
 [--replay FILE]``; with --replay, the trace FILE plays in the live tab when a page opens.
 
+English at ``/``, Japanese at ``/ja/`` (``specviz.app.site``): a browser that prefers Japanese is
+sent there, and the switch at the top of each page changes language.
+
 On a Hugging Face Space (SPACE_ID or SYSTEM=spaces in the environment) or with ``--hosted`` the
 app runs in hosted mode: the hosted presets and caps of ``specviz.app.limits``; on ZeroGPU the
 default pair is placed on the GPU at start-up (``specviz.app.zerogpu``).
@@ -10,11 +13,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 from pathlib import Path
 
+from gradio import networking
+
 from specviz.app import zerogpu
-from specviz.app.builder import build_demo, launch_options, queue_options
 from specviz.app.limits import hosted_presets, limits_for, on_spaces
+from specviz.app.site import bilingual_app, serve
 from specviz.export.trace import read_trace_file
 from specviz.models.loader import ModelCache
 from specviz.models.presets import default_preset, load_presets
@@ -56,20 +62,17 @@ def main() -> None:
     if zerogpu.zero_gpu():
         zerogpu.start()
         cache.load_pair(default_preset(presets), device="cuda")  # ZeroGPU: on cuda at start-up
-    demo = build_demo(presets, cache, limits=limits, replay=replay)
-    _, local_url, share_url = demo.queue(**queue_options(limits)).launch(
-        server_name=args.host,
-        server_port=args.port,
-        share=args.share,
-        prevent_thread_lock=True,
-        quiet=True,
-        **launch_options(limits),
-    )
+    site = bilingual_app(presets, cache, limits=limits, replay=replay)
+    running = serve(site, args.host, args.port)
     mode = " (hosted mode)" if hosted else ""
-    print(f"specviz is running at {local_url}{mode}", flush=True)
-    if share_url:
+    print(f"specviz is running at {running.url}{mode} (日本語: {running.url}ja/)", flush=True)
+    if args.share:
+        port = int(running.url.rstrip("/").rsplit(":", 1)[1])
+        share_url = networking.setup_tunnel(
+            "127.0.0.1", port, secrets.token_urlsafe(32), None, None
+        )
         print(f"public link: {share_url}", flush=True)
-    demo.block_thread()
+    running.thread.join()
 
 
 if __name__ == "__main__":

@@ -72,14 +72,24 @@ def tick_only(page, group: str, keep: list[str]) -> None:
             box.click()
 
 
-def test_run_a_code_example_then_step(page, tmp_path):
-    page.get_by_label("code").check()
-    page.locator("#sv-examples").get_by_text("fibonacci", exact=False).first.click()
-    assert "fibonacci" in page.locator("#sv-prompt textarea").input_value()
-    _set_number(page, "sv-max-new-tokens", 24)
+def run_example(page, task: str, example: str, max_new_tokens: int, timeout_ms: int) -> None:
+    """Pick the example of *task* (its label) that contains *example*, cap the new tokens, press
+    Run and wait until the run is done."""
+    from playwright.sync_api import expect
 
+    page.get_by_label(task).check()
+    page.locator("#sv-examples").get_by_text(example, exact=False).first.click()
+    # The click fills the prompt through a server event: wait for it (a busy machine is slow).
+    expect(page.locator("#sv-prompt textarea")).to_have_value(
+        re.compile(re.escape(example)), timeout=30_000
+    )
+    _set_number(page, "sv-max-new-tokens", max_new_tokens)
     page.locator("#sv-run").click()
-    page.wait_for_selector("#sv-status .sv-status-done", timeout=120_000)
+    page.wait_for_selector("#sv-status .sv-status-done", timeout=timeout_ms)
+
+
+def test_run_a_code_example_then_step(page, tmp_path):
+    run_example(page, "code", "fibonacci", 24, 120_000)
     stream = page.locator("#sv-stream .sv-stream")
     assert stream.locator(".sv-tok.sv-accepted").count() > 0
     assert stream.locator(".sv-tok.sv-resampled, .sv-tok.sv-bonus").count() > 0

@@ -105,6 +105,35 @@ def test_generate_drafts_with_the_drafter_named(
     assert any(cycle["copied_from"] for cycle in trace["cycles"])
 
 
+def test_generate_speaks_japanese_with_lang_ja_before_or_after_the_command(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tiny_pair: Any
+) -> None:
+    from test_bench import EncodingPair
+
+    import specviz.cli.options
+    from specviz.cli.main import main
+
+    pair = EncodingPair(tiny_pair.draft, tiny_pair.target, tiny_pair.tokenizer, frozenset())
+    monkeypatch.setattr(specviz.cli.options, "load_pair_for", lambda args, preset: pair)
+    run = ["generate", "--prompt", "abcabc", "--raw", "--max-new-tokens", "8"]
+    for argv in (["--lang", "ja", *run], [*run, "--lang", "ja"], [*run, "--lang=ja"]):
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert "サイクル   0 γ=" in out and "受理" in out
+        assert "トークン/秒（エンジン時間、プリフィルを除く）" in out and "tok/s" not in out
+    assert main(run) == 0
+    assert "cycle   0 γ=" in capsys.readouterr().out
+
+
+def test_lang_ja_words_a_listing_and_an_error_in_japanese() -> None:
+    listing = run_cli("presets", "--lang", "ja", timeout=120)
+    assert listing.returncode == 0 and "ドラフト bundled:" in listing.stdout
+    assert_plain_error(
+        ["generate", "--prompt", "hi", "--gamma", "0", "--lang", "ja"],
+        "エラー：γ：1 以上 16 以下でなければなりません（指定：0）",
+    )
+
+
 def test_generate_help_lists_every_setting_flag() -> None:
     result = run_cli("generate", "--help", timeout=120)
     assert result.returncode == 0

@@ -182,6 +182,47 @@ def test_prompts_flat_follows_tasks_order(tmp_path: Path) -> None:
     assert tuple(preset.prompts) == ("code", "story", "translation", "rewriting")
 
 
+def test_japanese_examples_stand_in_task_by_task(tmp_path: Path) -> None:
+    text = VALID.format(id="ja") + '\n[prompts_ja]\ncode = ["関数を書いてください。"]\n'
+    preset = load_preset(write_preset(tmp_path, "ja", text))
+    assert preset.example_prompts("ja")["code"] == ("関数を書いてください。",)
+    # A task with no Japanese example shows the [prompts] ones; English never changes.
+    assert preset.example_prompts("ja")["story"] == preset.prompts["story"]
+    assert preset.example_prompts("en") == dict(preset.prompts)
+    assert preset.prompts_flat("ja")[0] == ("code", "関数を書いてください。")
+
+
+@pytest.mark.parametrize(
+    ("table", "field", "message"),
+    [
+        ('[prompts_ja]\npoems = ["x"]', "prompts_ja.poems", "unknown task"),
+        ("[prompts_ja]\ncode = []", "prompts_ja.code", "at least one prompt"),
+        ('[prompts_fr]\ncode = ["x"]', "prompts_fr", "unknown field"),
+    ],
+)
+def test_translated_examples_are_checked(
+    tmp_path: Path, table: str, field: str, message: str
+) -> None:
+    path = write_preset(tmp_path, "bad", VALID.format(id="bad") + "\n" + table + "\n")
+    with pytest.raises(PresetError, match=message) as excinfo:
+        load_preset(path)
+    assert_error(excinfo, path, field)
+
+
+def test_the_bundled_preset_has_japanese_examples_for_every_task() -> None:
+    preset = default_preset(load_presets())
+    japanese = preset.translated_prompts["ja"]
+    assert tuple(japanese) == TASKS
+    for task, prompts in japanese.items():
+        # Written in Japanese, or (translation into Japanese) asking for it.
+        assert all(
+            re.search("[\u3040-\u30ff]", prompt) or "Japanese" in prompt for prompt in prompts
+        ), task
+    # Translation goes both ways: into Japanese and out of it.
+    assert any("Japanese" in prompt for prompt in japanese["translation"])
+    assert any("英語" in prompt for prompt in japanese["translation"])
+
+
 def test_integer_floats_are_accepted(tmp_path: Path) -> None:
     text = VALID.format(id="ints").replace("gamma = 5\n", "gamma = 5\ntemperature = 1\ntop_p = 1\n")
     preset = load_preset(write_preset(tmp_path, "ints", text))

@@ -1,8 +1,9 @@
 """specviz.text: every key the code uses exists, every table matches English, values are escaped.
 
-A fake second language ("xx", English wrapped in ⟦ ⟧) stands in for the Japanese table a later
-issue adds: it shows that a table missing a key or a field is caught, and that every view takes
-its words from the language it is given, per call, while token text stays escaped.
+Japanese (ja.py) must have every English key with the same fields. A fake language ("xx",
+English wrapped in ⟦ ⟧, easy to spot) shows that a table missing a key or a field is caught, and
+that every view takes its words from the language it is given, per call, while token text stays
+escaped.
 """
 
 from __future__ import annotations
@@ -121,6 +122,31 @@ def test_every_english_text_is_used_somewhere() -> None:
 @pytest.mark.parametrize("lang", sorted(TABLES))
 def test_every_table_has_every_english_key_with_the_same_fields(lang: str) -> None:
     assert table_problems(TABLES[lang]) == []
+
+
+def test_japanese_is_a_language_and_its_table_is_japanese() -> None:
+    assert set(TABLES) == {"en", "ja"}
+    japanese = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+    # Every template with an English word outside its fields has Japanese words; those that are
+    # only fields, symbols and variable names (γ, {reason}, q_draft = {q}) stay as they are.
+    worded = [
+        key
+        for key, text in ENGLISH.items()
+        if re.search(r"[a-z]{4,}", re.sub(r"\{\w+\}|<br>", "", text))
+    ]
+    untranslated = [key for key in worded if not japanese.search(TABLES["ja"][key])]
+    assert len(worded) > 600
+    assert untranslated == ["tip.q_and_p", "tip.p_target"]
+
+
+def test_the_japanese_table_missing_a_key_or_a_field_is_caught() -> None:
+    japanese = dict(TABLES["ja"])
+    del japanese["cards.title"]
+    japanese["race.speedup"] = "{speed}倍 速い"
+    assert table_problems(japanese) == [
+        "missing key 'cards.title'",
+        "'race.speedup' has fields speed, wants ratio",
+    ]
 
 
 def test_templates_hold_plain_named_fields_and_no_straight_double_quote() -> None:

@@ -9,6 +9,7 @@ runs two generations at once even after a Stop leaves a cycle finishing in its w
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from specviz.app.advisor_tab import advisor_tab
 from specviz.app.api import generate_endpoint, health_endpoint
 from specviz.app.export_panel import export_panel, wire_exports
 from specviz.app.glossary import glossary_panel, wire_glossary
+from specviz.app.language_switch import language_switch_html
 from specviz.app.limits import LOCAL, Limits
 from specviz.app.live_tab import live_tab, stopped_status, wire_live_run
 from specviz.app.present import player_row, present_bar, wire_player, wire_present
@@ -78,12 +80,14 @@ def build_demo(
     lang: str = DEFAULT_LANGUAGE,
     limits: Limits = LOCAL,
     replay: Trace | None = None,
+    engine_lock: threading.Lock | None = None,
 ) -> gr.Blocks:
     """The whole app, wired to the given presets and model cache (shared across sessions), its
     text in *lang* (every tab and message takes its words from that table of the catalogue),
     every request held to *limits* (``specviz.app.limits``: local or hosted); a *replay* trace
-    plays in the live tab when a page opens."""
-    app = App(presets, model_cache or ModelCache(), lang=lang, limits=limits)
+    plays in the live tab when a page opens; *engine_lock* shared with the other languages'
+    demos over the same models (``specviz.app.site``)."""
+    app = App(presets, model_cache or ModelCache(), lang=lang, limits=limits, lock=engine_lock)
     title = title if title is not None else t("app.title", lang)
     demo = CheckedBlocks(lang, title=title, delete_cache=limits.delete_cache)
     with demo:
@@ -91,6 +95,7 @@ def build_demo(
         lab_inputs = gr.State(None)  # outside the tabs: a State among Tabs' children confuses them
         # One column holds the page, so presentation mode is one class on it (present.py).
         with gr.Column(elem_id="sv-page") as page:
+            gr.HTML(language_switch_html(lang), elem_id="sv-language")
             gr.Markdown(
                 t("app.heading", lang, title=title, intro=t("app.intro", lang)),
                 elem_classes="sv-title",

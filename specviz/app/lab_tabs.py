@@ -295,7 +295,7 @@ def tasks_tab(wiring: LabWiring) -> None:
         wiring.app.check_lab_size(repeats_value, repeat_cap, "app.tasks.repeats")
         plan = task_dependence.TaskPlan(
             lab.pair,
-            lab.inputs.preset.prompts,
+            lab.inputs.preset.example_prompts(lang),
             lambda text: lab.pair.encode_prompt(text, chat=lab.inputs.chat),
             lab.inputs.settings,
             int(per_task_value or 1),

@@ -18,7 +18,7 @@ from specviz.app.session import App, Inputs
 from specviz.app.setting_controls import SettingControls, setting_controls
 from specviz.drafters.registry import DRAFTERS
 from specviz.models.presets import TASKS, Preset, default_preset, task_label
-from specviz.text import t
+from specviz.text import DEFAULT_LANGUAGE, t
 
 PRIVATE: dict[str, Any] = {"api_visibility": "private"}  # UI-only events stay out of the API
 
@@ -63,7 +63,7 @@ def run_controls(presets: Mapping[str, Preset], lang: str, limits: Limits = LOCA
     """Lay out the column in the current Blocks context, worded in *lang*, its settings within
     *limits*, and wire its own events."""
     first = default_preset(presets)
-    tasks = example_tasks(first)
+    tasks = example_tasks(first, lang)
     preset = gr.Dropdown(
         choices=[(p.label, p.id) for p in presets.values()],
         value=first.id,
@@ -80,7 +80,7 @@ def run_controls(presets: Mapping[str, Preset], lang: str, limits: Limits = LOCA
     prompt = gr.Textbox(
         label=t("app.control.prompt", lang),
         lines=3,
-        value=first_prompt(first),
+        value=first_prompt(first, lang),
         elem_id="sv-prompt",
     )
     with gr.Row(elem_classes="sv-run-row"):
@@ -94,7 +94,7 @@ def run_controls(presets: Mapping[str, Preset], lang: str, limits: Limits = LOCA
     )
     examples = gr.Dataset(
         components=[prompt],
-        samples=example_samples(first, tasks[0]),
+        samples=example_samples(first, tasks[0], lang),
         label=t("app.control.examples", lang),
         elem_id="sv-examples",
     )
@@ -104,7 +104,7 @@ def run_controls(presets: Mapping[str, Preset], lang: str, limits: Limits = LOCA
 
     def on_preset(preset_id: str) -> dict[Any, Any]:
         chosen = presets[preset_id]
-        chosen_tasks = example_tasks(chosen)
+        chosen_tasks = example_tasks(chosen, lang)
         return {
             preset_note: chosen.description,
             drafter: gr.Dropdown(choices=drafter_choices(chosen, lang), value=chosen.drafter),
@@ -112,9 +112,9 @@ def run_controls(presets: Mapping[str, Preset], lang: str, limits: Limits = LOCA
                 choices=drafter_choices(chosen, lang), value=[chosen.drafter]
             ),
             chat: chosen.chat_template,
-            prompt: first_prompt(chosen),
+            prompt: first_prompt(chosen, lang),
             task: gr.Radio(choices=task_choices(chosen_tasks, lang), value=chosen_tasks[0]),
-            examples: gr.Dataset(samples=example_samples(chosen, chosen_tasks[0])),
+            examples: gr.Dataset(samples=example_samples(chosen, chosen_tasks[0], lang)),
         } | settings.updates(chosen.settings)
 
     refreshed = [
@@ -129,7 +129,7 @@ def run_controls(presets: Mapping[str, Preset], lang: str, limits: Limits = LOCA
     ]
     preset.change(on_preset, preset, refreshed, **PRIVATE)
     task.change(
-        lambda name, preset_id: gr.Dataset(samples=example_samples(presets[preset_id], name)),
+        lambda name, preset_id: gr.Dataset(samples=example_samples(presets[preset_id], name, lang)),
         [task, preset],
         examples,
         **PRIVATE,
@@ -170,9 +170,9 @@ def drafter_choices(preset: Preset, lang: str) -> list[tuple[str, str]]:
     return choices
 
 
-def example_tasks(preset: Preset) -> list[str]:
+def example_tasks(preset: Preset, lang: str = DEFAULT_LANGUAGE) -> list[str]:
     """The preset's task groups that have example prompts, in TASKS order."""
-    return [task for task in TASKS if preset.prompts.get(task)]
+    return [task for task in TASKS if preset.example_prompts(lang).get(task)]
 
 
 def task_choices(tasks: list[str], lang: str) -> list[tuple[str, str]]:
@@ -180,12 +180,12 @@ def task_choices(tasks: list[str], lang: str) -> list[tuple[str, str]]:
     return [(task_label(task, lang), task) for task in tasks]
 
 
-def example_samples(preset: Preset, task: str) -> list[list[str]]:
-    """The example prompts of one task, as gr.Dataset samples."""
-    return [[text] for text in preset.prompts.get(task, ())]
+def example_samples(preset: Preset, task: str, lang: str = DEFAULT_LANGUAGE) -> list[list[str]]:
+    """The example prompts of one task for a page in *lang*, as gr.Dataset samples."""
+    return [[text] for text in preset.example_prompts(lang).get(task, ())]
 
 
-def first_prompt(preset: Preset) -> str:
-    """The prompt the box shows when the preset is chosen."""
-    flat = preset.prompts_flat()
+def first_prompt(preset: Preset, lang: str = DEFAULT_LANGUAGE) -> str:
+    """The prompt the box shows when the preset is chosen (on a page in *lang*)."""
+    flat = preset.prompts_flat(lang)
     return flat[0][1] if flat else ""

@@ -102,12 +102,14 @@ class App:
         model_cache: ModelCache,
         lang: str = DEFAULT_LANGUAGE,
         limits: Limits = LOCAL,
+        lock: threading.Lock | None = None,
     ) -> None:
         self.presets = dict(presets)
         self.cache = model_cache
         self.lang = lang  # the catalogue's language for every message this app shows
         self.limits = limits  # what one request may ask for (hosted mode tightens them)
-        self.engine_lock = threading.Lock()
+        # One generation at a time on these models (shared by every language's page).
+        self.engine_lock = lock or threading.Lock()
 
     def error(self, key: str, **values: object) -> gr.Error:
         """A gr.Error worded by the catalogue in the app's language."""

@@ -34,7 +34,7 @@ from specviz.text import DEFAULT_LANGUAGE, TABLES, UserError, supported_language
 
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments and run a subcommand; returns the process exit code."""
-    argv = sys.argv[1:] if argv is None else argv
+    argv = _language_first(sys.argv[1:] if argv is None else argv)
     parser = _parser(_requested_language(argv))
     args = parser.parse_args(argv)
     lang = args.lang
@@ -51,6 +51,17 @@ def main(argv: list[str] | None = None) -> int:
         # message, never a traceback.
         print(t("cli.error", lang, message=error), file=sys.stderr)
         return 2
+
+
+def _language_first(argv: list[str]) -> list[str]:
+    """*argv* with its --lang moved to the front, where the top-level parser reads it: so every
+    command, a measure's sub-command too, takes ``--lang ja`` before or after its own flags."""
+    for index, item in enumerate(argv):
+        if item == "--lang" and index + 1 < len(argv):
+            return [item, argv[index + 1], *argv[:index], *argv[index + 2 :]]
+        if item.startswith("--lang="):
+            return [item, *argv[:index], *argv[index + 1 :]]
+    return argv
 
 
 def _requested_language(argv: list[str]) -> str:
@@ -70,7 +81,7 @@ def _parser(lang: str = DEFAULT_LANGUAGE) -> argparse.ArgumentParser:
         "--lang",
         choices=sorted(TABLES),
         default=DEFAULT_LANGUAGE,
-        help="language of the messages and tables (default: en)",
+        help="language of the messages and tables, before or after the command (default: en)",
     )
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 

@@ -27,6 +27,9 @@ The format, top-level keys first::
 
     [prompts]                                    # required; example prompts per task in TASKS
     code = ["Write a Python function that reverses a string."]
+
+    [prompts_ja]                                 # optional; the examples a Japanese page shows
+    code = ["文字列を逆順にする Python の関数を書いてください。"]
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from specviz.core.settings import (
     settings_from_mapping,
     settings_schema,
 )
-from specviz.text import DEFAULT_LANGUAGE, Phrase, UserError
+from specviz.text import DEFAULT_LANGUAGE, TABLES, Phrase, UserError
 
 __all__ = [
     "DEFAULT_DRAFTER",
@@ -288,6 +291,11 @@ class Preset:
     prompts: Mapping[str, tuple[str, ...]] = field(hash=False)
     draft_quantization: str = "none"  # "int8" / "int8wo": int8 draft on the CPU; "auto" (see above)
     drafter: str = DEFAULT_DRAFTER  # the drafter spec, e.g. "draft-model"
+    # Example prompts written in another language, by language then task ([prompts_ja]): the
+    # page in that language shows them; a task without them shows the [prompts] ones.
+    translated_prompts: Mapping[str, Mapping[str, tuple[str, ...]]] = field(
+        default_factory=dict, hash=False
+    )
 
     def __post_init__(self) -> None:
         # All value checks live here, so presets built in code are held to the
@@ -331,13 +339,33 @@ class Preset:
                     Phrase("error.preset.bool", got=describe_value(value)), field=name
                 )
         object.__setattr__(self, "prompts", _freeze_prompts(self.prompts, self._is_bundled()))
+        translated = {}
+        for lang, prompts in self.translated_prompts.items():
+            name = _translated_prompts_key(lang)
+            if lang not in _TRANSLATED_PROMPTS_KEYS:
+                raise PresetError(
+                    Phrase(
+                        "error.preset.unknown_field",
+                        known=", ".join(_TRANSLATED_PROMPTS_KEYS.values()),
+                    ),
+                    field=name,
+                )
+            translated[lang] = _freeze_prompts(prompts, self._is_bundled(), name)
+        object.__setattr__(self, "translated_prompts", types.MappingProxyType(translated))
 
     def _is_bundled(self) -> bool:
         return self.draft.kind == "bundled" or self.target.kind == "bundled"
 
-    def prompts_flat(self) -> list[tuple[str, str]]:
-        """Return ``[(task, prompt), ...]`` in ``TASKS`` order, for dropdowns."""
-        return [(task, prompt) for task in TASKS for prompt in self.prompts.get(task, ())]
+    def prompts_flat(self, lang: str = DEFAULT_LANGUAGE) -> list[tuple[str, str]]:
+        """Return ``[(task, prompt), ...]`` in ``TASKS`` order, for dropdowns (in *lang*)."""
+        examples = self.example_prompts(lang)
+        return [(task, prompt) for task in TASKS for prompt in examples.get(task, ())]
+
+    def example_prompts(self, lang: str = DEFAULT_LANGUAGE) -> Mapping[str, tuple[str, ...]]:
+        """The example prompts per task for a page in *lang*: its translated ones where the
+        preset has them, the ``[prompts]`` ones elsewhere."""
+        translated = self.translated_prompts.get(lang, {})
+        return {task: translated.get(task, prompts) for task, prompts in self.prompts.items()}
 
 
 def load_preset(path: str | os.PathLike[str]) -> Preset:
@@ -444,6 +472,7 @@ def _preset_from_mapping(data: Mapping[str, object]) -> Preset:
     """Turn a parsed TOML document into a Preset (without file context)."""
     setting_names = {item.name for item in settings_schema(GenerationSettings)}
     known = set(_REQUIRED_KEYS) | set(_OPTIONAL_DEFAULTS) | setting_names
+    known |= set(_TRANSLATED_PROMPTS_KEYS.values())
     for key in data:
         if key not in known:
             raise PresetError(
@@ -493,20 +522,39 @@ def _preset_from_mapping(data: Mapping[str, object]) -> Preset:
         draft_quantization=values["draft_quantization"],  # type: ignore[arg-type]
         drafter=values["drafter"],  # type: ignore[arg-type]
         prompts=values["prompts"],  # type: ignore[arg-type]
+        translated_prompts={
+            lang: data[key]  # type: ignore[misc]  # checked in Preset.__post_init__
+            for lang, key in _TRANSLATED_PROMPTS_KEYS.items()
+            if key in data
+        },
     )
 
 
-def _freeze_prompts(raw: object, require_all_tasks: bool) -> Mapping[str, tuple[str, ...]]:
-    """Validate the prompts table and return it as a read-only, TASKS-ordered view."""
+def _translated_prompts_key(lang: str) -> str:
+    """The TOML table holding the example prompts in *lang*: ``prompts_ja``."""
+    return f"prompts_{lang}"
+
+
+# One optional table of translated examples per language of the text catalogue but English.
+_TRANSLATED_PROMPTS_KEYS: Mapping[str, str] = {
+    lang: _translated_prompts_key(lang) for lang in TABLES if lang != DEFAULT_LANGUAGE
+}
+
+
+def _freeze_prompts(
+    raw: object, require_all_tasks: bool, table: str = "prompts"
+) -> Mapping[str, tuple[str, ...]]:
+    """Validate the prompts table (named *table* in the file) and return it as a read-only,
+    TASKS-ordered view."""
     if not isinstance(raw, Mapping):
         raise PresetError(
-            Phrase("error.preset.prompts_table", got=describe_value(raw)), field="prompts"
+            Phrase("error.preset.prompts_table", got=describe_value(raw)), field=table
         )
     for task in raw:
         if task not in TASKS:
             raise PresetError(
                 Phrase("error.preset.unknown_task", task=repr(task), known=", ".join(TASKS)),
-                field=f"prompts.{task}",
+                field=f"{table}.{task}",
             )
     frozen: dict[str, tuple[str, ...]] = {}
     for task in TASKS:
@@ -517,27 +565,27 @@ def _freeze_prompts(raw: object, require_all_tasks: bool) -> Mapping[str, tuple[
         if isinstance(items, str) or not isinstance(items, Sequence):
             raise PresetError(
                 Phrase("error.preset.prompt_list", got=describe_value(items)),
-                field=f"prompts.{task}",
+                field=f"{table}.{task}",
             )
         if not items:
-            raise PresetError(Phrase("error.preset.task_empty"), field=f"prompts.{task}")
+            raise PresetError(Phrase("error.preset.task_empty"), field=f"{table}.{task}")
         seen: set[str] = set()
         for index, prompt in enumerate(items):
-            name = f"prompts.{task}[{index}]"
+            name = f"{table}.{task}[{index}]"
             _check_text(prompt, name, allow_empty=False)
             if prompt in seen:
                 raise PresetError(Phrase("error.preset.duplicate_prompt"), field=name)
             seen.add(prompt)
         frozen[task] = tuple(items)
     if not frozen:
-        raise PresetError(Phrase("error.preset.no_prompts"), field="prompts")
+        raise PresetError(Phrase("error.preset.no_prompts"), field=table)
     if require_all_tasks:
         # The bundled pair is the offline default, so every task in the UI must
         # have ready-made examples without any download.
         missing = [task for task in TASKS if task not in frozen]
         if missing:
             raise PresetError(
-                Phrase("error.preset.bundled_tasks", missing=", ".join(missing)), field="prompts"
+                Phrase("error.preset.bundled_tasks", missing=", ".join(missing)), field=table
             )
     return types.MappingProxyType(frozen)
 

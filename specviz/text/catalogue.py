@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from functools import cache
 from types import MappingProxyType
 
-from specviz.text import en
+from specviz.text import en, ja
 
 DEFAULT_LANGUAGE = "en"
 
 # One table per language; a new language is a new module here, checked key for key against English.
-TABLES: Mapping[str, Mapping[str, str]] = {"en": en.TABLE}
+TABLES: Mapping[str, Mapping[str, str]] = {"en": en.TABLE, "ja": ja.TABLE}
 
 _FORMATTER = string.Formatter()
 

