@@ -19,6 +19,7 @@ from specviz.app import lab_tabs as labs
 from specviz.app import speedup_tabs as speedup_labs
 from specviz.app.advisor_tab import advisor_tab
 from specviz.app.api import generate_endpoint
+from specviz.app.configs_panel import configs_panel
 from specviz.app.limits import LOCAL, Limits
 from specviz.app.live_tab import live_tab, stopped_status, wire_live_run
 from specviz.app.run_controls import PRIVATE, run_controls
@@ -89,6 +90,7 @@ def build_demo(
         with gr.Row(equal_height=False):
             with gr.Column(scale=1, min_width=320):
                 controls = run_controls(presets, lang, limits)
+                configs_panel(controls, presets, lang)
             with gr.Column(scale=3), gr.Tabs(elem_id="sv-tabs") as tabs:
                 live = live_tab(lang)
                 inspector = labs.inspector_tab(session, tabs, live.stream, lang)

@@ -817,6 +817,39 @@ TABLE = MappingProxyType(
         "app.doing.advisor": "running the draft advisor",
         "app.doing.speedups": "measuring speedups",
         "app.doing.forward_times": "measuring forward times",
+        # --- production configs (issue 14, point 5): the app's panel and `python -m specviz configs`
+        "production.title": "Production configs",
+        "production.intro": (
+            "The pair, drafter and settings on the left as configs for serving engines, each "
+            "written for the version named above it. Every engine keeps the target's output law; "
+            "only the speed differs."
+        ),
+        "production.written_for": "{engine}, written for {version}",
+        "production.note.drafter": (
+            "{engine} has no {drafter} drafter: this config drafts with the pair's draft model."
+        ),
+        "production.note.stop_below": (
+            "{engine} has no per-token draft stop: the stop at {value} is left out."
+        ),
+        "production.note.cumulative": (
+            "{engine} has no cumulative draft stop: the stop at {value} is left out."
+        ),
+        "production.note.schedule": (
+            "{engine} has no counterpart for this γ schedule: γ stays at {gamma}."
+        ),
+        "production.note.sampling": (
+            "{engine} takes temperature, top-k and top-p with each request, not at start-up."
+        ),
+        "production.note.ngram_fixed": (
+            "llama.cpp's ngram-simple looks up one n-gram length, {n}; specviz tries {high} down "
+            "to {low}."
+        ),
+        "production.note.gguf": "llama.cpp reads GGUF files: convert or download {model} as {file}.",
+        "production.note.threshold_adapts": (
+            "transformers moves assistant_confidence_threshold during generation; {value} is where "
+            "it starts."
+        ),
+        "production.cli.note": "note: {note}",
         # --- the generation settings: labels, help and what a value must be ---------------------
         "setting.gamma": "γ",
         "setting.gamma.help": "tokens drafted per cycle (the starting value when adaptive)",
