@@ -90,8 +90,25 @@ TABLE = MappingProxyType(
         ),
         "cards.cycle": "Cycle {cycle}",
         "cards.head": (
-            "{cycle} · drafted γ = {gamma} · {accepted} accepted · {outcome} → {new_tokens} from "
-            "one target pass"
+            "{cycle} · {drafted} · {accepted} accepted · {outcome} → {new_tokens} from one target "
+            "pass"
+        ),
+        # --- why a draft is shorter than γ (issue 15, point 3): the card's line under its head
+        "cards.drafted": "drafted γ = {gamma}",
+        "cards.drafted_of": "drafted {n} of γ = {gamma}",
+        "cards.short": "{drafted}: {reason}",
+        "cards.end.confidence": "the draft gave its guess {token} q = {q}, below the {stop} stop",
+        "cards.end.cumulative": (
+            "the draft's own estimate that every guess is right fell to {total}, below the "
+            "{stop} cumulative stop"
+        ),
+        "cards.end.eos": "its last guess ends the text, so nothing after it could be kept",
+        "cards.end.budget": "only that many tokens were left before max new tokens",
+        "cards.end.text_end": "the copy reached the end of the text written so far",
+        "cards.end.no_match": "the lookup found nothing earlier to copy, so this was a plain step",
+        "cards.end.prefill": (
+            "layer skip drafts with the target's cache, which is empty until the first pass reads "
+            "the prompt: a plain step"
         ),
         "cards.new_tokens.one": "{n} new token",
         "cards.new_tokens": "{n} new tokens",
