@@ -38,7 +38,9 @@ def main() -> None:
     if zerogpu.zero_gpu():
         zerogpu.start()
         cache.load_pair(default_preset(presets), device="cuda")  # ZeroGPU: on cuda at start-up
-    demo = build_demo(presets, cache, limits=limits)
+    # The default pair loads and warms up while the server starts (its progress shown in the
+    # page), so the first visitor's Step does not wait for it; ZeroGPU placed it above already.
+    demo = build_demo(presets, cache, limits=limits, startup=not zerogpu.zero_gpu())
     _, local_url, share_url = demo.queue(**queue_options(limits)).launch(
         server_name=args.host,
         server_port=args.port,

@@ -24,6 +24,7 @@ from specviz.app.limits import LOCAL, Limits
 from specviz.app.live_tab import live_tab, stopped_status, wire_live_run
 from specviz.app.run_controls import PRIVATE, run_controls
 from specviz.app.session import App
+from specviz.app.startup import Startup, startup_banner
 from specviz.models.loader import ModelCache
 from specviz.models.presets import Preset, default_preset
 from specviz.text import DEFAULT_LANGUAGE, t
@@ -74,11 +75,15 @@ def build_demo(
     title: str | None = None,
     lang: str = DEFAULT_LANGUAGE,
     limits: Limits = LOCAL,
+    startup: bool = False,
 ) -> gr.Blocks:
     """The whole app, wired to the given presets and model cache (shared across sessions), its
     text in *lang* (every tab and message takes its words from that table of the catalogue),
-    every request held to *limits* (``specviz.app.limits``: local or hosted)."""
+    every request held to *limits* (``specviz.app.limits``: local or hosted). *startup*: load
+    and warm the default pair now, in the background, with its progress in the page
+    (``specviz.app.startup``), instead of on the first Run."""
     app = App(presets, model_cache or ModelCache(), lang=lang, limits=limits)
+    preload = Startup(app, default_preset(presets)) if startup else None
     title = title if title is not None else t("app.title", lang)
     demo = CheckedBlocks(lang, title=title, delete_cache=limits.delete_cache)
     with demo:
@@ -87,6 +92,8 @@ def build_demo(
         gr.Markdown(
             t("app.heading", lang, title=title, intro=t("app.intro", lang)), elem_classes="sv-title"
         )
+        if preload is not None:
+            startup_banner(preload, lang)
         with gr.Row(equal_height=False):
             with gr.Column(scale=1, min_width=320):
                 controls = run_controls(presets, lang, limits)
@@ -111,4 +118,6 @@ def build_demo(
             **PRIVATE,
         )
         generate_endpoint(app, default_preset(presets), ENGINE)
+    if preload is not None:
+        preload.start()
     return demo

@@ -824,6 +824,15 @@ TABLE = MappingProxyType(
         ),
         "app.tasks.per_task": "Prompts per task",
         "app.tasks.run": "▶ Run every task",
+        # --- ready when the room is (issue 15, point 7): the start-up load and warm-up
+        "app.startup.loading": "Getting the models ready before the first Run: {percent}, {doing}",
+        "app.startup.warming": (
+            "Warming up: a few tokens of each decoding, so the first Run is timed at full speed."
+        ),
+        "app.startup.failed": (
+            "The models could not be loaded at start-up ({cause}); the first Run loads them and "
+            "says why if it fails again."
+        ),
         # What the app was doing when something failed: "Out of memory while {doing}."
         "app.doing.loading": "loading the models",
         "app.doing.generating": "generating",
