@@ -101,25 +101,67 @@ def test_vllm_json_for_prompt_lookup_uses_ngram_and_its_window() -> None:
     }
 
 
-def test_llama_server_uses_the_current_spec_draft_flags() -> None:
-    snippet = by_engine("draft-model")[LLAMA_CPP]
-    found = options(snippet.code)
-    assert set(found) <= set(flags_of(LLAMA_CPP))
-    assert found["-md"] == "qwen2.5-coder-0.5b-instruct.Q4_K_M.gguf"
-    assert found["-m"] == "qwen2.5-coder-1.5b-instruct.Q4_K_M.gguf"
-    assert found["--spec-draft-n-max"] == "7"
-    assert found["--spec-draft-n-min"] == "0"
-    assert float(found["--spec-draft-p-min"]) == 0.25
-    assert "--draft-max" not in snippet.code and "--draft-min" not in snippet.code
+@pytest.mark.parametrize(
+    ("engine", "drafter", "expected"),
+    [
+        (
+            LLAMA_CPP,
+            "draft-model",
+            {
+                "-m": "qwen2.5-coder-1.5b-instruct.Q4_K_M.gguf",
+                "-md": "qwen2.5-coder-0.5b-instruct.Q4_K_M.gguf",
+                "--spec-type": "draft-simple",
+                "--spec-draft-n-max": "7",
+                "--spec-draft-n-min": "0",
+                "--spec-draft-p-min": "0.25",
+            },
+        ),
+        (
+            LLAMA_CPP,
+            "lookup:max_ngram=3",
+            {
+                "-m": "qwen2.5-coder-1.5b-instruct.Q4_K_M.gguf",
+                "--spec-type": "ngram-simple",
+                "--spec-ngram-simple-size-n": "3",
+                "--spec-ngram-simple-size-m": "7",
+            },
+        ),
+        (
+            SGLANG,
+            "draft-model",
+            {
+                "--model-path": "Qwen/Qwen2.5-Coder-1.5B-Instruct",
+                "--speculative-algorithm": "STANDALONE",
+                "--speculative-draft-model-path": "Qwen/Qwen2.5-Coder-0.5B-Instruct",
+                "--speculative-num-steps": "7",
+                "--speculative-eagle-topk": "1",
+                "--speculative-num-draft-tokens": "8",
+            },
+        ),
+        (
+            SGLANG,
+            "lookup:max_ngram=3,min_ngram=2",
+            {
+                "--model-path": "Qwen/Qwen2.5-Coder-1.5B-Instruct",
+                "--speculative-algorithm": "NGRAM",
+                "--speculative-num-draft-tokens": "8",
+                "--speculative-ngram-min-match-window-size": "2",
+                "--speculative-ngram-max-match-window-size": "3",
+                "--speculative-ngram-max-bfs-breadth": "1",
+            },
+        ),
+    ],
+)
+def test_server_commands_write_exactly_the_tabled_flags(
+    engine: str, drafter: str, expected: dict[str, str]
+) -> None:
+    assert options(by_engine(drafter)[engine].code) == expected
+    assert set(expected) <= set(flags_of(engine))
 
 
-def test_llama_server_prompt_lookup_is_ngram_simple() -> None:
-    found = options(by_engine("lookup:max_ngram=3")[LLAMA_CPP].code)
-    assert set(found) <= set(flags_of(LLAMA_CPP))
-    assert found["--spec-type"] == "ngram-simple"
-    assert found["--spec-ngram-simple-size-n"] == "3"
-    assert found["--spec-ngram-simple-size-m"] == "7"
-    assert "-md" not in found
+def test_llama_server_writes_none_of_the_removed_draft_flags() -> None:
+    code = by_engine("draft-model")[LLAMA_CPP].code
+    assert "--draft-max" not in code and "--draft-min" not in code and "--draft " not in code
 
 
 def test_transformers_sets_the_assistants_generation_config() -> None:
@@ -142,20 +184,6 @@ def test_transformers_prompt_lookup_and_early_exit() -> None:
     early = generate_options(by_engine("layerskip:exit=14")[TRANSFORMERS].code)
     assert early == {"assistant_early_exit": 14, "num_assistant_tokens": 7}
     assert set(lookup) | set(early) <= set(flags_of(TRANSFORMERS))
-
-
-def test_sglang_standalone_and_ngram() -> None:
-    found = options(by_engine("draft-model")[SGLANG].code)
-    assert set(found) <= set(flags_of(SGLANG))
-    assert found["--speculative-algorithm"] == "STANDALONE"
-    assert found["--speculative-draft-model-path"] == "Qwen/Qwen2.5-Coder-0.5B-Instruct"
-    assert found["--speculative-num-steps"] == "7"
-    assert found["--speculative-num-draft-tokens"] == "8"
-    ngram = options(by_engine("lookup:max_ngram=3,min_ngram=2")[SGLANG].code)
-    assert set(ngram) <= set(flags_of(SGLANG))
-    assert ngram["--speculative-algorithm"] == "NGRAM"
-    assert ngram["--speculative-ngram-max-match-window-size"] == "3"
-    assert ngram["--speculative-ngram-min-match-window-size"] == "2"
 
 
 def test_notes_say_what_has_no_counterpart() -> None:

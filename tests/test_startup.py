@@ -7,47 +7,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import torch
-from conftest import EOS_ID, ByteTokenizer, tiny_qwen
+from conftest import load_tiny_models, tiny_local_preset
 
 from specviz.app.builder import build_demo
 from specviz.app.session import App
 from specviz.app.startup import Startup
 from specviz.core.settings import GenerationSettings
 from specviz.models import loader
-from specviz.models.presets import ModelSource, Preset
 from specviz.text import Phrase
 
-
-class LoaderTokenizer(ByteTokenizer):
-    """What the loader and a run ask of a transformers tokenizer, over the byte vocabulary."""
-
-    unk_token_id = None
-    chat_template = None
-
-    def get_vocab(self) -> dict[str, int]:
-        return {str(index): index for index in range(EOS_ID + 1)}
-
-    def __len__(self) -> int:
-        return EOS_ID + 1
-
-    def __call__(self, text: str, **_: Any) -> dict[str, list[int]]:
-        return {"input_ids": self.encode(text)}
-
-    def convert_tokens_to_ids(self, token: str) -> int:
-        return -1
-
-
-PRESET = Preset(
-    id="tiny",
-    label="tiny",
-    description="",
-    draft=ModelSource("local", "draft"),
-    target=ModelSource("local", "target"),
-    dtype="float32",
+PRESET = tiny_local_preset(
     settings=GenerationSettings(gamma=3, max_new_tokens=6, stop_on_eos=False),
-    chat_template=False,
-    trust_remote_code=False,
     default=True,
     prompts={"code": ("def fib(n):",)},
 )
@@ -55,17 +25,8 @@ PRESET = Preset(
 
 @pytest.fixture
 def tiny_models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The loader reads tiny models instead of files; returns the refs it was asked to read."""
-    read: list[str] = []
-
-    def load_model(source: ModelSource, *args: Any, **kwargs: Any) -> torch.nn.Module:
-        read.append(source.ref)
-        return tiny_qwen(1) if source.ref == "draft" else tiny_qwen(2, layers=3)
-
-    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
-    monkeypatch.setattr(loader, "load_model", load_model)
-    monkeypatch.setattr(loader, "load_tokenizer", lambda *args: LoaderTokenizer())
-    return read
+    """The loader reads tiny models instead of files; the refs it was asked to read."""
+    return load_tiny_models(monkeypatch, tmp_path)
 
 
 def first_step(app: App) -> None:
