@@ -14,7 +14,7 @@ PROMPT = "Write a Python function add(a, b) that returns a + b."
 # chat_template, the settings the page has controls for (schema order), race.
 CONTROLS = (
     "qwen2.5-coder-bundled", "draft-model", PROMPT, True, 4, False, False, 0.0, 0, 1.0, 0, 12,
-    False,
+    0.3, 0.2, False,
 )  # fmt: skip
 
 
