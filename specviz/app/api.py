@@ -1,4 +1,5 @@
-"""The app's programmatic endpoint, ``/generate`` (gradio_client): text and stats per cycle.
+"""The app's programmatic endpoints: ``/generate`` (gradio_client), text and stats per cycle, and
+``/health``, the server's memory and threads.
 
 Its parameters are ``prompt``, ``preset``, one per generation setting (from the settings schema;
 None keeps the preset's value), ``chat_template``, ``race`` and ``drafter`` (a drafter spec; None
@@ -8,6 +9,7 @@ keeps the preset's).
 from __future__ import annotations
 
 import inspect
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +18,7 @@ import gradio as gr
 from specviz.app.session import App, final_text, stats
 from specviz.app.setting_controls import POSITIONAL, with_setting_parameters
 from specviz.app.zerogpu import on_gpu
+from specviz.measure.memory import resident_bytes
 from specviz.models.presets import Preset
 
 
@@ -58,3 +61,19 @@ def generate_endpoint(app: App, default: Preset, engine_group: str) -> Any:
     )
     gr.api(endpoint, api_name="generate", concurrency_id=engine_group, concurrency_limit=1)
     return endpoint
+
+
+def health_endpoint(app: App) -> None:
+    """Register ``/health`` (outside the queue, so a full queue still answers): the server's
+    resident memory, its live threads and whether the engine is running a visitor's work. The
+    load test reads it before and after; a host can poll it."""
+
+    def health() -> dict[str, Any]:
+        """The server's resident memory in bytes, live threads, and whether the engine is busy."""
+        return {
+            "rss_bytes": resident_bytes(),
+            "threads": threading.active_count(),
+            "busy": app.engine_lock.locked(),
+        }
+
+    gr.api(health, api_name="health", queue=False, api_visibility="undocumented")

@@ -18,7 +18,7 @@ import gradio as gr
 from specviz.app import lab_tabs as labs
 from specviz.app import speedup_tabs as speedup_labs
 from specviz.app.advisor_tab import advisor_tab
-from specviz.app.api import generate_endpoint
+from specviz.app.api import generate_endpoint, health_endpoint
 from specviz.app.configs_panel import configs_panel
 from specviz.app.limits import LOCAL, Limits
 from specviz.app.live_tab import live_tab, stopped_status, wire_live_run
@@ -118,6 +118,7 @@ def build_demo(
             **PRIVATE,
         )
         generate_endpoint(app, default_preset(presets), ENGINE)
+        health_endpoint(app)
     if preload is not None:
         preload.start()
     return demo

@@ -128,7 +128,10 @@ class App:
             return gr.Error(error.message(self.lang))
         doing = t(doing_key, self.lang)
         text = str(error)
-        if isinstance(error, MemoryError) or "out of memory" in text.lower():
+        # CUDA says "out of memory"; torch's CPU allocator "can't allocate memory".
+        if isinstance(error, MemoryError) or any(
+            words in text.lower() for words in ("out of memory", "allocate memory")
+        ):
             return self.error("error.out_of_memory", doing=doing)
         return self.error("error.failed", doing=doing, cause=text or type(error).__name__)
 

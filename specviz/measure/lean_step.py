@@ -68,8 +68,9 @@ def time_lean_step(
     if context_length < 1 or blocks < 1 or steps_per_block < 1:
         raise UserError("error.lean_step.counts")
     lean_forward, lean_cache_for = lean
-    context = torch.arange(100, 100 + context_length).view(1, -1)
-    token = torch.tensor([[9]])
+    device = next(model.parameters()).device
+    context = torch.arange(100, 100 + context_length, device=device).view(1, -1)
+    token = torch.tensor([[9]], device=device)
     reference_cache, lean_cache = new_cache(model), lean_cache_for()
     expected = model(input_ids=context, past_key_values=reference_cache, logits_to_keep=1).logits
     got = lean_forward(input_ids=context, past_key_values=lean_cache, logits_to_keep=1).logits

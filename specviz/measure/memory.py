@@ -38,7 +38,7 @@ def peak_growth(device: torch.device) -> Iterator[PeakGrowth]:
         torch.cuda.synchronize(device)
         result.bytes = max(0, torch.cuda.max_memory_allocated(device) - before)
         return
-    start = _resident_bytes() if _reset_peak() else None
+    start = resident_bytes() if _reset_peak() else None
     yield result
     peak = _status_bytes("VmHWM")
     if start is not None and peak is not None:
@@ -59,7 +59,8 @@ def _reset_peak() -> bool:
     return True
 
 
-def _resident_bytes() -> int | None:
+def resident_bytes() -> int | None:
+    """The process's resident set now, in bytes (None where /proc/self/status is not there)."""
     return _status_bytes("VmRSS")
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import SafetensorError
 
 from specviz.core.cost_model import StepCosts
 from specviz.models.bundled import BUNDLED, BundledModelError, Progress, assemble, cache_root
@@ -39,6 +40,10 @@ from specviz.text import Phrase, UserError
 
 # Bump when the conversion below changes, so stale caches are rebuilt rather than trusted.
 _CONVERSION_VERSION = 1
+_CONVERSION_STAMP = "specviz-conversion.json"
+_FILES_STAMP = "specviz-files.json"
+# What from_pretrained raises for files it cannot read (missing, truncated, garbled headers).
+_UNREADABLE = (OSError, ValueError, RuntimeError, SafetensorError)
 _CACHE_DTYPE = torch.bfloat16  # cached weights: half the disk and load time of float32
 
 
@@ -316,14 +321,29 @@ def load_model(
     """Load one causal LM from any source, in eval mode on the device."""
     from transformers import AutoModelForCausalLM
 
-    folder, kwargs = _model_location(source, progress)
-    try:
-        model = AutoModelForCausalLM.from_pretrained(
+    def from_pretrained(folder: str, kwargs: dict[str, Any]) -> Any:
+        return AutoModelForCausalLM.from_pretrained(
             folder, dtype=dtype, trust_remote_code=trust_remote_code, **kwargs
         )
-    except OSError as error:
-        raise _load_failure(source, error) from error
-    return model.to(device).eval()  # type: ignore[arg-type, no-any-return]
+
+    folder, kwargs = _model_location(source, progress)
+    try:
+        model = from_pretrained(folder, kwargs)
+    except _UNREADABLE as error:
+        if _out_of_memory(error):
+            raise  # not the files' fault: the caller says so (the app: "out of memory")
+        if source.kind not in ("bundled", "gguf"):
+            raise _load_failure(source, error) from error
+        # The cached conversion is damaged in a way its stamp could not see (bytes changed in
+        # place, a truncated file): rebuild it once from the verified GGUF, then try again.
+        progress(Phrase("load.rebuilding", path=folder), 0.0)
+        forget_conversion(Path(folder))
+        folder, kwargs = _model_location(source, progress)
+        try:
+            model = from_pretrained(folder, kwargs)
+        except _UNREADABLE as again:
+            raise ModelLoadError("error.load.cache_unreadable", path=folder, cause=again) from again
+    return model.to(device).eval()  # type: ignore[no-any-return]
 
 
 def load_tokenizer(source: ModelSource, trust_remote_code: bool, progress: Progress) -> Any:
@@ -372,16 +392,15 @@ def converted_gguf(gguf: Path, folder: Path, progress: Progress = _quiet) -> Pat
     loads in about a second. A stamp naming the source file's size and mtime guards against reuse
     after the GGUF changes.
     """
-    stamp_path = folder / "specviz-conversion.json"
-    info = gguf.stat()
-    stamp = {
-        "version": _CONVERSION_VERSION,
-        "source": str(gguf),
-        "size": info.st_size,
-        "mtime_ns": info.st_mtime_ns,
-    }
-    if stamp_path.is_file() and json.loads(stamp_path.read_text()) == stamp:
-        return folder
+    stamp_path = folder / _CONVERSION_STAMP
+    files_path = folder / _FILES_STAMP
+    if stamp_path.is_file() and json.loads(stamp_path.read_text()) == _source_stamp(gguf):
+        if not files_path.is_file():
+            # Converted before its files were stamped: trusted as it is, and stamped from now on.
+            files_path.write_text(json.dumps(_files_stamp(folder)))
+            return folder
+        if json.loads(files_path.read_text()) == _files_stamp(folder):
+            return folder
     from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
     progress(Phrase("load.dequantizing", file=gguf.name), 0.0)
@@ -406,9 +425,40 @@ def converted_gguf(gguf: Path, folder: Path, progress: Progress = _quiet) -> Pat
     stamp_path.unlink(missing_ok=True)
     model.save_pretrained(str(folder))
     tokenizer.save_pretrained(str(folder))
-    stamp_path.write_text(json.dumps(stamp))
+    files_path.write_text(json.dumps(_files_stamp(folder)))
+    stamp_path.write_text(json.dumps(_source_stamp(gguf)))
     progress(Phrase("load.cached", file=gguf.name), 1.0)
     return folder
+
+
+def _source_stamp(gguf: Path) -> dict[str, Any]:
+    """The GGUF a conversion was made from, by size and mtime."""
+    info = gguf.stat()
+    return {
+        "version": _CONVERSION_VERSION,
+        "source": str(gguf),
+        "size": info.st_size,
+        "mtime_ns": info.st_mtime_ns,
+    }
+
+
+def _files_stamp(folder: Path) -> dict[str, list[int]]:
+    """Every file a conversion wrote, by size and mtime: one changed, truncated or deleted since
+    is noticed and the conversion made again."""
+    return {
+        path.name: [path.stat().st_size, path.stat().st_mtime_ns]
+        for path in sorted(folder.iterdir())
+        if path.is_file() and path.name not in (_CONVERSION_STAMP, _FILES_STAMP)
+    }
+
+
+def _out_of_memory(error: BaseException) -> bool:
+    return isinstance(error, RuntimeError) and "memory" in str(error).lower()
+
+
+def forget_conversion(folder: Path) -> None:
+    """Make the next load convert the GGUF again (the cached copy is not to be trusted)."""
+    (folder / _CONVERSION_STAMP).unlink(missing_ok=True)
 
 
 def check_tokenizers(draft_tokenizer: Any, target_tokenizer: Any, preset: Preset) -> None:

@@ -317,6 +317,7 @@ TABLE = MappingProxyType(
         "load.dequantizing": "Dequantizing {file} (first load only)",
         "load.caching": "Caching {file} as safetensors",
         "load.cached": "Cached {file}",
+        "load.rebuilding": "The cached copy in {path} could not be read; rebuilding it",
         "load.joining": "Joining {model} from {parts} packages",
         "load.ready": "Models ready",
         # --- issue 12 point 6: step costs measured at load, the draft format and γ they choose ---
@@ -971,6 +972,36 @@ TABLE = MappingProxyType(
         "cli.projection.head": "PROJECTION (roofline model, not measured) on {gpu}:",
         "cli.projection.best": "  best γ {gamma}: about {speedup}×; c = {cost}",
         "cli.projection.assumes": "  assumes: {assumption}",
+        # --- the load test (python -m specviz loadtest) -----------------------------------------
+        "cli.loadtest.bad_size": "--sessions, --max-new-tokens and --waves must each be at least 1.",
+        "cli.loadtest.runs": (
+            "{runs} runs ({sessions} visitors at once × {waves} waves, {tokens} tokens each): "
+            "{completed} completed, {refused} refused (queue full), {cancelled} cancelled, "
+            "{failed} failed, {lost} lost"
+        ),
+        "cli.loadtest.times": (
+            "wait for the engine p50 {wait50} s, p95 {wait95} s; first cycle p50 {first50} s, "
+            "p95 {first95} s; {rate} tokens/s to the whole room over {wall} s"
+        ),
+        "cli.loadtest.memory": (
+            "server memory {before} MiB before, {first} MiB after the first wave, {after} MiB "
+            "after the last ({growth}); threads {threads_first} after the first wave, "
+            "{threads} after the last"
+        ),
+        "cli.loadtest.alone": (
+            "each completed run repeated alone: {checked} checked, {differed} gave other tokens"
+        ),
+        "cli.loadtest.failure": "  run {index} failed: {error}",
+        # --- the GPU check (python -m specviz gpu-check) ----------------------------------------
+        "cli.gpu_check.no_cuda": (
+            "No CUDA device here: gpu-check measures a GPU. Run it on a machine with one, or "
+            "check the command itself with --device cpu --tiny."
+        ),
+        "cli.gpu_check.bad_tokens": "--max-new-tokens must be between 1 and 64.",
+        "cli.gpu_check.done": (
+            "{device}: greedy speculative equals plain: {equal}; draft step {draft_ms} ms, target "
+            "step {target_ms} ms (lean), c = {cost}; the full record is in {out}"
+        ),
         # --- errors the user can fix (raised as UserError) ----------------------------------------
         "error.prompt_empty": "the prompt is empty",
         "error.unknown_preset": "unknown preset {name}; known: {known}",
@@ -1113,6 +1144,10 @@ TABLE = MappingProxyType(
         "error.load.unknown_bundled": "Unknown bundled model {name}; bundled models: {known}.",
         "error.load.unknown_kind": "Unknown model source kind {kind}.",
         "error.load.gguf_unreadable": "Could not read GGUF file {path}: {cause}",
+        "error.load.cache_unreadable": (
+            "The cached copy in {path} could not be read even after rebuilding it from the GGUF "
+            "file ({cause}). Delete that folder and try again."
+        ),
         "load.vocab.sizes": (
             "{first} and {second} use different tokenizers: {sizes} tokens. The draft must share "
             "the target's vocabulary (speculative decoding compares p(x) and q(x) for one id x)."

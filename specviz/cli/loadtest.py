@@ -1,0 +1,410 @@
+"""`python -m specviz loadtest`: a room of visitors against a running app, through its API.
+
+N visitors press Run at once on ``/generate``, each with its own seed and prompt; some press Stop
+after the first cycle and some close their connection mid-run (the browser tab closing). The
+report counts completed, refused (queue full), cancelled and failed runs, the wait and the time to
+the first cycle (p50, p95), the tokens per second the server delivered to the room, and the
+server's memory and threads before and after (from its ``/health`` endpoint). Then every completed
+run is repeated alone, one at a time: a seeded run must give the same tokens whether or not 29
+other visitors shared the engine (no cross-talk between sessions).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from specviz.cli.options import print_json, say
+
+# Prompts of different lengths and kinds, so that concurrent runs really differ.
+PROMPTS = (
+    "def fibonacci(n):",
+    "Write a Python function that reverses a string.",
+    "Explain what a hash map is in one sentence.",
+    "class Stack:\n    def __init__(self):",
+    "SELECT name, COUNT(*) FROM orders",
+    "Translate to French: the cat sleeps on the warm chair.",
+)
+ROLES = ("run", "run", "run", "stop", "run", "disconnect")  # one in six stops, one in six leaves
+POLL_S = 0.02
+
+
+@dataclass
+class Visit:
+    """One visitor's run as the load test saw it."""
+
+    index: int
+    role: str  # "run", "stop" (presses Stop after the first cycle) or "disconnect"
+    seed: int
+    prompt: str
+    outcome: str = "lost"  # completed, refused, cancelled, failed; lost: never told anything
+    wait_s: float | None = None  # submitted -> the server started the run
+    first_cycle_s: float | None = None  # submitted -> the first cycle's output arrived
+    total_s: float | None = None
+    tokens: int = 0
+    text: str = ""
+    error: str = ""
+    alone_equal: bool | None = None  # the same run done alone gave the same text
+
+
+@dataclass
+class Report:
+    """What the load test measured, as the CLI prints it and ``--json`` writes it."""
+
+    url: str
+    sessions: int
+    max_new_tokens: int
+    waves: int
+    counts: dict[str, int]
+    wait_p50_s: float | None
+    wait_p95_s: float | None
+    first_cycle_p50_s: float | None
+    first_cycle_p95_s: float | None
+    tokens_per_s: float
+    wall_s: float
+    health_before: dict[str, Any]
+    health_after_first_wave: dict[str, Any]
+    health_after: dict[str, Any]
+    cross_talk: list[int]  # indices of completed runs whose solo repeat differed
+    visits: list[Visit] = field(default_factory=list)
+
+    @property
+    def rss_growth(self) -> float | None:
+        """Server RSS after the last wave relative to after the first (0.02: 2 % more)."""
+        first = self.health_after_first_wave.get("rss_bytes")
+        last = self.health_after.get("rss_bytes")
+        if not first or not last:
+            return None
+        return float(last) / float(first) - 1.0
+
+
+def percentile(values: Sequence[float], fraction: float) -> float | None:
+    """The ``fraction`` quantile of ``values`` by linear interpolation (None for no values)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    position = fraction * (len(ordered) - 1)
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def plan_visits(sessions: int, wave: int = 0, first_seed: int = 1000) -> list[Visit]:
+    """The visitors of one wave: distinct seeds and prompts, Stop and disconnect mixed in."""
+    return [
+        Visit(
+            index=wave * sessions + i,
+            role=ROLES[i % len(ROLES)] if sessions > 1 else "run",
+            seed=first_seed + wave * sessions + i,
+            prompt=PROMPTS[i % len(PROMPTS)],
+        )
+        for i in range(sessions)
+    ]
+
+
+def _arguments(visit: Visit, max_new_tokens: int) -> dict[str, Any]:
+    return {
+        "prompt": visit.prompt,
+        "seed": visit.seed,
+        "max_new_tokens": max_new_tokens,
+        "temperature": 1.0,
+    }
+
+
+def _text_and_tokens(output: Any) -> tuple[str, int]:
+    text, stats = output
+    totals = stats.get("totals") or {}
+    return str(text), int(totals.get("new_tokens", 0))
+
+
+def run_visit(client_for: Callable[[], Any], visit: Visit, max_new_tokens: int) -> Visit:
+    """One visitor through gradio_client: run to the end, or press Stop after the first cycle."""
+    start = time.perf_counter()
+    try:
+        client = client_for()
+        job = client.submit(api_name="/generate", **_arguments(visit, max_new_tokens))
+        cancelled = False
+        while not job.done():
+            code = job.status().code.name
+            now = time.perf_counter() - start
+            if visit.wait_s is None and code in ("PROCESSING", "ITERATING", "PROGRESS"):
+                visit.wait_s = now
+            if visit.first_cycle_s is None and job.outputs():
+                visit.first_cycle_s = now
+                visit.wait_s = visit.wait_s if visit.wait_s is not None else now
+                if visit.role == "stop":
+                    job.cancel()
+                    cancelled = True
+                    break
+            if code == "QUEUE_FULL":
+                visit.outcome = "refused"
+                break
+            time.sleep(POLL_S)
+        visit.total_s = time.perf_counter() - start
+        if visit.outcome == "refused":
+            return visit
+        if cancelled:
+            visit.outcome = "cancelled"
+            return visit
+        visit.text, visit.tokens = _text_and_tokens(job.result())
+        if visit.first_cycle_s is None:
+            visit.first_cycle_s = visit.total_s
+        if visit.wait_s is None:
+            visit.wait_s = visit.first_cycle_s
+        visit.outcome = "completed"
+    except Exception as error:  # every failure is counted and named, not raised
+        message = str(error) or type(error).__name__
+        visit.error = message
+        visit.outcome = "refused" if "queue is full" in message.lower() else "failed"
+        visit.total_s = time.perf_counter() - start
+    return visit
+
+
+def disconnect_visit(url: str, visit: Visit, max_new_tokens: int) -> Visit:
+    """A visitor who closes the tab mid-run: joins the queue as a browser does, reads the event
+    stream until the first cycle arrives, then drops the connection without a word."""
+    import httpx
+    from gradio_client import Client
+
+    start = time.perf_counter()
+    session_hash = uuid.uuid4().hex[:11]
+    try:
+        client = Client(url, verbose=False)
+        endpoint = client.view_api(return_format="dict", print_info=False)["named_endpoints"][
+            "/generate"
+        ]
+        names = [parameter["parameter_name"] for parameter in endpoint["parameters"]]
+        given = _arguments(visit, max_new_tokens)
+        defaults = {
+            parameter["parameter_name"]: parameter.get("parameter_default")
+            for parameter in endpoint["parameters"]
+        }
+        data = [given.get(name, defaults.get(name)) for name in names]
+        base = url.rstrip("/") + "/gradio_api"
+        with httpx.Client(timeout=120) as http:
+            dependencies = http.get(url.rstrip("/") + "/config").json()["dependencies"]
+            fn_index = next(
+                dependency["id"]
+                for dependency in dependencies
+                if dependency.get("api_name") == "generate"
+            )
+            joined = http.post(
+                base + "/queue/join",
+                json={"data": data, "fn_index": fn_index, "session_hash": session_hash},
+            )
+            if joined.status_code == 503:
+                visit.outcome = "refused"
+                return visit
+            joined.raise_for_status()
+            with http.stream(
+                "GET", base + "/queue/data", params={"session_hash": session_hash}
+            ) as stream:
+                for line in stream.iter_lines():
+                    if not line.startswith("data:"):
+                        continue
+                    message = json.loads(line[5:])
+                    kind = message.get("msg")
+                    now = time.perf_counter() - start
+                    if kind == "process_starts" and visit.wait_s is None:
+                        visit.wait_s = now
+                    if kind == "process_generating":
+                        visit.first_cycle_s = now
+                        break  # the tab closes here
+                    if kind == "process_completed":
+                        break
+        visit.outcome = "cancelled"
+    except Exception as error:
+        visit.error = str(error) or type(error).__name__
+        visit.outcome = "failed"
+    visit.total_s = time.perf_counter() - start
+    return visit
+
+
+def health(url: str) -> dict[str, Any]:
+    """The server's ``/health`` answer: RSS bytes, live threads, whether the engine is busy."""
+    from gradio_client import Client
+
+    try:
+        answer = Client(url, verbose=False).predict(api_name="/health")
+    except Exception as error:
+        return {"error": str(error)}
+    return dict(answer) if isinstance(answer, dict) else {"answer": answer}
+
+
+def run_wave(url: str, visits: Sequence[Visit], max_new_tokens: int) -> None:
+    """All of a wave's visitors at once, each on its own thread and its own client session."""
+    from gradio_client import Client
+
+    def client_for() -> Any:
+        return Client(url, verbose=False)
+
+    def one(visit: Visit) -> None:
+        if visit.role == "disconnect":
+            disconnect_visit(url, visit, max_new_tokens)
+        else:
+            run_visit(client_for, visit, max_new_tokens)
+
+    threads = [threading.Thread(target=one, args=(visit,), daemon=True) for visit in visits]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def check_alone(url: str, visits: Sequence[Visit], max_new_tokens: int) -> list[int]:
+    """Repeat every completed run alone; the indices of those whose text differed."""
+    from gradio_client import Client
+
+    client = Client(url, verbose=False)
+    differed = []
+    for visit in visits:
+        if visit.outcome != "completed":
+            continue
+        alone = Visit(visit.index, "run", visit.seed, visit.prompt)
+        run_visit(lambda: client, alone, max_new_tokens)
+        visit.alone_equal = alone.outcome == "completed" and alone.text == visit.text
+        if not visit.alone_equal:
+            differed.append(visit.index)
+    return differed
+
+
+def load_test(
+    url: str, sessions: int, max_new_tokens: int, waves: int = 1, check: bool = True
+) -> Report:
+    """Drive ``waves`` waves of ``sessions`` concurrent visitors; the measured report."""
+    before = health(url)
+    visits: list[Visit] = []
+    after_first: dict[str, Any] = {}
+    start = time.perf_counter()
+    for wave in range(waves):
+        wave_visits = plan_visits(sessions, wave)
+        run_wave(url, wave_visits, max_new_tokens)
+        visits.extend(wave_visits)
+        if wave == 0:
+            after_first = health(url)
+    wall = time.perf_counter() - start
+    after = health(url)
+    differed = check_alone(url, visits, max_new_tokens) if check else []
+    counts = {name: 0 for name in ("completed", "refused", "cancelled", "failed", "lost")}
+    for visit in visits:
+        counts[visit.outcome] += 1
+    waits = [v.wait_s for v in visits if v.wait_s is not None and v.outcome != "refused"]
+    firsts = [v.first_cycle_s for v in visits if v.first_cycle_s is not None]
+    return Report(
+        url=url,
+        sessions=sessions,
+        max_new_tokens=max_new_tokens,
+        waves=waves,
+        counts=counts,
+        wait_p50_s=percentile(waits, 0.5),
+        wait_p95_s=percentile(waits, 0.95),
+        first_cycle_p50_s=percentile(firsts, 0.5),
+        first_cycle_p95_s=percentile(firsts, 0.95),
+        tokens_per_s=sum(v.tokens for v in visits) / wall if wall > 0 else 0.0,
+        wall_s=wall,
+        health_before=before,
+        health_after_first_wave=after_first,
+        health_after=after,
+        cross_talk=differed,
+        visits=visits,
+    )
+
+
+def add_loadtest_command(commands: Any) -> None:
+    """Register ``loadtest`` on the CLI's subcommands."""
+    parser = commands.add_parser(
+        "loadtest", help="drive N concurrent visitors against a running app (its URL)"
+    )
+    parser.add_argument(
+        "--url", required=True, help="the app's address, e.g. http://127.0.0.1:7860"
+    )
+    parser.add_argument("--sessions", type=int, default=6, help="visitors at once (default 6)")
+    parser.add_argument("--max-new-tokens", type=int, default=8, help="tokens per run (default 8)")
+    parser.add_argument(
+        "--waves", type=int, default=1, help="times the room presses Run together (default 1)"
+    )
+    parser.add_argument(
+        "--no-alone-check",
+        action="store_true",
+        help="skip repeating each completed run alone (the cross-talk check)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.set_defaults(run=run_loadtest)
+
+
+def run_loadtest(args: argparse.Namespace) -> int:
+    """The ``loadtest`` command: run it, print the report; exit 1 if a run was lost or failed or
+    a run differed from itself done alone."""
+    if args.sessions < 1 or args.max_new_tokens < 1 or args.waves < 1:
+        say("cli.loadtest.bad_size", args.lang)
+        return 2
+    report = load_test(
+        args.url, args.sessions, args.max_new_tokens, args.waves, check=not args.no_alone_check
+    )
+    if args.json:
+        out = asdict(report)
+        out["rss_growth"] = report.rss_growth
+        print_json(out)
+    else:
+        print_report(report, args.lang)
+    bad = report.counts["failed"] + report.counts["lost"] + len(report.cross_talk)
+    return 1 if bad else 0
+
+
+def _seconds(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def _megabytes(health_answer: dict[str, Any]) -> str:
+    rss = health_answer.get("rss_bytes")
+    return "—" if not rss else f"{float(rss) / 2**20:.0f}"
+
+
+def print_report(report: Report, lang: str) -> None:
+    """The report as the CLI's lines, worded by the catalogue."""
+    counts = report.counts
+    say(
+        "cli.loadtest.runs",
+        lang,
+        runs=len(report.visits),
+        sessions=report.sessions,
+        waves=report.waves,
+        tokens=report.max_new_tokens,
+        completed=counts["completed"],
+        refused=counts["refused"],
+        cancelled=counts["cancelled"],
+        failed=counts["failed"],
+        lost=counts["lost"],
+    )
+    say(
+        "cli.loadtest.times",
+        lang,
+        wait50=_seconds(report.wait_p50_s),
+        wait95=_seconds(report.wait_p95_s),
+        first50=_seconds(report.first_cycle_p50_s),
+        first95=_seconds(report.first_cycle_p95_s),
+        rate=f"{report.tokens_per_s:.2f}",
+        wall=f"{report.wall_s:.1f}",
+    )
+    growth = report.rss_growth
+    say(
+        "cli.loadtest.memory",
+        lang,
+        before=_megabytes(report.health_before),
+        first=_megabytes(report.health_after_first_wave),
+        after=_megabytes(report.health_after),
+        growth="—" if growth is None else f"{growth:+.1%}",
+        threads_first=report.health_after_first_wave.get("threads", "—"),
+        threads=report.health_after.get("threads", "—"),
+    )
+    checked = sum(1 for visit in report.visits if visit.alone_equal is not None)
+    say("cli.loadtest.alone", lang, checked=checked, differed=len(report.cross_talk))
+    for visit in report.visits:
+        if visit.outcome == "failed":
+            say("cli.loadtest.failure", lang, index=visit.index, error=visit.error)
