@@ -62,7 +62,11 @@ def main() -> None:
     if zerogpu.zero_gpu():
         zerogpu.start()
         cache.load_pair(default_preset(presets), device="cuda")  # ZeroGPU: on cuda at start-up
-    site = bilingual_app(presets, cache, limits=limits, replay=replay)
+    # The default pair loads and warms up while the server starts (its progress shown in the
+    # page), so the first visitor's Step does not wait for it; ZeroGPU placed it above already.
+    site = bilingual_app(
+        presets, cache, limits=limits, replay=replay, startup=not zerogpu.zero_gpu()
+    )
     running = serve(site, args.host, args.port)
     mode = " (hosted mode)" if hosted else ""
     print(f"specviz is running at {running.url}{mode} (日本語: {running.url}ja/)", flush=True)

@@ -13,6 +13,7 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, TypeVar
 
@@ -51,6 +52,64 @@ class ByteTokenizer:
         if not skip_special_tokens and EOS_ID in token_ids:
             text += "</s>"
         return text
+
+
+class LoaderTokenizer(ByteTokenizer):
+    """What the loader and a run ask of a transformers tokenizer, over the byte vocabulary."""
+
+    unk_token_id = None
+    chat_template = None
+
+    def get_vocab(self) -> dict[str, int]:
+        return {str(index): index for index in range(EOS_ID + 1)}
+
+    def __len__(self) -> int:
+        return EOS_ID + 1
+
+    def __call__(self, text: str, **_: Any) -> dict[str, list[int]]:
+        return {"input_ids": self.encode(text)}
+
+    def convert_tokens_to_ids(self, token: str) -> int:
+        return -1
+
+
+def load_tiny_models(monkeypatch: pytest.MonkeyPatch, cache_folder: Path) -> list[str]:
+    """Make the loader read tiny models ("draft": 2 layers, any other ref: 3) and the byte
+    tokenizer instead of files, its cost cache in *cache_folder*; returns the refs it reads."""
+    from specviz.models import loader
+
+    read: list[str] = []
+
+    def load_model(source: Any, *args: Any, **kwargs: Any) -> torch.nn.Module:
+        read.append(source.ref)
+        return tiny_qwen(1) if source.ref == "draft" else tiny_qwen(2, layers=3)
+
+    monkeypatch.setenv("SPECVIZ_CACHE", str(cache_folder))
+    monkeypatch.setattr(loader, "load_model", load_model)
+    monkeypatch.setattr(loader, "load_tokenizer", lambda *args: LoaderTokenizer())
+    return read
+
+
+def tiny_local_preset(**changes: Any) -> Any:
+    """A preset of the models load_tiny_models serves (local sources "draft" and "target")."""
+    from dataclasses import replace
+
+    from specviz.models.presets import ModelSource, Preset
+
+    preset = Preset(
+        id="tiny",
+        label="tiny",
+        description="",
+        draft=ModelSource("local", "draft"),
+        target=ModelSource("local", "target"),
+        dtype="float32",
+        settings=GenerationSettings(),
+        chat_template=False,
+        trust_remote_code=False,
+        default=False,
+        prompts={"code": ("x",)},
+    )
+    return replace(preset, **changes)
 
 
 @dataclass

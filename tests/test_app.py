@@ -36,7 +36,7 @@ def test_run_and_step_take_the_controls_by_name_in_a_fixed_order(api: dict) -> N
     assert api["/run"] == api["/step"] == expected
     assert shown == [
         "gamma", "adaptive_gamma", "cost_gamma", "temperature", "top_k", "top_p", "seed",
-        "max_new_tokens",
+        "max_new_tokens", "draft_stop_below", "draft_stop_cumulative",
     ]  # fmt: skip
 
 
@@ -58,8 +58,21 @@ def test_controls_follow_the_schema() -> None:
     assert isinstance(components["top_k"], gr.Number) and components["top_k"].minimum == 0
     assert (top_p.minimum, top_p.maximum, top_p.value) == (0.05, 1.0, 0.9)  # the slider's range
     assert (max_new.maximum, max_new.elem_id) == (512, "sv-max-new-tokens")
-    assert "draft_stop_below" not in components  # tuned per pair: the preset's value
+    assert "stop_on_eos" not in components  # the app always stops at the end of the answer
     assert controls.updates(DEFAULT.settings)[gamma] == DEFAULT.settings.gamma
+
+
+def test_the_draft_stops_are_controls_starting_at_the_presets_values() -> None:
+    with gr.Blocks():
+        controls = setting_controls(DEFAULT.settings)
+    below = controls.components["draft_stop_below"]
+    cumulative = controls.components["draft_stop_cumulative"]
+    assert isinstance(below, gr.Slider) and isinstance(cumulative, gr.Slider)
+    assert (below.value, cumulative.value) == (0.3, 0.2)  # the bundled preset's tuning
+    assert (below.elem_id, below.maximum) == ("sv-draft-stop-below", 0.95)
+    other = next(preset for preset in PRESETS.values() if preset.settings.draft_stop_below == 0)
+    updates = controls.updates(other.settings)
+    assert updates[below] == 0.0 and updates[cumulative] == other.settings.draft_stop_cumulative
 
 
 def test_inputs_read_the_controls_through_the_schema_over_the_preset() -> None:

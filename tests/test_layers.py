@@ -21,6 +21,7 @@ LAYER_RANK: dict[str, int] = {
     "drafters": 2,
     "models": 2,
     "measure": 3,
+    "production": 3,
     "views": 4,
     "labs": 5,
     "export": 5,

@@ -9,12 +9,11 @@ from typing import Any
 
 import pytest
 import torch
-from conftest import EOS_ID, ByteTokenizer, TinyPair, tiny_qwen
+from conftest import ByteTokenizer, TinyPair, load_tiny_models, tiny_local_preset
 
 import specviz.models.loader as loader
 from specviz.core.cost_model import StepCosts
-from specviz.core.settings import GenerationSettings
-from specviz.models.presets import ModelSource, Preset
+from specviz.models.presets import Preset
 from specviz.models.step_costs import (
     GAMMA_MEASURED,
     MIN_SIZES,
@@ -131,50 +130,14 @@ def test_the_report_words_the_costs_and_the_choice() -> None:
 # -- the loader: measured once, cached, the unchosen formats dropped ---------------------------
 
 
-class FakeTokenizer(ByteTokenizer):
-    """What the loader asks of a transformers tokenizer, over the byte vocabulary."""
-
-    unk_token_id = None
-
-    def get_vocab(self) -> dict[str, int]:
-        return {str(index): index for index in range(EOS_ID + 1)}
-
-    def __len__(self) -> int:
-        return EOS_ID + 1
-
-    def convert_tokens_to_ids(self, token: str) -> int:
-        return -1
-
-
 def tiny_preset() -> Preset:
-    return Preset(
-        id="tiny",
-        label="tiny",
-        description="",
-        draft=ModelSource("local", "draft"),
-        target=ModelSource("local", "target"),
-        dtype="float32",
-        settings=GenerationSettings(),
-        chat_template=False,
-        trust_remote_code=False,
-        default=False,
-        prompts={"code": ("x",)},
-        draft_quantization="auto",
-    )
+    return tiny_local_preset(draft_quantization="auto")
 
 
 def test_the_loader_measures_once_then_reads_the_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    loaded: list[str] = []
-
-    def load_model(source: ModelSource, *args: Any, **kwargs: Any) -> torch.nn.Module:
-        loaded.append(source.ref)
-        return tiny_qwen(1) if source.ref == "draft" else tiny_qwen(2, layers=3)
-
-    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
-    monkeypatch.setattr(loader, "load_model", load_model)
-    monkeypatch.setattr(loader, "load_tokenizer", lambda *args: FakeTokenizer())
+    loaded = load_tiny_models(monkeypatch, tmp_path)
     cache = loader.ModelCache()
     pair = cache.load_pair(tiny_preset(), device="cpu")
     report = pair.cost_report

@@ -11,11 +11,11 @@ pytestmark = pytest.mark.slow
 
 PROMPT = "Write a Python function add(a, b) that returns a + b."
 # Positional inputs of /run and /step, in the order the API lists them: preset, drafter, prompt,
-# chat_template, the settings the page has controls for (schema order), race, the race's drafter
-# lanes and its repeats per lane.
+# chat_template, the settings the page has controls for (schema order, the two draft stops last),
+# race, the race's drafter lanes and its repeats per lane.
 CONTROLS = (
     "qwen2.5-coder-bundled", "draft-model", PROMPT, True, 4, False, False, 0.0, 0, 1.0, 0, 12,
-    False, [], 3,
+    0.3, 0.2, False, [], 3,
 )  # fmt: skip
 
 

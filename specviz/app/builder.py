@@ -20,6 +20,7 @@ from specviz.app import lab_tabs as labs
 from specviz.app import speedup_tabs as speedup_labs
 from specviz.app.advisor_tab import advisor_tab
 from specviz.app.api import generate_endpoint, health_endpoint
+from specviz.app.configs_panel import configs_panel
 from specviz.app.export_panel import export_panel, wire_exports
 from specviz.app.glossary import glossary_panel, wire_glossary
 from specviz.app.language_switch import language_switch_html
@@ -28,6 +29,7 @@ from specviz.app.live_tab import live_tab, stopped_status, wire_live_run
 from specviz.app.present import player_row, present_bar, wire_player, wire_present
 from specviz.app.run_controls import PRIVATE, run_controls
 from specviz.app.session import App
+from specviz.app.startup import Startup, startup_banner
 from specviz.export.trace import Trace
 from specviz.models.loader import ModelCache
 from specviz.models.presets import Preset, default_preset
@@ -81,13 +83,21 @@ def build_demo(
     limits: Limits = LOCAL,
     replay: Trace | None = None,
     engine_lock: threading.Lock | None = None,
+    startup: bool | Startup = False,
 ) -> gr.Blocks:
     """The whole app, wired to the given presets and model cache (shared across sessions), its
     text in *lang* (every tab and message takes its words from that table of the catalogue),
     every request held to *limits* (``specviz.app.limits``: local or hosted); a *replay* trace
     plays in the live tab when a page opens; *engine_lock* shared with the other languages'
-    demos over the same models (``specviz.app.site``)."""
+    demos over the same models (``specviz.app.site``). *startup*: True loads and warms the
+    default pair now, in the background, with its progress in the page (``specviz.app.startup``),
+    instead of on the first Run; a Startup already begun by the caller (one for every language's
+    page) only shows its progress."""
     app = App(presets, model_cache or ModelCache(), lang=lang, limits=limits, lock=engine_lock)
+    if isinstance(startup, Startup):
+        preload: Startup | None = startup
+    else:
+        preload = Startup(app, default_preset(presets)) if startup else None
     title = title if title is not None else t("app.title", lang)
     demo = CheckedBlocks(lang, title=title, delete_cache=limits.delete_cache)
     with demo:
@@ -100,12 +110,15 @@ def build_demo(
                 t("app.heading", lang, title=title, intro=t("app.intro", lang)),
                 elem_classes="sv-title",
             )
+            if preload is not None:
+                startup_banner(preload, lang)
             bar = present_bar(presets, lang)
             with gr.Row(equal_height=False, elem_id="sv-main"):
                 with gr.Column(scale=1, min_width=320, elem_id="sv-controls"):
                     controls = run_controls(presets, lang, limits)
                     player = player_row(lang)  # shown under the run buttons (assets/specviz.css)
                     exports = export_panel(lang)
+                    configs_panel(controls, presets, lang)
                 # Tabs that do not fit wrap onto a second row (at 150 % zoom, on a phone) rather than
                 # hiding behind a "⋯" menu.
                 with (
@@ -137,4 +150,6 @@ def build_demo(
         )
         generate_endpoint(app, default_preset(presets), ENGINE)
         health_endpoint(app)
+    if preload is not None and startup is True:
+        preload.start()
     return demo

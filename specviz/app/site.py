@@ -26,9 +26,11 @@ from fastapi.responses import RedirectResponse
 from specviz.app.builder import build_demo, launch_options, queue_options
 from specviz.app.language_switch import CHOICE_PARAMETER, LANGUAGE_PATHS, browser_language
 from specviz.app.limits import LOCAL, Limits
+from specviz.app.session import App
+from specviz.app.startup import Startup
 from specviz.export.trace import Trace
 from specviz.models.loader import ModelCache
-from specviz.models.presets import Preset
+from specviz.models.presets import Preset, default_preset
 
 
 def bilingual_app(
@@ -37,13 +39,18 @@ def bilingual_app(
     *,
     limits: Limits = LOCAL,
     replay: Trace | None = None,
+    startup: bool = False,
 ) -> fastapi.FastAPI:
     """One FastAPI app serving the demo in every language of ``LANGUAGE_PATHS``, all over one
     model cache and one engine lock (so two pages never run two generations at once); a *replay*
-    trace plays on every page when it opens."""
+    trace plays on every page when it opens; with *startup* the default pair loads and warms up
+    once, in the background, every page showing its progress."""
     cache = model_cache or ModelCache()
     lock = threading.Lock()
     site = fastapi.FastAPI()
+    preload = None
+    if startup:
+        preload = Startup(App(presets, cache, limits=limits, lock=lock), default_preset(presets))
 
     @site.middleware("http")
     async def follow_the_browser(request: fastapi.Request, call_next: Any) -> Any:
@@ -60,6 +67,8 @@ def bilingual_app(
         demo.queue(**queue_options(limits))
         options = launch_options(limits)
         gr.mount_gradio_app(site, demo, f"/{LANGUAGE_PATHS[lang]}", **options)
+    if preload is not None:
+        preload.start()
     return site
 
 

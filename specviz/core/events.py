@@ -186,6 +186,13 @@ class Cycle:
     # 1 - draft_doubt_scale × (1 - max q): the draft's doubts, scaled down when its guesses have so
     # far in this run been right more often than it expected (1.0: its own numbers).
     draft_doubt_scale: float = 1.0
+    # Why a draft is shorter than γ, told from the cycle alone: the γ the draft was allowed this
+    # cycle (the setting's, or its schedule's choice; 0 in records built by hand) and the run's two
+    # stop thresholds (0 = off), so "drafted 1 of γ = 5: guess 0.04, below the 0.3 stop" needs
+    # nothing but this record.
+    draft_gamma: int = 0
+    draft_stop_below: float = 0.0
+    draft_stop_cumulative: float = 0.0
     # The kind of drafter that proposed this cycle's tokens, as the registry names it
     # ("draft-model", ...); "" in records built by hand.
     drafter: str = ""

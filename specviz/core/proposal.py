@@ -34,6 +34,8 @@ class Proposal:
     drafter: str  # the kind that proposed, as the registry names it (Cycle.drafter)
     ended_by: str = "gamma"  # why the draft ended: a Cycle.draft_end value (see Cycle)
     doubt_scale: float = 1.0  # what the cumulative stop multiplied each doubt 1 - max q by
+    # The γ this draft was allowed (the setting's, or its schedule's choice this cycle); 0: unsaid.
+    gamma: int = 0
     # For a copying proposer (prompt lookup): the context position each proposed token was copied
     # from, (n,) indices into the committed context (prompt then emitted tokens); None otherwise.
     copied_from: tuple[int, ...] | None = None

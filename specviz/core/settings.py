@@ -228,15 +228,15 @@ def _checked(
     return checked
 
 
-# A draft stop's threshold: a probability below 1 (at 1 every draft would stop at once), tuned per
-# pair, so the app has no control for it and uses the preset's value.
+# A draft stop's threshold: a probability below 1 (at 1 every draft would stop at once). Tuned per
+# pair, so a preset sets it; the app shows it as a control starting at the preset's value, since a
+# cycle card that says "stopped below the 0.3 stop" should let the reader move the 0.3.
 _DRAFT_STOP: dict[str, Any] = {
     "low": 0.0,
     "high": 1.0,
     "high_open": True,
     "step": 0.05,
     "slider_high": 0.95,
-    "in_app": False,
 }
 
 

@@ -90,6 +90,7 @@ class ModelDrafter:
             drafter=self.kind,
             ended_by=self.policy.ended_by,
             doubt_scale=self.policy.doubt_scale,
+            gamma=self.policy.gamma,
         )
 
     def _next_logits(self, feed: torch.Tensor) -> torch.Tensor:

@@ -278,6 +278,7 @@ class LayerSkipDrafter:
             drafter=self.kind,
             ended_by=WAITS_FOR_PREFILL if cache.length == 0 else self.policy.ended_by,
             doubt_scale=self.policy.doubt_scale,
+            gamma=self.policy.gamma,
             detail=self.layers,
         )
 

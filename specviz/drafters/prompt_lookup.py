@@ -208,6 +208,7 @@ class PromptLookupDrafter:
             drafter=self.kind,
             ended_by=ended_by,
             doubt_scale=self.policy.doubt_scale,
+            gamma=self.policy.gamma,
             copied_from=tuple(copied),
         )
 

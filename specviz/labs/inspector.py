@@ -22,9 +22,9 @@ from specviz.core.events import (
     EmittedToken,
     Origin,
     TokenProb,
-    scaled_confidence,
 )
 from specviz.text import DEFAULT_LANGUAGE, Html, t, t_html
+from specviz.views.draft_length import cumulative_factors
 from specviz.views.run_charts import (
     ACCEPTED,
     BONUS,
@@ -93,9 +93,7 @@ def draft_end_text(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> str:
             q=f"{last.q_draft:.2f}",
         )
     scale = cycle.draft_doubt_scale
-    factors = [
-        scaled_confidence(token.top_q[0].prob, scale) for token in cycle.drafted if token.top_q
-    ]
+    factors = cumulative_factors(cycle)
     product = " × ".join(f"{factor:.2f}" for factor in factors)
     total = f"{math.prod(factors):.2f}"
     if scale < 1.0:

@@ -141,6 +141,9 @@ class ModelCache:
         self._pairs: OrderedDict[str, tuple[set[tuple[str, str, str]], set[str]]] = OrderedDict()
         # Step costs measured or read by this process, by their cache key (as JSON).
         self._costs: dict[str, CostReport] = {}
+        # Models read from their source by this cache (a reuse does not count): what tells that
+        # the app's start-up load spared the first visitor's Step any loading.
+        self.loads = 0
 
     def load_pair(
         self,
@@ -230,6 +233,7 @@ class ModelCache:
         key = self._model_key(source, device, dtype, quantization)
         if key not in self._models:
             progress(loading, 0.0)
+            self.loads += 1
             if quantization == "int8":
                 # Dynamic int8 quantizes float32 Linear weights; it computes in float32 anyway.
                 model = load_model(source, device, torch.float32, trust, progress)

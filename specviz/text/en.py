@@ -90,8 +90,25 @@ TABLE = MappingProxyType(
         ),
         "cards.cycle": "Cycle {cycle}",
         "cards.head": (
-            "{cycle} · drafted γ = {gamma} · {accepted} accepted · {outcome} → {new_tokens} from "
-            "one target pass"
+            "{cycle} · {drafted} · {accepted} accepted · {outcome} → {new_tokens} from one target "
+            "pass"
+        ),
+        # --- why a draft is shorter than γ (issue 15, point 3): the card's line under its head
+        "cards.drafted": "drafted γ = {gamma}",
+        "cards.drafted_of": "drafted {n} of γ = {gamma}",
+        "cards.short": "{drafted}: {reason}",
+        "cards.end.confidence": "the draft gave its guess {token} q = {q}, below the {stop} stop",
+        "cards.end.cumulative": (
+            "the draft's own estimate that every guess is right fell to {total}, below the "
+            "{stop} cumulative stop"
+        ),
+        "cards.end.eos": "its last guess ends the text, so nothing after it could be kept",
+        "cards.end.budget": "only that many tokens were left before max new tokens",
+        "cards.end.text_end": "the copy reached the end of the text written so far",
+        "cards.end.no_match": "the lookup found nothing earlier to copy, so this was a plain step",
+        "cards.end.prefill": (
+            "layer skip drafts with the target's cache, which is empty until the first pass reads "
+            "the prompt: a plain step"
         ),
         "cards.new_tokens.one": "{n} new token",
         "cards.new_tokens": "{n} new tokens",
@@ -984,6 +1001,15 @@ TABLE = MappingProxyType(
         ),
         "app.tasks.per_task": "Prompts per task",
         "app.tasks.run": "▶ Run every task",
+        # --- ready when the room is (issue 15, point 7): the start-up load and warm-up
+        "app.startup.loading": "Getting the models ready before the first Run: {percent}, {doing}",
+        "app.startup.warming": (
+            "Warming up: a few tokens of each decoding, so the first Run is timed at full speed."
+        ),
+        "app.startup.failed": (
+            "The models could not be loaded at start-up ({cause}); the first Run loads them and "
+            "says why if it fails again."
+        ),
         # What the app was doing when something failed: "Out of memory while {doing}."
         "app.doing.loading": "loading the models",
         "app.doing.generating": "generating",
@@ -994,6 +1020,39 @@ TABLE = MappingProxyType(
         "app.doing.advisor": "running the draft advisor",
         "app.doing.speedups": "measuring speedups",
         "app.doing.forward_times": "measuring forward times",
+        # --- production configs (issue 14, point 5): the app's panel and `python -m specviz configs`
+        "production.title": "Production configs",
+        "production.intro": (
+            "The pair, drafter and settings on the left as configs for serving engines, each "
+            "written for the version named above it. Every engine keeps the target's output law; "
+            "only the speed differs."
+        ),
+        "production.written_for": "{engine}, written for {version}",
+        "production.note.drafter": (
+            "{engine} has no {drafter} drafter: this config drafts with the pair's draft model."
+        ),
+        "production.note.stop_below": (
+            "{engine} has no per-token draft stop: the stop at {value} is left out."
+        ),
+        "production.note.cumulative": (
+            "{engine} has no cumulative draft stop: the stop at {value} is left out."
+        ),
+        "production.note.schedule": (
+            "{engine} has no counterpart for this γ schedule: γ stays at {gamma}."
+        ),
+        "production.note.sampling": (
+            "{engine} takes temperature, top-k and top-p with each request, not at start-up."
+        ),
+        "production.note.ngram_fixed": (
+            "llama.cpp's ngram-simple looks up one n-gram length, {n}; specviz tries {high} down "
+            "to {low}."
+        ),
+        "production.note.gguf": "llama.cpp reads GGUF files: convert or download {model} as {file}.",
+        "production.note.threshold_adapts": (
+            "transformers moves assistant_confidence_threshold during generation; {value} is where "
+            "it starts."
+        ),
+        "production.cli.note": "note: {note}",
         # --- the generation settings: labels, help and what a value must be ---------------------
         "setting.gamma": "γ",
         "setting.gamma.help": "tokens drafted per cycle (the starting value when adaptive)",

@@ -23,6 +23,7 @@ from specviz.core.events import Cycle, DraftToken, EmittedToken, Origin, Rejecti
 from specviz.drafters.draft_model import ModelDrafter
 from specviz.measure.race import LaneGain
 from specviz.text import DEFAULT_LANGUAGE, Html, t, t_html
+from specviz.views.draft_length import drafted_words, short_draft_reason
 from specviz.views.token_text import (
     Joined,
     accept_text,
@@ -346,6 +347,15 @@ def _outcome(cycle: Cycle, lang: str) -> str:
     return t("cards.outcome.limit", lang)
 
 
+def _short_draft_line(cycle: Cycle, lang: str) -> str:
+    """The line under the head saying why the draft stopped before γ ("" when it reached γ)."""
+    reason = short_draft_reason(cycle, lang)
+    if not reason:
+        return ""
+    line = t_html("cards.short", lang, drafted=drafted_words(cycle, lang), reason=reason)
+    return f'<div class="sv-cards-why" data-end="{cycle.draft_end}">{line}</div>'
+
+
 def cycle_cards_html(cycle: Cycle | None, *, lang: str = DEFAULT_LANGUAGE) -> str:
     """The current cycle: γ draft cards that flip to their verdict, then the resampled/bonus card."""
     if cycle is None:
@@ -361,7 +371,7 @@ def cycle_cards_html(cycle: Cycle | None, *, lang: str = DEFAULT_LANGUAGE) -> st
         "cards.head",
         lang,
         cycle=Html(f"<b>{t_html('cards.cycle', lang, cycle=cycle.index + 1)}</b>"),
-        gamma=cycle.gamma,
+        drafted=drafted_words(cycle, lang),
         accepted=accepted,
         outcome=_outcome(cycle, lang),
         new_tokens=Html(f"<b>{new_tokens}</b>"),
@@ -383,7 +393,7 @@ def cycle_cards_html(cycle: Cycle | None, *, lang: str = DEFAULT_LANGUAGE) -> st
     )
     return (
         f'<div class="sv-cards-wrap" data-cycle="{cycle.index + 1}">'
-        f'<div class="sv-cards-head">{head}</div>'
+        f'<div class="sv-cards-head">{head}</div>{_short_draft_line(cycle, lang)}'
         f'<div class="sv-cards">{"".join(cards)}</div>'
         f'<div class="sv-cards-foot">{foot}</div></div>'
     )

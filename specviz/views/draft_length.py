@@ -1,0 +1,59 @@
+"""Why a cycle's draft is as long as it is, in words, from the cycle's own record.
+
+A draft ends before γ for one of a few reasons (``Cycle.draft_end``): a confidence stop, the
+cumulative stop, a drafted end of text, the token budget, or, for prompt lookup, no match or the
+end of the copied text. ``drafted_words`` says "drafted 1 of γ = 5" and ``short_draft_reason``
+"the draft gave its guess “x” q = 0.04, below the 0.3 stop"; the cycle card shows both, the
+inspector its longer sentence built on ``cumulative_factors``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from specviz.core.events import Cycle, scaled_confidence
+from specviz.text import DEFAULT_LANGUAGE, t
+from specviz.views.token_text import num, quoted
+
+
+def cumulative_factors(cycle: Cycle) -> list[float]:
+    """The cumulative stop's factors 1 − scale × (1 − max q), one per drafted guess with a q."""
+    scale = cycle.draft_doubt_scale
+    return [scaled_confidence(token.top_q[0].prob, scale) for token in cycle.drafted if token.top_q]
+
+
+def is_short(cycle: Cycle) -> bool:
+    """Whether the draft ended before the γ it was allowed (for a reason worth telling)."""
+    return cycle.draft_end != "gamma"
+
+
+def drafted_words(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> str:
+    """ "drafted γ = 5", or "drafted 1 of γ = 5" when the draft ended early."""
+    count = len(cycle.drafted)
+    if is_short(cycle) and cycle.draft_gamma > 0:
+        return t("cards.drafted_of", lang, n=count, gamma=cycle.draft_gamma)
+    return t("cards.drafted", lang, gamma=count)
+
+
+def short_draft_reason(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> str:
+    """Why the draft ended before γ, as a clause; "" when it reached γ."""
+    if not is_short(cycle):
+        return ""
+    end, last = cycle.draft_end, cycle.drafted[-1] if cycle.drafted else None
+    if end == "confidence" and last is not None:
+        token, q = quoted(last.text), num(last.q_draft, 2)
+        return t("cards.end.confidence", lang, token=token, q=q, stop=f"{cycle.draft_stop_below:g}")
+    if end == "cumulative":
+        total = num(math.prod(cumulative_factors(cycle)), 2)
+        return t("cards.end.cumulative", lang, total=total, stop=f"{cycle.draft_stop_cumulative:g}")
+    if end == "eos" and last is not None:
+        return t("cards.end.eos", lang)
+    if end == "budget":
+        return t("cards.end.budget", lang)
+    if end == "text_end":
+        return t("cards.end.text_end", lang)
+    if end == "no_match":
+        return t("cards.end.no_match", lang)
+    if end == "prefill":
+        return t("cards.end.prefill", lang)
+    return end
