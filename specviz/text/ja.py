@@ -84,8 +84,8 @@ TABLE = MappingProxyType(
         ),
         "cards.cycle": "サイクル {cycle}",
         "cards.head": (
-            "{cycle} · ドラフト γ = {gamma} · 受理 {accepted} · {outcome} → ターゲット1パスで"
-            "{new_tokens}"
+            "{cycle} · {drafted} · {accepted} 個受理 · {outcome} → ターゲットモデル1"
+            "回のパスで {new_tokens}"
         ),
         "cards.new_tokens.one": "新しいトークン {n} 個",
         "cards.new_tokens": "新しいトークン {n} 個",
@@ -109,8 +109,8 @@ TABLE = MappingProxyType(
         "counter.tokens.note": "これまでの新しいトークン",
         "counter.target_forwards": "ターゲットのパス数",
         "counter.target_forwards.note": "通常デコーディングなら {n} 回",
-        "counter.saved": "節約したターゲットのパス",
-        "counter.saved.note": "通常デコーディングより {percent}% 少ない",
+        "counter.saved": "節約したターゲットモデルのパス数（時間ではなく仕事量）",
+        "counter.saved.note": "通常デコーディングよりパスが {percent}% 少ない",
         "counter.draft": "ドラフトのパス数",
         "counter.draft.note": "ドラフトの安価なフォワード",
         "counter.alpha": "受理率 α",
@@ -124,29 +124,26 @@ TABLE = MappingProxyType(
         # --- the race -----------------------------------------------------------------------------
         "race.waiting": "待機中",
         "race.speed": "{tps} トークン/秒",
-        "race.numbers": "{speed} · {tokens} トークン · ターゲットのパス {passes} 回 · {seconds} 秒",
         "race.speedup": "{ratio}倍 速い",
-        "race.speedup.waiting": "速度比：両方の実行を待っています",
-        "race.spec": "投機的デコーディング",
-        "race.spec.placeholder": "未開始",
+        "race.speedup.waiting": "高速化：すべてのレーンを計測してから表示します",
         "race.plain": "通常デコーディング（ターゲットのみ）",
-        "race.plain.placeholder": "投機的デコーディングの後に実行",
         "race.method": (
-            "両方の実行は同じターゲットを同じ設定・同じシードで順にデコードします。速度はエンジン"
-            "内部で計った計算時間です（どちらも最初のパスでプロンプトを読み、アプリ自身の描画は"
-            "含みません）。そのため画面表示が比較を歪めることはありません。"
+            "各レーンは同じターゲットモデルを同じプロンプト・設定・シードで {repeats} 回、交互に（通常デコーディング、各ド"
+            "ラフター、再び通常デコーディング…）デコードするので、混雑した瞬間はすべてのレーンに等しく影響します。速度はエンジン内で"
+            "計測した計算時間です（各実行は最初のパスでプロンプトを読み込み、アプリの描画は含みません）。各レーンは中央値の実行を示し"
+            "、括弧内は反復の範囲です。見出しは各反復での通常デコーディングとの比の中央値です。"
         ),
-        "race.same_tokens": "2つの実行はまったく同じトークンを出力しました。",
+        "race.same_tokens": "すべてのレーンがまったく同じトークンを生成しました。",
         "race.differ.sampled": (
-            "テキストが違うのは、サンプリングが異なる乱数を引くためです。どちらもターゲットの分布に"
-            "厳密に従っています。"
+            "{lane}：サンプリングが異なる乱数を引くため、テキストが通常デコーディングと異なります。どちらもターゲットモデルの分"
+            "布に正確に従います（無損失）。"
         ),
         "race.part.at": "トークン {index} で",
         "race.part.length": "長さで",
         "race.differ.greedy": (
-            "貪欲法のテキストは{where}分かれます：低精度では、ターゲットの1回にまとめた並列検証と"
-            "1トークンずつのステップとで丸め方がわずかに異なり、僅差の候補が逆転することがあります。"
-            "float32 ではトークン単位で一致します（テストを参照）。"
+            "{lane}：貪欲テキストが{where}で分かれます。低精度ではターゲットモデルの一括の並列検証パスと1トークンずつの"
+            "ステップの丸めがわずかに異なり、僅差の候補が逆に転ぶことがあります。float32 ではトークン単位で一致します（テスト"
+            "参照）。"
         ),
         "race.replay": "リプレイ · {seconds} 秒",
         # --- the probability inspector (the dice roll) -------------------------------------------
@@ -235,7 +232,6 @@ TABLE = MappingProxyType(
         "chart.axis.token": "トークン",
         "chart.axis.probability": "確率",
         "chart.axis.milliseconds": "ミリ秒",
-        "chart.no_cycles": "まだサイクルがありません",
         "chart.series.p_target": "p（ターゲット）",
         "chart.series.q_draft": "q（ドラフト）",
         "chart.hover.value": "{label}<br>{name} = {value}",
@@ -262,7 +258,7 @@ TABLE = MappingProxyType(
         "chart.time.overhead": "オーバーヘッド",
         "chart.time.hover": "サイクル {cycle}：{part} {ms} ms",
         "chart.rejection.empty_title": "棄却の瞬間：p、q と残差分布",
-        "chart.rejection.none": "まだ棄却はありません",
+        "chart.rejection.none": "ターゲットモデルが推測を棄却すると、このグラフに p、q と、置き換えを引いた残差分布が表示されます",
         "chart.rejection.title": "ドラフト {position} での棄却：p、q と残差分布",
         "chart.rejection.x": "トークン（✗ 棄却された推測、↻ 代わりのトークン）",
         "chart.rejection.residual": "残差 max(0, p − q)（正規化）",
@@ -661,7 +657,7 @@ TABLE = MappingProxyType(
         "drafter.hybrid": "ハイブリッド（コピー、できなければ推測）",
         "drafter.layerskip": "レイヤースキップ（ターゲットが自分でドラフト）",
         "app.control.prompt": "プロンプト",
-        "app.control.race": "レース：続けてターゲットの通常デコーディングを実行して比較する",
+        "app.control.race": "レース：実行後、このプロンプトで通常デコーディングとレースのドラフターを計時する",
         "app.control.task": "タスク別の例",
         "app.control.examples": "例をクリック",
         "app.control.chat": "チャットテンプレートを適用（オフ：プロンプトをそのまま送る）",
@@ -709,8 +705,6 @@ TABLE = MappingProxyType(
         "app.live.text": "生成されたテキスト",
         "app.live.stats": "統計",
         "app.race.replay": "⟲ 実測の速さでレースを再生",
-        "app.race.status.speculative": "投機的デコーディングの実行",
-        "app.race.status.plain": "通常デコーディングの実行",
         "app.race.status.finished": "終了",
         "app.inspector.cycle": "直近の実行のサイクル",
         "app.exactness.intro": (
@@ -781,7 +775,6 @@ TABLE = MappingProxyType(
         # What the app was doing when something failed: "Out of memory while {doing}."
         "app.doing.loading": "モデルの読み込み",
         "app.doing.generating": "生成",
-        "app.doing.plain": "通常デコーディングの実行",
         "app.doing.greedy": "貪欲法の出力の比較",
         "app.doing.sampling": "サンプリング",
         "app.doing.tasks": "タスクの測定",
@@ -1090,5 +1083,222 @@ TABLE = MappingProxyType(
             "サンプリングの厳密性ラボはドラフトモデルから引きます。ドラフター {drafter} は温度 0"
             "（貪欲法の一致）でのみ確認されます"
         ),
+        # --- added at the merge of this stop's branches ------------------------------------------
+        "counter.speedup": "通常デコーディングに対する高速化（時間）",
+        "counter.speedup.note": "{seconds} 秒短縮（レース {repeats} 回の中央値）",
+        "counter.speedup.none": "「レース」をオンにすると通常デコーディングと時間を比べます",
+        "race.lane.numbers": (
+            "{speed}{range} · {tokens} トークン · ターゲットモデルのパス {passes} 回 · {seconds} 秒"
+        ),
+        "race.headline": "{lane}：{speedup}",
+        "race.speedup.range": "{repeats} 回の反復での範囲 {range}×",
+        "race.lane": "投機的デコード · {drafter}",
+        "race.lane.placeholder": "まだ計測していません",
+        "race.noisy": (
+            "マシンが混雑していました：あるレーンの反復は中央値の {percent}% ばらつきました（{threshold}% 超"
+            "）。この高速化は目安として読んでください。"
+        ),
+        "race.progress.plain": "レース：通常デコーディング",
+        "race.progress.lane": "レース：{drafter} による投機的デコード",
+        "report.title": "specviz レポート · {label}",
+        "report.recorded": "{date} に {where}（デバイス: {device}）で記録。",
+        "report.section.prompt": "プロンプト",
+        "report.section.results": "結果",
+        "report.section.output": "出力（トークンの由来で色分け）",
+        "report.section.charts": "グラフ",
+        "report.section.summary": "vLLM と llama.cpp の名前による集計",
+        "report.section.setup": "構成とマシン",
+        "report.section.method": "何をどう測ったか",
+        "report.no_speedup": "通常デコーディングの実行が記録されていないため、高速化率は示せません。",
+        "report.setup.draft": "ドラフトモデル",
+        "report.setup.target": "ターゲットモデル",
+        "report.setup.drafter": "ドラフター",
+        "report.setup.device": "デバイス",
+        "report.setup.cpu": "プロセッサ",
+        "report.setup.flags": "ベクトル演算ユニット",
+        "report.setup.cores": "コア数 / torch スレッド数",
+        "report.setup.gpu": "GPU",
+        "report.setup.versions": "バージョン",
+        "report.method": (
+            "投機的デコードで {cycles} サイクル、新しいトークンを {tokens} 個生成しました。各サイクルでドラフター"
+            "（{drafter}）が最大 γ = {gamma} 個のトークンを提案し、ターゲットモデルが 1 回のフォワードでまと"
+            "めて並列検証しました。各ドラフトは u < min(1, p/q) である間（温度 0 ではターゲット自身の最有力候補で"
+            "ある間）受理され、その後ターゲットが自分のトークンを 1 個書き加えるため、出力はターゲットの分布に厳密に従います（無損"
+            "失、温度 {temperature}）。速度は {where} でのエンジンの計算時間で、各サイクルを壁時計で計測してい"
+            "ます（プロンプトの読み込みは含み、ページの描画は含みません）。{plain}"
+        ),
+        "report.method.plain": "その後、同じマシンで同じターゲットモデルを同じ設定・シードで通常デコーディングしました。高速化率は両者の毎秒トークン数の比です。",
+        "report.method.no_plain": (
+            "通常デコーディングの実行が記録されていないため（アプリで Race にチェックを入れるか、python -m specv"
+            "iz generate に --plain を付けてください）、このページには高速化率がありません。"
+        ),
+        "app.export.title": "エクスポートとリプレイ",
+        "app.export.hint": (
+            "実行後、トレース・ドラフトトークンの表・1 ページのレポートとしてダウンロードできます。トレースはモデルを読み込まずに、"
+            "計測時の速度でここでリプレイできます。"
+        ),
+        "app.export.trace": "⬇ トレース（JSON）",
+        "app.export.csv": "⬇ ドラフトトークン（CSV）",
+        "app.export.report": "⬇ レポート（HTML）",
+        "app.export.upload": "⟲ トレースファイルをリプレイ",
+        "app.replay.status": (
+            "{date} に {where} で記録された {label} の実行のリプレイです。モデルは読み込んでいません。各サイ"
+            "クルは計測時の速度で届きます。"
+        ),
+        "app.replay.done": "{date} に {where} で記録された {label} の実行のリプレイ（モデル未読み込み）: {summary}",
+        "error.trace.too_big": "このファイルは {size} MB です。トレースは最大 {cap} MB までです",
+        "error.trace.not_json": "このファイルは specviz のトレースではありません: JSON ではありません（{problem}）",
+        "error.trace.not_trace": "この JSON ファイルは specviz のトレースではありません（schema が {schema} ではありません）",
+        "error.trace.version": "このトレースは形式バージョン {got} です。この specviz が読めるのはバージョン {supported} です",
+        "error.trace.record": "このトレースは {where} で壊れています: {problem}",
+        "error.trace.no_cycles": "このトレースにはリプレイするサイクルがありません",
+        "cli.export.wrote": "{path} を書き出しました",
+        "chart.acceptance.placeholder": "実行またはステップを押すと、ドラフトの各位置でターゲットモデルが受理した推測の割合がここに表示されます",
+        "chart.accepted_length.placeholder": "実行またはステップを押すと、各サイクルで残ったドラフトトークンの数がここに表示されます",
+        "chart.tokens.placeholder": (
+            "実行またはステップを押すと、ターゲットのパス数に対する生成トークン数が、通常のデコード（1 パスに 1 トークン）と並べ"
+            "てここに表示されます"
+        ),
+        "chart.time.placeholder": "実行またはステップを押すと、各サイクルのドラフト・検証・その他にかかったミリ秒がここに表示されます",
+        "load.rebuilding": "{path} のキャッシュを読めなかったため、作り直しています",
+        "tasks.speedup.range": "{median}×（{low}–{high}）",
+        "tasks.repeats_note": "各プロンプトを両方の方法で {repeats} 回、交互に実行しました。高速化は反復の中央値で、括弧内はその範囲です。",
+        "tasks.noisy": (
+            "マシンが混雑していました：あるタスクの高速化は反復間で中央値の {percent}% ばらつきました（{threshol"
+            "d}% 超）。この高速化は目安として読んでください。"
+        ),
+        "app.tasks.repeats": "反復回数（交互）",
+        "app.race.status.waiting": "この実行が終わるとレースが始まります",
+        "app.race.status.measuring": "計測中 {percent}% · {what}",
+        "app.race.status.stopped": "すべてのレーンを計測する前に停止しました",
+        "app.control.race_drafters": "レースのレーン：通常デコーディングと競うドラフター",
+        "app.control.race_drafters.info": "オプション付きの指定も使えます（例：lookup:max_ngram=3）",
+        "app.control.race_repeats": "レーンごとの反復回数",
+        "app.control.race_repeats.info": "交互に実行し、中央値と範囲を表示します",
+        "error.app.race_lanes": "レースのドラフターはここでは 1〜{cap} 個です（指定：{got}）。",
+        "error.app.race_lane_twice": "レースに {drafter} が2回あります。各レーンには別のドラフターが必要です。",
+        "error.app.race_repeats": "レーンごとの反復回数は 1〜{cap} の整数にしてください（指定：{got}）。",
+        "app.present.toggle": "プレゼンテーションモード",
+        "app.present.summary": (
+            "{preset} · γ {gamma} · 温度 {temperature} · {tokens} トークン · 「{prompt}」"
+        ),
+        "app.player.back": "◀ 戻る",
+        "app.player.forward": "進む ▶",
+        "app.player.autoplay": "▶▶ 自動再生",
+        "app.player.pause": "‖ 一時停止",
+        "app.player.pace": "毎秒 {pace} サイクル",
+        "app.player.at": "サイクル {cycle} / {total}。◀ 戻る と 進む ▶ で実行をたどり、自動再生は選んだ速さで再生します。",
+        "app.glossary.button": "用語集",
+        "app.glossary.title": "用語集",
+        "glossary.gamma.term": "γ（ガンマ）",
+        "glossary.gamma": (
+            "ドラフト長：1 サイクルでドラフトモデルが提案するトークン数の上限（ドラフトの停止条件で早く終わることもあります）。ター"
+            "ゲットモデルは 1 回のフォワードパスでそれらをすべて検証します。"
+        ),
+        "glossary.alpha.term": "α（アルファ）",
+        "glossary.alpha": (
+            "受理率：検証されたドラフトトークンのうちターゲットモデルが受理した割合。ドラフトトークン x は確率 min(1, p("
+            "x)/q(x)) で受理されます。"
+        ),
+        "glossary.tau.term": "τ（タウ）",
+        "glossary.tau": (
+            "ターゲットのフォワードパス 1 回あたりのトークン数：1 サイクルが平均して追加する量（受理されたドラフトトークンに、再"
+            "サンプリングまたはボーナストークン 1 個を加えたもの）。通常のデコードでは τ = 1 です。"
+        ),
+        "glossary.draft.term": "ドラフトモデル（q）",
+        "glossary.draft": "次のトークンを推測する小さく速いモデル。q はそれぞれの推測に対するその確率です。",
+        "glossary.target.term": "ターゲットモデル（p）",
+        "glossary.target": "出力が厳密に従う分布 p を持つ大きなモデル。すべてのドラフトトークンを 1 回のフォワードパスで検証します（並列検証）。",
+        "glossary.residual.term": "残差分布",
+        "glossary.residual": (
+            "norm(max(0, p − q))：棄却のあと、置き換えのトークンはここから引かれます。これにより出力される各トーク"
+            "ンが厳密に p に従います（無損失）。"
+        ),
+        "glossary.bonus.term": "ボーナストークン",
+        "glossary.bonus": "すべてのドラフトトークンが受理されたとき、ターゲットのパスは次の位置の p をすでに計算しているので、もう 1 トークンが無料で得られます。",
+        "glossary.tv.term": "TV（全変動距離）",
+        "glossary.tv": (
+            "½ Σ |p − q|：ドラフトの分布がターゲットの分布からどれだけ離れているか。1 つの位置でドラフトのトークンが受理"
+            "される確率は 1 − TV です。"
+        ),
+        "glossary.chi2.term": "χ²（カイ二乗）",
+        "glossary.chi2": "正確性ラボの検定：通常のサンプルと投機的サンプルの度数を比べます。p 値が小さければ 2 つの分布が異なることを示します。",
+        "glossary.confidence_stop.term": "確信度ストップ",
+        "glossary.confidence_stop": (
+            "ドラフトモデルがこのしきい値より低い確率を与えたトークンの後でドラフトを早めに終えます。そうした推測はめったに受理されず"
+            "、ドラフトを続けても時間の無駄になるからです。"
+        ),
+        "glossary.cumulative_stop.term": "累積ストップ",
+        "glossary.cumulative_stop": (
+            "サイクル内でのドラフトの上位確率の積（これまでの推測がすべて生き残るという見込み）がこのしきい値を下回った時点でドラフト"
+            "を終えます。"
+        ),
+        "app.doing.race": "ドラフターと通常デコーディングのレースを実行中",
+        "cli.loadtest.bad_size": "--sessions、--max-new-tokens、--waves はそれぞれ 1 以上にしてください。",
+        "cli.loadtest.runs": (
+            "実行 {runs} 回（同時に {sessions} 人 × {waves} 波、各 {tokens} トークン）：完了"
+            " {completed}、拒否 {refused}（キューが満杯）、取り消し {cancelled}、失敗 {faile"
+            "d}、消失 {lost}"
+        ),
+        "cli.loadtest.times": (
+            "エンジン待ち p50 {wait50} 秒、p95 {wait95} 秒。最初のサイクル p50 {first50} 秒"
+            "、p95 {first95} 秒。{wall} 秒間で全体に {rate} トークン/秒"
+        ),
+        "cli.loadtest.memory": (
+            "サーバーのメモリ：開始前 {before} MiB、第1波の後 {first} MiB、最後の波の後 {after} M"
+            "iB（{growth}）。スレッド数：第1波の後 {threads_first}、最後の波の後 {threads}"
+        ),
+        "cli.loadtest.alone": "完了した各実行を単独で再実行：確認 {checked} 件、別のトークンになったもの {differed} 件",
+        "cli.loadtest.failure": "  実行 {index} が失敗：{error}",
+        "cli.gpu_check.no_cuda": (
+            "ここには CUDA デバイスがありません：gpu-check は GPU を測定します。GPU のあるマシンで実行するか"
+            "、--device cpu --tiny でコマンド自体を確認してください。"
+        ),
+        "cli.gpu_check.bad_tokens": "--max-new-tokens は 1 から 64 の間にしてください。",
+        "cli.gpu_check.done": (
+            "{device}：貪欲法の投機的デコーディングと通常デコーディングの一致：{equal}。ドラフト1ステップ {draf"
+            "t_ms} ms、ターゲット1ステップ {target_ms} ms（軽量ステップ）、c = {cost}。記録全体は "
+            "{out} にあります"
+        ),
+        "error.load.cache_unreadable": (
+            "{path} のキャッシュは GGUF ファイルから作り直しても読めませんでした（{cause}）。そのフォルダーを削除"
+            "してやり直してください。"
+        ),
+        "error.app.nothing_to_play": "まだ再生するものがありません。先に実行またはステップを押してください。",
+        # --- added at the merge of this stop's branches ------------------------------------------
+        "cards.drafted": "ドラフト γ = {gamma}",
+        "cards.drafted_of": "γ = {gamma} のうち {n} 個をドラフト",
+        "cards.short": "{drafted}：{reason}",
+        "cards.end.confidence": "ドラフトモデルが推測 {token} に q = {q} しか与えず、停止しきい値 {stop} を下回りました",
+        "cards.end.cumulative": "すべての推測が正しいというドラフトモデル自身の見積もりが {total} に下がり、累積停止しきい値 {stop} を下回りました",
+        "cards.end.eos": "最後の推測がテキストの終わりなので、その後は残せません",
+        "cards.end.budget": "最大新規トークン数までに残っていたのがその数だけでした",
+        "cards.end.text_end": "コピーがここまでに書かれたテキストの終わりに達しました",
+        "cards.end.no_match": "ルックアップでコピーできる前の一致が見つからず、通常の1ステップになりました",
+        "cards.end.prefill": "レイヤースキップはターゲットモデルのキャッシュで下書きしますが、最初のパスがプロンプトを読むまで空なので、通常の1ステップになりました",
+        "app.startup.loading": "最初の実行に備えてモデルを準備中：{percent}、{doing}",
+        "app.startup.warming": "ウォームアップ中：各デコードを数トークンずつ実行し、最初の実行を全速で計測できるようにしています。",
+        "app.startup.failed": "起動時にモデルを読み込めませんでした（{cause}）。最初の実行で読み込み、再び失敗したら理由を表示します。",
+        "production.title": "本番用の設定",
+        "production.intro": (
+            "左のモデルペア、ドラフター、設定を推論エンジン用の設定にしたものです。それぞれ上に書いたバージョン向けです。どのエンジン"
+            "でもターゲットモデルの出力分布は変わらず（無損失）、違うのは速度だけです。"
+        ),
+        "production.written_for": "{engine}（{version} 向け）",
+        "production.note.drafter": "{engine} には {drafter} ドラフターがありません。この設定はペアのドラフトモデルで下書きします。",
+        "production.note.stop_below": "{engine} にはトークンごとのドラフト停止がありません。{value} の停止は省いています。",
+        "production.note.cumulative": "{engine} には累積ドラフト停止がありません。{value} の停止は省いています。",
+        "production.note.schedule": "{engine} にはこの γ スケジュールに当たるものがありません。γ は {gamma} のままです。",
+        "production.note.sampling": "{engine} では temperature、top-k、top-p は起動時ではなくリクエストごとに指定します。",
+        "production.note.ngram_fixed": (
+            "llama.cpp の ngram-simple は n-gram の長さ {n} だけで探します。specviz は "
+            "{high} から {low} まで順に試します。"
+        ),
+        "production.note.gguf": "llama.cpp は GGUF ファイルを読みます。{model} を {file} として変換するかダウンロードしてください。",
+        "production.note.threshold_adapts": (
+            "transformers は生成中に assistant_confidence_threshold を調整します。{va"
+            "lue} は初期値です。"
+        ),
+        "production.cli.note": "注: {note}",
     }
 )
