@@ -63,7 +63,7 @@ def present_bar(presets: Mapping[str, Preset], lang: str) -> PresentBar:
             min_width=200,
         )
         summary = gr.HTML(
-            summary_line(presets, first.id, first_prompt(first), first.settings, lang),
+            summary_line(presets, first.id, first_prompt(first, lang), first.settings, lang),
             elem_id="sv-present-summary",
         )
         glossary = gr.Button(
