@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from specviz.app.language_switch import browser_language, language_href, language_switch_html
+from specviz.models.presets import default_preset, load_presets
 
 
 @pytest.mark.parametrize(
@@ -84,5 +85,9 @@ def test_each_page_is_worded_in_its_language(site: str) -> None:
     for words in ("ライブ実行", "ドラフトモデル", "受理されたドラフト", "現在のサイクル", "実行"):
         assert words in page
     assert "Live run" not in page and "accepted draft" not in page
-    # The Japanese page shows the Japanese examples of the bundled preset.
-    assert "偶数だけを合計する関数" in page and "fibonacci" not in page
+    # The Japanese page shows the Japanese examples of the bundled preset, not the English ones
+    # (the production configs' code keeps its own English sample prompt).
+    english = default_preset(load_presets()).example_prompts("en")
+    assert "偶数だけを合計する関数" in page
+    shown = [text for texts in english.values() for text in texts if text[:40] in page]
+    assert not shown
