@@ -106,7 +106,7 @@ def test_a_recorded_trace_replays_with_its_tokens_and_colours(browser, recorded,
         page = browser.new_context(viewport={"width": 1440, "height": 1800}).new_page()
         page.goto(demo.local_url)
         status = page.locator("#sv-status")
-        status.locator(":text('Replay of a run recorded')").wait_for(timeout=60_000)
+        status.locator(":text('Replay of a run of')").wait_for(timeout=60_000)
         page.wait_for_selector("#sv-status .sv-status-done", timeout=120_000)
         assert trace["recorded_at"] in status.inner_text()
         assert trace["hardware"]["cpu"] in status.inner_text()

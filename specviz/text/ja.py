@@ -83,10 +83,7 @@ TABLE = MappingProxyType(
             "モデルがそれらを1回のフォワードパスでまとめて検証します。"
         ),
         "cards.cycle": "サイクル {cycle}",
-        "cards.head": (
-            "{cycle} · {drafted} · {accepted} 個受理 · {outcome} → ターゲットモデル1"
-            "回のパスで {new_tokens}"
-        ),
+        "cards.head": "{cycle} · {drafted} · 受理 {accepted} · {outcome} → ターゲット1パスで{new_tokens}",
         "cards.new_tokens.one": "新しいトークン {n} 個",
         "cards.new_tokens": "新しいトークン {n} 個",
         "cards.outcome.rejected": "ドラフト {position} で棄却、ターゲットが代わりのトークンを出した",
