@@ -281,7 +281,13 @@ def tasks_tab(wiring: LabWiring) -> None:
             per_task = wiring.size_slider(1, cap, 1, 1, "app.tasks.per_task", scale=3)
             repeat_cap = wiring.app.limits.task_repeats
             repeats = wiring.size_slider(
-                1, repeat_cap, DEFAULT_REPEATS, 1, "app.tasks.repeats", scale=3
+                1,
+                repeat_cap,
+                DEFAULT_REPEATS,
+                1,
+                "app.tasks.repeats",
+                scale=3,
+                elem_id="sv-tasks-repeats",
             )
             button = run_button(t("app.tasks.run", lang), "sv-tasks-run")
         status = status_box(t("app.status.not_run", lang), "sv-tasks-status")
