@@ -62,7 +62,7 @@ def test_speedup_and_tasks_print_their_tables() -> None:
     )  # fmt: skip
     assert speedup.returncode == 0, speedup.stderr
     assert "pooled α" in speedup.stdout and "PROJECTION" in speedup.stdout
-    tasks = run_cli("tasks", "--max-new-tokens", "4", "--json")
+    tasks = run_cli("tasks", "--max-new-tokens", "4", "--repeats", "1", "--json")
     assert tasks.returncode == 0, tasks.stderr
     report = json.loads(tasks.stdout)
     assert [task["task"] for task in report["tasks"]] == [
