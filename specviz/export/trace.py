@@ -192,18 +192,6 @@ def single_race(drafter: str, cycles: Sequence[Cycle], steps: Sequence[Step]) ->
     return RaceResult((Lane(PLAIN_LANE, (run(steps),)), Lane(drafter, (run(cycles),))), 1, True)
 
 
-def _record_mapping(data: object, where: str) -> Mapping[str, Any]:
-    if not isinstance(data, dict):
-        raise RecordError(where, "expected an object")
-    return data
-
-
-def _record_list(data: object, where: str) -> list[Any]:
-    if not isinstance(data, list):
-        raise RecordError(where, "expected a list")
-    return data
-
-
 def model_id(source: str) -> str:
     """The model's name in a ``"kind:ref"`` source: the hub id (without its "@revision"), the
     bundled name, the path or the file."""
@@ -314,14 +302,20 @@ def trace_from_dict(raw: object) -> Trace:
 
 
 def _list(raw: Mapping[str, Any], name: str) -> list[Any]:
-    value = raw.get(name)
-    if not isinstance(value, list):
-        raise RecordError(name, f"expected a list, got {type(value).__name__}")
-    return value
+    return _record_list(raw.get(name), name)
 
 
 def _mapping(raw: Mapping[str, Any], name: str) -> dict[str, Any]:
-    value = raw.get(name)
+    return _record_mapping(raw.get(name), name)
+
+
+def _record_list(value: object, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise RecordError(where, f"expected a list, got {type(value).__name__}")
+    return value
+
+
+def _record_mapping(value: object, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise RecordError(name, f"expected an object, got {type(value).__name__}")
+        raise RecordError(where, f"expected an object, got {type(value).__name__}")
     return value
