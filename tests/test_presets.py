@@ -80,6 +80,9 @@ def test_every_shipped_file_loads(path: Path) -> None:
     assert preset.id == path.stem
     assert preset.label.strip()
     assert preset.description.strip()
+    # A Japanese page shows the Japanese description, written in Japanese (kana present).
+    assert preset.describe("ja") != preset.description
+    assert re.search(r"[\u3040-\u30ff]", preset.describe("ja"))
     assert preset.prompts_flat()
     assert preset.trust_remote_code is False
 
@@ -509,3 +512,29 @@ def test_draft_options_are_validated(tmp_path: Path, line: str, field: str, mess
         load_preset(path)
     assert path.name in str(raised.value) and field in str(raised.value)
     assert message in str(raised.value)
+
+
+def test_a_description_in_another_language_is_shown_to_that_language_only(tmp_path: Path) -> None:
+    text = replace_line("d", "label =", 'label = "Test pair"\ndescription = "English words"')
+    with_ja = load_preset(
+        write_preset(
+            tmp_path,
+            "d",
+            text.replace(
+                'description = "English words"',
+                'description = "English words"\ndescription_ja = "日本語"',
+            ),
+        )
+    )
+    assert with_ja.describe("en") == "English words"
+    assert with_ja.describe("ja") == "日本語"
+    without = load_preset(write_preset(tmp_path, "d", text))
+    assert without.describe("ja") == "English words"
+
+
+def test_a_description_in_an_unknown_language_is_rejected(tmp_path: Path) -> None:
+    text = replace_line("x", "label =", 'label = "Test pair"\ndescription_xx = "?"')
+    path = write_preset(tmp_path, "x", text)
+    with pytest.raises(PresetError) as excinfo:
+        load_preset(path)
+    assert_error(excinfo, path, "description_xx")

@@ -69,7 +69,7 @@ def run_controls(presets: Mapping[str, Preset], lang: str, limits: Limits = LOCA
         value=first.id,
         label=t("app.control.preset", lang),
     )
-    preset_note = gr.Markdown(first.description)
+    preset_note = gr.Markdown(first.describe(lang))
     drafter = gr.Dropdown(
         choices=drafter_choices(first, lang),
         value=first.drafter,
@@ -106,7 +106,7 @@ def run_controls(presets: Mapping[str, Preset], lang: str, limits: Limits = LOCA
         chosen = presets[preset_id]
         chosen_tasks = example_tasks(chosen, lang)
         return {
-            preset_note: chosen.description,
+            preset_note: chosen.describe(lang),
             drafter: gr.Dropdown(choices=drafter_choices(chosen, lang), value=chosen.drafter),
             race_lanes.drafters: gr.Dropdown(
                 choices=drafter_choices(chosen, lang), value=[chosen.drafter]

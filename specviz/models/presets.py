@@ -11,6 +11,7 @@ The format, top-level keys first::
     id = "my-pair"                               # required; must equal the file name
     label = "Qwen2.5 0.5B → 7B"                  # required; the dropdown's text
     description = "Needs internet ..."           # optional
+    description_ja = "インターネットが必要 ..."     # optional; the description a Japanese page shows
     draft = "hub:Qwen/Qwen2.5-0.5B-Instruct"     # required; KIND:REF, KIND one of SOURCE_KINDS
     target = "hub:Qwen/Qwen2.5-7B-Instruct"      # required
     dtype = "bfloat16"                           # required; one of DTYPES
@@ -296,6 +297,9 @@ class Preset:
     translated_prompts: Mapping[str, Mapping[str, tuple[str, ...]]] = field(
         default_factory=dict, hash=False
     )
+    # The description in another language, by language (description_ja): the page in that
+    # language shows it; a language without one shows ``description``.
+    translated_descriptions: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         # All value checks live here, so presets built in code are held to the
@@ -352,6 +356,22 @@ class Preset:
                 )
             translated[lang] = _freeze_prompts(prompts, self._is_bundled(), name)
         object.__setattr__(self, "translated_prompts", types.MappingProxyType(translated))
+        for lang, text in self.translated_descriptions.items():
+            name = _translated_description_key(lang)
+            if lang not in _TRANSLATED_DESCRIPTION_KEYS:
+                raise PresetError(
+                    Phrase(
+                        "error.preset.unknown_field",
+                        known=", ".join(_TRANSLATED_DESCRIPTION_KEYS.values()),
+                    ),
+                    field=name,
+                )
+            _check_text(text, name, allow_empty=True)
+        object.__setattr__(
+            self,
+            "translated_descriptions",
+            types.MappingProxyType(dict(self.translated_descriptions)),
+        )
 
     def _is_bundled(self) -> bool:
         return self.draft.kind == "bundled" or self.target.kind == "bundled"
@@ -360,6 +380,10 @@ class Preset:
         """Return ``[(task, prompt), ...]`` in ``TASKS`` order, for dropdowns (in *lang*)."""
         examples = self.example_prompts(lang)
         return [(task, prompt) for task in TASKS for prompt in examples.get(task, ())]
+
+    def describe(self, lang: str = DEFAULT_LANGUAGE) -> str:
+        """The description for a page in *lang*: its translation where the preset has one."""
+        return self.translated_descriptions.get(lang) or self.description
 
     def example_prompts(self, lang: str = DEFAULT_LANGUAGE) -> Mapping[str, tuple[str, ...]]:
         """The example prompts per task for a page in *lang*: its translated ones where the
@@ -472,7 +496,7 @@ def _preset_from_mapping(data: Mapping[str, object]) -> Preset:
     """Turn a parsed TOML document into a Preset (without file context)."""
     setting_names = {item.name for item in settings_schema(GenerationSettings)}
     known = set(_REQUIRED_KEYS) | set(_OPTIONAL_DEFAULTS) | setting_names
-    known |= set(_TRANSLATED_PROMPTS_KEYS.values())
+    known |= set(_TRANSLATED_PROMPTS_KEYS.values()) | set(_TRANSLATED_DESCRIPTION_KEYS.values())
     for key in data:
         if key not in known:
             raise PresetError(
@@ -527,6 +551,11 @@ def _preset_from_mapping(data: Mapping[str, object]) -> Preset:
             for lang, key in _TRANSLATED_PROMPTS_KEYS.items()
             if key in data
         },
+        translated_descriptions={
+            lang: data[key]  # type: ignore[misc]  # checked in Preset.__post_init__
+            for lang, key in _TRANSLATED_DESCRIPTION_KEYS.items()
+            if key in data
+        },
     )
 
 
@@ -538,6 +567,16 @@ def _translated_prompts_key(lang: str) -> str:
 # One optional table of translated examples per language of the text catalogue but English.
 _TRANSLATED_PROMPTS_KEYS: Mapping[str, str] = {
     lang: _translated_prompts_key(lang) for lang in TABLES if lang != DEFAULT_LANGUAGE
+}
+
+
+def _translated_description_key(lang: str) -> str:
+    """The top-level key holding the description in *lang*: ``description_ja``."""
+    return f"description_{lang}"
+
+
+_TRANSLATED_DESCRIPTION_KEYS: Mapping[str, str] = {
+    lang: _translated_description_key(lang) for lang in TABLES if lang != DEFAULT_LANGUAGE
 }
 
 
