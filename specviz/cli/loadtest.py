@@ -166,37 +166,58 @@ def run_visit(client_for: Callable[[], Any], visit: Visit, max_new_tokens: int) 
     return visit
 
 
-def disconnect_visit(url: str, visit: Visit, max_new_tokens: int) -> Visit:
+@dataclass(frozen=True)
+class GenerateEndpoint:
+    """What a raw queue request to ``/generate`` needs, read once per load test."""
+
+    fn_index: int
+    names: tuple[str, ...]  # the parameters in the order the queue takes them
+    defaults: dict[str, Any]
+
+    def data(self, given: dict[str, Any]) -> list[Any]:
+        """The positional inputs: *given* by name, every other parameter at its default."""
+        return [given.get(name, self.defaults.get(name)) for name in self.names]
+
+
+def read_generate_endpoint(url: str) -> GenerateEndpoint:
+    """``/generate``'s parameters (from the API description) and its index (from ``/config``)."""
+    import httpx
+    from gradio_client import Client
+
+    endpoint = Client(url, verbose=False).view_api(return_format="dict", print_info=False)[
+        "named_endpoints"
+    ]["/generate"]
+    dependencies = httpx.get(url.rstrip("/") + "/config", timeout=120).json()["dependencies"]
+    return GenerateEndpoint(
+        fn_index=next(
+            dependency["id"]
+            for dependency in dependencies
+            if dependency.get("api_name") == "generate"
+        ),
+        names=tuple(parameter["parameter_name"] for parameter in endpoint["parameters"]),
+        defaults={
+            parameter["parameter_name"]: parameter.get("parameter_default")
+            for parameter in endpoint["parameters"]
+        },
+    )
+
+
+def disconnect_visit(
+    url: str, endpoint: GenerateEndpoint, visit: Visit, max_new_tokens: int
+) -> Visit:
     """A visitor who closes the tab mid-run: joins the queue as a browser does, reads the event
     stream until the first cycle arrives, then drops the connection without a word."""
     import httpx
-    from gradio_client import Client
 
     start = time.perf_counter()
     session_hash = uuid.uuid4().hex[:11]
     try:
-        client = Client(url, verbose=False)
-        endpoint = client.view_api(return_format="dict", print_info=False)["named_endpoints"][
-            "/generate"
-        ]
-        names = [parameter["parameter_name"] for parameter in endpoint["parameters"]]
-        given = _arguments(visit, max_new_tokens)
-        defaults = {
-            parameter["parameter_name"]: parameter.get("parameter_default")
-            for parameter in endpoint["parameters"]
-        }
-        data = [given.get(name, defaults.get(name)) for name in names]
+        data = endpoint.data(_arguments(visit, max_new_tokens))
         base = url.rstrip("/") + "/gradio_api"
         with httpx.Client(timeout=120) as http:
-            dependencies = http.get(url.rstrip("/") + "/config").json()["dependencies"]
-            fn_index = next(
-                dependency["id"]
-                for dependency in dependencies
-                if dependency.get("api_name") == "generate"
-            )
             joined = http.post(
                 base + "/queue/join",
-                json={"data": data, "fn_index": fn_index, "session_hash": session_hash},
+                json={"data": data, "fn_index": endpoint.fn_index, "session_hash": session_hash},
             )
             if joined.status_code == 503:
                 visit.outcome = "refused"
@@ -237,16 +258,21 @@ def health(url: str) -> dict[str, Any]:
     return dict(answer) if isinstance(answer, dict) else {"answer": answer}
 
 
-def run_wave(url: str, visits: Sequence[Visit], max_new_tokens: int) -> None:
+def run_wave(
+    url: str, endpoint: GenerateEndpoint, visits: Sequence[Visit], max_new_tokens: int
+) -> None:
     """All of a wave's visitors at once, each on its own thread and its own client session."""
+    import httpx
     from gradio_client import Client
 
     def client_for() -> Any:
-        return Client(url, verbose=False)
+        # No read limit: gradio_client's Stop (a POST to /cancel) has a 5 s default, which a
+        # busy server can take longer than to answer, and a visitor's Stop is not a failure.
+        return Client(url, verbose=False, httpx_kwargs={"timeout": httpx.Timeout(60.0, read=None)})
 
     def one(visit: Visit) -> None:
         if visit.role == "disconnect":
-            disconnect_visit(url, visit, max_new_tokens)
+            disconnect_visit(url, endpoint, visit, max_new_tokens)
         else:
             run_visit(client_for, visit, max_new_tokens)
 
@@ -279,12 +305,13 @@ def load_test(
 ) -> Report:
     """Drive ``waves`` waves of ``sessions`` concurrent visitors; the measured report."""
     before = health(url)
+    endpoint = read_generate_endpoint(url)
     visits: list[Visit] = []
     after_first: dict[str, Any] = {}
     start = time.perf_counter()
     for wave in range(waves):
         wave_visits = plan_visits(sessions, wave)
-        run_wave(url, wave_visits, max_new_tokens)
+        run_wave(url, endpoint, wave_visits, max_new_tokens)
         visits.extend(wave_visits)
         if wave == 0:
             after_first = health(url)
