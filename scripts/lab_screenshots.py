@@ -5,7 +5,7 @@
 Runs the live run, then each lab at sizes a lecturer would use (N = 2,000 exactness samples,
 γ = 1,3,5,8, a 16-token cost curve, 32 tokens per task, the advisor on the editing prompts), and
 saves one PNG per tab; naming labs (inspector exactness speedup cost tasks advisor) shoots only
-those.
+those. ``configs`` shoots the production configs panel (no run needed) as configs.png.
 """
 
 from __future__ import annotations
@@ -62,11 +62,20 @@ def main() -> None:
         page.goto(url)
         page.wait_for_selector("#sv-run")
 
+        if "configs" in chosen:
+            configs_panel(page, folder)
         if chosen & {"inspector", "exactness"}:
             sampled_labs(page, folder, chosen)
         if chosen & {"speedup", "cost", "tasks", "advisor"}:
             greedy_labs(page, folder, chosen)
         browser.close()
+
+
+def configs_panel(page: Page, folder: Path) -> None:
+    """The production configs panel for the preset's pair and drafter, opened."""
+    page.locator("#sv-configs").get_by_text("Production", exact=False).first.click()
+    page.wait_for_timeout(1500)
+    page.locator("#sv-configs").screenshot(path=str(folder / "configs.png"))
 
 
 def sampled_labs(page: Page, folder: Path, chosen: set[str]) -> None:
