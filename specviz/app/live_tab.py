@@ -16,6 +16,7 @@ from specviz.app.run_controls import PRIVATE, RunControls, read_run_inputs
 from specviz.app.session import App, Session, stats
 from specviz.app.session import final_text as run_text
 from specviz.app.zerogpu import on_gpu
+from specviz.core.events import Prefill
 from specviz.text import DEFAULT_LANGUAGE, t
 from specviz.views import run_charts as charts
 from specviz.views import run_html as render
@@ -208,6 +209,9 @@ def wire_live_run(
             }
         last_chart = time.perf_counter()
         while (cycle := app.advance(sess)) is not None:
+            if isinstance(cycle, Prefill):  # a long prompt, read chunk by chunk: Stop ends it here
+                yield views(sess, reading_status(cycle, lang), charts_too=False)
+                continue
             due = time.perf_counter() - last_chart >= CHART_EVERY_S
             last_chart = time.perf_counter() if due else last_chart
             yield views(
@@ -230,6 +234,9 @@ def wire_live_run(
         inputs = read_run_inputs(app, values)
         sess = app.prepare(sess, inputs, progress)
         cycle = app.advance(sess)
+        while isinstance(cycle, Prefill):  # a long prompt, read chunk by chunk: Stop ends it here
+            yield views(sess, reading_status(cycle, lang), charts_too=False)
+            cycle = app.advance(sess)
         if cycle is None or cycle.finished:
             yield views(sess, done_message(sess, lang), "done", charts_too=True)
         else:
@@ -271,6 +278,12 @@ def wire_live_run(
         **PRIVATE,
     )
     return events
+
+
+def reading_status(prefill: Prefill, lang: str = DEFAULT_LANGUAGE) -> str:
+    """The status line while a long prompt is read: "Reading the prompt: 512 / 1,024 tokens"."""
+    done, total = f"{prefill.done:,}", f"{prefill.total:,}"
+    return render.status_html(t("app.status.reading_prompt", lang, done=done, total=total))
 
 
 def stopped_status(sess: Session | None, lang: str = DEFAULT_LANGUAGE) -> str:

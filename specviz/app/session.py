@@ -17,8 +17,8 @@ import gradio as gr
 
 from specviz.app import zerogpu
 from specviz.app.limits import LOCAL, Limits
-from specviz.core.engine import GenerationSettings, speculative_generate
-from specviz.core.events import Cycle, Step
+from specviz.core.engine import GenerationSettings, speculative_stream
+from specviz.core.events import Cycle, Prefill, Step
 from specviz.core.settings import SettingError, describe_value, settings_from_mapping
 from specviz.drafters.registry import check_drafter_spec, make_drafter
 from specviz.export.trace import RunSetup, run_setup
@@ -42,7 +42,8 @@ class Session:
 
     key: tuple[Any, ...] | None = None
     cycles: list[Cycle] = field(default_factory=list)
-    cycles_iter: Iterator[Cycle] | None = None
+    # The live run: a Prefill after each chunk of a long prompt, then its cycles.
+    cycles_iter: Iterator[Prefill | Cycle] | None = None
     drafter: str = ""  # the drafter spec the run drafts with
     race: RaceResult | None = None  # the race measured after the run, when Race was ticked
     # Which forward computes each model ("draft", "target"): the lean step or, with the reason,
@@ -324,28 +325,35 @@ class App:
         session.forwards = pair.forward_choices()
         session.costs = None if pair.cost_report is None else pair.cost_report.phrase()
         session.cycles, session.race, session.drafter = [], None, inputs.drafter
-        session.cycles_iter = speculative_generate(
-            pair, prompt_ids, inputs.settings, make_drafter(inputs.drafter, pair)
+        session.cycles_iter = speculative_stream(
+            pair,
+            prompt_ids,
+            inputs.settings,
+            make_drafter(inputs.drafter, pair),
+            prefill_chunk=self.limits.prefill_chunk,
         )
 
-    def advance(self, session: Session) -> Cycle | None:
-        """One more cycle of the session's run, or None when it is over."""
-        cycles = session.cycles_iter
-        if cycles is None:
+    def advance(self, session: Session) -> Cycle | Prefill | None:
+        """One more step of the session's run under the engine lock: a Prefill after each chunk
+        of a long prompt (a handler yields between them, so Stop ends the run there), then one
+        Cycle per call; None when it is over."""
+        records = session.cycles_iter
+        if records is None:
             return None
         try:
             with self.engine_lock:
-                cycle = next(cycles, None)
+                record = next(records, None)
         except Exception as error:
             session.cycles_iter = None
             raise self.failure("app.doing.generating", error) from None
-        if session.cycles_iter is not cycles:
-            return None  # a handler cancelled by Stop finished its cycle after a new run began
-        if cycle is None:
+        if session.cycles_iter is not records:
+            return None  # a handler cancelled by Stop finished its step after a new run began
+        if record is None:
             session.cycles_iter = None
             return None
-        session.cycles.append(cycle)
-        return cycle
+        if isinstance(record, Cycle):
+            session.cycles.append(record)
+        return record
 
     def prepare(self, session: Session | None, inputs: Inputs, progress: Any) -> Session:
         """The session, with a run for these inputs ready to advance (a paused one is continued)."""

@@ -815,6 +815,8 @@ TABLE = MappingProxyType(
         "app.status.ready": "Ready. Pick an example and press Run.",
         "app.status.running": "Running…",
         "app.status.running_cycle": "Running… cycle {cycle}",
+        # task hosted: a long prompt read in chunks
+        "app.status.reading_prompt": "Reading the prompt: {done} / {total} tokens…",
         "app.status.paused": (
             "Paused after cycle {cycle}. Step advances one cycle, Run plays the rest; changing the "
             "prompt or a setting starts over."

@@ -669,6 +669,8 @@ TABLE = MappingProxyType(
         "app.status.ready": "準備完了。例を選んで「実行」を押してください。",
         "app.status.running": "実行中…",
         "app.status.running_cycle": "実行中… サイクル {cycle}",
+        # task hosted: a long prompt read in chunks
+        "app.status.reading_prompt": "プロンプトを読み込み中：{done} / {total} トークン…",
         "app.status.paused": (
             "サイクル {cycle} の後で一時停止中。「ステップ」で1サイクル進み、「実行」で残りを再生"
             "します。プロンプトや設定を変えると最初からやり直します。"
