@@ -77,3 +77,81 @@ def test_a_long_prompt_read_to_the_end_decodes(slow_app: tuple[SlowCache, str]) 
     )
     assert cache.forwards[:4] == [CHUNK] * 4
     assert stats["totals"]["new_tokens"] == 2 and text
+
+
+# -- the labs: held to their budget, stopped between runs --------------------------------------
+
+LAB_FORWARD_S = 0.03
+
+
+@pytest.fixture
+def slow_forwards(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Every model forward (target, draft, cost curve) takes LAB_FORWARD_S longer; returns the
+    list that counts them."""
+    from specviz.models.runner import ModelRunner
+
+    forwards: list[int] = []
+    forward = ModelRunner.forward
+
+    def slowed(self: ModelRunner, input_ids: Any, logits_to_keep: int = 1) -> Any:
+        time.sleep(LAB_FORWARD_S)
+        forwards.append(input_ids.shape[1])
+        return forward(self, input_ids, logits_to_keep)
+
+    monkeypatch.setattr(ModelRunner, "forward", slowed)
+    return forwards
+
+
+def test_the_speedup_lab_ends_within_its_budget_and_a_few_forwards(
+    tiny_pair: Any, slow_forwards: list[int]
+) -> None:
+    """Unbudgeted, this lab takes over 300 forwards (several seconds); with a 1 s budget it
+    ends within the budget plus the forwards it always spends: one cycle per γ past the
+    deadline and one point of each cost curve."""
+    import torch
+
+    from specviz.core.settings import GenerationSettings
+    from specviz.labs.speedup.theory import measure_speedup_lab
+
+    budget_s = 1.0
+    began = time.perf_counter()
+    lab = measure_speedup_lab(
+        tiny_pair,
+        torch.tensor([list(b"def fib(n):")]),
+        GenerationSettings(max_new_tokens=64, stop_on_eos=False),
+        gammas=(1, 2, 4),
+        cost_max_tokens=16,
+        cost_repeats=3,
+        time_budget_s=budget_s,
+    )
+    elapsed = time.perf_counter() - began
+    assert not lab.complete
+    # The runs' minimum past the deadline is one cycle each (at most 5 forwards at γ 4), each
+    # cost curve's one size is its prompt, 3 settling forwards and 1 + 3 timed ones: 26 in all.
+    assert elapsed < budget_s + 40 * LAB_FORWARD_S + 1.0, (
+        f"{elapsed:.2f} s for a {budget_s} s budget"
+    )
+
+
+def test_a_staged_lab_stops_between_its_stages(tiny_pair: Any, slow_forwards: list[int]) -> None:
+    """Closing the stream (what Stop does to the handler, between two yields) ends the lab there:
+    no forward runs after it."""
+    import torch
+
+    from specviz.core.settings import GenerationSettings
+    from specviz.labs.exactness.experiment import iter_exactness_lab
+    from specviz.labs.speedup.theory import iter_speedup_lab
+
+    prompt = torch.tensor([list(b"def fib(n):")])
+    settings = GenerationSettings(max_new_tokens=16, temperature=1.0, stop_on_eos=False)
+    for stages in (
+        iter_speedup_lab(tiny_pair, prompt, settings, gammas=(1, 3), time_budget_s=60.0),
+        iter_exactness_lab(tiny_pair, prompt, settings, samples=400, tokens=2, batch_size=4),
+    ):
+        for _ in range(3):
+            assert not next(stages).finished
+        read = len(slow_forwards)
+        stages.close()
+        time.sleep(3 * LAB_FORWARD_S)
+        assert len(slow_forwards) == read
+        slow_forwards.clear()
