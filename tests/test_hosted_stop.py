@@ -155,3 +155,37 @@ def test_a_staged_lab_stops_between_its_stages(tiny_pair: Any, slow_forwards: li
         time.sleep(3 * LAB_FORWARD_S)
         assert len(slow_forwards) == read
         slow_forwards.clear()
+
+
+# -- refusals before the queue ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"prompt": "a" * 20_000}, "20000 characters long"),
+        ({"prompt": "Hello", "preset": "no-such-pair"}, "Unknown preset 'no-such-pair'"),
+        ({"prompt": "Hello", "gamma": 17}, "γ must be at most 8 here, got 17"),
+    ],
+)
+def test_a_refused_request_never_waits_in_the_queue(
+    slow_app: tuple[SlowCache, str], arguments: dict, message: str
+) -> None:
+    """While a slow run holds the engine (and the one queue slot it serves), a request the app
+    refuses is answered at once by the validator, with the catalogue's words: it never queued
+    behind the run (the handler's own check would answer only after it)."""
+    from gradio_client import Client
+    from gradio_client.exceptions import ValidationError
+
+    cache, url = slow_app
+    running = Client(url, verbose=False).submit("Hello", max_new_tokens=64, api_name="/generate")
+    wait_for(lambda: len(cache.forwards) > 0, what="the slow run")
+    try:
+        began = time.perf_counter()
+        with pytest.raises(ValidationError, match=message):
+            Client(url, verbose=False).predict(api_name="/generate", **arguments)
+        assert time.perf_counter() - began < 20 * FORWARD_S  # the run has ~60 forwards to go
+        assert not running.done()
+    finally:
+        running.cancel()
+    stopped(cache, url)

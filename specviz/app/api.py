@@ -17,6 +17,7 @@ from typing import Any
 
 import gradio as gr
 
+from specviz.app.refusals import refusing
 from specviz.app.session import App, final_text, stats
 from specviz.app.setting_controls import POSITIONAL, with_setting_parameters
 from specviz.app.zerogpu import on_gpu
@@ -48,21 +49,48 @@ def generate_endpoint(app: App, default: Preset, engine_group: str) -> Any:
                 pass
         yield final_text(sess), stats(sess)
 
-    endpoint = with_setting_parameters(
-        on_gpu(generate, app.gpu_seconds),  # type: ignore[arg-type]  # its annotation names the API's two outputs
-        before=[
+    def check(
+        prompt: str,
+        preset: str,
+        settings: Mapping[str, Any],
+        chat_template: bool,
+        race: bool,
+        drafter: str | None,
+    ) -> tuple[str, dict[str, Any]]:  # a generator, as with_setting_parameters takes one
+        """The request's inputs checked as generate checks them; nothing runs."""
+        app.inputs(preset, prompt, settings, chat=chat_template, race=race, drafter=drafter)
+        yield from ()
+
+    parameters: dict[str, list[inspect.Parameter]] = {
+        "before": [
             inspect.Parameter("prompt", POSITIONAL, annotation=str),
             inspect.Parameter("preset", POSITIONAL, default=default.id, annotation=str),
         ],
-        after=[
+        "after": [
             inspect.Parameter("chat_template", POSITIONAL, default=True, annotation=bool),
             inspect.Parameter("race", POSITIONAL, default=False, annotation=bool),
             # A drafter spec ("draft-model", "lookup", "hybrid", with options); None: the preset's.
             inspect.Parameter("drafter", POSITIONAL, default=None, annotation=str | None),
         ],
+    }
+    endpoint = with_setting_parameters(
+        on_gpu(generate, app.gpu_seconds),  # type: ignore[arg-type]  # its annotation names the API's two outputs
+        **parameters,
     )
+    checked = with_setting_parameters(check, **parameters)  # type: ignore[arg-type]
     gr.api(endpoint, api_name="generate", concurrency_id=engine_group, concurrency_limit=1)
+    # gr.api takes no validator=: it is set on the event it registered (a public attribute).
+    event = next(fn for fn in registered_events() if fn.api_name == "generate")
+    event.validator = refusing(
+        lambda *args, **kwargs: list(checked(*args, **kwargs)), len(event.inputs)
+    )
     return endpoint
+
+
+def registered_events() -> list[Any]:
+    """The events registered so far in the Blocks being built (Gradio's BlockFunctions)."""
+    blocks = gr.context.Context.root_block
+    return list(blocks.fns.values()) if blocks is not None else []
 
 
 def health_endpoint(app: App) -> None:

@@ -12,6 +12,7 @@ import gradio as gr
 
 from specviz.app.lab_tabs import InspectorTab
 from specviz.app.race_panel import RacePanel, race_panel, race_updates, race_view, replay_frames
+from specviz.app.refusals import refusing
 from specviz.app.run_controls import PRIVATE, RunControls, read_run_inputs
 from specviz.app.session import App, Session, stats
 from specviz.app.session import final_text as run_text
@@ -251,6 +252,8 @@ def wire_live_run(
     # Loading progress and errors show on the status line, not as overlays on every output.
     shown = {"show_progress_on": live.status}
     run_inputs = controls.run_inputs() | {"race": controls.race} | controls.race_lanes.inputs()
+    # Refused before the queue: the run's inputs read as the handler reads them.
+    validator = refusing(lambda _, **values: read_run_inputs(app, values), 1 + len(run_inputs))
     events = [
         button.click(
             on_gpu(handler, app.gpu_seconds),  # a ZeroGPU call per press, sized by its tokens
@@ -258,6 +261,7 @@ def wire_live_run(
             outputs,
             inputs_kwargs=run_inputs,
             api_name=name,
+            validator=validator,
             **heavy,
             **shown,
         )
