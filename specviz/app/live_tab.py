@@ -253,7 +253,11 @@ def wire_live_run(
     shown = {"show_progress_on": live.status}
     run_inputs = controls.run_inputs() | {"race": controls.race} | controls.race_lanes.inputs()
     # Refused before the queue: the run's inputs read as the handler reads them.
-    validator = refusing(lambda _, **values: read_run_inputs(app, values), 1 + len(run_inputs))
+    validator = refusing(
+        lambda _, **values: read_run_inputs(app, values),
+        1 + len(run_inputs),
+        shown_at=1 + list(run_inputs).index("prompt"),  # the session, then the run's inputs
+    )
     events = [
         button.click(
             on_gpu(handler, app.gpu_seconds),  # a ZeroGPU call per press, sized by its tokens

@@ -15,17 +15,19 @@ from typing import Any
 import gradio as gr
 
 
-def refusing(check: Callable[..., object], inputs: int) -> Callable[..., tuple[Any, ...]]:
+def refusing(
+    check: Callable[..., object], inputs: int, shown_at: int = 0
+) -> Callable[..., tuple[Any, ...]]:
     """A validator for an event with *inputs* inputs from *check*, which takes the event's own
-    arguments and raises gr.Error for a request the app refuses: the refusal's words on the
-    first input, every input valid otherwise."""
+    arguments and raises gr.Error for a request the app refuses: the refusal's words on input
+    *shown_at* (where the page shows them), every input valid otherwise."""
 
     def validate(*args: Any, **kwargs: Any) -> tuple[Any, ...]:
         try:
             check(*args, **kwargs)
         except gr.Error as error:
-            refused = gr.validate(False, str(error.message))
-            return (refused, *(gr.validate(True, "") for _ in range(inputs - 1)))
+            message = str(error.message)
+            return tuple(gr.validate(at != shown_at, message) for at in range(inputs))
         except Exception:  # a malformed value: the event's own checks word it
             pass
         return tuple(gr.validate(True, "") for _ in range(inputs))
