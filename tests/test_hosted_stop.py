@@ -178,6 +178,7 @@ def test_a_refused_request_never_waits_in_the_queue(
     from gradio_client.exceptions import ValidationError
 
     cache, url = slow_app
+    cache.forwards.clear()
     running = Client(url, verbose=False).submit("Hello", max_new_tokens=64, api_name="/generate")
     wait_for(lambda: len(cache.forwards) > 0, what="the slow run")
     try:
@@ -189,3 +190,68 @@ def test_a_refused_request_never_waits_in_the_queue(
     finally:
         running.cancel()
     stopped(cache, url)
+
+
+# -- one run per visitor, a time limit per run ---------------------------------------------------
+
+
+def test_a_visitor_runs_one_run_at_a_time_and_stop_frees_their_slot() -> None:
+    from hosted_fixtures import TinyCache
+
+    from specviz.app.session import App
+    from specviz.models.presets import load_presets
+
+    app = App(load_presets(), TinyCache(), limits=HOSTED)  # type: ignore[arg-type]
+    with app.one_run("visitor"):
+        with pytest.raises(Exception, match="already has a run going"), app.one_run("visitor"):
+            pass
+        with app.one_run("another visitor"):
+            pass
+    with app.one_run("visitor"):  # the slot is free once the run is over
+        pass
+
+    def run() -> Iterator[int]:
+        with app.one_run("visitor"):
+            yield 1
+            yield 2
+
+    stream = run()
+    next(stream)
+    stream.close()  # a stopped handler, closed between two yields
+    with app.one_run("visitor"):
+        pass
+
+
+def test_stop_frees_the_visitors_slot_on_the_server(slow_app: tuple[SlowCache, str]) -> None:
+    """A visitor who stops a run can run again at once (the stopped handler let go of the
+    visitor's one run)."""
+    from gradio_client import Client
+
+    cache, url = slow_app
+    cache.forwards.clear()
+    visitor = Client(url, verbose=False)
+    first = visitor.submit("Hello", max_new_tokens=64, api_name="/generate")
+    wait_for(lambda: len(cache.forwards) > 1, what="the first run")
+    first.cancel()
+    stopped(cache, url)
+    _, stats = visitor.predict("Hello", max_new_tokens=1, api_name="/generate")
+    assert stats["totals"]["new_tokens"] == 1
+
+
+def test_a_run_past_the_time_limit_ends_with_a_message() -> None:
+    from gradio_client import Client
+    from gradio_client.exceptions import AppError
+
+    cache = SlowCache(FORWARD_S)
+    demo, url = launch(cache, dataclasses.replace(HOSTED, run_seconds=5 * FORWARD_S))
+    try:
+        began = time.perf_counter()
+        with pytest.raises(AppError, match=r"limit of 1 s per run here and was ended"):
+            Client(url, verbose=False).predict(
+                "Hello", max_new_tokens=200, gamma=1, api_name="/generate"
+            )
+        assert time.perf_counter() - began < 10 * FORWARD_S + 5  # not the 200 tokens' 40 s
+        assert 5 <= len(cache.forwards) <= 10
+        assert not busy(url)
+    finally:
+        demo.close()

@@ -36,18 +36,20 @@ def generate_endpoint(app: App, default: Preset, engine_group: str) -> Any:
         chat_template: bool,
         race: bool,
         drafter: str | None,
+        request: gr.Request | None = None,
     ) -> tuple[str, dict[str, Any]]:  # a generator: one (text, stats) per cycle, final last
         """Run speculative decoding (and, with race, the race); stream (text, stats)."""
         inputs = app.inputs(
             preset, prompt, settings, chat=chat_template, race=race, drafter=drafter
         )
-        sess = app.prepare(None, inputs, None)
-        while app.advance(sess) is not None:
+        with app.one_run(request.session_hash if request is not None else None):
+            sess = app.prepare(None, inputs, None)
+            while app.advance(sess) is not None:
+                yield final_text(sess), stats(sess)
+            if inputs.race:
+                for _ in app.race(sess, inputs):
+                    pass
             yield final_text(sess), stats(sess)
-        if inputs.race:
-            for _ in app.race(sess, inputs):
-                pass
-        yield final_text(sess), stats(sess)
 
     def check(
         prompt: str,
@@ -73,9 +75,12 @@ def generate_endpoint(app: App, default: Preset, engine_group: str) -> Any:
             inspect.Parameter("drafter", POSITIONAL, default=None, annotation=str | None),
         ],
     }
+    # Gradio hands the handler the visitor's request (it is no API parameter): one run each.
+    request = inspect.Parameter("request", POSITIONAL, default=None, annotation=gr.Request)
     endpoint = with_setting_parameters(
         on_gpu(generate, app.gpu_seconds),  # type: ignore[arg-type]  # its annotation names the API's two outputs
-        **parameters,
+        before=parameters["before"],
+        after=[*parameters["after"], request],
     )
     checked = with_setting_parameters(check, **parameters)  # type: ignore[arg-type]
     gr.api(endpoint, api_name="generate", concurrency_id=engine_group, concurrency_limit=1)

@@ -57,6 +57,8 @@ class Limits:
     advisor_formats: bool
     queue_size: int | None  # events waiting at most; a full queue tells the visitor to retry
     pairs_in_memory: int | None  # loaded pairs kept (least recently used evicted); None: all
+    # Engine seconds one run may hold (its prompt and cycles, not its race); None: no limit.
+    run_seconds: float | None = None
     # Prompt tokens per forward while a long prompt is read: Stop waits at most one chunk.
     prefill_chunk: int = PREFILL_CHUNK
     # Gradio's cap on an upload: the one file the app takes is a trace to replay.
@@ -136,6 +138,7 @@ HOSTED = Limits(
     advisor_formats=False,
     queue_size=40,
     pairs_in_memory=1,
+    run_seconds=120,
 )
 
 

@@ -193,10 +193,12 @@ def wire_live_run(
     # race and the race's lanes and repeats.
     def run(
         sess: Session | None,
+        request: gr.Request,
         progress: gr.Progress = gr.Progress(),  # noqa: B008
         **values: Any,
     ) -> Iterator[dict[Any, Any]]:
-        yield from lasting(run_updates(sess, progress, values))
+        with app.one_run(request.session_hash):  # one run per visitor at a time
+            yield from lasting(run_updates(sess, progress, values))
 
     def run_updates(
         sess: Session | None, progress: gr.Progress, values: dict[str, Any]
@@ -224,10 +226,12 @@ def wire_live_run(
 
     def step(
         sess: Session | None,
+        request: gr.Request,
         progress: gr.Progress = gr.Progress(),  # noqa: B008
         **values: Any,
     ) -> Iterator[dict[Any, Any]]:
-        yield from lasting(step_update(sess, progress, values))
+        with app.one_run(request.session_hash):
+            yield from lasting(step_update(sess, progress, values))
 
     def step_update(
         sess: Session | None, progress: gr.Progress, values: dict[str, Any]

@@ -9,7 +9,9 @@ turning failures into plain-worded ``gr.Error``s.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -54,6 +56,7 @@ class Session:
     costs: Phrase | None = None
     # What the run was started from (pair, drafter, settings, prompt), for its exports.
     setup: RunSetup | None = None
+    engine_s: float = 0.0  # seconds the run has held the engine (the hosted limit's measure)
 
     @property
     def paused(self) -> bool:
@@ -111,6 +114,8 @@ class App:
         self.limits = limits  # what one request may ask for (hosted mode tightens them)
         # One generation at a time on these models (shared by every language's page).
         self.engine_lock = lock or threading.Lock()
+        self._running: set[str] = set()  # the visitor sessions with a run going
+        self._running_lock = threading.Lock()
 
     def error(self, key: str, **values: object) -> gr.Error:
         """A gr.Error worded by the catalogue in the app's language."""
@@ -325,6 +330,7 @@ class App:
         session.forwards = pair.forward_choices()
         session.costs = None if pair.cost_report is None else pair.cost_report.phrase()
         session.cycles, session.race, session.drafter = [], None, inputs.drafter
+        session.engine_s = 0.0
         session.cycles_iter = speculative_stream(
             pair,
             prompt_ids,
@@ -342,7 +348,9 @@ class App:
             return None
         try:
             with self.engine_lock:
+                began = time.perf_counter()
                 record = next(records, None)
+                session.engine_s += time.perf_counter() - began
         except Exception as error:
             session.cycles_iter = None
             raise self.failure("app.doing.generating", error) from None
@@ -351,9 +359,30 @@ class App:
         if record is None:
             session.cycles_iter = None
             return None
+        limit = self.limits.run_seconds
+        if limit is not None and session.engine_s > limit and not _finished(record):
+            session.cycles_iter = None  # the run ends here: its records so far are kept
+            raise self.error("error.app.run_time", seconds=f"{limit:g}")
         if isinstance(record, Cycle):
             session.cycles.append(record)
         return record
+
+    @contextmanager
+    def one_run(self, visitor: str | None) -> Iterator[None]:
+        """Hold the visitor's one run slot while a run goes on; a second run from the same
+        visitor (their browser session, or their API client) is refused in plain words. None:
+        no visitor to tell apart (a direct call)."""
+        if visitor is not None:
+            with self._running_lock:
+                if visitor in self._running:
+                    raise self.error("error.app.one_run")
+                self._running.add(visitor)
+        try:
+            yield
+        finally:
+            if visitor is not None:
+                with self._running_lock:
+                    self._running.discard(visitor)
 
     def prepare(self, session: Session | None, inputs: Inputs, progress: Any) -> Session:
         """The session, with a run for these inputs ready to advance (a paused one is continued)."""
@@ -399,6 +428,10 @@ class App:
         for update in self.locked(progress, "app.doing.race"):
             session.race = update.result
             yield update
+
+
+def _finished(record: Cycle | Prefill) -> bool:
+    return isinstance(record, Cycle) and record.finished
 
 
 def is_control(char: str) -> bool:
