@@ -68,9 +68,11 @@ __all__ = [
 ]
 
 # Prompt tokens per forward when a long prompt is read before the first cycle: the longest
-# stretch of work a consumer waits through before it can stop the run. Larger chunks read a
-# prompt barely faster (each chunk already reads the weights once for 256 tokens), smaller ones
-# let Stop in sooner; a 1,024-token prompt is four forwards.
+# stretch of work a consumer waits through before it can stop the run. Chunking costs no speed on
+# a CPU: a 1,024-token prompt through four layers of Qwen2.5-0.5B's shape took 5.7 s in one
+# forward, 4.0 s in chunks of 512, 2.9 s in chunks of 256 and 2.5 s in chunks of 128 (one thread,
+# a shared machine; a shorter chunk's attention scores are smaller). 256 keeps a Stop's wait to
+# a quarter of a 1,024-token prompt.
 PREFILL_CHUNK = 256
 
 
