@@ -23,8 +23,8 @@ pytestmark = [
 SCREENSHOTS = os.environ.get("SPECVIZ_SCREENSHOTS")
 
 
-@pytest.fixture
-def phone(browser, url):
+def open_on_a_phone(browser, url):
+    """A page at *url* in a 390x844 touch viewport, the app's Run button in place."""
     context = browser.new_context(
         viewport={"width": 390, "height": 844},
         device_scale_factor=2,
@@ -34,6 +34,12 @@ def phone(browser, url):
     page = context.new_page()
     page.goto(url)
     page.wait_for_selector("#sv-run")
+    return context, page
+
+
+@pytest.fixture
+def phone(browser, url):
+    context, page = open_on_a_phone(browser, url)
     yield page
     context.close()
 
@@ -84,15 +90,7 @@ def test_hosted_mode_on_a_phone(browser, tmp_path):
     the stream and the counters are usable without scrolling sideways."""
     from hosted_fixtures import tiny_app
 
-    context = browser.new_context(
-        viewport={"width": 390, "height": 844},
-        device_scale_factor=2,
-        is_mobile=True,
-        has_touch=True,
-    )
-    page = context.new_page()
-    page.goto(tiny_app(hosted=True))
-    page.wait_for_selector("#sv-run")
+    context, page = open_on_a_phone(browser, tiny_app(hosted=True))
     assert no_horizontal_scroll(page)
     assert "at most 256 here" in page.locator("#sv-max-new-tokens").inner_text()
     _set_number(page, "sv-max-new-tokens", 16)

@@ -111,18 +111,21 @@ def test_the_speedup_lab_ends_within_its_budget_and_a_few_forwards(
     import torch
 
     from specviz.core.settings import GenerationSettings
-    from specviz.labs.speedup.theory import measure_speedup_lab
+    from specviz.labs.speedup.theory import iter_speedup_lab
+    from specviz.measure.harness import staged_result
 
     budget_s = 1.0
     began = time.perf_counter()
-    lab = measure_speedup_lab(
-        tiny_pair,
-        torch.tensor([list(b"def fib(n):")]),
-        GenerationSettings(max_new_tokens=64, stop_on_eos=False),
-        gammas=(1, 2, 4),
-        cost_max_tokens=16,
-        cost_repeats=3,
-        time_budget_s=budget_s,
+    lab = staged_result(
+        iter_speedup_lab(
+            tiny_pair,
+            torch.tensor([list(b"def fib(n):")]),
+            GenerationSettings(max_new_tokens=64, stop_on_eos=False),
+            gammas=(1, 2, 4),
+            cost_max_tokens=16,
+            cost_repeats=3,
+            time_budget_s=budget_s,
+        )
     )
     elapsed = time.perf_counter() - began
     assert not lab.complete

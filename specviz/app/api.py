@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import inspect
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import gradio as gr
 
 from specviz.app.refusals import refusing
-from specviz.app.session import App, final_text, stats
+from specviz.app.session import App, Inputs, final_text, stats
 from specviz.app.setting_controls import POSITIONAL, with_setting_parameters
 from specviz.app.zerogpu import on_gpu
 from specviz.measure.memory import resident_bytes
@@ -30,18 +30,10 @@ def generate_endpoint(app: App, default: Preset, engine_group: str) -> Any:
     endpoint's function."""
 
     def generate(
-        prompt: str,
-        preset: str,
-        settings: Mapping[str, Any],
-        chat_template: bool,
-        race: bool,
-        drafter: str | None,
-        request: gr.Request | None = None,
+        request: gr.Request | None = None, **values: Any
     ) -> tuple[str, dict[str, Any]]:  # a generator: one (text, stats) per cycle, final last
         """Run speculative decoding (and, with race, the race); stream (text, stats)."""
-        inputs = app.inputs(
-            preset, prompt, settings, chat=chat_template, race=race, drafter=drafter
-        )
+        inputs = request_inputs(app, **values)
         with app.one_run(request.session_hash if request is not None else None):
             sess = app.prepare(None, inputs, None)
             while app.advance(sess) is not None:
@@ -51,16 +43,9 @@ def generate_endpoint(app: App, default: Preset, engine_group: str) -> Any:
                     pass
             yield final_text(sess), stats(sess)
 
-    def check(
-        prompt: str,
-        preset: str,
-        settings: Mapping[str, Any],
-        chat_template: bool,
-        race: bool,
-        drafter: str | None,
-    ) -> tuple[str, dict[str, Any]]:  # a generator, as with_setting_parameters takes one
+    def check(request: gr.Request | None = None, **values: Any) -> Iterator[None]:
         """The request's inputs checked as generate checks them; nothing runs."""
-        app.inputs(preset, prompt, settings, chat=chat_template, race=race, drafter=drafter)
+        request_inputs(app, **values)
         yield from ()
 
     parameters: dict[str, list[inspect.Parameter]] = {
@@ -82,7 +67,7 @@ def generate_endpoint(app: App, default: Preset, engine_group: str) -> Any:
         before=parameters["before"],
         after=[*parameters["after"], request],
     )
-    checked = with_setting_parameters(check, **parameters)  # type: ignore[arg-type]
+    checked = with_setting_parameters(check, parameters["before"], parameters["after"])
     gr.api(endpoint, api_name="generate", concurrency_id=engine_group, concurrency_limit=1)
     # gr.api takes no validator=: it is set on the event it registered (a public attribute).
     event = next(fn for fn in registered_events() if fn.api_name == "generate")
@@ -90,6 +75,19 @@ def generate_endpoint(app: App, default: Preset, engine_group: str) -> Any:
         lambda *args, **kwargs: list(checked(*args, **kwargs)), len(event.inputs)
     )
     return endpoint
+
+
+def request_inputs(
+    app: App,
+    prompt: str,
+    preset: str,
+    settings: Mapping[str, Any],
+    chat_template: bool,
+    race: bool,
+    drafter: str | None,
+) -> Inputs:
+    """``/generate``'s arguments by name, checked as every run's inputs are (App.inputs)."""
+    return app.inputs(preset, prompt, settings, chat=chat_template, race=race, drafter=drafter)
 
 
 def registered_events() -> list[Any]:

@@ -41,7 +41,7 @@ from specviz.labs.exactness.significance import (
     samples_needed_for_shift,
     tv_if_equal,
 )
-from specviz.measure.harness import Progress, Staged, staged_result
+from specviz.measure.harness import Staged
 from specviz.models.presets import DEFAULT_DRAFTER
 from specviz.models.runner import ModelRunner
 from specviz.text import Joined, Phrase, UserError
@@ -138,21 +138,6 @@ def _draw(dist: torch.Tensor, count: int, generator: torch.Generator) -> list[tu
 
 
 @torch.inference_mode()
-def run_exactness_lab(
-    pair: DraftModelPairLike,
-    prompt_ids: torch.Tensor,
-    settings: GenerationSettings,
-    samples: int = 2000,
-    tokens: int = 2,
-    rule: str = "exact",
-    progress: Progress | None = None,
-    batch_size: int = 32,
-) -> ExactnessReport:
-    """iter_exactness_lab run to its end; progress(fraction, message) gets every stage."""
-    stages = iter_exactness_lab(pair, prompt_ids, settings, samples, tokens, rule, batch_size)
-    return staged_result(stages, progress)
-
-
 def iter_exactness_lab(
     pair: DraftModelPairLike,
     prompt_ids: torch.Tensor,
@@ -164,20 +149,9 @@ def iter_exactness_lab(
 ) -> Iterator[Staged[ExactnessReport]]:
     """Sample `samples` continuations of `tokens` tokens both ways and compare their laws; a
     stage after each batch of forwards (so a caller can stop between them), the report in the
-    last. The arguments are checked here, before the first stage."""
+    last (run it to its end with measure.harness.staged_result). The arguments are checked on
+    the first next()."""
     _check(prompt_ids, settings, samples, tokens, rule)
-    return _exactness_stages(pair, prompt_ids, settings, samples, tokens, rule, batch_size)
-
-
-def _exactness_stages(
-    pair: DraftModelPairLike,
-    prompt_ids: torch.Tensor,
-    settings: GenerationSettings,
-    samples: int,
-    tokens: int,
-    rule: str,
-    batch_size: int,
-) -> Iterator[Staged[ExactnessReport]]:
     began = time.perf_counter()
     sampler = settings.sampler(device_of(pair.target))
     target = _Scorer(pair.target, prompt_ids, sampler)

@@ -26,10 +26,8 @@ from specviz.labs.speedup.cost_curve import CostCurve, measure_verification_cost
 from specviz.measure.harness import (
     Method,
     Outcome,
-    Progress,
     Staged,
     iter_measurements,
-    staged_result,
 )
 from specviz.measure.methods import plain_decoding, speculative_decoding
 from specviz.text import Phrase, UserError
@@ -173,23 +171,6 @@ _WARM_UP_TOKENS = 4
 _PLAIN = "plain"  # the baseline method's name among the results
 
 
-def measure_speedup_lab(
-    pair: DraftModelPairLike,
-    prompt_ids: torch.Tensor,
-    settings: GenerationSettings,
-    gammas: Iterable[int] = (1, 2, 3, 5, 8),
-    cost_max_tokens: int = 16,
-    cost_repeats: int = 3,
-    time_budget_s: float = 90.0,
-    progress: Progress | None = None,
-) -> SpeedupLab:
-    """iter_speedup_lab run to its end; progress(fraction, message) gets every stage."""
-    stages = iter_speedup_lab(
-        pair, prompt_ids, settings, gammas, cost_max_tokens, cost_repeats, time_budget_s
-    )
-    return staged_result(stages, progress)
-
-
 def iter_speedup_lab(
     pair: DraftModelPairLike,
     prompt_ids: torch.Tensor,
@@ -206,27 +187,14 @@ def iter_speedup_lab(
     measurement harness with 70% of the time budget: each gets an equal share of what is left
     and is cut short (marked incomplete) past it, within one cycle. The cost curve gets the rest
     and stops within one forward past it (after at least one size), so the whole lab ends within
-    about the budget plus a few forwards. The arguments are checked here, before the first stage.
+    about the budget plus a few forwards. The arguments are checked on the first next(); run it
+    to its end with measure.harness.staged_result.
     """
     gammas = tuple(gammas)
     if not gammas or not all(GAMMA_MIN <= g <= GAMMA_MAX for g in gammas):
         raise UserError("error.speedup.gammas", low=GAMMA_MIN, high=GAMMA_MAX, gammas=gammas)
     if prompt_ids.dim() != 2 or prompt_ids.shape[1] < 2:
         raise UserError("error.prompt_too_short")
-    return _speedup_stages(
-        pair, prompt_ids, settings, gammas, cost_max_tokens, cost_repeats, time_budget_s
-    )
-
-
-def _speedup_stages(
-    pair: DraftModelPairLike,
-    prompt_ids: torch.Tensor,
-    settings: GenerationSettings,
-    gammas: tuple[int, ...],
-    cost_max_tokens: int,
-    cost_repeats: int,
-    time_budget_s: float,
-) -> Iterator[Staged[SpeedupLab]]:
     began = time.perf_counter()
     deadline = began + time_budget_s
     # A fixed γ with no early draft stop: the formula assumes exactly γ drafts every cycle.
