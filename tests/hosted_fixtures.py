@@ -73,3 +73,64 @@ def tiny_app(hosted: bool = True) -> str:
     )
     atexit.register(demo.close)
     return str(url)
+
+
+class SlowRunner:
+    """A target runner that takes *seconds* per forward and counts them: long enough that a
+    test can stop a run between two forwards."""
+
+    def __init__(self, runner: Any, seconds: float, forwards: list[int]) -> None:
+        self.runner, self.seconds, self.forwards = runner, seconds, forwards
+
+    @property
+    def cache_len(self) -> int:
+        return int(self.runner.cache_len)
+
+    def forward(self, input_ids: torch.Tensor, logits_to_keep: int = 1) -> torch.Tensor:
+        import time
+
+        time.sleep(self.seconds)
+        self.forwards.append(input_ids.shape[1])
+        return self.runner.forward(input_ids, logits_to_keep)  # type: ignore[no-any-return]
+
+    def rollback(self, tokens: int) -> None:
+        self.runner.rollback(tokens)
+
+
+class SlowCache(TinyCache):
+    """The tiny pair, its target slowed to *seconds* per forward; ``forwards`` lists the tokens
+    each target forward read."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__()
+        self.forwards: list[int] = []
+        pair, forwards = self.pair, self.forwards
+
+        class SlowPair(type(pair)):  # type: ignore[misc]
+            def target_runner(self) -> Any:
+                return SlowRunner(super().target_runner(), seconds, forwards)
+
+        self.pair = SlowPair(**{name: getattr(pair, name) for name in pair.__dataclass_fields__})
+
+
+def launch(cache: Any, limits: Any) -> tuple[Any, str]:
+    """The app on *cache* under *limits*, served on a free port: (demo, url). Close the demo."""
+    from specviz.app.builder import build_demo, launch_options, queue_options
+    from specviz.models.presets import load_presets
+
+    demo = build_demo(load_presets(), cache, limits=limits)
+    demo.queue(**queue_options(limits))
+    _, url, _ = demo.launch(
+        server_name="127.0.0.1", prevent_thread_lock=True, quiet=True, **launch_options(limits)
+    )
+    return demo, str(url)
+
+
+def wait_for(condition: Any, within_s: float = 30.0, what: str = "") -> None:
+    """Wait until condition() is true (a test failure after *within_s*)."""
+    import time
+
+    deadline = time.perf_counter() + within_s
+    while not condition():
+        assert time.perf_counter() < deadline, f"waited {within_s} s for {what or condition}"
+        time.sleep(0.05)

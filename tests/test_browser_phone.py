@@ -23,8 +23,8 @@ pytestmark = [
 SCREENSHOTS = os.environ.get("SPECVIZ_SCREENSHOTS")
 
 
-@pytest.fixture
-def phone(browser, url):
+def open_on_a_phone(browser, url):
+    """A page at *url* in a 390x844 touch viewport, the app's Run button in place."""
     context = browser.new_context(
         viewport={"width": 390, "height": 844},
         device_scale_factor=2,
@@ -34,6 +34,12 @@ def phone(browser, url):
     page = context.new_page()
     page.goto(url)
     page.wait_for_selector("#sv-run")
+    return context, page
+
+
+@pytest.fixture
+def phone(browser, url):
+    context, page = open_on_a_phone(browser, url)
     yield page
     context.close()
 
@@ -77,3 +83,26 @@ def test_a_tap_shows_the_token_before_the_inspector(phone):
     token.tap()
     phone.wait_for_selector('#sv-inspect [data-cycle="2"]', timeout=30_000)
     assert phone.locator("#sv-tab-inspector").is_visible()
+
+
+def test_hosted_mode_on_a_phone(browser, tmp_path):
+    """Hosted mode (a Space) on a phone: its caps stated beside the controls fit, the Run button,
+    the stream and the counters are usable without scrolling sideways."""
+    from hosted_fixtures import tiny_app
+
+    context, page = open_on_a_phone(browser, tiny_app(hosted=True))
+    assert no_horizontal_scroll(page)
+    assert "at most 256 here" in page.locator("#sv-max-new-tokens").inner_text()
+    _set_number(page, "sv-max-new-tokens", 16)
+    page.locator("#sv-run").tap()
+    page.wait_for_selector("#sv-status .sv-status-done", timeout=60_000)
+    page.wait_for_timeout(800)
+    assert no_horizontal_scroll(page)
+    assert page.locator("#sv-stream .sv-tok").count() > 0
+    assert page.locator("#sv-counters .sv-stat").first.is_visible()
+    run = page.locator("#sv-run").bounding_box()
+    assert run is not None and run["x"] >= 0 and run["x"] + run["width"] <= 390
+    folder = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(folder / "phone-hosted-390x844.png"))
+    context.close()

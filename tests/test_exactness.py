@@ -17,13 +17,19 @@ import specviz.labs.exactness.experiment
 from specviz.core.sampling import logits_to_probs
 from specviz.core.settings import GenerationSettings
 from specviz.labs.exactness.charts import distribution_chart, samples_needed_chart
-from specviz.labs.exactness.experiment import ExactnessReport, greedy_equality, run_exactness_lab
+from specviz.labs.exactness.experiment import ExactnessReport, greedy_equality, iter_exactness_lab
 from specviz.labs.exactness.panel import exactness_html
 from specviz.labs.exactness.significance import samples_needed, samples_needed_for_shift
+from specviz.measure.harness import staged_result
 
 LETTERS = list(range(ord("a"), ord("a") + 8))  # the chains below only ever emit these bytes
 PROMPT = torch.tensor([list(b"ab")])
 SAMPLED = GenerationSettings(gamma=2, temperature=1.0, seed=7)
+
+
+def run_exactness_lab(*args: Any, progress: Any = None, **kwargs: Any) -> ExactnessReport:
+    """The exactness lab run to its end."""
+    return staged_result(iter_exactness_lab(*args, **kwargs), progress)
 
 
 class BatchMarkovLM(MarkovLM):

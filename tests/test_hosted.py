@@ -303,3 +303,34 @@ def test_hosted_lab_sizes_stop_at_their_caps_stated_beside_them() -> None:
         assert hosted[label]["maximum"] == cap
         assert hosted[label]["info"] == f"at most {cap} here"
         assert local[label]["maximum"] > cap and not local[label].get("info")
+
+
+def test_on_zerogpu_the_bilingual_site_runs_every_page_inside_spaces_gpu(stand_in_spaces) -> None:
+    """app.py serves site.bilingual_app: each language's page decorates its own handlers, and
+    a run on either page goes through spaces.GPU with its duration."""
+    from gradio_client import Client
+    from hosted_fixtures import TinyCache
+
+    from specviz.app.language_switch import LANGUAGE_PATHS
+    from specviz.app.site import bilingual_app, serve
+
+    running = serve(bilingual_app(PRESETS, TinyCache(), limits=HOSTED))  # type: ignore[arg-type]
+    try:
+        names = sorted(record["name"] for record in stand_in_spaces)
+        pages = len(LANGUAGE_PATHS)
+        assert names == sorted(["generate", "run", *["run_lab"] * 5, "step"] * pages)
+        for path in LANGUAGE_PATHS.values():
+            page = running.url + (f"{path}/" if path else "")
+            _text, stats = Client(page, verbose=False).predict(
+                "Hello", max_new_tokens=4, api_name="/generate"
+            )
+            assert stats["totals"]["new_tokens"] == 4
+    finally:
+        running.close()
+    durations = [
+        duration
+        for record in stand_in_spaces
+        if record["name"] == "generate"
+        for duration in record["durations"]
+    ]
+    assert durations == [zerogpu.gpu_seconds(4)] * pages

@@ -8,6 +8,7 @@ import json
 import time
 import warnings
 from dataclasses import asdict
+from typing import Any
 
 import pytest
 import torch
@@ -31,21 +32,28 @@ from specviz.labs.speedup.gpu_projection import (
 )
 from specviz.labs.speedup.theory import (
     MeasuredRun,
+    SpeedupLab,
     break_even_alpha,
     expected_tokens_per_pass,
-    measure_speedup_lab,
+    iter_speedup_lab,
     predicted_speedup,
     theory_from_measurements,
     verify_costs,
 )
 from specviz.labs.tasks.charts import task_chart
 from specviz.labs.tasks.experiment import PromptRun, TaskReport, TaskResult
+from specviz.measure.harness import staged_result
 from specviz.views import run_charts
 
 PROMPT = torch.tensor([list(b"def fibonacci(n):")])
 _SPEC = Totals(20, 5, 25, 20, 15, 2.0, 0.1)
 _PLAIN = Totals(20, 20, 0, 0, 0, 4.0, 0.1)
 H100 = GPU_PRESETS["NVIDIA H100 SXM"]
+
+
+def measure_speedup_lab(*args: Any, progress: Any = None, **kwargs: Any) -> SpeedupLab:
+    """The speedup lab run to its end."""
+    return staged_result(iter_speedup_lab(*args, **kwargs), progress)
 
 
 def curve_of(relative: list[float], one_token_s: float = 0.1) -> CostCurve:

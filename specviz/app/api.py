@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import inspect
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import gradio as gr
 
-from specviz.app.session import App, final_text, stats
+from specviz.app.refusals import refusing
+from specviz.app.session import App, Inputs, final_text, stats
 from specviz.app.setting_controls import POSITIONAL, with_setting_parameters
 from specviz.app.zerogpu import on_gpu
 from specviz.measure.memory import resident_bytes
@@ -29,40 +30,70 @@ def generate_endpoint(app: App, default: Preset, engine_group: str) -> Any:
     endpoint's function."""
 
     def generate(
-        prompt: str,
-        preset: str,
-        settings: Mapping[str, Any],
-        chat_template: bool,
-        race: bool,
-        drafter: str | None,
+        request: gr.Request | None = None, **values: Any
     ) -> tuple[str, dict[str, Any]]:  # a generator: one (text, stats) per cycle, final last
         """Run speculative decoding (and, with race, the race); stream (text, stats)."""
-        inputs = app.inputs(
-            preset, prompt, settings, chat=chat_template, race=race, drafter=drafter
-        )
-        sess = app.prepare(None, inputs, None)
-        while app.advance(sess) is not None:
+        inputs = request_inputs(app, **values)
+        with app.one_run(request.session_hash if request is not None else None):
+            sess = app.prepare(None, inputs, None)
+            while app.advance(sess) is not None:
+                yield final_text(sess), stats(sess)
+            if inputs.race:
+                for _ in app.race(sess, inputs):
+                    pass
             yield final_text(sess), stats(sess)
-        if inputs.race:
-            for _ in app.race(sess, inputs):
-                pass
-        yield final_text(sess), stats(sess)
 
-    endpoint = with_setting_parameters(
-        on_gpu(generate, app.gpu_seconds),  # type: ignore[arg-type]  # its annotation names the API's two outputs
-        before=[
+    def check(request: gr.Request | None = None, **values: Any) -> Iterator[None]:
+        """The request's inputs checked as generate checks them; nothing runs."""
+        request_inputs(app, **values)
+        yield from ()
+
+    parameters: dict[str, list[inspect.Parameter]] = {
+        "before": [
             inspect.Parameter("prompt", POSITIONAL, annotation=str),
             inspect.Parameter("preset", POSITIONAL, default=default.id, annotation=str),
         ],
-        after=[
+        "after": [
             inspect.Parameter("chat_template", POSITIONAL, default=True, annotation=bool),
             inspect.Parameter("race", POSITIONAL, default=False, annotation=bool),
             # A drafter spec ("draft-model", "lookup", "hybrid", with options); None: the preset's.
             inspect.Parameter("drafter", POSITIONAL, default=None, annotation=str | None),
         ],
+    }
+    # Gradio hands the handler the visitor's request (it is no API parameter): one run each.
+    request = inspect.Parameter("request", POSITIONAL, default=None, annotation=gr.Request)
+    endpoint = with_setting_parameters(
+        on_gpu(generate, app.gpu_seconds),  # type: ignore[arg-type]  # its annotation names the API's two outputs
+        before=parameters["before"],
+        after=[*parameters["after"], request],
     )
+    checked = with_setting_parameters(check, parameters["before"], parameters["after"])
     gr.api(endpoint, api_name="generate", concurrency_id=engine_group, concurrency_limit=1)
+    # gr.api takes no validator=: it is set on the event it registered (a public attribute).
+    event = next(fn for fn in registered_events() if fn.api_name == "generate")
+    event.validator = refusing(
+        lambda *args, **kwargs: list(checked(*args, **kwargs)), len(event.inputs)
+    )
     return endpoint
+
+
+def request_inputs(
+    app: App,
+    prompt: str,
+    preset: str,
+    settings: Mapping[str, Any],
+    chat_template: bool,
+    race: bool,
+    drafter: str | None,
+) -> Inputs:
+    """``/generate``'s arguments by name, checked as every run's inputs are (App.inputs)."""
+    return app.inputs(preset, prompt, settings, chat=chat_template, race=race, drafter=drafter)
+
+
+def registered_events() -> list[Any]:
+    """The events registered so far in the Blocks being built (Gradio's BlockFunctions)."""
+    blocks = gr.context.Context.root_block
+    return list(blocks.fns.values()) if blocks is not None else []
 
 
 def health_endpoint(app: App) -> None:

@@ -67,7 +67,8 @@ class CheckedBlocks(gr.Blocks):
         self.lang = lang
 
     def validate_inputs(self, block_fn: Any, inputs: list[Any]) -> None:
-        """Refuse *inputs* unless there is one per input of the event."""
+        """Refuse *inputs* unless there is one per input of the event (checked for an event's
+        validator too, so a miscounted call is refused before the queue, in these words)."""
         needed = len(block_fn.inputs)
         if len(inputs) != needed:
             raise gr.Error(t("error.app.arguments", self.lang, needed=needed, got=len(inputs)))

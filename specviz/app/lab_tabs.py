@@ -229,31 +229,38 @@ def exactness_tab(wiring: LabWiring) -> None:
 
     def run_exactness(
         lab: LabRun, samples_value: float, tokens_value: float, rule_value: str
-    ) -> dict[Any, Any]:
+    ) -> Iterator[dict[Any, Any]]:
         wiring.app.check_lab_size(samples_value, cap, "app.exactness.samples")
         if lab.inputs.settings.temperature <= 0:
             greedy = wiring.app.run_locked(
                 lambda: exactness.greedy_equality(lab.pair, lab.prompt_ids, lab.inputs.settings),
                 "app.doing.greedy",
             )
-            return {
+            yield {
                 status: status_line(t("app.exactness.greedy_done", lang), "done"),
                 summary: exactness_panel.greedy_html(greedy, lang=lang),
             }
+            return
 
-        report = wiring.app.run_locked(
-            lambda: exactness.run_exactness_lab(
+        stages = wiring.app.run_locked(
+            lambda: exactness.iter_exactness_lab(
                 lab.pair,
                 lab.prompt_ids,
                 lab.inputs.settings,
                 samples=int(samples_value),
                 tokens=int(tokens_value),
                 rule=rule_value,
-                progress=lab.progress,
             ),
             "app.doing.sampling",
         )
-        return {
+        # One stage per batch of forwards, each under the engine lock: Stop ends it between them.
+        for stage in wiring.app.locked(stages, "app.doing.sampling"):
+            lab.progress(stage.fraction, stage.message)
+            if stage.result is None:
+                yield {status: status_line(stage.message.text(lang))}
+        report = stage.result
+        assert report is not None  # the last stage holds the report
+        yield {
             status: status_line(
                 t("app.status.done_in", lang, seconds=f"{report.elapsed_s:.1f}"), "done"
             ),

@@ -17,6 +17,7 @@ import types
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from specviz.core.engine import PREFILL_CHUNK
 from specviz.core.settings import SettingError, settings_schema
 from specviz.export.trace import MAX_TRACE_BYTES
 from specviz.models.presets import Preset
@@ -36,8 +37,8 @@ class Limits:
     """The caps one visitor's requests are held to, and how the server shares itself out."""
 
     hosted: bool
-    # The prompt's length in tokens after the chat template: its first forward cannot be
-    # interrupted, so its cost is bounded here.
+    # The prompt's length in tokens after the chat template: a long prompt is read in chunks
+    # (prefill_chunk) before the first cycle, so its cost and memory are bounded here.
     prompt_tokens: int
     # The prompt's length in characters: checked before anything is loaded or tokenized.
     prompt_chars: int
@@ -56,6 +57,10 @@ class Limits:
     advisor_formats: bool
     queue_size: int | None  # events waiting at most; a full queue tells the visitor to retry
     pairs_in_memory: int | None  # loaded pairs kept (least recently used evicted); None: all
+    # Engine seconds one run may hold (its prompt and cycles, not its race); None: no limit.
+    run_seconds: float | None = None
+    # Prompt tokens per forward while a long prompt is read: Stop waits at most one chunk.
+    prefill_chunk: int = PREFILL_CHUNK
     # Gradio's cap on an upload: the one file the app takes is a trace to replay.
     max_file_size: str = f"{MAX_TRACE_BYTES // 2**20}mb"
     # Gradio's temporary files: every hour, those older than an hour are deleted.
@@ -133,6 +138,7 @@ HOSTED = Limits(
     advisor_formats=False,
     queue_size=40,
     pairs_in_memory=1,
+    run_seconds=120,
 )
 
 

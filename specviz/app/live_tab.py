@@ -12,10 +12,12 @@ import gradio as gr
 
 from specviz.app.lab_tabs import InspectorTab
 from specviz.app.race_panel import RacePanel, race_panel, race_updates, race_view, replay_frames
+from specviz.app.refusals import refusing
 from specviz.app.run_controls import PRIVATE, RunControls, read_run_inputs
 from specviz.app.session import App, Session, stats
 from specviz.app.session import final_text as run_text
 from specviz.app.zerogpu import on_gpu
+from specviz.core.events import Prefill
 from specviz.text import DEFAULT_LANGUAGE, t
 from specviz.views import run_charts as charts
 from specviz.views import run_html as render
@@ -191,10 +193,12 @@ def wire_live_run(
     # race and the race's lanes and repeats.
     def run(
         sess: Session | None,
+        request: gr.Request,
         progress: gr.Progress = gr.Progress(),  # noqa: B008
         **values: Any,
     ) -> Iterator[dict[Any, Any]]:
-        yield from lasting(run_updates(sess, progress, values))
+        with app.one_run(request.session_hash):  # one run per visitor at a time
+            yield from lasting(run_updates(sess, progress, values))
 
     def run_updates(
         sess: Session | None, progress: gr.Progress, values: dict[str, Any]
@@ -208,6 +212,9 @@ def wire_live_run(
             }
         last_chart = time.perf_counter()
         while (cycle := app.advance(sess)) is not None:
+            if isinstance(cycle, Prefill):  # a long prompt, read chunk by chunk: Stop ends it here
+                yield views(sess, reading_status(cycle, lang), charts_too=False)
+                continue
             due = time.perf_counter() - last_chart >= CHART_EVERY_S
             last_chart = time.perf_counter() if due else last_chart
             yield views(
@@ -219,10 +226,12 @@ def wire_live_run(
 
     def step(
         sess: Session | None,
+        request: gr.Request,
         progress: gr.Progress = gr.Progress(),  # noqa: B008
         **values: Any,
     ) -> Iterator[dict[Any, Any]]:
-        yield from lasting(step_update(sess, progress, values))
+        with app.one_run(request.session_hash):
+            yield from lasting(step_update(sess, progress, values))
 
     def step_update(
         sess: Session | None, progress: gr.Progress, values: dict[str, Any]
@@ -230,6 +239,9 @@ def wire_live_run(
         inputs = read_run_inputs(app, values)
         sess = app.prepare(sess, inputs, progress)
         cycle = app.advance(sess)
+        while isinstance(cycle, Prefill):  # a long prompt, read chunk by chunk: Stop ends it here
+            yield views(sess, reading_status(cycle, lang), charts_too=False)
+            cycle = app.advance(sess)
         if cycle is None or cycle.finished:
             yield views(sess, done_message(sess, lang), "done", charts_too=True)
         else:
@@ -244,6 +256,12 @@ def wire_live_run(
     # Loading progress and errors show on the status line, not as overlays on every output.
     shown = {"show_progress_on": live.status}
     run_inputs = controls.run_inputs() | {"race": controls.race} | controls.race_lanes.inputs()
+    # Refused before the queue: the run's inputs read as the handler reads them.
+    validator = refusing(
+        lambda _, **values: read_run_inputs(app, values),
+        1 + len(run_inputs),
+        shown_at=1 + list(run_inputs).index("prompt"),  # the session, then the run's inputs
+    )
     events = [
         button.click(
             on_gpu(handler, app.gpu_seconds),  # a ZeroGPU call per press, sized by its tokens
@@ -251,6 +269,7 @@ def wire_live_run(
             outputs,
             inputs_kwargs=run_inputs,
             api_name=name,
+            validator=validator,
             **heavy,
             **shown,
         )
@@ -271,6 +290,12 @@ def wire_live_run(
         **PRIVATE,
     )
     return events
+
+
+def reading_status(prefill: Prefill, lang: str = DEFAULT_LANGUAGE) -> str:
+    """The status line while a long prompt is read: "Reading the prompt: 512 / 1,024 tokens"."""
+    done, total = f"{prefill.done:,}", f"{prefill.total:,}"
+    return render.status_html(t("app.status.reading_prompt", lang, done=done, total=total))
 
 
 def stopped_status(sess: Session | None, lang: str = DEFAULT_LANGUAGE) -> str:

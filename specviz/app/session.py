@@ -9,7 +9,9 @@ turning failures into plain-worded ``gr.Error``s.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -17,8 +19,8 @@ import gradio as gr
 
 from specviz.app import zerogpu
 from specviz.app.limits import LOCAL, Limits
-from specviz.core.engine import GenerationSettings, speculative_generate
-from specviz.core.events import Cycle, Step
+from specviz.core.engine import GenerationSettings, speculative_stream
+from specviz.core.events import Cycle, Prefill, Step
 from specviz.core.settings import SettingError, describe_value, settings_from_mapping
 from specviz.drafters.registry import check_drafter_spec, make_drafter
 from specviz.export.trace import RunSetup, run_setup
@@ -42,7 +44,8 @@ class Session:
 
     key: tuple[Any, ...] | None = None
     cycles: list[Cycle] = field(default_factory=list)
-    cycles_iter: Iterator[Cycle] | None = None
+    # The live run: a Prefill after each chunk of a long prompt, then its cycles.
+    cycles_iter: Iterator[Prefill | Cycle] | None = None
     drafter: str = ""  # the drafter spec the run drafts with
     race: RaceResult | None = None  # the race measured after the run, when Race was ticked
     # Which forward computes each model ("draft", "target"): the lean step or, with the reason,
@@ -53,6 +56,7 @@ class Session:
     costs: Phrase | None = None
     # What the run was started from (pair, drafter, settings, prompt), for its exports.
     setup: RunSetup | None = None
+    engine_s: float = 0.0  # seconds the run has held the engine (the hosted limit's measure)
 
     @property
     def paused(self) -> bool:
@@ -110,6 +114,8 @@ class App:
         self.limits = limits  # what one request may ask for (hosted mode tightens them)
         # One generation at a time on these models (shared by every language's page).
         self.engine_lock = lock or threading.Lock()
+        self._running: set[str] = set()  # the visitor sessions with a run going
+        self._running_lock = threading.Lock()
 
     def error(self, key: str, **values: object) -> gr.Error:
         """A gr.Error worded by the catalogue in the app's language."""
@@ -324,28 +330,59 @@ class App:
         session.forwards = pair.forward_choices()
         session.costs = None if pair.cost_report is None else pair.cost_report.phrase()
         session.cycles, session.race, session.drafter = [], None, inputs.drafter
-        session.cycles_iter = speculative_generate(
-            pair, prompt_ids, inputs.settings, make_drafter(inputs.drafter, pair)
+        session.engine_s = 0.0
+        session.cycles_iter = speculative_stream(
+            pair,
+            prompt_ids,
+            inputs.settings,
+            make_drafter(inputs.drafter, pair),
+            prefill_chunk=self.limits.prefill_chunk,
         )
 
-    def advance(self, session: Session) -> Cycle | None:
-        """One more cycle of the session's run, or None when it is over."""
-        cycles = session.cycles_iter
-        if cycles is None:
+    def advance(self, session: Session) -> Cycle | Prefill | None:
+        """One more step of the session's run under the engine lock: a Prefill after each chunk
+        of a long prompt (a handler yields between them, so Stop ends the run there), then one
+        Cycle per call; None when it is over."""
+        records = session.cycles_iter
+        if records is None:
             return None
         try:
             with self.engine_lock:
-                cycle = next(cycles, None)
+                began = time.perf_counter()
+                record = next(records, None)
+                session.engine_s += time.perf_counter() - began
         except Exception as error:
             session.cycles_iter = None
             raise self.failure("app.doing.generating", error) from None
-        if session.cycles_iter is not cycles:
-            return None  # a handler cancelled by Stop finished its cycle after a new run began
-        if cycle is None:
+        if session.cycles_iter is not records:
+            return None  # a handler cancelled by Stop finished its step after a new run began
+        if record is None:
             session.cycles_iter = None
             return None
-        session.cycles.append(cycle)
-        return cycle
+        limit = self.limits.run_seconds
+        if limit is not None and session.engine_s > limit and not _finished(record):
+            session.cycles_iter = None  # the run ends here: its records so far are kept
+            raise self.error("error.app.run_time", seconds=f"{limit:g}")
+        if isinstance(record, Cycle):
+            session.cycles.append(record)
+        return record
+
+    @contextmanager
+    def one_run(self, visitor: str | None) -> Iterator[None]:
+        """Hold the visitor's one run slot while a run goes on; a second run from the same
+        visitor (their browser session, or their API client) is refused in plain words. None:
+        no visitor to tell apart (a direct call)."""
+        if visitor is not None:
+            with self._running_lock:
+                if visitor in self._running:
+                    raise self.error("error.app.one_run")
+                self._running.add(visitor)
+        try:
+            yield
+        finally:
+            if visitor is not None:
+                with self._running_lock:
+                    self._running.discard(visitor)
 
     def prepare(self, session: Session | None, inputs: Inputs, progress: Any) -> Session:
         """The session, with a run for these inputs ready to advance (a paused one is continued)."""
@@ -391,6 +428,10 @@ class App:
         for update in self.locked(progress, "app.doing.race"):
             session.race = update.result
             yield update
+
+
+def _finished(record: Cycle | Prefill) -> bool:
+    return isinstance(record, Cycle) and record.finished
 
 
 def is_control(char: str) -> bool:

@@ -4,6 +4,7 @@ projection. Wiring only; the work is in ``speedup_model``, ``cost_curve`` and ``
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import gradio as gr
@@ -47,23 +48,31 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
         summary = gr.HTML(speedup_panel.speedup_html(None, lang=lang), elem_id="sv-speedup-summary")
         alpha = gr.Number(visible=False)  # the measured α, handed to the projection
 
-    def run_speedup(lab: LabRun, gammas_value: str, budget_value: float) -> dict[Any, Any]:
+    def run_speedup(
+        lab: LabRun, gammas_value: str, budget_value: float
+    ) -> Iterator[dict[Any, Any]]:
         wiring.app.check_lab_size(budget_value, cap, "app.speedup.budget")
         chosen = _gammas(gammas_value, lang, wiring.app.limits.cap("gamma") or GAMMA_MAX)
-        measured = wiring.app.run_locked(
-            lambda: speedup_model.measure_speedup_lab(
+        stages = wiring.app.run_locked(
+            lambda: speedup_model.iter_speedup_lab(
                 lab.pair,
                 lab.prompt_ids,
                 lab.inputs.settings,
                 gammas=chosen,
                 time_budget_s=float(budget_value),
-                progress=lab.progress,
             ),
             "app.doing.speedups",
         )
+        # One stage per run or curve, each under the engine lock: Stop ends the lab between them.
+        for stage in wiring.app.locked(stages, "app.doing.speedups"):
+            lab.progress(stage.fraction, stage.message)
+            if stage.result is None:
+                yield {status: status_line(stage.message.text(lang))}
+        measured = stage.result
+        assert measured is not None  # the last stage holds the lab's result
         note = t("app.status.done" if measured.complete else "app.speedup.cut", lang)
         line = t("app.speedup.done", lang, note=note, seconds=f"{measured.elapsed_s:.0f}")
-        return {
+        yield {
             status: status_line(line, "done"),
             plot: speedup_charts.theory_chart(measured.theory, measured.runs, lang=lang),
             summary: speedup_panel.speedup_html(measured, lang=lang),

@@ -109,7 +109,8 @@ def _inspect(args: argparse.Namespace) -> int:
 
 def _exactness(args: argparse.Namespace) -> int:
     from specviz.drafters.registry import drafter_kind
-    from specviz.labs.exactness.experiment import greedy_equality, run_exactness_lab
+    from specviz.labs.exactness.experiment import greedy_equality, iter_exactness_lab
+    from specviz.measure.harness import staged_result
 
     lang = args.lang
     preset, settings, pair, prompt_ids = prepared_run(args)
@@ -130,9 +131,8 @@ def _exactness(args: argparse.Namespace) -> int:
         return 0
     if not drafter_kind(drafter).samples_in_exactness_lab:
         raise UserError("error.exactness_drafter", drafter=drafter)
-    report = run_exactness_lab(
-        pair, prompt_ids, settings, args.samples, args.tokens, args.rule, progress_line(args.lang)
-    )
+    stages = iter_exactness_lab(pair, prompt_ids, settings, args.samples, args.tokens, args.rule)
+    report = staged_result(stages, progress_line(args.lang))
     if args.json:
         print_json(report)
         return 0
@@ -176,19 +176,14 @@ def _exactness(args: argparse.Namespace) -> int:
 
 def _speedup(args: argparse.Namespace) -> int:
     from specviz.labs.speedup.panel import model_values
-    from specviz.labs.speedup.theory import measure_speedup_lab
+    from specviz.labs.speedup.theory import iter_speedup_lab
+    from specviz.measure.harness import staged_result
 
     gammas = tuple(int(part) for part in args.gammas.split(",") if part.strip())
     gpu = _gpu(args.gpu) if args.gpu else None  # a typo fails before minutes of loading
     _, settings, pair, prompt_ids = prepared_run(args)
-    lab = measure_speedup_lab(
-        pair,
-        prompt_ids,
-        settings,
-        gammas,
-        time_budget_s=args.time_budget,
-        progress=progress_line(args.lang),
-    )
+    stages = iter_speedup_lab(pair, prompt_ids, settings, gammas, time_budget_s=args.time_budget)
+    lab = staged_result(stages, progress_line(args.lang))
     projection = None
     if gpu is not None:
         projection = _projection(

@@ -10,9 +10,12 @@ Read this module top to bottom beside Leviathan et al. (2023), Algorithm 1. One 
      is drawn from p_{n+1};
   5. both KV caches are rolled back to the accepted prefix by cropping (no recomputation).
 
-"pending" holds the committed tokens the target has not fed yet: the whole prompt before the first
-cycle, then the one token emitted last. Every target forward starts from tokens it has not seen and
+"pending" holds the committed tokens the target has not fed yet: the prompt (a long prompt's last
+chunk) before the first cycle, then the one token emitted last. Every target forward starts from tokens it has not seen and
 keeps the logits of the last n + 1 positions, so step 2 yields exactly n + 1 distributions.
+A prompt longer than one chunk is read first, chunk by chunk, by both models (speculative_stream
+and autoregressive_stream yield a Prefill record after each, so a consumer can stop between them);
+its last chunk stays pending, read together with the first drafts.
 This module imports neither gradio nor any model loader.
 """
 
@@ -31,6 +34,7 @@ from specviz.core.events import (
     DraftToken,
     EmittedToken,
     Origin,
+    Prefill,
     Rejection,
     Step,
     Timing,
@@ -50,14 +54,26 @@ from specviz.core.settings import GenerationSettings
 
 # GenerationSettings is re-exported: callers think of it as the engine's input.
 __all__ = [
+    "PREFILL_CHUNK",
     "DraftModelPairLike",
     "GenerationSettings",
     "ModelPairLike",
+    "PrefillingDrafter",
     "SelfDrafter",
     "TargetRunner",
     "autoregressive_generate",
+    "autoregressive_stream",
     "speculative_generate",
+    "speculative_stream",
 ]
+
+# Prompt tokens per forward when a long prompt is read before the first cycle: the longest
+# stretch of work a consumer waits through before it can stop the run. Chunking costs no speed on
+# a CPU: a 1,024-token prompt through four layers of Qwen2.5-0.5B's shape took 5.7 s in one
+# forward, 4.0 s in chunks of 512, 2.9 s in chunks of 256 and 2.5 s in chunks of 128 (one thread,
+# a shared machine; a shorter chunk's attention scores are smaller). 256 keeps a Stop's wait to
+# a quarter of a 1,024-token prompt.
+PREFILL_CHUNK = 256
 
 
 class TargetRunner(Protocol):
@@ -92,6 +108,17 @@ class SelfDrafter(Protocol):
 
     def use_target(self, target: TargetRunner) -> None:
         """Draft with this run's target runner (called once per run, before start())."""
+        ...
+
+
+@runtime_checkable
+class PrefillingDrafter(Protocol):
+    """A drafter with a KV cache of its own that reads a long prompt in chunks, as the target
+    does: an optional capability beside the Drafter protocol. The engine feeds it every chunk
+    but the last after start(); its first proposal reads the rest of the prompt."""
+
+    def prefill(self, prompt_part: torch.Tensor) -> None:
+        """Read prompt_part (1, L), the next tokens of the prompt, into the drafter's cache."""
         ...
 
 
@@ -139,10 +166,33 @@ class _Run:
         # The target's forward and KV cache, as the pair runs it (the lean step where it applies).
         self.target = pair.target_runner()
         self.totals = Totals(0, 0, 0, 0, 0, 0.0, 0.0)
-        # The prompt is not prefilled on its own: the first forward reads it together with the
-        # first drafts (plain decoding: it yields the first token). A separate prefill would cost
-        # one more full read of the weights, about one decoding step.
+        # The prompt's last chunk is not prefilled on its own: the first forward reads it together
+        # with the first drafts (plain decoding: it yields the first token). A separate forward
+        # would cost one more full read of the weights, about one decoding step.
         self.pending = prompt_ids.to(self.device)  # (1, T), then the one token emitted last
+
+    def read_prompt_head(
+        self, chunk: int, drafter: PrefillingDrafter | None = None
+    ) -> Iterator[Prefill]:
+        """Feed all but the last chunk of a long prompt to the target (and the drafter), one
+        forward of *chunk* tokens each, yielding progress after each; the last 1..chunk tokens
+        stay pending. The cache is the one a single forward over them would build (causal
+        attention: a position reads only the positions before it)."""
+        if chunk < 1:
+            raise ValueError(f"prefill_chunk must be at least 1, got {chunk}")
+        prompt = self.pending  # (1, T)
+        head = (self.prompt_len - 1) // chunk * chunk
+        for begin in range(0, head, chunk):
+            began = time.perf_counter()
+            part = prompt[:, begin : begin + chunk]  # (1, chunk)
+            self.target.forward(part, logits_to_keep=1)
+            if drafter is not None:
+                drafter.prefill(part)
+            sync(self.device)
+            spent = time.perf_counter() - began
+            self.totals = replace(self.totals, prefill_s=self.totals.prefill_s + spent)
+            yield Prefill(begin + chunk, self.prompt_len)
+        self.pending = prompt[:, head:]  # (1, 1..chunk)
 
     @property
     def remaining(self) -> int:
@@ -165,14 +215,29 @@ class _Run:
         return len(token_ids), None
 
 
-@torch.inference_mode()
 def speculative_generate(
     pair: ModelPairLike,
     prompt_ids: torch.Tensor,
     settings: GenerationSettings,
     drafter: Drafter,
+    prefill_chunk: int = PREFILL_CHUNK,
 ) -> Iterator[Cycle]:
-    """Speculative decoding of the target with the given drafter; yields one Cycle per cycle."""
+    """Speculative decoding of the target with the given drafter; yields one Cycle per cycle
+    (speculative_stream without its Prefill records)."""
+    stream = speculative_stream(pair, prompt_ids, settings, drafter, prefill_chunk)
+    return (event for event in stream if isinstance(event, Cycle))
+
+
+@torch.inference_mode()
+def speculative_stream(
+    pair: ModelPairLike,
+    prompt_ids: torch.Tensor,
+    settings: GenerationSettings,
+    drafter: Drafter,
+    prefill_chunk: int = PREFILL_CHUNK,
+) -> Iterator[Prefill | Cycle]:
+    """Speculative decoding of the target with the given drafter: a Prefill after each chunk of
+    a prompt longer than *prefill_chunk* tokens, then one Cycle per cycle."""
     run = _Run(pair, prompt_ids, settings)
     context = _CommittedContext(prompt_ids, settings.max_new_tokens)
     stop_ids = frozenset(pair.eos_token_ids) if settings.stop_on_eos else frozenset()
@@ -180,6 +245,8 @@ def speculative_generate(
         drafter.use_target(run.target)
     draft_prefill_s = drafter.start(prompt_ids, settings, stop_ids)
     run.totals = replace(run.totals, prefill_s=run.totals.prefill_s + draft_prefill_s)
+    prefilling = drafter if isinstance(drafter, PrefillingDrafter) else None
+    yield from run.read_prompt_head(prefill_chunk, prefilling)
     for index in range(settings.max_new_tokens):
         # At most remaining - 1 drafts, so drafts plus the resampled/bonus token fit the budget.
         proposal = drafter.propose(context.ids, run.remaining - 1, run.sampler)
@@ -398,12 +465,29 @@ def _vocab_text(tokenizer: TokenizerLike, token_id: int) -> str:
     return tokenizer.decode([token_id], skip_special_tokens=False)
 
 
-@torch.inference_mode()
 def autoregressive_generate(
-    pair: ModelPairLike, prompt_ids: torch.Tensor, settings: GenerationSettings
+    pair: ModelPairLike,
+    prompt_ids: torch.Tensor,
+    settings: GenerationSettings,
+    prefill_chunk: int = PREFILL_CHUNK,
 ) -> Iterator[Step]:
-    """Plain decoding of the target, one forward per token: the baseline speculation must beat."""
+    """Plain decoding of the target, one forward per token: the baseline speculation must beat
+    (autoregressive_stream without its Prefill records)."""
+    stream = autoregressive_stream(pair, prompt_ids, settings, prefill_chunk)
+    return (event for event in stream if isinstance(event, Step))
+
+
+@torch.inference_mode()
+def autoregressive_stream(
+    pair: ModelPairLike,
+    prompt_ids: torch.Tensor,
+    settings: GenerationSettings,
+    prefill_chunk: int = PREFILL_CHUNK,
+) -> Iterator[Prefill | Step]:
+    """Plain decoding of the target: a Prefill after each chunk of a prompt longer than
+    *prefill_chunk* tokens, then one Step per token."""
     run = _Run(pair, prompt_ids, settings)
+    yield from run.read_prompt_head(prefill_chunk)
     empty = torch.empty(0, dtype=torch.long)
     for index in range(settings.max_new_tokens):
         began = time.perf_counter()

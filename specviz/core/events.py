@@ -110,8 +110,9 @@ class Timing:
 class Totals:
     """Running counters since the start of the run.
 
-    The prompt is read by the first forward of each model, so its cost is part of the first
-    cycle (or step) and of elapsed_s, for speculative and plain decoding alike.
+    The prompt (or a long prompt's last chunk) is read by the first forward of each model, so its
+    cost is part of the first cycle (or step) and of elapsed_s, for speculative and plain decoding
+    alike; a long prompt's earlier chunks count in prefill_s.
     """
 
     new_tokens: int
@@ -120,9 +121,9 @@ class Totals:
     tested_positions: int  # draft positions that were actually tested (stop at first rejection)
     accepted_positions: int
     elapsed_s: float  # engine compute time after prefill: sum of cycle timings
-    prefill_s: (
-        float  # work before the first cycle (a drafter's own prefill; 0 for the model drafter)
-    )
+    # Work before the first cycle: a long prompt's chunks before the last (both models), and a
+    # drafter's own prefill.
+    prefill_s: float
 
     @classmethod
     def pooled(cls, parts: Sequence[Totals]) -> Totals:
@@ -208,6 +209,22 @@ class Cycle:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict, with the derived rates included."""
         return _with_rates(asdict(self), self.totals)
+
+
+@dataclass(frozen=True)
+class Prefill:
+    """Progress through a long prompt, read in chunks before the first cycle (or step).
+
+    The engine's streams yield one after each chunk but the last (which is read together with
+    the first drafts), so a consumer can show it and stop the run between chunks.
+    """
+
+    done: int  # prompt tokens both models have read so far
+    total: int  # the prompt's length in tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -66,9 +66,17 @@ class ModelDrafter:
         self._runner.reset()
         self.policy = DraftPolicy(settings, stop_ids, self.costs)
         self._proposed = []
-        # No separate prefill: the first proposal reads the whole prompt in the forward that
-        # drafts its first token, saving a full read of the draft's weights.
+        # No separate prefill: the first proposal reads the prompt (a long prompt's last chunk,
+        # after the engine's prefill() calls) in the forward that drafts its first token, saving
+        # a full read of the draft's weights.
         return 0.0
+
+    @torch.inference_mode()
+    def prefill(self, prompt_part: torch.Tensor) -> None:
+        """Read the next chunk of a long prompt (1, L) into the draft's cache (the engine's
+        PrefillingDrafter capability)."""
+        self._runner.forward(prompt_part.to(self.device), logits_to_keep=1)
+        sync(self.device)
 
     @torch.inference_mode()
     def propose(self, context: torch.Tensor, max_tokens: int, sampler: Sampler) -> Proposal:

@@ -59,6 +59,11 @@ class HybridDrafter:
         seconds = self.lookup.start(prompt_ids, settings, stop_ids)
         return seconds + self.model.start(prompt_ids, settings, stop_ids)
 
+    def prefill(self, prompt_part: torch.Tensor) -> None:
+        """Read the next chunk of a long prompt into the draft model's cache (the lookup index
+        reads the whole prompt in start())."""
+        self.model.prefill(prompt_part)
+
     def propose(self, context: torch.Tensor, max_tokens: int, sampler: Sampler) -> Proposal:
         copied = self.lookup.propose(context, max_tokens, sampler)
         if copied.token_ids.shape[0] > 0 or max_tokens <= 0:

@@ -28,7 +28,7 @@ import statistics
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 import torch
 
@@ -258,6 +258,30 @@ class Streamed(Protocol):
 
 
 U = TypeVar("U", bound=Streamed)
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Staged(Generic[R]):
+    """Where a long lab computation stands, and its result once done (the last one). A lab that
+    yields these between its forwards can be shown as it goes and stopped between two of them,
+    and its time budget checked there."""
+
+    fraction: float
+    message: Phrase
+    result: R | None = None
+
+    @property
+    def finished(self) -> bool:
+        """The computation is over: result holds what it measured."""
+        return self.result is not None
+
+
+def staged_result(stages: Iterable[Staged[R]], progress: Progress | None = None) -> R:
+    """A staged computation run to its end, for callers that wait (the CLI, tests)."""
+    result = last_update(stages, progress).result
+    assert result is not None  # a finished stage holds its result
+    return result
 
 
 def last_update(updates: Iterable[U], progress: Progress | None = None) -> U:

@@ -815,6 +815,8 @@ TABLE = MappingProxyType(
         "app.status.ready": "Ready. Pick an example and press Run.",
         "app.status.running": "Running…",
         "app.status.running_cycle": "Running… cycle {cycle}",
+        # task hosted: a long prompt read in chunks
+        "app.status.reading_prompt": "Reading the prompt: {done} / {total} tokens…",
         "app.status.paused": (
             "Paused after cycle {cycle}. Step advances one cycle, Run plays the rest; changing the "
             "prompt or a setting starts over."
@@ -1398,6 +1400,15 @@ TABLE = MappingProxyType(
         ),
         "error.app.advisor_choice": "{control}: {got} is not among the choices offered",
         "error.app.lab_cap": "{control} must be at most {cap} here, got {got}.",
+        # task hosted: one run per session, a time limit per run
+        "error.app.one_run": (
+            "This session already has a run going. Wait for it to finish or press Stop, then run "
+            "again."
+        ),
+        "error.app.run_time": (
+            "This run reached the limit of {seconds} s per run here and was ended. Ask for fewer "
+            "new tokens or a shorter prompt and run again."
+        ),
         "error.app.arguments": (
             "This endpoint takes {needed} values, got {got}. See the API page for its parameters."
         ),

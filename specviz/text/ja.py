@@ -669,6 +669,8 @@ TABLE = MappingProxyType(
         "app.status.ready": "準備完了。例を選んで「実行」を押してください。",
         "app.status.running": "実行中…",
         "app.status.running_cycle": "実行中… サイクル {cycle}",
+        # task hosted: a long prompt read in chunks
+        "app.status.reading_prompt": "プロンプトを読み込み中：{done} / {total} トークン…",
         "app.status.paused": (
             "サイクル {cycle} の後で一時停止中。「ステップ」で1サイクル進み、「実行」で残りを再生"
             "します。プロンプトや設定を変えると最初からやり直します。"
@@ -1072,6 +1074,14 @@ TABLE = MappingProxyType(
         "error.app.prompt_control": "プロンプトに制御文字（{code}）が含まれています。取り除いてやり直してください。",
         "error.app.advisor_choice": "{control}：{got} は選択肢にありません",
         "error.app.lab_cap": "{control} はここでは {cap} までです。指定：{got}。",
+        # task hosted: one run per session, a time limit per run
+        "error.app.one_run": (
+            "このセッションではすでに実行中です。終わるのを待つか停止を押してから、もう一度実行してください。"
+        ),
+        "error.app.run_time": (
+            "1回の実行の上限（ここでは {seconds} 秒）に達したため終了しました。新規トークン数を減らすか"
+            "プロンプトを短くして、もう一度実行してください。"
+        ),
         "error.app.arguments": (
             "このエンドポイントは {needed} 個の値を受け取りますが、{got} 個でした。パラメーターは "
             "API のページを見てください。"

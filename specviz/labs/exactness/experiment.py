@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import torch
@@ -41,7 +41,7 @@ from specviz.labs.exactness.significance import (
     samples_needed_for_shift,
     tv_if_equal,
 )
-from specviz.measure.harness import Progress
+from specviz.measure.harness import Staged
 from specviz.models.presets import DEFAULT_DRAFTER
 from specviz.models.runner import ModelRunner
 from specviz.text import Joined, Phrase, UserError
@@ -138,17 +138,19 @@ def _draw(dist: torch.Tensor, count: int, generator: torch.Generator) -> list[tu
 
 
 @torch.inference_mode()
-def run_exactness_lab(
+def iter_exactness_lab(
     pair: DraftModelPairLike,
     prompt_ids: torch.Tensor,
     settings: GenerationSettings,
     samples: int = 2000,
     tokens: int = 2,
     rule: str = "exact",
-    progress: Progress | None = None,
     batch_size: int = 32,
-) -> ExactnessReport:
-    """Sample `samples` continuations of `tokens` tokens both ways and compare their laws."""
+) -> Iterator[Staged[ExactnessReport]]:
+    """Sample `samples` continuations of `tokens` tokens both ways and compare their laws; a
+    stage after each batch of forwards (so a caller can stop between them), the report in the
+    last (run it to its end with measure.harness.staged_result). The arguments are checked on
+    the first next()."""
     _check(prompt_ids, settings, samples, tokens, rule)
     began = time.perf_counter()
     sampler = settings.sampler(device_of(pair.target))
@@ -175,12 +177,11 @@ def run_exactness_lab(
                 for state in range(PLAIN, settings.gamma + 1):
                     if count := current[(prefix, state)]:
                         _step(p, q, count, state, rule, settings, sampler, emit)
-            if progress is not None:
-                done = (depth + min(start + batch_size, len(reached)) / len(reached)) / tokens
-                where = Phrase(
-                    "exactness.progress", token=depth + 1, tokens=tokens, prefixes=len(reached)
-                )
-                progress(done, where)
+            done = (depth + min(start + batch_size, len(reached)) / len(reached)) / tokens
+            where = Phrase(
+                "exactness.progress", token=depth + 1, tokens=tokens, prefixes=len(reached)
+            )
+            yield Staged(min(done, 0.99), where)
     assert first is not None  # depth 0 always scores the empty prefix
     plain: Counter[Prefix] = Counter()
     spec: Counter[Prefix] = Counter()
@@ -188,7 +189,7 @@ def run_exactness_lab(
         (plain if state == PLAIN else spec)[prefix] += count
     elapsed = time.perf_counter() - began
     lab = _Lab(pair, settings, samples, tokens, rule, elapsed, target, draft)
-    return _report(lab, plain, spec, exact, first)
+    yield Staged(1.0, Phrase("progress.done"), _report(lab, plain, spec, exact, first))
 
 
 def _emit(

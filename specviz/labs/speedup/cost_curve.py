@@ -83,8 +83,9 @@ def measure_verification_cost(
 
     context_ids (1, T) is prefilled once; each timed forward appends k tokens to the cache and the
     cache is cropped back, exactly the rollback speculative decoding does. One untimed warm-up
-    forward per size (and three before the first size) comes first. The whole measurement stops once time_budget_s has passed (at
-    least one size is always measured), so a slow device cannot hang the caller.
+    forward per size (and three before the first size) comes first. The measurement stops at
+    the first forward past time_budget_s (at least one size is always measured), so a slow device
+    overruns the budget by one forward at most.
     """
     if context_ids.dim() != 2 or context_ids.shape[1] < 2:
         raise ValueError("context_ids must have shape (1, T) with T >= 2")
@@ -106,6 +107,8 @@ def measure_verification_cost(
         feed = pool[:size].view(1, size)
         runs: list[float] = []
         for attempt in range(repeats + 1):
+            if points and time.perf_counter() - began > time_budget_s:
+                break
             sync(device)
             start = time.perf_counter()
             # Logits for every fed position, as a verify step of `size` tokens keeps them.
@@ -115,9 +118,9 @@ def measure_verification_cost(
             runner.rollback(size)
             if attempt > 0:  # the first run is the warm-up
                 runs.append(elapsed)
-        points.append(CostPoint(size, statistics.median(runs), tuple(runs)))
-        if time.perf_counter() - began > time_budget_s:
+        if len(runs) < repeats:  # cut by the budget: a partial size is left out
             break
+        points.append(CostPoint(size, statistics.median(runs), tuple(runs)))
     if runner.cache_len != cached:
         raise RuntimeError("the KV cache was not rolled back to the context")  # pragma: no cover
     complete = len(points) == max_new_tokens

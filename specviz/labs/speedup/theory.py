@@ -13,7 +13,7 @@ model of forward time. The projection is a model, never a measurement, and its r
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 import torch
@@ -23,7 +23,12 @@ from specviz.core.engine import DraftModelPairLike
 from specviz.core.events import Cycle, Totals
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
 from specviz.labs.speedup.cost_curve import CostCurve, measure_verification_cost
-from specviz.measure.harness import Method, Outcome, Progress, measure
+from specviz.measure.harness import (
+    Method,
+    Outcome,
+    Staged,
+    iter_measurements,
+)
 from specviz.measure.methods import plain_decoding, speculative_decoding
 from specviz.text import Phrase, UserError
 
@@ -166,7 +171,7 @@ _WARM_UP_TOKENS = 4
 _PLAIN = "plain"  # the baseline method's name among the results
 
 
-def measure_speedup_lab(
+def iter_speedup_lab(
     pair: DraftModelPairLike,
     prompt_ids: torch.Tensor,
     settings: GenerationSettings,
@@ -174,21 +179,22 @@ def measure_speedup_lab(
     cost_max_tokens: int = 16,
     cost_repeats: int = 3,
     time_budget_s: float = 90.0,
-    progress: Progress | None = None,
-) -> SpeedupLab:
-    """Decode plainly once and speculatively at each γ, measure the cost curves, fit the theory.
+) -> Iterator[Staged[SpeedupLab]]:
+    """Decode plainly once and speculatively at each γ, measure the cost curves, fit the theory;
+    a stage before each run and each curve, the lab's result in the last.
 
     The theory's α pools every run (accepted over tested positions). The runs go through the
     measurement harness with 70% of the time budget: each gets an equal share of what is left
-    and is cut short (marked incomplete) past it. The cost curve gets the rest and always
-    measures at least one size, so the total is bounded by about the budget.
+    and is cut short (marked incomplete) past it, within one cycle. The cost curve gets the rest
+    and stops within one forward past it (after at least one size), so the whole lab ends within
+    about the budget plus a few forwards. The arguments are checked on the first next(); run it
+    to its end with measure.harness.staged_result.
     """
     gammas = tuple(gammas)
     if not gammas or not all(GAMMA_MIN <= g <= GAMMA_MAX for g in gammas):
         raise UserError("error.speedup.gammas", low=GAMMA_MIN, high=GAMMA_MAX, gammas=gammas)
     if prompt_ids.dim() != 2 or prompt_ids.shape[1] < 2:
         raise UserError("error.prompt_too_short")
-    report = progress or _quiet
     began = time.perf_counter()
     deadline = began + time_budget_s
     # A fixed γ with no early draft stop: the formula assumes exactly γ drafts every cycle.
@@ -201,13 +207,14 @@ def measure_speedup_lab(
         speculative_decoding(pair, prompt_ids, _fixed(warm, max(gammas)), "warm-up speculative"),
     ]
 
-    def runs_progress(fraction: float, message: Phrase) -> None:
-        if fraction < 1.0:  # the harness's "done": the cost curves come next
-            report(_RUN_SHARE * fraction, message)
-
-    measured = measure(
-        methods, warm_up=warm_up, time_budget_s=_RUN_SHARE * time_budget_s, progress=runs_progress
-    )
+    updates = iter_measurements(methods, warm_up=warm_up, time_budget_s=_RUN_SHARE * time_budget_s)
+    measured = None
+    for update in updates:
+        if update.finished:  # the harness's "done": the cost curves come next
+            measured = update.measurements
+        else:
+            yield Staged(_RUN_SHARE * update.fraction, update.message)
+    assert measured is not None  # the harness always ends with a finished update
     plain_outcome = measured[_PLAIN].samples[0].outcome
     plain = _totals(plain_outcome)
     runs = [
@@ -215,7 +222,7 @@ def measure_speedup_lab(
         for g, method in zip(gammas, at_gammas, strict=True)
     ]
 
-    report(_RUN_SHARE, Phrase("speedup.progress.cost"))
+    yield Staged(_RUN_SHARE, Phrase("speedup.progress.cost"))
     target_curve = measure_verification_cost(
         pair.target,
         prompt_ids,
@@ -223,27 +230,34 @@ def measure_speedup_lab(
         repeats=cost_repeats,
         time_budget_s=max(0.0, deadline - time.perf_counter()),
     )
-    report(0.95, Phrase("speedup.progress.draft_step"))
+    yield Staged(0.95, Phrase("speedup.progress.draft_step"))
     draft_curve = measure_verification_cost(
-        pair.draft, prompt_ids, max_new_tokens=1, repeats=cost_repeats
+        pair.draft,
+        prompt_ids,
+        max_new_tokens=1,
+        repeats=cost_repeats,
+        time_budget_s=max(0.0, deadline - time.perf_counter()),
     )
     accepted = sum(run.accepted_positions for run in runs)
     tested = sum(run.tested_positions for run in runs)
     theory = theory_from_measurements(
         accepted / tested if tested else 0.0, target_curve, draft_curve.points[0].median_s
     )
-    report(1.0, Phrase("progress.done"))
-    return SpeedupLab(
-        plain_tokens_per_s=plain.tokens_per_s,
-        plain_new_tokens=plain.new_tokens,
-        plain_s_per_token=plain.elapsed_s / max(plain.new_tokens, 1),
-        plain_complete=plain_outcome.complete,
-        runs=tuple(runs),
-        target_curve=target_curve,
-        draft_curve=draft_curve,
-        theory=theory,
-        elapsed_s=time.perf_counter() - began,
-        complete=measured.complete and target_curve.complete,
+    yield Staged(
+        1.0,
+        Phrase("progress.done"),
+        SpeedupLab(
+            plain_tokens_per_s=plain.tokens_per_s,
+            plain_new_tokens=plain.new_tokens,
+            plain_s_per_token=plain.elapsed_s / max(plain.new_tokens, 1),
+            plain_complete=plain_outcome.complete,
+            runs=tuple(runs),
+            target_curve=target_curve,
+            draft_curve=draft_curve,
+            theory=theory,
+            elapsed_s=time.perf_counter() - began,
+            complete=measured.complete and target_curve.complete,
+        ),
     )
 
 
@@ -253,10 +267,6 @@ def _at_gamma(
     """Speculative decoding at a fixed γ, named for the results and worded for progress."""
     method = speculative_decoding(pair, prompt_ids, _fixed(settings, gamma), f"γ = {gamma}")
     return replace(method, label=Phrase("speedup.progress.gamma", gamma=gamma))
-
-
-def _quiet(fraction: float, message: Phrase) -> None:
-    del fraction, message
 
 
 def _fixed(settings: GenerationSettings, gamma: int) -> GenerationSettings:
