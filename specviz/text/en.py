@@ -963,6 +963,10 @@ TABLE = MappingProxyType(
             "The apprentice finds no earlier page to copy from, so the slate stays empty and the "
             "master writes one word the slow way."
         ),
+        "fable.empty.budget": (
+            "Only one word is left in the budget, so there is nothing to draft: the master writes "
+            "it the slow way."
+        ),
         "fable.empty.prefill": (
             "The master has not read the prompt yet, so there is nothing to draft from: the "
             "master reads it while writing one word the slow way."
@@ -984,7 +988,8 @@ TABLE = MappingProxyType(
             "{q_words} (q {q}); the seal had chance {accept}, the die showed {u}."
         ),
         "fable.cross.greedy": (
-            "{word} is crossed out: the master's own first choice there was {top}."
+            "{word} is crossed out: the master gave it p {p}, and the master's own first choice "
+            "there was {top}."
         ),
         "fable.wiped": "Everything after the crossing-out is wiped from the slate unread: {words}.",
         "fable.resample": (

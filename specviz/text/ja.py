@@ -1260,6 +1260,7 @@ TABLE = MappingProxyType(
         "fable.empty.no_match": (
             "見習いは写せる前のページを見つけられず、石板は空のまま。師匠がいつもの遅いやり方で1語を書きます。"
         ),
+        "fable.empty.budget": "残りの予算は1語だけなので下書きするものがなく、師匠がいつもの遅いやり方でその語を書きます。",
         "fable.empty.prefill": (
             "師匠はまだプロンプトを読んでいないので、下書きの手がかりがありません。"
             "それを読みながら、いつもの遅いやり方で1語を書きます。"
@@ -1279,7 +1280,7 @@ TABLE = MappingProxyType(
             "{word} は抹消。師匠の見立ては「{p_words}」（p {p}）なのに、見習いは{q_words}（q {q}）。"
             "印の確率 {accept} に対しサイコロは {u}、棄却です。"
         ),
-        "fable.cross.greedy": "{word} は抹消。そこでの師匠自身の第一候補は {top} でした。",
+        "fable.cross.greedy": "{word} は抹消（p {p}）。そこでの師匠自身の第一候補は {top} でした。",
         "fable.wiped": "抹消した語より後ろは、確かめられないまま石板から拭き取られます（ロールバック）：{words}。",
         "fable.resample": (
             "その場所に師匠は自分の語 {word} を書き入れます。見習いより師匠が強く望んでいた分、"

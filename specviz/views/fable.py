@@ -76,7 +76,8 @@ def _count(n: int) -> Phrase:
 # --- narration: records in, a Story out --------------------------------------------------------
 
 # Why a draft stopped before γ (Cycle.draft_end), in the story's words; the values are the cards'
-# (``draft_end_values``). "no_match" and "prefill" leave the slate empty: told by _EMPTY_SLATE.
+# (``draft_end_values``). An empty slate (no match, the prefill, one token of budget left) is
+# told by _EMPTY_SLATE instead.
 _SHORT_REASONS = {
     "confidence": "fable.short.confidence",
     "cumulative": "fable.short.cumulative",
@@ -84,7 +85,11 @@ _SHORT_REASONS = {
     "budget": "fable.short.budget",
     "text_end": "fable.short.text_end",
 }
-_EMPTY_SLATE = {"no_match": "fable.empty.no_match", "prefill": "fable.empty.prefill"}
+_EMPTY_SLATE = {
+    "no_match": "fable.empty.no_match",
+    "prefill": "fable.empty.prefill",
+    "budget": "fable.empty.budget",
+}
 
 
 def narrate(cycle: Cycle) -> Story:
@@ -168,7 +173,7 @@ def _verdict(cycle: Cycle, token: DraftToken) -> Line:
             return Line("fable.seal.greedy", {"word": word, "p": num(token.p_target, 2)})
         top = token.top_p[0] if token.top_p else None
         first = Word(top.text, "", "draft") if top is not None else Word("?", "", "draft")
-        return Line("fable.cross.greedy", {"word": word, "top": first})
+        return Line("fable.cross.greedy", {"word": word, "p": num(token.p_target, 2), "top": first})
     values = {
         "word": word,
         "p_words": _in_words(token.p_target, _P_WORDS),
