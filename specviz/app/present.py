@@ -159,7 +159,7 @@ def wire_fable(demo: gr.Blocks, bar: PresentBar, live: LiveTab) -> None:
     bar.fable.change(
         lambda on: gr.Group(visible=on), bar.fable, live.fable_group, queue=False, **PRIVATE
     )
-    demo.load(asks_for_fable, None, bar.fable, queue=False, **PRIVATE)
+    demo.load(asks_for_fable, None, bar.fable, queue=False, show_progress="hidden", **PRIVATE)
 
 
 SUMMARISED = ("gamma", "temperature", "max_new_tokens")  # the settings the one line names
