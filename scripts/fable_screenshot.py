@@ -53,7 +53,8 @@ def main(folder: Path, tiny: bool = False) -> Path:
             if story.locator(".sv-rejected").count() and step > 2:
                 break
         page.wait_for_timeout(1500)  # the cards' flip animation settles
-        page.evaluate("document.querySelector('#sv-status').scrollIntoView()")
+        page.add_style_tag(content=".toast-wrap { display: none !important; }")
+        page.evaluate("document.querySelector('#sv-stream').scrollIntoView()")
         page.screenshot(path=str(path))
         browser.close()
     return path
