@@ -56,19 +56,15 @@ def present_bar(presets: Mapping[str, Preset], lang: str) -> PresentBar:
     """Lay out the bar in the current Blocks context, worded in *lang*."""
     first = default_preset(presets)
     with gr.Row(elem_id="sv-present-bar", equal_height=True):
+        switch: dict[str, Any] = {"value": False, "scale": 0}  # both modes start off
         toggle = gr.Checkbox(
-            value=False,
             label=t("app.present.toggle", lang),
             elem_id="sv-present-toggle",
-            scale=0,
             min_width=200,
+            **switch,
         )
         fable = gr.Checkbox(
-            value=False,
-            label=t("app.fable.toggle", lang),
-            elem_id="sv-fable-toggle",
-            scale=0,
-            min_width=160,
+            label=t("app.fable.toggle", lang), elem_id="sv-fable-toggle", min_width=160, **switch
         )
         summary = gr.HTML(
             summary_line(presets, first.id, first_prompt(first, lang), first.settings, lang),
