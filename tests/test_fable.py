@@ -200,6 +200,9 @@ def test_the_panel_tells_the_cycle_shown_after_the_two_before_it() -> None:
     assert re.findall(r'class="sv-fable-cycle[^"]*" data-cycle="(\d)"', page) == ["1", "2"]
     assert 'sv-fable-current" data-cycle="2"' in page and "サイクル 2" in page
     assert "sv-placeholder" in fable_html([], lang="en")
+    # A sentence a span; English puts a space between sentences, Japanese none after its 。
+    assert '</span> <span class="sv-fable-line"' in fable_html(cycles, lang="en")
+    assert '。</span><span class="sv-fable-line"' in page
 
 
 def test_the_help_panel_lists_the_whole_cast_in_both_languages() -> None:

@@ -932,6 +932,7 @@ TABLE = MappingProxyType(
         ),
         "fable.count.one": "one word",
         "fable.count.many": "{n} words",
+        "fable.sentence.separator": " ",
         "fable.words.separator": ", ",
         "fable.p.likely": "likely",
         "fable.p.possible": "possible",

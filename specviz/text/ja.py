@@ -1236,6 +1236,7 @@ TABLE = MappingProxyType(
         ),
         "fable.count.one": "1語",
         "fable.count.many": "{n}語",
+        "fable.sentence.separator": "",
         "fable.words.separator": "、",
         "fable.p.likely": "ありそうだ",
         "fable.p.possible": "なくはない",

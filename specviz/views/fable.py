@@ -240,7 +240,7 @@ def _html_value(value: object, lang: str) -> object:
 def story_html(story: Story, lang: str = DEFAULT_LANGUAGE, *, current: bool = True) -> str:
     """One cycle's story as a short paragraph under its cycle number, a sentence a span (the
     current cycle's sentences stand on lines of their own: assets/specviz.css)."""
-    sentences = " ".join(
+    sentences = t("fable.sentence.separator", lang).join(
         f'<span class="sv-fable-line" data-line="{line.key}">'
         + t_html(line.key, lang, **{name: _html_value(v, lang) for name, v in line.values.items()})
         + "</span>"
