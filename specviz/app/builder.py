@@ -26,7 +26,7 @@ from specviz.app.glossary import glossary_panel, wire_glossary
 from specviz.app.language_switch import language_switch_html
 from specviz.app.limits import LOCAL, Limits
 from specviz.app.live_tab import live_tab, stopped_status, wire_live_run
-from specviz.app.present import player_row, present_bar, wire_player, wire_present
+from specviz.app.present import player_row, present_bar, wire_fable, wire_player, wire_present
 from specviz.app.run_controls import PRIVATE, run_controls
 from specviz.app.session import App
 from specviz.app.startup import Startup, startup_banner
@@ -139,6 +139,7 @@ def build_demo(
         live_events = wire_live_run(app, controls, live, inspector, session, tabs, ENGINE)
         wire_exports(app, exports, controls, live, inspector, session, live_events, demo, replay)
         wire_present(demo, page, bar, presets, controls)
+        wire_fable(demo, bar, live)
         wire_player(app.error, player, live, session, controls, tabs)
         wire_glossary(bar.glossary, glossary)
         controls.stop.click(

@@ -21,6 +21,7 @@ from specviz.core.events import Prefill
 from specviz.text import DEFAULT_LANGUAGE, t
 from specviz.views import run_charts as charts
 from specviz.views import run_html as render
+from specviz.views.fable import fable_help_html, fable_html
 
 CHART_EVERY_S = 1.5  # live charts are redrawn at most this often; HTML updates every cycle
 
@@ -66,6 +67,8 @@ class LiveTab:
     time_plot: gr.Plot
     final_text: gr.Textbox
     final_stats: gr.JSON
+    fable: gr.HTML  # the story of the cycle shown (fable mode)
+    fable_group: gr.Group  # the story and its help, shown while fable mode is on
     lang: str
 
     @property
@@ -84,6 +87,7 @@ class LiveTab:
             self.hist_plot,
             self.tokens_plot,
             self.time_plot,
+            self.fable,
         ]
 
     def views(self, sess: Session, message: str, kind: str, *, charts_too: bool) -> dict[Any, Any]:
@@ -94,6 +98,7 @@ class LiveTab:
             self.status: render.status_html(message, kind=kind),
             self.stream: render.stream_html(cycles, lang=lang),
             self.cards: render.cycle_cards_html(last, lang=lang),
+            self.fable: fable_html(cycles, lang=lang),
             self.counters: render.counters_html(
                 last.totals if last else None,
                 gamma_now=last.gamma if last else None,
@@ -130,6 +135,10 @@ def live_tab(lang: str) -> LiveTab:
             elem_id="sv-stream",
             js_on_load=STREAM_CLICK_JS,  # a click on a token opens that cycle in the inspector
         )
+        with gr.Group(visible=False, elem_id="sv-fable-panel") as fable_group:
+            fable = gr.HTML(fable_html([], lang=lang), elem_id="sv-fable")
+            with gr.Accordion(t("app.fable.help", lang), open=False, elem_id="sv-fable-help"):
+                gr.HTML(fable_help_html(lang=lang))
         cards = gr.HTML(render.cycle_cards_html(None, lang=lang), elem_id="sv-cards")
         counters = gr.HTML(render.counters_html(None, lang=lang), elem_id="sv-counters")
         with gr.Row():
@@ -154,7 +163,8 @@ def live_tab(lang: str) -> LiveTab:
             final_stats = gr.JSON(label=t("app.live.stats", lang), elem_id="sv-final-stats")
     return LiveTab(
         status, stream, cards, counters, rejection_plot, rejection_note, race,
-        accept_plot, hist_plot, tokens_plot, time_plot, final_text, final_stats, lang,
+        accept_plot, hist_plot, tokens_plot, time_plot, final_text, final_stats, fable,
+        fable_group, lang,
     )  # fmt: skip
 
 

@@ -34,6 +34,7 @@ class PresentBar:
     """The bar above the tabs: the mode's toggle, the settings line and the glossary button."""
 
     toggle: gr.Checkbox
+    fable: gr.Checkbox  # fable mode: the live tab tells each cycle as a story
     summary: gr.HTML
     glossary: gr.Button
     lang: str
@@ -55,12 +56,15 @@ def present_bar(presets: Mapping[str, Preset], lang: str) -> PresentBar:
     """Lay out the bar in the current Blocks context, worded in *lang*."""
     first = default_preset(presets)
     with gr.Row(elem_id="sv-present-bar", equal_height=True):
+        switch: dict[str, Any] = {"value": False, "scale": 0}  # both modes start off
         toggle = gr.Checkbox(
-            value=False,
             label=t("app.present.toggle", lang),
             elem_id="sv-present-toggle",
-            scale=0,
             min_width=200,
+            **switch,
+        )
+        fable = gr.Checkbox(
+            label=t("app.fable.toggle", lang), elem_id="sv-fable-toggle", min_width=160, **switch
         )
         summary = gr.HTML(
             summary_line(presets, first.id, first_prompt(first, lang), first.settings, lang),
@@ -73,7 +77,7 @@ def present_bar(presets: Mapping[str, Preset], lang: str) -> PresentBar:
             scale=0,
             min_width=110,
         )
-    return PresentBar(toggle, summary, glossary, lang)
+    return PresentBar(toggle, fable, summary, glossary, lang)
 
 
 def player_row(lang: str) -> Player:
@@ -144,6 +148,14 @@ def wire_present(
         queue=False,
         **PRIVATE,
     )
+
+
+def wire_fable(demo: gr.Blocks, bar: PresentBar, live: LiveTab) -> None:
+    """The fable toggle and ``?fable=1`` show the story of the cycle shown beside its cards."""
+    bar.fable.change(
+        lambda on: gr.Group(visible=on), bar.fable, live.fable_group, queue=False, **PRIVATE
+    )
+    demo.load(asks_for_fable, None, bar.fable, queue=False, show_progress="hidden", **PRIVATE)
 
 
 SUMMARISED = ("gamma", "temperature", "max_new_tokens")  # the settings the one line names
@@ -217,3 +229,8 @@ def at_cycle(sess: Session, position: int | None) -> int:
 def asks_for_present(request: gr.Request) -> bool:
     """True when the page's URL asks for presentation mode (``?present=1``)."""
     return bool(request.query_params.get("present") == "1")
+
+
+def asks_for_fable(request: gr.Request) -> bool:
+    """True when the page's URL asks for fable mode (``?fable=1``)."""
+    return bool(request.query_params.get("fable") == "1")

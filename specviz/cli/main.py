@@ -31,6 +31,7 @@ from specviz.cli.options import (
 )
 from specviz.core.events import Cycle, Origin, Step
 from specviz.text import DEFAULT_LANGUAGE, TABLES, UserError, supported_language, t
+from specviz.views.fable import narrate, story_text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,6 +100,11 @@ def _parser(lang: str = DEFAULT_LANGUAGE) -> argparse.ArgumentParser:
         "--plain", action="store_true", help="also run plain decoding of the target and compare"
     )
     generate.add_argument(
+        "--fable",
+        action="store_true",
+        help="tell each cycle as the story of a master scribe and an apprentice (with --lang ja)",
+    )
+    generate.add_argument(
         "--trace", type=Path, metavar="FILE", help="write the run as a trace (JSON) that replays"
     )
     generate.add_argument(
@@ -156,7 +162,14 @@ def _generate(args: argparse.Namespace) -> int:
     drafter = make_drafter(drafter_spec_for(args, preset), pair)
     for cycle in speculative_generate(pair, prompt_ids, settings, drafter):
         cycles.append(cycle)
-        if not args.json:
+        if args.json:
+            continue
+        if args.fable:
+            story = story_text(narrate(cycle), lang)
+            print(
+                "\n".join([t("cards.cycle", lang, cycle=cycle.index + 1), *story, ""]), flush=True
+            )
+        else:
             print(_cycle_line(cycle, lang), flush=True)
     text = "".join(token.text for cycle in cycles for token in cycle.emitted)
     totals = cycles[-1].totals

@@ -876,6 +876,137 @@ TABLE = MappingProxyType(
         ),
         "app.glossary.button": "Glossary",
         "app.glossary.title": "Glossary",
+        # --- fable mode: each cycle told as a story (task fable, issue 14 point 2) ----------------
+        "app.fable.toggle": "Fable mode",
+        "app.fable.placeholder": (
+            "Press Run or Step: each cycle is told here as the story of a master scribe and a "
+            "quick apprentice."
+        ),
+        "app.fable.help": "Who is who in the story",
+        "app.fable.help.story": "In the story",
+        "app.fable.help.model": "In the model",
+        "fable.cast.master.term": "The master scribe",
+        "fable.cast.master": "The target model: large, exact and slow. Its text is the one that counts.",
+        "fable.cast.apprentice.term": "The apprentice",
+        "fable.cast.apprentice": (
+            "The draft model, or prompt lookup copying from earlier pages: small and quick, and "
+            "often right about the easy words."
+        ),
+        "fable.cast.slate.term": "The slate",
+        "fable.cast.slate": "The γ tokens drafted in one cycle, waiting to be checked.",
+        "fable.cast.glance.term": "One glance over the slate",
+        "fable.cast.glance": (
+            "One forward pass of the target over every drafted token at once: parallel "
+            "verification."
+        ),
+        "fable.cast.library.term": "Carrying the library",
+        "fable.cast.library": (
+            "Reading every weight from memory for each forward pass. Decoding one token at a time "
+            "is bound by memory bandwidth, so a pass over 5 tokens costs about what a pass over "
+            "one does."
+        ),
+        "fable.cast.seal.term": "The seal",
+        "fable.cast.seal": (
+            "Acceptance: a drafted token is kept with probability min(1, p/q), p the target's "
+            "probability of it and q the draft's."
+        ),
+        "fable.cast.cross.term": "The crossing-out",
+        "fable.cast.cross": "The first rejected token: the cycle's verdicts stop there.",
+        "fable.cast.own.term": "The master's own word",
+        "fable.cast.own": (
+            "The replacement, resampled from norm(max(0, p − q)): what the target wanted beyond "
+            "what the draft offered."
+        ),
+        "fable.cast.wipe.term": "Wiping the slate",
+        "fable.cast.wipe": (
+            "Rollback: tokens drafted after the rejection are dropped unchecked, and both caches "
+            "forget them."
+        ),
+        "fable.cast.free.term": "The free word",
+        "fable.cast.free": (
+            "The bonus token: when every draft is accepted, the same pass has already computed p "
+            "for the next position."
+        ),
+        "fable.cast.exact.term": "The book is the master's",
+        "fable.cast.exact": (
+            "Lossless: with the seal and the master's own word, the output follows exactly the "
+            "distribution of the target decoding alone."
+        ),
+        "fable.count.one": "one word",
+        "fable.count.many": "{n} words",
+        "fable.sentence.separator": " ",
+        "fable.words.separator": ", ",
+        "fable.p.likely": "likely",
+        "fable.p.possible": "possible",
+        "fable.p.unlikely": "unlikely",
+        "fable.q.sure": "sure",
+        "fable.q.fairly_sure": "fairly sure",
+        "fable.q.unsure": "unsure",
+        "fable.draft.guess": (
+            "The apprentice dashes off {count} on the slate, guessing what the master will write "
+            "next: {words}."
+        ),
+        "fable.draft.copy": (
+            "The apprentice does not guess this time but copies {count} from an earlier page, "
+            "where the same words led on like this (from token {start} of the text): {words}."
+        ),
+        "fable.draft.hurry": (
+            "No apprentice this time: the master drafts {count} in a hurry, reading only part of "
+            "the library ({detail}): {words}."
+        ),
+        "fable.short": "The slate had room for {gamma}, but the drafting stopped early: {reason}.",
+        "fable.short.confidence": "the last guess, {token}, felt shaky (q {q}, under the {stop} line)",
+        "fable.short.cumulative": (
+            "the odds that every word so far is right fell to {total}, under the {stop} line"
+        ),
+        "fable.short.eos": "the last word ends the text, and nothing may follow it",
+        "fable.short.budget": "the page had room for no more words",
+        "fable.short.text_end": "the earlier page ran out",
+        "fable.empty.no_match": (
+            "The apprentice finds no earlier page to copy from, so the slate stays empty and the "
+            "master writes one word the slow way."
+        ),
+        "fable.empty.budget": (
+            "Only one word is left in the budget, so there is nothing to draft: the master writes "
+            "it the slow way."
+        ),
+        "fable.empty.prefill": (
+            "The master has not read the prompt yet, so there is nothing to draft from: the "
+            "master reads it while writing one word the slow way."
+        ),
+        "fable.alone": "For that single word the master carries the whole library once ({verify_ms} ms).",
+        "fable.alone.word": "The word is {word} (p {prob}).",
+        "fable.glance": (
+            "The master checks the whole slate in one glance ({verify_ms} ms, after {draft_ms} ms "
+            "of drafting): any word costs carrying the whole library once, and one carry covers "
+            "{count} at once."
+        ),
+        "fable.seal": (
+            "{word} is sealed: the master thought it {p_words} (p {p}), the apprentice was "
+            "{q_words} (q {q}); sealed with chance {accept}, the die showed {u}."
+        ),
+        "fable.seal.greedy": "{word} is sealed: the master's own first choice too (p {p}).",
+        "fable.cross": (
+            "{word} is crossed out: the master thought it {p_words} (p {p}), the apprentice was "
+            "{q_words} (q {q}); the seal had chance {accept}, the die showed {u}."
+        ),
+        "fable.cross.greedy": (
+            "{word} is crossed out: the master gave it p {p}, and the master's own first choice "
+            "there was {top}."
+        ),
+        "fable.wiped": "Everything after the crossing-out is wiped from the slate unread: {words}.",
+        "fable.resample": (
+            "In its place goes the master's own word, {word}, drawn from what the master wanted "
+            "beyond the apprentice's guess, norm(max(0, p − q)) (chance {prob} there)."
+        ),
+        "fable.resample.greedy": "In its place goes the master's own first choice, {word} (p {prob}).",
+        "fable.bonus": (
+            "Every word on the slate is sealed, and the same glance already tells the master the "
+            "next word, so it comes free: {word} (p {prob})."
+        ),
+        "fable.tally": "{sealed} of {drafted} sealed; the page grows by {count} for one glance.",
+        "fable.finish.eos": "The text is complete: the master lays down the pen.",
+        "fable.finish.budget": "The page is full (the token budget is spent), and the work stops here.",
         "glossary.gamma.term": "γ (gamma)",
         "glossary.gamma": (
             "The draft length: how many tokens the draft model proposes in one cycle, at most (a "

@@ -1197,6 +1197,114 @@ TABLE = MappingProxyType(
         "app.player.at": "サイクル {cycle} / {total}。◀ 戻る と 進む ▶ で実行をたどり、自動再生は選んだ速さで再生します。",
         "app.glossary.button": "用語集",
         "app.glossary.title": "用語集",
+        # --- 寓話モード：各サイクルを物語として語る (task fable, issue 14 point 2) ---------------
+        "app.fable.toggle": "寓話モード",
+        "app.fable.placeholder": (
+            "実行またはステップを押すと、各サイクルが写字の師匠と素早い見習いの物語としてここに語られます。"
+        ),
+        "app.fable.help": "物語の登場人物と道具",
+        "app.fable.help.story": "物語では",
+        "app.fable.help.model": "モデルでは",
+        "fable.cast.master.term": "写字の師匠",
+        "fable.cast.master": "ターゲットモデル：大きく正確で、遅い。出力として残るのはこのモデルのテキストです。",
+        "fable.cast.apprentice.term": "見習い",
+        "fable.cast.apprentice": (
+            "ドラフトモデル（または前のページから書き写すプロンプトルックアップ）。小さく素早く、易しい語ならよく当てます。"
+        ),
+        "fable.cast.slate.term": "石板",
+        "fable.cast.slate": "1 サイクルで下書きされた γ 個のトークン。検証を待っています。",
+        "fable.cast.glance.term": "石板へのひと目",
+        "fable.cast.glance": "下書きされた全トークンに対するターゲットモデルの 1 回のフォワードパス：並列検証。",
+        "fable.cast.library.term": "蔵書を運ぶこと",
+        "fable.cast.library": (
+            "フォワードパスのたびに全重みをメモリから読み出すこと。1 トークンずつのデコーディングはメモリ帯域幅で"
+            "律速されるため、5 トークンのパスも 1 トークンのパスとほぼ同じコストで済みます。"
+        ),
+        "fable.cast.seal.term": "印",
+        "fable.cast.seal": (
+            "受理：下書きされたトークンは確率 min(1, p/q) で残ります（p はターゲットモデル、q はドラフトモデルの確率）。"
+        ),
+        "fable.cast.cross.term": "抹消",
+        "fable.cast.cross": "最初に棄却されたトークン。そのサイクルの判定はそこで打ち切られます。",
+        "fable.cast.own.term": "師匠自身の語",
+        "fable.cast.own": (
+            "置き換え：norm(max(0, p − q)) からの再サンプリング。ドラフトが差し出した分を超えて"
+            "ターゲットモデルが望んでいた部分から選ばれます。"
+        ),
+        "fable.cast.wipe.term": "石板を拭く",
+        "fable.cast.wipe": (
+            "ロールバック：棄却の後に下書きされたトークンは検証されずに捨てられ、両モデルのキャッシュからも消えます。"
+        ),
+        "fable.cast.free.term": "おまけの語",
+        "fable.cast.free": (
+            "ボーナストークン：すべてのドラフトが受理されたとき、同じパスが次の位置の p をもう計算しています。"
+        ),
+        "fable.cast.exact.term": "本は師匠のもの",
+        "fable.cast.exact": (
+            "無損失：印と師匠自身の語の規則により、出力はターゲットモデルだけの通常デコーディングと"
+            "同じ分布に正確に従います。"
+        ),
+        "fable.count.one": "1語",
+        "fable.count.many": "{n}語",
+        "fable.sentence.separator": "",
+        "fable.words.separator": "、",
+        "fable.p.likely": "ありそうだ",
+        "fable.p.possible": "なくはない",
+        "fable.p.unlikely": "まずない",
+        "fable.q.sure": "自信満々",
+        "fable.q.fairly_sure": "そこそこ自信あり",
+        "fable.q.unsure": "自信なし",
+        "fable.draft.guess": "見習いは師匠が次に書きそうな語を読み、石板に{count}を走り書きします：{words}。",
+        "fable.draft.copy": (
+            "今回の見習いは推測せず、前のページで同じ言葉の後に続いていた{count}を書き写します"
+            "（テキストの{start}番目のトークンから）：{words}。"
+        ),
+        "fable.draft.hurry": (
+            "今回は見習いがいません。師匠が蔵書の一部だけを手に（{detail}）、自ら{count}を急いで下書きします：{words}。"
+        ),
+        "fable.short": "石板には{gamma}語分の余白がありましたが、下書きは早めに止まりました。{reason}。",
+        "fable.short.confidence": "最後の推測 {token} に自信が持てなかったためです（q {q}、目安の {stop} 未満）",
+        "fable.short.cumulative": "ここまでの語がすべて正しい見込みが {total} まで下がり、目安の {stop} を割ったためです",
+        "fable.short.eos": "最後の語で文章が終わり、その後には何も続けられないためです",
+        "fable.short.budget": "ページにもう語を書く余地がなかったためです",
+        "fable.short.text_end": "写していた前のページが尽きたためです",
+        "fable.empty.no_match": (
+            "見習いは写せる前のページを見つけられず、石板は空のまま。師匠がいつもの遅いやり方で1語を書きます。"
+        ),
+        "fable.empty.budget": "残りの予算は1語だけなので下書きするものがなく、師匠がいつもの遅いやり方でその語を書きます。",
+        "fable.empty.prefill": (
+            "師匠はまだプロンプトを読んでいないので、下書きの手がかりがありません。"
+            "それを読みながら、いつもの遅いやり方で1語を書きます。"
+        ),
+        "fable.alone": "その1語のためにも、師匠は蔵書をまるごと一度運びます（{verify_ms} ms）。",
+        "fable.alone.word": "書かれた語は {word}（p {prob}）。",
+        "fable.glance": (
+            "師匠は石板全体をひと目で確かめます（下書き {draft_ms} ms の後、{verify_ms} ms）。"
+            "どの語にも蔵書をまるごと一度運ぶ手間がかかり、その一度で{count}をまとめて見られます。"
+        ),
+        "fable.seal": (
+            "{word} に印。師匠の見立ては「{p_words}」（p {p}）、見習いは{q_words}（q {q}）。"
+            "印の確率 {accept} に対しサイコロは {u}、受理です。"
+        ),
+        "fable.seal.greedy": "{word} に印。師匠自身の第一候補とも一致しました（p {p}）。",
+        "fable.cross": (
+            "{word} は抹消。師匠の見立ては「{p_words}」（p {p}）なのに、見習いは{q_words}（q {q}）。"
+            "印の確率 {accept} に対しサイコロは {u}、棄却です。"
+        ),
+        "fable.cross.greedy": "{word} は抹消（p {p}）。そこでの師匠自身の第一候補は {top} でした。",
+        "fable.wiped": "抹消した語より後ろは、確かめられないまま石板から拭き取られます（ロールバック）：{words}。",
+        "fable.resample": (
+            "その場所に師匠は自分の語 {word} を書き入れます。見習いより師匠が強く望んでいた分、"
+            "norm(max(0, p − q)) から再サンプリングした語です（そこでの確率 {prob}）。"
+        ),
+        "fable.resample.greedy": "その場所に師匠は自分の第一候補 {word} を書き入れます（p {prob}）。",
+        "fable.bonus": (
+            "石板の語はすべて印を受けました。同じひと目で師匠には次の語もわかっているので、"
+            "それがおまけに付きます（ボーナストークン）：{word}（p {prob}）。"
+        ),
+        "fable.tally": "{drafted}語中{sealed}語に印。ひと目の確認でページは{count}進みました。",
+        "fable.finish.eos": "文章が完結し、師匠は筆を置きます。",
+        "fable.finish.budget": "ページが埋まり（トークン数の上限）、作業はここまでです。",
         "glossary.gamma.term": "γ（ガンマ）",
         "glossary.gamma": (
             "ドラフト長：1 サイクルでドラフトモデルが提案するトークン数の上限（ドラフトの停止条件で早く終わることもあります）。ター"

@@ -35,25 +35,37 @@ def drafted_words(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> str:
     return t("cards.drafted", lang, gamma=count)
 
 
+def draft_end_values(cycle: Cycle) -> dict[str, str]:
+    """The numbers that say why the draft ended where it did: the guess, its q and the stop for
+    the confidence stop, the estimate and the stop for the cumulative stop, none otherwise."""
+    end, last = cycle.draft_end, cycle.drafted[-1] if cycle.drafted else None
+    if end == "confidence" and last is not None:
+        token, q = quoted(last.text), num(last.q_draft, 2)
+        return {"token": token, "q": q, "stop": f"{cycle.draft_stop_below:g}"}
+    if end == "cumulative":
+        total = num(math.prod(cumulative_factors(cycle)), 2)
+        return {"total": total, "stop": f"{cycle.draft_stop_cumulative:g}"}
+    return {}
+
+
+# The card's clause for each reason a draft ends before γ (Cycle.draft_end).
+_CARD_REASONS = {
+    "confidence": "cards.end.confidence",
+    "cumulative": "cards.end.cumulative",
+    "eos": "cards.end.eos",
+    "budget": "cards.end.budget",
+    "text_end": "cards.end.text_end",
+    "no_match": "cards.end.no_match",
+    "prefill": "cards.end.prefill",
+}
+
+
 def short_draft_reason(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> str:
     """Why the draft ended before γ, as a clause; "" when it reached γ."""
     if not is_short(cycle):
         return ""
-    end, last = cycle.draft_end, cycle.drafted[-1] if cycle.drafted else None
-    if end == "confidence" and last is not None:
-        token, q = quoted(last.text), num(last.q_draft, 2)
-        return t("cards.end.confidence", lang, token=token, q=q, stop=f"{cycle.draft_stop_below:g}")
-    if end == "cumulative":
-        total = num(math.prod(cumulative_factors(cycle)), 2)
-        return t("cards.end.cumulative", lang, total=total, stop=f"{cycle.draft_stop_cumulative:g}")
-    if end == "eos" and last is not None:
-        return t("cards.end.eos", lang)
-    if end == "budget":
-        return t("cards.end.budget", lang)
-    if end == "text_end":
-        return t("cards.end.text_end", lang)
-    if end == "no_match":
-        return t("cards.end.no_match", lang)
-    if end == "prefill":
-        return t("cards.end.prefill", lang)
-    return end
+    key = _CARD_REASONS.get(cycle.draft_end)
+    values = draft_end_values(cycle)
+    if key is None or (cycle.draft_end == "confidence" and not values):
+        return cycle.draft_end
+    return t(key, lang, **values)

@@ -1,0 +1,296 @@
+"""Fable mode: one cycle told as the story of a master scribe and a quick apprentice.
+
+The master is the target model: exact, and slow because every word he writes costs him carrying
+his whole library (all the weights read from memory for each token: decoding is memory-bandwidth
+bound). The apprentice is the drafter: he writes γ guesses on a slate, and the master checks the
+whole slate in one glance (one parallel verification forward, which costs about what one word
+does). A word the master agrees with gets his seal (accepted with probability min(1, p/q),
+Leviathan et al. 2023, Algorithm 1); at the first word he does not, he crosses it out, writes his
+own word (resampled from norm(max(0, p − q))) and wipes the rest of the slate (rollback); when
+the whole slate passes, the same glance gives a free word (the bonus token).
+
+``narrate`` builds a ``Story`` from one cycle's records and nothing else, so the story of cycle 7
+is what happened in cycle 7; the story is language-free (catalogue keys and values) until
+``story_text`` or ``fable_html`` words it. Token text comes from a model: the HTML escapes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from specviz.core.events import Cycle, DraftToken, EmittedToken, Origin
+from specviz.text import DEFAULT_LANGUAGE, Html, Phrase, t, t_html
+from specviz.views.draft_length import draft_end_values
+from specviz.views.token_text import num, quoted, shown, special_words
+
+
+@dataclass(frozen=True)
+class Word:
+    """A token as the story names it, with its fate: the stream's CSS kind (``sv-<kind>``)."""
+
+    text: str
+    special: str
+    kind: str  # "accepted", "rejected", "untested", "resampled", "bonus" or "draft"
+
+
+@dataclass(frozen=True)
+class Words:
+    """Several tokens named in a row (the slate, the wiped words)."""
+
+    words: tuple[Word, ...]
+
+
+@dataclass(frozen=True)
+class Line:
+    """One sentence of the story: a catalogue key and its values (numbers already formatted;
+    Word and Words are worded by the renderer, Phrase in the story's language)."""
+
+    key: str
+    values: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Story:
+    """The story of one cycle, in telling order."""
+
+    cycle: int  # 1-based, as the cards number cycles
+    lines: tuple[Line, ...]
+
+
+# --- the plain words for a probability --------------------------------------------------------
+
+# How sure each of them was, in words, by threshold (the highest threshold the value reaches).
+_P_WORDS = ((0.5, "fable.p.likely"), (0.15, "fable.p.possible"), (0.0, "fable.p.unlikely"))
+_Q_WORDS = ((0.9, "fable.q.sure"), (0.5, "fable.q.fairly_sure"), (0.0, "fable.q.unsure"))
+
+
+def _in_words(value: float, scale: tuple[tuple[float, str], ...]) -> Phrase:
+    return next(Phrase(key) for threshold, key in scale if value >= threshold)
+
+
+def _count(n: int) -> Phrase:
+    return Phrase("fable.count.one") if n == 1 else Phrase("fable.count.many", n=n)
+
+
+# --- narration: records in, a Story out --------------------------------------------------------
+
+# Why a draft stopped before γ (Cycle.draft_end), in the story's words; the values are the cards'
+# (``draft_end_values``). An empty slate (no match, the prefill, one token of budget left) is
+# told by _EMPTY_SLATE instead.
+_SHORT_REASONS = {
+    "confidence": "fable.short.confidence",
+    "cumulative": "fable.short.cumulative",
+    "eos": "fable.short.eos",
+    "budget": "fable.short.budget",
+    "text_end": "fable.short.text_end",
+}
+_EMPTY_SLATE = {
+    "no_match": "fable.empty.no_match",
+    "prefill": "fable.empty.prefill",
+    "budget": "fable.empty.budget",
+}
+
+
+def narrate(cycle: Cycle) -> Story:
+    """The story of *cycle*, told from its own records only."""
+    lines = _drafting(cycle)
+    if cycle.drafted:
+        lines.append(_glance(cycle))
+        lines.extend(_verdict(cycle, token) for token in cycle.drafted if token.tested)
+        untested = [token for token in cycle.drafted if not token.tested]
+        if untested:
+            words = Words(tuple(_word(token, "untested") for token in untested))
+            lines.append(Line("fable.wiped", {"words": words}))
+    lines.extend(_extra(cycle, token) for token in cycle.emitted[cycle.accepted_len :])
+    if cycle.drafted:
+        lines.append(
+            Line(
+                "fable.tally",
+                {
+                    "sealed": cycle.accepted_len,
+                    "drafted": len(cycle.drafted),
+                    "count": _count(len(cycle.emitted)),
+                },
+            )
+        )
+    if cycle.stop_reason == "eos":
+        lines.append(Line("fable.finish.eos"))
+    elif cycle.stop_reason == "max_new_tokens":
+        lines.append(Line("fable.finish.budget"))
+    return Story(cycle.index + 1, tuple(lines))
+
+
+def _word(token: DraftToken | EmittedToken, kind: str) -> Word:
+    return Word(token.text, token.special, kind)
+
+
+def _drafting(cycle: Cycle) -> list[Line]:
+    """Who wrote the slate and how, and why it is shorter than γ if it is."""
+    if not cycle.drafted:
+        key = _EMPTY_SLATE.get(cycle.draft_end, "fable.empty.no_match")
+        return [Line(key), Line("fable.alone", {"verify_ms": _ms(cycle.timing.verify_s)})]
+    slate = Words(tuple(_word(token, "draft") for token in cycle.drafted))
+    values: dict[str, object] = {"count": _count(len(cycle.drafted)), "words": slate}
+    if cycle.copied_from:  # prompt lookup (alone or as the hybrid's first choice) copied them
+        line = Line("fable.draft.copy", values | {"start": cycle.copied_from[0] + 1})
+    elif cycle.drafter == "layerskip":
+        detail = cycle.drafter_detail or "—"
+        line = Line("fable.draft.hurry", values | {"detail": detail})
+    else:
+        line = Line("fable.draft.guess", values)
+    lines = [line]
+    reason = _SHORT_REASONS.get(cycle.draft_end)
+    if reason is not None:
+        allowed = cycle.draft_gamma or len(cycle.drafted)
+        why = Phrase(reason, **draft_end_values(cycle))
+        lines.append(Line("fable.short", {"gamma": allowed, "reason": why}))
+    return lines
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f}"
+
+
+def _glance(cycle: Cycle) -> Line:
+    """One verification pass over the whole slate, and why it costs about one word."""
+    return Line(
+        "fable.glance",
+        {
+            "count": _count(len(cycle.drafted)),
+            "verify_ms": _ms(cycle.timing.verify_s),
+            "draft_ms": _ms(cycle.timing.draft_s),
+        },
+    )
+
+
+def _verdict(cycle: Cycle, token: DraftToken) -> Line:
+    """The seal or the crossing-out of one tested word, with the numbers that decided it."""
+    kind = "accepted" if token.accepted else "rejected"
+    word = _word(token, kind)
+    if cycle.greedy:
+        if token.accepted:
+            return Line("fable.seal.greedy", {"word": word, "p": num(token.p_target, 2)})
+        top = token.top_p[0] if token.top_p else None
+        first = Word(top.text, "", "draft") if top is not None else Word("?", "", "draft")
+        return Line("fable.cross.greedy", {"word": word, "p": num(token.p_target, 2), "top": first})
+    values = {
+        "word": word,
+        "p_words": _in_words(token.p_target, _P_WORDS),
+        "p": num(token.p_target, 2),
+        "q_words": _in_words(token.q_draft, _Q_WORDS),
+        "q": num(token.q_draft, 2),
+        "accept": num(token.accept_prob, 2),
+        "u": num(token.uniform, 2),
+    }
+    return Line("fable.seal" if token.accepted else "fable.cross", values)
+
+
+def _extra(cycle: Cycle, token: EmittedToken) -> Line:
+    """The word the master writes himself: the replacement, the free word, or his only word."""
+    prob = num(token.prob, 2)
+    if token.origin is Origin.RESAMPLED:
+        key = "fable.resample.greedy" if cycle.greedy else "fable.resample"
+        return Line(key, {"word": _word(token, "resampled"), "prob": prob})
+    if not cycle.drafted:
+        return Line("fable.alone.word", {"word": _word(token, "bonus"), "prob": prob})
+    return Line("fable.bonus", {"word": _word(token, "bonus"), "prob": prob})
+
+
+# --- wording: a Story in a language ------------------------------------------------------------
+
+
+def _word_text(word: Word, lang: str) -> str:
+    return f"[{special_words(word.special, lang)}]" if word.special else quoted(word.text)
+
+
+def _plain_value(value: object, lang: str) -> object:
+    if isinstance(value, Word):
+        return _word_text(value, lang)
+    if isinstance(value, Words):
+        return t("fable.words.separator", lang).join(_word_text(w, lang) for w in value.words)
+    return value
+
+
+def story_text(story: Story, lang: str = DEFAULT_LANGUAGE) -> list[str]:
+    """The story as plain sentences (the CLI's), its words in curly quotes."""
+    return [
+        t(line.key, lang, **{name: _plain_value(v, lang) for name, v in line.values.items()})
+        for line in story.lines
+    ]
+
+
+def _word_html(word: Word, lang: str) -> Html:
+    """A word in the stream's colours: sealed, crossed out, the master's own, the free one."""
+    return Html(
+        f'“<span class="sv-tok sv-{word.kind}" data-fable-word="{word.kind}">'
+        f"{shown(word.text, word.special, lang)}</span>”"
+    )
+
+
+def _html_value(value: object, lang: str) -> object:
+    if isinstance(value, Word):
+        return _word_html(value, lang)
+    if isinstance(value, Words):
+        separator = t_html("fable.words.separator", lang)
+        return Html(separator.join(_word_html(w, lang) for w in value.words))
+    return value
+
+
+def story_html(story: Story, lang: str = DEFAULT_LANGUAGE, *, current: bool = True) -> str:
+    """One cycle's story as a short paragraph under its cycle number, a sentence a span (the
+    current cycle's sentences stand on lines of their own: assets/specviz.css)."""
+    sentences = t("fable.sentence.separator", lang).join(
+        f'<span class="sv-fable-line" data-line="{line.key}">'
+        + t_html(line.key, lang, **{name: _html_value(v, lang) for name, v in line.values.items()})
+        + "</span>"
+        for line in story.lines
+    )
+    title = t_html("cards.cycle", lang, cycle=story.cycle)
+    state = " sv-fable-current" if current else ""
+    return (
+        f'<div class="sv-fable-cycle{state}" data-cycle="{story.cycle}">'
+        f'<div class="sv-fable-title">{title}</div><p>{sentences}</p></div>'
+    )
+
+
+EARLIER_SHOWN = 2  # earlier cycles told above the current one, so the story reads on
+
+
+def fable_html(cycles: Sequence[Cycle], *, lang: str = DEFAULT_LANGUAGE) -> str:
+    """The story of the last cycle in *cycles* (the one shown), after the few before it."""
+    if not cycles:
+        placeholder = t_html("app.fable.placeholder", lang)
+        return f'<div class="sv-fable"><div class="sv-placeholder">{placeholder}</div></div>'
+    told = cycles[-1 - EARLIER_SHOWN :]
+    parts = [story_html(narrate(cycle), lang, current=cycle is told[-1]) for cycle in told]
+    return f'<div class="sv-fable" data-cycle="{cycles[-1].index + 1}">{"".join(parts)}</div>'
+
+
+# The help panel's rows in telling order, each a (story term, model meaning) pair of catalogue keys.
+CAST = (
+    ("fable.cast.master.term", "fable.cast.master"),
+    ("fable.cast.apprentice.term", "fable.cast.apprentice"),
+    ("fable.cast.slate.term", "fable.cast.slate"),
+    ("fable.cast.library.term", "fable.cast.library"),
+    ("fable.cast.glance.term", "fable.cast.glance"),
+    ("fable.cast.seal.term", "fable.cast.seal"),
+    ("fable.cast.cross.term", "fable.cast.cross"),
+    ("fable.cast.own.term", "fable.cast.own"),
+    ("fable.cast.wipe.term", "fable.cast.wipe"),
+    ("fable.cast.free.term", "fable.cast.free"),
+    ("fable.cast.exact.term", "fable.cast.exact"),
+)
+
+
+def fable_help_html(*, lang: str = DEFAULT_LANGUAGE) -> str:
+    """The metaphor table: each element of the story beside what it is in the model."""
+    rows = "".join(
+        f"<tr><th scope='row'>{t_html(term, lang)}</th><td>{t_html(meaning, lang)}</td></tr>"
+        for term, meaning in CAST
+    )
+    head = (
+        f"<tr><th scope='col'>{t_html('app.fable.help.story', lang)}</th>"
+        f"<th scope='col'>{t_html('app.fable.help.model', lang)}</th></tr>"
+    )
+    return f'<table class="sv-fable-cast"><thead>{head}</thead><tbody>{rows}</tbody></table>'
