@@ -11,7 +11,6 @@ hides itself once the models are ready.
 from __future__ import annotations
 
 import threading
-from dataclasses import replace
 
 import gradio as gr
 
@@ -19,11 +18,11 @@ from specviz.app.run_controls import first_prompt
 from specviz.app.session import App
 from specviz.core.engine import autoregressive_generate, speculative_generate
 from specviz.drafters.registry import make_drafter
+from specviz.measure.harness import warm_up_settings
 from specviz.models.loader import ModelPair
 from specviz.models.presets import Preset
 from specviz.text import Phrase, UserError, t_html
 
-WARMUP_TOKENS = 4  # enough to run every code path of a cycle and of a plain step once
 POLL_S = 1.0  # how often the page asks how far start-up has got
 
 
@@ -65,7 +64,7 @@ class Startup:
 
     def _warm_up(self, pair: ModelPair) -> None:
         """A few tokens of speculative and of plain decoding, at the preset's settings."""
-        settings = replace(self.preset.settings, max_new_tokens=WARMUP_TOKENS)
+        settings = warm_up_settings(self.preset.settings)
         prompt = first_prompt(self.preset) or "Hello"
         prompt_ids = pair.encode_prompt(prompt, chat=self.preset.chat_template)
         drafter = make_drafter(self.preset.drafter, pair)

@@ -62,6 +62,16 @@ def never() -> bool:
     return False
 
 
+# Tokens of a warm-up run: enough to run every code path of a cycle and of a plain step once, so
+# one-time costs (allocations, kernel choices) land there and not on the first measured run.
+WARM_UP_TOKENS = 4
+
+
+def warm_up_settings(settings: GenerationSettings) -> GenerationSettings:
+    """The settings of a warm-up run: these, for at most WARM_UP_TOKENS new tokens."""
+    return replace(settings, max_new_tokens=min(WARM_UP_TOKENS, settings.max_new_tokens))
+
+
 def repeat_settings(settings: GenerationSettings, repeat: int) -> GenerationSettings:
     """The settings of one repeat: greedy runs are identical; sampled runs draw seed + repeat."""
     if settings.temperature == 0.0:

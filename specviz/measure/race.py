@@ -19,7 +19,7 @@ import torch
 from specviz.core.engine import DraftModelPairLike
 from specviz.core.events import Totals
 from specviz.core.settings import GenerationSettings
-from specviz.measure.harness import Outcome, Update, iter_measurements, never
+from specviz.measure.harness import Outcome, Update, iter_measurements, never, warm_up_settings
 from specviz.measure.methods import plain_decoding, speculative_decoding
 from specviz.measure.spread import DEFAULT_REPEATS, Spread
 from specviz.text import Phrase
@@ -36,7 +36,6 @@ __all__ = [
 ]
 
 PLAIN_LANE = "plain"  # the baseline lane's name; a drafter's lane is named by its spec
-_WARM_UP_TOKENS = 4  # one-time costs (allocations, kernel choices) land here, not on a lane
 
 
 def engine_seconds(totals: Totals) -> float:
@@ -188,7 +187,7 @@ def iter_race(
         )
         for spec in drafters
     ]
-    short = replace(settings, max_new_tokens=min(_WARM_UP_TOKENS, settings.max_new_tokens))
+    short = warm_up_settings(settings)
     warm_ups = [replace(method, settings=short) for method in methods] if warm_up else []
     updates = iter_measurements(methods, repeats, warm_ups, should_stop=should_stop)
     return _progress(updates, repeats)

@@ -40,6 +40,7 @@ from specviz.measure.harness import (
     iter_measurements,
     last_update,
     never,
+    warm_up_settings,
 )
 from specviz.measure.memory import module_bytes, peak_growth
 from specviz.text import DEFAULT_LANGUAGE, Phrase, UserError, t
@@ -63,7 +64,6 @@ ADVISOR_GAMMAS = (2, 3, 5, 8)
 # --drafters to include it.
 DEFAULT_DRAFTERS = ("draft-model", "lookup", "hybrid")
 _PLAIN = "plain"
-_WARM_UP_TOKENS = 4
 
 
 @dataclass(frozen=True)
@@ -417,9 +417,7 @@ def _pooled(outcomes: Sequence[Outcome]) -> Outcome:
 
 def _warm_ups(plan: AdvicePlan, chosen: Sequence[Candidate]) -> list[Method]:
     """One short unmeasured run of plain decoding and of each proposer, on the first prompt."""
-    short = replace(
-        plan.settings, max_new_tokens=min(_WARM_UP_TOKENS, plan.settings.max_new_tokens)
-    )
+    short = warm_up_settings(plan.settings)
     first = plan.prompt_ids[:1]
     default_pair = next(iter(plan.pairs.values()))
     device = device_of(default_pair.target)

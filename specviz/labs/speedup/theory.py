@@ -28,6 +28,7 @@ from specviz.measure.harness import (
     Outcome,
     Staged,
     iter_measurements,
+    warm_up_settings,
 )
 from specviz.measure.methods import plain_decoding, speculative_decoding
 from specviz.text import Phrase, UserError
@@ -167,7 +168,6 @@ class SpeedupLab:
 
 
 _RUN_SHARE = 0.7  # of the time budget for the decoding runs; the cost curves get the rest
-_WARM_UP_TOKENS = 4
 _PLAIN = "plain"  # the baseline method's name among the results
 
 
@@ -201,7 +201,7 @@ def iter_speedup_lab(
     plain_method = plain_decoding(pair, prompt_ids, settings, _PLAIN)
     at_gammas = [_at_gamma(pair, prompt_ids, settings, g) for g in gammas]
     methods = [replace(plain_method, label=Phrase("speedup.progress.plain")), *at_gammas]
-    warm = replace(settings, max_new_tokens=min(_WARM_UP_TOKENS, settings.max_new_tokens))
+    warm = warm_up_settings(settings)
     warm_up = [
         plain_decoding(pair, prompt_ids, warm, "warm-up plain"),
         speculative_decoding(pair, prompt_ids, _fixed(warm, max(gammas)), "warm-up speculative"),

@@ -21,7 +21,14 @@ import torch
 from specviz.core.engine import DraftModelPairLike
 from specviz.core.events import Totals
 from specviz.core.settings import GenerationSettings
-from specviz.measure.harness import Method, Outcome, Progress, iter_measurements, never
+from specviz.measure.harness import (
+    Method,
+    Outcome,
+    Progress,
+    iter_measurements,
+    never,
+    warm_up_settings,
+)
 from specviz.measure.methods import plain_decoding, speculative_decoding
 from specviz.measure.spread import DEFAULT_REPEATS, Spread
 from specviz.models.presets import DEFAULT_DRAFTER, TASKS, task_label, task_words
@@ -38,7 +45,6 @@ __all__ = [
 ]
 
 _SAMPLE_CHARS = 80  # enough of the output to recognise the task, short enough for a table cell
-_WARM_UP_TOKENS = 4  # one-time costs (allocations, kernel choices) land here, not on the first task
 
 
 @dataclass(frozen=True)
@@ -267,7 +273,7 @@ def _measure(
                 replace(spec_method, label=Phrase("tasks.progress.speculative", where=where)),
                 replace(plain_method, label=Phrase("tasks.progress.plain", where=where)),
             ]
-    short = replace(settings, max_new_tokens=min(_WARM_UP_TOKENS, settings.max_new_tokens))
+    short = warm_up_settings(settings)
     first_ids = plan.encode(prompts[0][1])
     warm_ups = [
         speculative_decoding(pair, first_ids, short, "warm-up speculative", plan.drafter),
