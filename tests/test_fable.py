@@ -346,3 +346,13 @@ def test_generate_fable_prints_each_cycles_story(
     assert main([*run, "--lang", "ja"]) == 0
     out = capsys.readouterr().out
     assert "サイクル 1\n" in out and "師匠は石板全体をひと目で確かめます" in out
+
+
+def test_a_quoted_line_break_shows_its_glyph_and_does_not_break_the_sentence() -> None:
+    cycle = sample_run()[0]
+    broken = replace(cycle, drafted=(replace(cycle.drafted[0], text=":\n    "), *cycle.drafted[1:]))
+    words = re.findall(
+        r"<span[^>]*data-fable-word[^>]*>.*?</span>”", story_html(narrate(broken), "en"), re.S
+    )
+    assert words and all("\n" not in word for word in words)
+    assert any("↵" in word for word in words)

@@ -222,9 +222,11 @@ def story_text(story: Story, lang: str = DEFAULT_LANGUAGE) -> list[str]:
 
 def _word_html(word: Word, lang: str) -> Html:
     """A word in the stream's colours: sealed, crossed out, the master's own, the free one."""
+    # A line break inside a quoted word would split the sentence: its glyph (↵) says it, the
+    # break itself belongs to the stream only.
+    text = shown(word.text, word.special, lang).replace("\r", "").replace("\n", "")
     return Html(
-        f'“<span class="sv-tok sv-{word.kind}" data-fable-word="{word.kind}">'
-        f"{shown(word.text, word.special, lang)}</span>”"
+        f'“<span class="sv-tok sv-{word.kind}" data-fable-word="{word.kind}">{text}</span>”'
     )
 
 
