@@ -5,7 +5,7 @@
 Runs the live run, then each lab at sizes a lecturer would use (N = 2,000 exactness samples,
 γ = 1,3,5,8, a 16-token cost curve, 32 tokens per task, the advisor on the editing prompts), and
 saves one PNG per tab; naming labs (inspector exactness speedup cost tasks advisor) shoots only
-those. ``configs`` shoots the production configs panel (no run needed) as configs.png.
+those. ``configs`` shoots the production configs tab (no run needed) as configs.png.
 """
 
 from __future__ import annotations
@@ -72,10 +72,10 @@ def main() -> None:
 
 
 def configs_panel(page: Page, folder: Path) -> None:
-    """The production configs panel for the preset's pair and drafter, opened."""
-    page.locator("#sv-configs").get_by_text("Production", exact=False).first.click()
+    """The production configs tab for the preset's pair and drafter."""
+    open_tab(page, "configs")
     page.wait_for_timeout(1500)
-    page.locator("#sv-configs").screenshot(path=str(folder / "configs.png"))
+    page.locator("#sv-tab-configs").screenshot(path=str(folder / "configs.png"))
 
 
 def sampled_labs(page: Page, folder: Path, chosen: set[str]) -> None:

@@ -119,7 +119,6 @@ def build_demo(
                     controls = run_controls(presets, lang, limits)
                     player = player_row(lang)  # shown under the run buttons (assets/specviz.css)
                     exports = export_panel(lang)
-                    configs_panel(controls, presets, lang)
                 # Tabs that do not fit wrap onto a second row (at 150 % zoom, on a phone) rather than
                 # hiding behind a "⋯" menu.
                 with (
@@ -134,6 +133,7 @@ def build_demo(
                     speedup_labs.cost_tab(wiring, measured_alpha)  # projects at the measured α
                     labs.tasks_tab(wiring)
                     advisor_tab(wiring, default_preset(presets))
+                    configs_panel(controls, presets, lang)
 
         glossary = glossary_panel(lang)  # a sidebar belongs to the page's top level
         live_events = wire_live_run(app, controls, live, inspector, session, tabs, ENGINE)

@@ -40,13 +40,14 @@ def current_snippets(
 
 
 def configs_panel(controls: RunControls, presets: Mapping[str, Preset], lang: str) -> None:
-    """Lay out the accordion in the current Blocks context and keep it in step with *controls*."""
+    """Lay out the configs tab in the current Tabs context and keep it in step with *controls*:
+    a tab of its own, so the snippets have the page's width to be read and copied."""
     inputs = {
         "preset": controls.preset,
         "drafter": controls.drafter,
         **controls.settings.components,
     }
-    with gr.Accordion(t("production.title", lang), open=False, elem_id="sv-configs"):
+    with gr.Tab(t("production.title", lang), id="configs", elem_id="sv-tab-configs"):
         gr.Markdown(t("production.intro", lang))
         first = default_preset(presets)
         blocks: list[tuple[gr.Code, gr.Markdown]] = []
