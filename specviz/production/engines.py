@@ -70,7 +70,9 @@ _LLAMA_SPEC = ENGINES[LLAMA_CPP].source
 # llama-server's --help as quoted in a 2026 pull request: the ngram-simple options.
 _LLAMA_NGRAM = "https://github.com/ggml-org/llama.cpp/pull/23952"
 # "-md/--spec-draft-model", and --draft removed in favour of --spec-draft-n-max.
-_LLAMA_MODEL = "https://github.com/NousResearch/hermes-agent/pull/82506"
+_LLAMA_MODEL = (
+    "https://github.com/ggml-org/llama.cpp/pull/10455"  # llama-server -m TARGET -md DRAFT
+)
 _HF_CONFIG = ENGINES[TRANSFORMERS].source
 _SGLANG = ENGINES[SGLANG].source
 
