@@ -69,10 +69,10 @@ _VLLM_DRAFT = ENGINES[VLLM].source
 _LLAMA_SPEC = ENGINES[LLAMA_CPP].source
 # llama-server's --help as quoted in a 2026 pull request: the ngram-simple options.
 _LLAMA_NGRAM = "https://github.com/ggml-org/llama.cpp/pull/23952"
-# "-md/--spec-draft-model", and --draft removed in favour of --spec-draft-n-max.
-_LLAMA_MODEL = (
-    "https://github.com/ggml-org/llama.cpp/pull/10455"  # llama-server -m TARGET -md DRAFT
-)
+# -m TARGET -md DRAFT: llama.cpp's own PR that added speculative decoding to llama-server. A 2026
+# help text quoted elsewhere (NousResearch/hermes-agent PR 82506) still lists -md, long form now
+# --spec-draft-model.
+_LLAMA_MODEL = "https://github.com/ggml-org/llama.cpp/pull/10455"
 _HF_CONFIG = ENGINES[TRANSFORMERS].source
 _SGLANG = ENGINES[SGLANG].source
 
