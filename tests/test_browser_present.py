@@ -129,7 +129,8 @@ def test_presentation_mode_at_150_percent_zoom(browser, url, tmp_path, zoom):
     assert no_horizontal_scroll(page)
     # Every tab keeps its button on the page (they wrap, never fold into a "⋯" menu).
     buttons = page.locator("#sv-tabs [role=tab]")
-    assert buttons.count() == 7 and all(button.is_visible() for button in buttons.all())
+    # Live run, Inspector, Exactness, Speedup, Verification cost, Tasks, Advisor, Production configs
+    assert buttons.count() == 8 and all(button.is_visible() for button in buttons.all())
     assert page.locator("#sv-tabs .overflow-menu:visible").count() == 0
     assert top(page, "#sv-stream") < 480  # the stream starts on the first screen
     folder = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
