@@ -346,26 +346,12 @@ class Preset:
         translated = {}
         for lang, prompts in self.translated_prompts.items():
             name = _translated_prompts_key(lang)
-            if lang not in _TRANSLATED_PROMPTS_KEYS:
-                raise PresetError(
-                    Phrase(
-                        "error.preset.unknown_field",
-                        known=", ".join(_TRANSLATED_PROMPTS_KEYS.values()),
-                    ),
-                    field=name,
-                )
+            _check_language(lang, _TRANSLATED_PROMPTS_KEYS, name)
             translated[lang] = _freeze_prompts(prompts, self._is_bundled(), name)
         object.__setattr__(self, "translated_prompts", types.MappingProxyType(translated))
         for lang, text in self.translated_descriptions.items():
             name = _translated_description_key(lang)
-            if lang not in _TRANSLATED_DESCRIPTION_KEYS:
-                raise PresetError(
-                    Phrase(
-                        "error.preset.unknown_field",
-                        known=", ".join(_TRANSLATED_DESCRIPTION_KEYS.values()),
-                    ),
-                    field=name,
-                )
+            _check_language(lang, _TRANSLATED_DESCRIPTION_KEYS, name)
             _check_text(text, name, allow_empty=True)
         object.__setattr__(
             self,
@@ -568,6 +554,16 @@ def _translated_prompts_key(lang: str) -> str:
 _TRANSLATED_PROMPTS_KEYS: Mapping[str, str] = {
     lang: _translated_prompts_key(lang) for lang in TABLES if lang != DEFAULT_LANGUAGE
 }
+
+
+def _check_language(lang: str, keys: Mapping[str, str], field_name: str) -> None:
+    """Raise a PresetError on *field_name* (``prompts_xx``, ``description_xx``) when *keys*, the
+    translated fields by language, has no entry for *lang*."""
+    if lang not in keys:
+        raise PresetError(
+            Phrase("error.preset.unknown_field", known=", ".join(keys.values())),
+            field=field_name,
+        )
 
 
 def _translated_description_key(lang: str) -> str:
