@@ -74,6 +74,10 @@ def test_candidates_are_each_proposer_at_each_gamma_then_adaptive_then_cost(
         "lookup γ=adaptive(3)",
         "lookup γ=cost(≤3)",
     ]
+    # The hybrid drafts with the preset's format (the first) only: the draft model's rows
+    # already compare the formats.
+    hybrid = candidates(plan_for(tiny_pair, adaptive=False, cost=False, drafters=["hybrid"]))
+    assert [candidate.name for candidate in hybrid] == ["hybrid[none] γ=2", "hybrid[none] γ=5"]
     fixed = candidates(plan_for(tiny_pair, adaptive=False, cost=False, drafters=["lookup"]))
     assert [(c.gamma, c.adaptive, c.draft_format) for c in fixed] == [
         (2, False, ""),

@@ -23,6 +23,7 @@ from transformers import DynamicCache
 
 from specviz.core.model_steps import device_of, new_cache
 from specviz.models.lean_forward import LeanCache, LeanDecoder, lean_support_problem
+from specviz.models.prompt_prefills import installed_prefills
 from specviz.text import Phrase
 
 RunnerKind = Literal["lean", "transformers"]
@@ -68,6 +69,8 @@ class ModelRunner:
         if self.choice.kind == "lean":
             self._lean = LeanDecoder(model)
         self._cache: LeanCache | DynamicCache = self._new_cache()
+        # Prompt heads read once for many runs (the advisor's); None everywhere else.
+        self._prefills = installed_prefills()
 
     @property
     def kind(self) -> RunnerKind:
@@ -104,6 +107,13 @@ class ModelRunner:
         The cache grows by L. Keeping only the logits needed saves the vocabulary projection of
         the others, a large share of a small model's cost.
         """
+        if self._prefills is not None and self.cache_len == 0:
+            input_ids = self._prefills.restore(self, input_ids, logits_to_keep)
+        return self.forward_uncached(input_ids, logits_to_keep)
+
+    @torch.inference_mode()
+    def forward_uncached(self, input_ids: torch.Tensor, logits_to_keep: int = 1) -> torch.Tensor:
+        """forward() computing every position of input_ids, never restoring a read prompt."""
         if self._lean is not None:
             out = self._lean(
                 input_ids=input_ids, past_key_values=self._cache, logits_to_keep=logits_to_keep
@@ -117,6 +127,19 @@ class ModelRunner:
             )
         logits: torch.Tensor = out.logits[0]
         return logits
+
+    def snapshot(self) -> LeanCache | DynamicCache:
+        """A copy of the KV cache as it stands, with buffers of its own."""
+        if isinstance(self._cache, LeanCache):
+            return self._cache.prefix_copy(self._cache.length)
+        return copy.deepcopy(self._cache)
+
+    def load(self, cache: LeanCache | DynamicCache) -> None:
+        """Continue from a copy of a snapshot() of this model's cache (left as it is)."""
+        if isinstance(cache, LeanCache):
+            self._cache = cache.prefix_copy(cache.length)
+        else:
+            self._cache = copy.deepcopy(cache)
 
     def rollback(self, tokens: int) -> None:
         """Forget the last `tokens` cached positions (0: none); nothing is recomputed."""
