@@ -100,6 +100,12 @@ def test_presentation_mode_reads_from_the_back_of_the_room(page, tmp_path):
     assert top(page, "#sv-stream") < top(page, "#sv-cards") < top(page, "#sv-race")
     assert top(page, "#sv-race") < first_chart and top(page, "#sv-counters") < first_chart
     assert page.locator("#sv-tab-live .modebar-container").first.is_hidden()
+    # The race's final speedup also sits above the stream, on the first screen at 1280×720.
+    headline = page.locator("#sv-headline .sv-speedup").first
+    assert headline.is_visible() and headline.get_attribute("data-speedup")
+    assert top(page, "#sv-headline") < top(page, "#sv-stream")
+    box = headline.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= 720
 
     folder = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
     for name, size in (("1280x720", (1280, 720)), ("1440x900", (1440, 900))):
@@ -167,6 +173,7 @@ def test_autoplay_keeps_its_pace_and_pause_holds_the_cycle(page):
     total = run(page, 32)
     assert total >= 6
     page.locator("#sv-pace input").click()
+    assert page.get_by_role("option", name="1 cycle/s", exact=True).count() == 1  # not "1 cycles/s"
     page.get_by_role("option", name="2 cycles/s").click()
     began = time.perf_counter()
     page.locator("#sv-autoplay").click()

@@ -136,6 +136,11 @@ def test_no_headline_until_every_run_is_measured() -> None:
     markup = race_html.race_html(partial, status="measuring")
     assert "data-speedup" not in markup and "shown once every lane has been measured" in markup
     assert race_html.race_html(None).count('class="sv-race-panel ') == 0
+    # Presentation mode's strip above the stream stays empty until then, then holds the headline.
+    assert race_html.present_headline_html(partial) == race_html.present_headline_html(None) == ""
+    done = race_result([1.0, 1.0], {"lookup": [1.0, 1.0]})
+    strip = race_html.present_headline_html(done, lang="ja")
+    assert _speedups(strip) == {"lookup": "2.000"} and "倍" in strip
 
 
 def test_the_lanes_show_their_median_speed_and_range_and_each_stream() -> None:

@@ -19,6 +19,7 @@ from specviz.app.session import final_text as run_text
 from specviz.app.zerogpu import on_gpu
 from specviz.core.events import Prefill
 from specviz.text import DEFAULT_LANGUAGE, t
+from specviz.views import race_html
 from specviz.views import run_charts as charts
 from specviz.views import run_html as render
 from specviz.views.fable import fable_help_html, fable_html
@@ -69,6 +70,7 @@ class LiveTab:
     final_stats: gr.JSON
     fable: gr.HTML  # the story of the cycle shown (fable mode)
     fable_group: gr.Group  # the story and its help, shown while fable mode is on
+    headline: gr.HTML  # the race's final speedup above the stream, shown in presentation mode
     lang: str
 
     @property
@@ -88,6 +90,7 @@ class LiveTab:
             self.tokens_plot,
             self.time_plot,
             self.fable,
+            self.headline,
         ]
 
     def views(self, sess: Session, message: str, kind: str, *, charts_too: bool) -> dict[Any, Any]:
@@ -99,6 +102,7 @@ class LiveTab:
             self.stream: render.stream_html(cycles, lang=lang),
             self.cards: render.cycle_cards_html(last, lang=lang),
             self.fable: fable_html(cycles, lang=lang),
+            self.headline: race_html.present_headline_html(sess.race, lang=lang),
             self.counters: render.counters_html(
                 last.totals if last else None,
                 gamma_now=last.gamma if last else None,
@@ -129,6 +133,7 @@ def live_tab(lang: str) -> LiveTab:
     """Tab 0: the run in progress, cycle by cycle."""
     with gr.Tab(t("app.tab.live", lang), id="live", elem_id="sv-tab-live"):
         status = gr.HTML(render.status_html(t("app.status.ready", lang)), elem_id="sv-status")
+        headline = gr.HTML("", elem_id="sv-headline")
         gr.HTML(render.legend_html(lang=lang), elem_id="sv-legend")
         stream = gr.HTML(
             render.stream_html([], placeholder=t("app.stream.placeholder", lang), lang=lang),
@@ -164,7 +169,7 @@ def live_tab(lang: str) -> LiveTab:
     return LiveTab(
         status, stream, cards, counters, rejection_plot, rejection_note, race,
         accept_plot, hist_plot, tokens_plot, time_plot, final_text, final_stats, fable,
-        fable_group, lang,
+        fable_group, headline, lang,
     )  # fmt: skip
 
 

@@ -90,7 +90,7 @@ def player_row(lang: str) -> Player:
         autoplay = gr.Button(t("app.player.autoplay", lang), elem_id="sv-autoplay", **small)
         pause = gr.Button(t("app.player.pause", lang), elem_id="sv-pause", **small)
         pace = gr.Dropdown(
-            [(t("app.player.pace", lang, pace=f"{pace:g}"), pace) for pace in PACES],
+            [(pace_label(pace, lang), pace) for pace in PACES],
             value=DEFAULT_PACE,
             show_label=False,
             elem_id="sv-pace",
@@ -234,3 +234,8 @@ def asks_for_present(request: gr.Request) -> bool:
 def asks_for_fable(request: gr.Request) -> bool:
     """True when the page's URL asks for fable mode (``?fable=1``)."""
     return bool(request.query_params.get("fable") == "1")
+
+
+def pace_label(pace: float, lang: str) -> str:
+    """The autoplay pace in words: "1 cycle/s", "1.5 cycles/s"."""
+    return t("app.player.pace_one" if pace == 1 else "app.player.pace", lang, pace=f"{pace:g}")

@@ -869,6 +869,7 @@ TABLE = MappingProxyType(
         "app.player.forward": "Forward ▶",
         "app.player.autoplay": "▶▶ Autoplay",
         "app.player.pause": "‖ Pause",
+        "app.player.pace_one": "{pace} cycle/s",
         "app.player.pace": "{pace} cycles/s",
         "app.player.at": (
             "Cycle {cycle} of {total}. ◀ Back and Forward ▶ move through the run; Autoplay plays "

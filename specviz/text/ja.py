@@ -1193,6 +1193,7 @@ TABLE = MappingProxyType(
         "app.player.forward": "進む ▶",
         "app.player.autoplay": "▶▶ 自動再生",
         "app.player.pause": "‖ 一時停止",
+        "app.player.pace_one": "毎秒 {pace} サイクル",
         "app.player.pace": "毎秒 {pace} サイクル",
         "app.player.at": "サイクル {cycle} / {total}。◀ 戻る と 進む ▶ で実行をたどり、自動再生は選んだ速さで再生します。",
         "app.glossary.button": "用語集",

@@ -39,6 +39,14 @@ def headline_html(result: RaceResult | None, *, lang: str = DEFAULT_LANGUAGE) ->
     return "".join(_lane_headline(lane, gain, result.repeats, lang) for lane, gain in shown)
 
 
+def present_headline_html(result: RaceResult | None, *, lang: str = DEFAULT_LANGUAGE) -> str:
+    """The race's final headline on its own, for presentation mode's strip above the stream (at
+    1280×720 the race panel sits below the fold); "" until the race is measured."""
+    if result is None or not result.complete:
+        return ""
+    return f'<div class="sv-headline sv-race-head">{headline_html(result, lang=lang)}</div>'
+
+
 def _lane_headline(lane: Lane, gain: LaneGain, repeats: int, lang: str) -> str:
     speedup = gain.speedup
     spread = _range(speedup, 2)
