@@ -143,6 +143,15 @@ def test_no_headline_until_every_run_is_measured() -> None:
     assert _speedups(strip) == {"lookup": "2.000"} and "倍" in strip
 
 
+def test_a_lane_slower_than_plain_decoding_is_never_called_faster() -> None:
+    slow = race_result([1.0, 1.0], {"lookup": [4.0, 4.0]})  # twice plain decoding's time
+    strip = race_html.present_headline_html(slow)
+    assert _speedups(strip) == {"lookup": "0.500"}
+    assert "0.50× as fast (slower)" in strip and "faster" not in strip
+    assert "faster" not in race_html.race_html(slow)
+    assert "遅い" in race_html.present_headline_html(slow, lang="ja")
+
+
 def test_the_lanes_show_their_median_speed_and_range_and_each_stream() -> None:
     markup = race_html.race_html(race_result([1.0, 2.0, 1.0], {"lookup": [1.0, 1.0, 2.0]}))
     assert "Plain decoding (target only)" in markup and "Speculative decoding · lookup" in markup

@@ -97,7 +97,7 @@ def _headline(trace: Trace, lang: str) -> str:
     """The speedup over plain decoding (or why there is none), as the race words it."""
     ratio = trace.summary.get("specviz", {}).get("speedup")
     if isinstance(ratio, int | float):
-        words = t_html("race.speedup", lang, ratio=f"{ratio:.2f}")
+        words = race_views.speedup_words(ratio, lang)
         return f'<p><span class="sv-speedup" data-speedup="{ratio:.3f}">{words}</span></p>'
     return f"<p>{t_html('report.no_speedup', lang)}</p>"
 

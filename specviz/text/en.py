@@ -153,6 +153,7 @@ TABLE = MappingProxyType(
         "race.waiting": "waiting",
         "race.speed": "{tps} tok/s",
         "race.lane.numbers": "{speed}{range} · {tokens} tokens · {passes} target passes · {seconds} s",
+        "race.speedup.slower": "{ratio}× as fast (slower)",
         "race.speedup": "{ratio}× faster",
         "race.headline": "{lane}: {speedup}",
         "race.speedup.range": "range {range}× over {repeats} repeats",

@@ -121,6 +121,7 @@ TABLE = MappingProxyType(
         # --- the race -----------------------------------------------------------------------------
         "race.waiting": "待機中",
         "race.speed": "{tps} トークン/秒",
+        "race.speedup.slower": "{ratio}倍の速さ（遅い）",
         "race.speedup": "{ratio}倍 速い",
         "race.speedup.waiting": "高速化：すべてのレーンを計測してから表示します",
         "race.plain": "通常デコーディング（ターゲットのみ）",

@@ -22,6 +22,13 @@ def _ratio(value: float) -> str:
     return f"{value:.2f}"
 
 
+def speedup_words(ratio: float, lang: str = DEFAULT_LANGUAGE) -> str:
+    """A speedup in words, as HTML: "1.37× faster", or "0.88× as fast (slower)" below 1 (a
+    ratio under one is no speedup, and "0.88× faster" reads as one)."""
+    key = "race.speedup" if ratio >= 1 else "race.speedup.slower"
+    return t_html(key, lang, ratio=_ratio(ratio))
+
+
 def _range(spread: Spread, digits: int) -> str:
     """A spread's range in words ("1.21–1.45"), or "" for a single run."""
     if spread.count < 2:
@@ -59,7 +66,7 @@ def _lane_headline(lane: Lane, gain: LaneGain, repeats: int, lang: str) -> str:
         "race.headline",
         lang,
         lane=lane.name,
-        speedup=Html(t_html("race.speedup", lang, ratio=_ratio(speedup.median))),
+        speedup=Html(speedup_words(speedup.median, lang)),
     )
     return (
         f'<span class="sv-speedup" data-lane="{esc(lane.name)}" '
