@@ -770,7 +770,9 @@ TABLE = MappingProxyType(
             "decoding and every candidate (each drafter, the draft model at each draft format, "
             "each γ) on the same prompts, on this machine, and ranks them by speedup. A candidate "
             "above the dashed line beats plain decoding; the table gives α, τ, tokens/s, the time "
-            "to the first token and the memory each adds."
+            "to the first token and the memory each adds. Each prompt is read once per model and "
+            "copied into every run (the reading is the same work for all of them), so the speedup "
+            "compares decoding; the time to the first token counts the reading."
         ),
         "app.advisor.source": "prompts",
         "app.advisor.source.prompt": "the prompt on the left",
