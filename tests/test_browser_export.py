@@ -184,3 +184,26 @@ def test_a_finished_run_offers_its_downloads(browser):
     trace = json.loads(Path(download.value.path()).read_text())
     assert trace["schema"] == "specviz.trace" and trace["summary"]["specviz"]["new_tokens"] == 8
     page.context.close()
+
+
+def test_a_trace_recorded_without_plain_decoding_replays_without_an_error(
+    browser, recorded, tmp_path
+):
+    """`generate --trace t.json` alone records no plain lane and no race: the replay then has
+    frames with nothing new to draw, which must not reach Gradio as an empty update (it read
+    one as a single output value and showed "didn't return enough output values")."""
+    trace = json.loads(recorded["t.json"].read_text())
+    trace["plain"] = trace["race"] = None
+    trace["summary"]["specviz"].pop("speedup", None)
+    alone = tmp_path / "alone.json"
+    alone.write_text(json.dumps(trace))
+    demo = replay_app(alone)
+    try:
+        page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+        page.goto(demo.local_url)
+        page.wait_for_selector("#sv-status .sv-status-done", timeout=120_000)
+        assert shown_tokens(page, "#sv-stream") == expected_tokens(trace)
+        assert page.locator(".toast-body.error").count() == 0
+        assert not page.get_by_text("output values").count()
+    finally:
+        demo.close()

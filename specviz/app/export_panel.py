@@ -156,7 +156,8 @@ def wire_exports(
             if len(sess.cycles) != shown:  # the live tab's views, redrawn when a cycle arrives
                 shown = len(sess.cycles)
                 update |= live.views(sess, status, "info", charts_too=False) | race
-            yield update
+            if update:  # Gradio reads an empty dict as one output value, not as no updates
+                yield update
         final = replay_session(trace)
         summary = done_message(final, lang)
         done = t("app.replay.done", lang, summary=summary, **where)

@@ -22,16 +22,34 @@ import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import torch
 from transformers import DynamicCache
 
 from specviz.core.model_steps import sync
+from specviz.models.lean_forward import LeanCache
 
-if TYPE_CHECKING:
-    from specviz.models.lean_forward import LeanCache
-    from specviz.models.runner import ModelRunner
+
+class ModelRunner(Protocol):
+    """What the store needs of specviz.models.runner.ModelRunner (which imports this module)."""
+
+    @property
+    def model(self) -> torch.nn.Module: ...
+
+    @property
+    def device(self) -> torch.device: ...
+
+    def reset(self) -> None: ...
+
+    def forward_uncached(
+        self, input_ids: torch.Tensor, logits_to_keep: int = 1
+    ) -> torch.Tensor: ...
+
+    def snapshot(self) -> LeanCache | DynamicCache: ...
+
+    def load(self, cache: LeanCache | DynamicCache) -> None: ...
+
 
 __all__ = ["PromptPrefills", "installed_prefills"]
 
