@@ -102,7 +102,6 @@ class LiveTab:
             self.stream: render.stream_html(cycles, lang=lang),
             self.cards: render.cycle_cards_html(last, lang=lang),
             self.fable: fable_html(cycles, lang=lang),
-            self.headline: race_html.present_headline_html(sess.race, lang=lang),
             self.counters: render.counters_html(
                 last.totals if last else None,
                 gamma_now=last.gamma if last else None,
@@ -123,6 +122,8 @@ class LiveTab:
                 self.hist_plot: charts.accepted_length_histogram(cycles, lang=lang),
                 self.tokens_plot: charts.tokens_vs_passes(cycles, sess.steps, lang=lang),
                 self.time_plot: charts.time_split(cycles, lang=lang),
+                # The race is measured after the run, so its headline changes only here.
+                self.headline: race_html.present_headline_html(sess.race, lang=lang),
                 self.final_text: run_text(sess),
                 self.final_stats: stats(sess),
             }

@@ -31,7 +31,7 @@ from specviz.core.model_steps import sync
 from specviz.models.lean_forward import LeanCache
 
 
-class ModelRunner(Protocol):
+class _Runner(Protocol):
     """What the store needs of specviz.models.runner.ModelRunner (which imports this module)."""
 
     @property
@@ -75,7 +75,7 @@ class PromptPrefills:
         self._reads: weakref.WeakKeyDictionary[torch.nn.Module, dict[tuple[int, ...], _Read]]
         self._reads = weakref.WeakKeyDictionary()
 
-    def read(self, runner: ModelRunner) -> Iterator[float]:
+    def read(self, runner: _Runner) -> Iterator[float]:
         """Read every prompt's head into the runner's model, chunk by chunk; yields the seconds
         of each chunk so a caller can report progress and stop between two of them. The runner
         is left empty."""
@@ -101,7 +101,7 @@ class PromptPrefills:
         read = self._reads.get(model, {}).get(tuple(prompt_ids[0, :-1].tolist()))
         return 0.0 if read is None else read.seconds
 
-    def restore(self, runner: ModelRunner, input_ids: torch.Tensor, keep: int) -> torch.Tensor:
+    def restore(self, runner: _Runner, input_ids: torch.Tensor, keep: int) -> torch.Tensor:
         """Put a read prompt head into the (empty) runner's cache when input_ids (1, L) starts
         with it and leaves the last *keep* positions to compute; the rest of input_ids to feed."""
         reads = self._reads.get(runner.model)
