@@ -45,6 +45,7 @@ def test_six_visitors_each_get_an_answer_and_no_cross_talk(url: str) -> None:
     assert len({visit.text for visit in completed}) == len(completed)
     assert report.first_cycle_p50_s is not None and report.wait_p95_s is not None
     assert report.health_after["rss_bytes"] > 0
+    assert report.rss_per_wave == [report.health_after["rss_bytes"]]  # read after every wave
     # The stopped and the disconnected runs do not keep the engine: it is free within a moment.
     deadline = time.monotonic() + 5
     while health(url)["busy"] and time.monotonic() < deadline:

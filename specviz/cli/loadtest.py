@@ -73,6 +73,9 @@ class Report:
     health_after: dict[str, Any]
     cross_talk: list[int]  # indices of completed runs whose solo repeat differed
     visits: list[Visit] = field(default_factory=list)
+    # Server RSS in bytes after each wave (None where the server did not say): whether memory
+    # levels off or keeps growing shows only wave by wave.
+    rss_per_wave: list[int | None] = field(default_factory=list)
 
     @property
     def rss_growth(self) -> float | None:
@@ -307,16 +310,15 @@ def load_test(
     before = health(url)
     endpoint = read_generate_endpoint(url)
     visits: list[Visit] = []
-    after_first: dict[str, Any] = {}
+    after_waves: list[dict[str, Any]] = []
     start = time.perf_counter()
     for wave in range(waves):
         wave_visits = plan_visits(sessions, wave)
         run_wave(url, endpoint, wave_visits, max_new_tokens)
         visits.extend(wave_visits)
-        if wave == 0:
-            after_first = health(url)
+        after_waves.append(health(url))
     wall = time.perf_counter() - start
-    after = health(url)
+    after = after_waves[-1]
     differed = check_alone(url, visits, max_new_tokens) if check else []
     counts = {name: 0 for name in ("completed", "refused", "cancelled", "failed", "lost")}
     for visit in visits:
@@ -336,10 +338,11 @@ def load_test(
         tokens_per_s=sum(v.tokens for v in visits) / wall if wall > 0 else 0.0,
         wall_s=wall,
         health_before=before,
-        health_after_first_wave=after_first,
+        health_after_first_wave=after_waves[0],
         health_after=after,
         cross_talk=differed,
         visits=visits,
+        rss_per_wave=[_rss(answer) for answer in after_waves],
     )
 
 
@@ -382,6 +385,11 @@ def run_loadtest(args: argparse.Namespace) -> int:
         print_report(report, args.lang)
     bad = report.counts["failed"] + report.counts["lost"] + len(report.cross_talk)
     return 1 if bad else 0
+
+
+def _rss(health_answer: dict[str, Any]) -> int | None:
+    rss = health_answer.get("rss_bytes")
+    return int(rss) if rss else None
 
 
 def _seconds(value: float | None) -> str:
@@ -430,6 +438,14 @@ def print_report(report: Report, lang: str) -> None:
         threads_first=report.health_after_first_wave.get("threads", "—"),
         threads=report.health_after.get("threads", "—"),
     )
+    if len(report.rss_per_wave) > 2:
+        say(
+            "cli.loadtest.memory_waves",
+            lang,
+            megabytes=", ".join(
+                "—" if rss is None else f"{rss / 2**20:.0f}" for rss in report.rss_per_wave
+            ),
+        )
     checked = sum(1 for visit in report.visits if visit.alone_equal is not None)
     say("cli.loadtest.alone", lang, checked=checked, differed=len(report.cross_talk))
     for visit in report.visits:

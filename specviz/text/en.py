@@ -1301,6 +1301,7 @@ TABLE = MappingProxyType(
             "after the last ({growth}); threads {threads_first} after the first wave, "
             "{threads} after the last"
         ),
+        "cli.loadtest.memory_waves": "server memory after each wave (MiB): {megabytes}",
         "cli.loadtest.alone": (
             "each completed run repeated alone: {checked} checked, {differed} gave other tokens"
         ),

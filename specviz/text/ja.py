@@ -1367,6 +1367,7 @@ TABLE = MappingProxyType(
             "サーバーのメモリ：開始前 {before} MiB、第1波の後 {first} MiB、最後の波の後 {after} M"
             "iB（{growth}）。スレッド数：第1波の後 {threads_first}、最後の波の後 {threads}"
         ),
+        "cli.loadtest.memory_waves": "各波の後のサーバーのメモリ（MiB）：{megabytes}",
         "cli.loadtest.alone": "完了した各実行を単独で再実行：確認 {checked} 件、別のトークンになったもの {differed} 件",
         "cli.loadtest.failure": "  実行 {index} が失敗：{error}",
         "cli.gpu_check.no_cuda": (
