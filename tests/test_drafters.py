@@ -181,6 +181,8 @@ def lookup_kind(monkeypatch: pytest.MonkeyPatch) -> str:
     class CopyRule:
         kind = "copy-rule"
         samples_in_exactness_lab = False
+        uses_draft_model = False
+        compared_at_every_format = False
 
         @classmethod
         def check_spec(cls, spec: DrafterSpec) -> None:

@@ -37,6 +37,12 @@ class DrafterKind(Protocol):
         """Whether it drafts with the pair's draft model (whose weights it then adds to memory)."""
         ...
 
+    @property
+    def compared_at_every_format(self) -> bool:
+        """Whether the advisor measures it at every draft format loaded, not only the preset's
+        (true for the drafter whose speed is the draft model's alone)."""
+        ...
+
     def check_spec(self, spec: DrafterSpec) -> None:
         """UserError for an option the spec sets wrongly, checked without a model."""
         ...

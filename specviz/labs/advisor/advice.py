@@ -40,7 +40,6 @@ from specviz.core.engine import (
 from specviz.core.events import Cycle, Step, Totals
 from specviz.core.model_steps import device_of
 from specviz.core.settings import GenerationSettings
-from specviz.drafters.base import DrafterSpec
 from specviz.drafters.registry import drafter_kind, make_drafter
 from specviz.measure.harness import (
     Measurements,
@@ -75,9 +74,6 @@ __all__ = [
 ADVISOR_GAMMAS = (2, 3, 5, 8)
 # The drafters compared unless the user names others: every kind the bundled pair can run.
 DEFAULT_DRAFTERS = ("draft-model", "lookup", "hybrid", "layerskip")
-# The one drafter measured at every draft format loaded; the others that draft with the draft
-# model (the hybrid) use the preset's format, so the table grows by one row set per format.
-_EVERY_FORMAT = "draft-model"
 _PLAIN = "plain"
 
 
@@ -221,17 +217,15 @@ class AdvicePlan:
     repeats: int = 1
     time_budget_s: float | None = None
     warm_up: bool = True
-    # Which drafter specs draft with the pair's draft model (measured at every draft format);
-    # by default, its registered class says (uses_draft_model).
-    uses_draft_model: Callable[[str], bool] | None = None
 
 
 def candidates(plan: AdvicePlan) -> list[Candidate]:
     """Every candidate of the plan: proposers in the order given, each at every γ, then adaptive,
     then the cost schedule.
 
-    The draft-model drafter is a proposer per draft format loaded; another drafter that drafts
-    with the draft model (the hybrid) drafts with the first format, the preset's.
+    A drafter is a proposer per draft format loaded when its registered class is compared at
+    every format (the draft model); another that drafts with the draft model (the hybrid) drafts
+    with the first format, the preset's, so the table grows by one row set per format.
     """
     if not plan.pairs:
         raise ValueError("the advisor needs at least one loaded pair")
@@ -239,12 +233,10 @@ def candidates(plan: AdvicePlan) -> list[Candidate]:
         raise UserError("error.advisor.no_drafters")
     if not plan.gammas and not plan.adaptive and not plan.cost:
         raise UserError("error.advisor.no_gammas")
-    uses_draft = plan.uses_draft_model or _reads_draft_model
     formats = list(plan.pairs)
     found: list[Candidate] = []
     for drafter in plan.drafters:
-        own_formats = formats if _kind(drafter) == _EVERY_FORMAT else formats[:1]
-        for draft_format in own_formats if uses_draft(drafter) else [""]:
+        for draft_format in _formats_of(drafter, formats):
             found += [Candidate(drafter, gamma, False, draft_format) for gamma in plan.gammas]
             if plan.adaptive:
                 found.append(Candidate(drafter, plan.settings.gamma, True, draft_format))
@@ -493,13 +485,13 @@ def _warm_ups(plan: AdvicePlan, chosen: Sequence[Candidate], reads: PromptPrefil
     return warm
 
 
-def _kind(drafter: str) -> str:
-    return DrafterSpec.parse(drafter).kind
-
-
-def _reads_draft_model(drafter: str) -> bool:
-    """Whether the drafter spec's kind drafts with the pair's draft model (its registry class)."""
-    return drafter_kind(drafter).uses_draft_model
+def _formats_of(drafter: str, formats: Sequence[str]) -> Sequence[str]:
+    """The draft formats the drafter spec is measured at, as its registered class says: every
+    one loaded, the preset's (the first) only, or none ("") when it drafts without the model."""
+    kind = drafter_kind(drafter)
+    if not kind.uses_draft_model:
+        return [""]
+    return formats if kind.compared_at_every_format else formats[:1]
 
 
 def _measures(verdict: Verdict, lang: str) -> str:
