@@ -99,3 +99,24 @@ def test_only_a_prompt_read_into_that_model_is_restored(tiny_pair: TinyPair) -> 
     runner.forward(rest)
     again = ModelRunner(tiny_pair.target)
     assert reads.restore(again, ids, keep=1).shape[1] == 1 and again.cache_len == head
+
+
+def test_a_store_is_installed_only_in_the_thread_that_entered_its_block(
+    tiny_pair: TinyPair,
+) -> None:
+    """The app serves visitors from several threads: a runner another visitor builds while the
+    advisor's store is installed must read its own prompt, not restore the advisor's."""
+    import threading
+
+    reads = PromptPrefills([ids_of(TEXT)], chunk=16)
+    seen: list[object] = []
+    with reads.installed():
+        assert installed_prefills() is reads
+        other = threading.Thread(target=lambda: seen.append(installed_prefills()))
+        other.start()
+        other.join()
+        with PromptPrefills([ids_of("x y")], chunk=16).installed():
+            assert installed_prefills() is not reads  # the inner block's store
+        assert installed_prefills() is reads
+    assert seen == [None]
+    assert installed_prefills() is None

@@ -11,8 +11,9 @@ The run then feeds only the rest, as it would after the engine's own chunked pre
 wall time is the decoding the candidates differ in. The seconds each prompt took are kept, so
 time to first token still counts them (`seconds`).
 
-Use: `with prefills.installed(): ...` around runs; every ModelRunner built inside, for a model
-the store has read a prompt into, restores from it. Nothing is restored outside that block.
+Use: `with prefills.installed(): ...` around runs; every ModelRunner built inside (in that
+thread), for a model the store has read a prompt into, restores from it. Nothing is restored
+outside that block.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import time
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -120,18 +122,20 @@ class PromptPrefills:
 
     @contextmanager
     def installed(self) -> Iterator[None]:
-        """Runners built inside this block restore from the store (one store at a time)."""
-        global _installed
-        outer, _installed = _installed, self
+        """Runners built inside this block, in this thread, restore from the store (the innermost
+        store when blocks nest)."""
+        token = _installed.set(self)
         try:
             yield
         finally:
-            _installed = outer
+            _installed.reset(token)
 
 
-_installed: PromptPrefills | None = None
+# A context variable, not a module global: the app serves visitors from several threads, and only
+# runners built inside the block, in the thread that entered it, may restore from its store.
+_installed: ContextVar[PromptPrefills | None] = ContextVar("specviz_prompt_prefills", default=None)
 
 
 def installed_prefills() -> PromptPrefills | None:
     """The store runners built now restore from (None: they read every prompt themselves)."""
-    return _installed
+    return _installed.get()
