@@ -24,6 +24,7 @@ from specviz.labs.advisor.advice import (
     DEFAULT_DRAFTERS,
     AdvicePlan,
     iter_advice,
+    preset_format_first,
 )
 from specviz.models.loader import pick_device
 from specviz.models.presets import TASKS, Preset
@@ -133,8 +134,7 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
         else:
             prompts = [lab.prompt_ids]
         yield {status: lab_status(t("app.advisor.loading", lang))}
-        wanted = format_values or [own]
-        ordered = ([own] if own in wanted else []) + [f for f in wanted if f != own]
+        ordered = preset_format_first(own, format_values or [own])
         pairs = {
             draft_format: lab.pair
             if draft_format == own

@@ -182,8 +182,9 @@ def advice_draft_formats(args: argparse.Namespace, preset: Any) -> list[str]:
         raise UserError(
             "error.advisor.formats", formats=", ".join(unknown) or "-", known=", ".join(known)
         )
-    first = preset.draft_quantization if preset.draft_quantization in asked else asked[0]
-    return [first] + [item for item in asked if item != first]
+    from specviz.labs.advisor.advice import preset_format_first
+
+    return preset_format_first(preset.draft_quantization, asked)
 
 
 def _check_tokenizers(args: argparse.Namespace) -> int:

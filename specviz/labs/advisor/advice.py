@@ -69,6 +69,7 @@ __all__ = [
     "advise",
     "candidates",
     "iter_advice",
+    "preset_format_first",
 ]
 
 ADVISOR_GAMMAS = (2, 3, 5, 8)
@@ -217,6 +218,12 @@ class AdvicePlan:
     repeats: int = 1
     time_budget_s: float | None = None
     warm_up: bool = True
+
+
+def preset_format_first(own: str, wanted: Sequence[str]) -> list[str]:
+    """The draft formats to load, *own* (the preset's) first when wanted: AdvicePlan.pairs takes
+    its first format as the one every drafter but the draft model's own rows drafts with."""
+    return ([own] if own in wanted else []) + [item for item in wanted if item != own]
 
 
 def candidates(plan: AdvicePlan) -> list[Candidate]:
