@@ -17,7 +17,7 @@ import specviz.labs.exactness.experiment
 from specviz.core.sampling import logits_to_probs
 from specviz.core.settings import GenerationSettings
 from specviz.labs.exactness.charts import distribution_chart, samples_needed_chart
-from specviz.labs.exactness.experiment import ExactnessReport, greedy_equality, iter_exactness_lab
+from specviz.labs.exactness.experiment import ExactnessReport, iter_exactness_lab
 from specviz.labs.exactness.panel import exactness_html
 from specviz.labs.exactness.significance import samples_needed, samples_needed_for_shift
 from specviz.measure.harness import staged_result
@@ -254,15 +254,6 @@ def test_batched_prefixes_match_one_sequence_forwards(tiny_pair: TinyPair) -> No
             p1, p2 = logits_to_probs(logits, SAMPLED.temperature).double()
             expected = float(p1[outcome.token_ids[0]] * p2[outcome.token_ids[1]])
             assert outcome.exact_prob == pytest.approx(expected, rel=1e-4)
-
-
-def test_greedy_speculative_equals_plain_in_float32(tiny_pair: TinyPair) -> None:
-    settings = GenerationSettings(gamma=4, max_new_tokens=40, stop_on_eos=False, temperature=0.9)
-    report = greedy_equality(tiny_pair, torch.tensor([list(b"def fib(n):")]), settings)
-    assert report.identical and report.first_difference is None
-    assert len(report.plain_ids) == 40 and report.speculative_ids == report.plain_ids
-    assert report.speculative_text == report.plain_text
-    assert report.target_dtype == "float32" and not report.reduced_precision
 
 
 # -- charts ------------------------------------------------------------------------------------

@@ -143,6 +143,8 @@ def test_a_staged_lab_stops_between_its_stages(tiny_pair: Any, slow_forwards: li
 
     from specviz.core.settings import GenerationSettings
     from specviz.labs.exactness.experiment import iter_exactness_lab
+    from specviz.labs.exactness.greedy import iter_greedy_equality
+    from specviz.labs.speedup.cost_curve import iter_verification_cost
     from specviz.labs.speedup.theory import iter_speedup_lab
 
     prompt = torch.tensor([list(b"def fib(n):")])
@@ -150,6 +152,8 @@ def test_a_staged_lab_stops_between_its_stages(tiny_pair: Any, slow_forwards: li
     for stages in (
         iter_speedup_lab(tiny_pair, prompt, settings, gammas=(1, 3), time_budget_s=60.0),
         iter_exactness_lab(tiny_pair, prompt, settings, samples=400, tokens=2, batch_size=4),
+        iter_greedy_equality(tiny_pair, prompt, settings),
+        iter_verification_cost(tiny_pair.target, prompt, max_new_tokens=16, repeats=3),
     ):
         for _ in range(3):
             assert not next(stages).finished
@@ -158,6 +162,54 @@ def test_a_staged_lab_stops_between_its_stages(tiny_pair: Any, slow_forwards: li
         time.sleep(3 * LAB_FORWARD_S)
         assert len(slow_forwards) == read
         slow_forwards.clear()
+
+
+def lab_handler(demo: Any, status_id: str) -> Any:
+    """The lab's event handler (LabWiring's run_lab) that writes to the status box *status_id*."""
+    return next(
+        fn.fn
+        for fn in demo.fns.values()
+        if fn.fn is not None
+        and fn.fn.__name__ == "run_lab"
+        and any(getattr(block, "elem_id", None) == status_id for block in fn.outputs)
+    )
+
+
+@pytest.mark.parametrize(
+    ("status_id", "settings", "lab_values"),
+    [
+        ("sv-cost-status", {}, (4, 3)),  # sizes, repeats: 20 forwards after the context
+        ("sv-exact-status", {"temperature": 0.0}, (100, 2, "exact")),  # greedy: two whole runs
+    ],
+)
+def test_the_cost_and_greedy_labs_free_the_engine_between_forwards(
+    slow_forwards: list[int], status_id: str, settings: dict[str, Any], lab_values: tuple
+) -> None:
+    """The app's handler streams these labs stage by stage: the engine lock is free between two
+    updates, and closing the handler there (what Stop or a closed tab does) runs no forward
+    more."""
+    import threading
+
+    from hosted_fixtures import TinyCache
+
+    from specviz.app.builder import build_demo
+    from specviz.app.session import App
+    from specviz.models.presets import default_preset, load_presets
+
+    presets, lock = load_presets(), threading.Lock()
+    demo = build_demo(presets, TinyCache(), limits=HOSTED, engine_lock=lock)  # type: ignore[arg-type]
+    app = App(presets, TinyCache(), limits=HOSTED)  # type: ignore[arg-type]
+    inputs = app.inputs(default_preset(presets).id, "def fib(n):", settings)
+    updates = lab_handler(demo, status_id)(lambda fraction, desc: None, inputs, *lab_values)
+    for _ in range(3):
+        update = next(updates)
+        assert len(update) == 1, "the lab ran to its end in one locked call"  # its status only
+        assert not lock.locked()
+    read = len(slow_forwards)
+    updates.close()
+    time.sleep(3 * LAB_FORWARD_S)
+    assert len(slow_forwards) == read
+    assert not lock.locked()
 
 
 # -- refusals before the queue ------------------------------------------------------------------

@@ -6,7 +6,7 @@ from ui_events import XSS, XSS_IMG
 
 from specviz.core.events import Totals
 from specviz.core.settings import GenerationSettings
-from specviz.labs.exactness.experiment import GreedyReport
+from specviz.labs.exactness.greedy import GreedyReport
 from specviz.labs.exactness.panel import greedy_html
 from specviz.labs.speedup.gpu_projection import GPU_PRESETS, project_speedup
 from specviz.labs.speedup.panel import projection_html

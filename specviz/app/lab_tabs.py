@@ -8,10 +8,10 @@ engine lock and hands records to the views.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import gradio as gr
 
@@ -22,10 +22,12 @@ from specviz.app.zerogpu import longest, on_gpu
 from specviz.labs import inspector
 from specviz.labs.exactness import charts as exactness_charts
 from specviz.labs.exactness import experiment as exactness
+from specviz.labs.exactness import greedy as greedy_check
 from specviz.labs.exactness import panel as exactness_panel
 from specviz.labs.tasks import charts as task_charts
 from specviz.labs.tasks import experiment as task_dependence
 from specviz.labs.tasks import panel as tasks_panel
+from specviz.measure.harness import Staged
 from specviz.measure.spread import DEFAULT_REPEATS
 from specviz.models.loader import ModelPair
 from specviz.text import Phrase, t
@@ -33,6 +35,8 @@ from specviz.views import run_html as render
 
 if TYPE_CHECKING:
     import torch
+
+R = TypeVar("R")  # what a staged lab measures
 
 
 @dataclass
@@ -187,6 +191,20 @@ class LabWiring:
         """The language the labs' tabs are worded in: the app's."""
         return self.app.lang
 
+    def staged(
+        self, lab: LabRun, stages: Iterator[Staged[R]], doing: str, status: gr.HTML
+    ) -> Generator[dict[Any, Any], None, R]:
+        """A staged lab advanced one stage at a time under the engine lock, so Stop (or a closed
+        tab) ends it between two: each stage's words go to the progress bar and the status box,
+        and its result is returned: ``result = yield from wiring.staged(...)``. *doing* is the
+        ``app.doing.*`` key a failure is worded with."""
+        for stage in self.app.locked(stages, doing):
+            lab.progress(stage.fraction, stage.message)
+            if stage.result is not None:
+                return stage.result
+            yield {status: status_line(stage.message.text(self.lang))}
+        raise AssertionError("a staged lab always ends with its result")  # pragma: no cover
+
     def warm_up(self, inputs: Inputs) -> bool:
         """True the first time a preset runs a lab here: one short unmeasured run comes first."""
         first = inputs.preset.id not in self.warmed
@@ -232,10 +250,17 @@ def exactness_tab(wiring: LabWiring) -> None:
     ) -> Iterator[dict[Any, Any]]:
         wiring.app.check_lab_size(samples_value, cap, "app.exactness.samples")
         if lab.inputs.settings.temperature <= 0:
-            greedy = wiring.app.run_locked(
-                lambda: exactness.greedy_equality(lab.pair, lab.prompt_ids, lab.inputs.settings),
+            checks = wiring.app.run_locked(
+                lambda: greedy_check.iter_greedy_equality(
+                    lab.pair,
+                    lab.prompt_ids,
+                    lab.inputs.settings,
+                    prefill_chunk=wiring.app.limits.prefill_chunk,
+                ),
                 "app.doing.greedy",
             )
+            # A stage per cycle, step or prompt chunk: Stop ends the two runs between forwards.
+            greedy = yield from wiring.staged(lab, checks, "app.doing.greedy", status)
             yield {
                 status: status_line(t("app.exactness.greedy_done", lang), "done"),
                 summary: exactness_panel.greedy_html(greedy, lang=lang),
@@ -253,13 +278,8 @@ def exactness_tab(wiring: LabWiring) -> None:
             ),
             "app.doing.sampling",
         )
-        # One stage per batch of forwards, each under the engine lock: Stop ends it between them.
-        for stage in wiring.app.locked(stages, "app.doing.sampling"):
-            lab.progress(stage.fraction, stage.message)
-            if stage.result is None:
-                yield {status: status_line(stage.message.text(lang))}
-        report = stage.result
-        assert report is not None  # the last stage holds the report
+        # A stage per batch of forwards: Stop ends the lab between them.
+        report = yield from wiring.staged(lab, stages, "app.doing.sampling", status)
         yield {
             status: status_line(
                 t("app.status.done_in", lang, seconds=f"{report.elapsed_s:.1f}"), "done"

@@ -23,8 +23,8 @@ from specviz.labs.speedup import charts as speedup_charts
 from specviz.labs.speedup import gpu_projection
 from specviz.labs.speedup import panel as speedup_panel
 from specviz.labs.speedup import theory as speedup_model
-from specviz.labs.speedup.cost_curve import measure_verification_cost
-from specviz.text import Phrase, UserError, t
+from specviz.labs.speedup.cost_curve import iter_verification_cost
+from specviz.text import UserError, t
 
 # The bundled pair's weights in bf16 (1,543,714,304 and 494,032,768 weights read per forward,
 # from gpu_projection.model_footprint): the projection's defaults until a measurement fills them.
@@ -63,13 +63,8 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
             ),
             "app.doing.speedups",
         )
-        # One stage per run or curve, each under the engine lock: Stop ends the lab between them.
-        for stage in wiring.app.locked(stages, "app.doing.speedups"):
-            lab.progress(stage.fraction, stage.message)
-            if stage.result is None:
-                yield {status: status_line(stage.message.text(lang))}
-        measured = stage.result
-        assert measured is not None  # the last stage holds the lab's result
+        # A stage per run, and per forward of the cost curves: Stop ends the lab between them.
+        measured = yield from wiring.staged(lab, stages, "app.doing.speedups", status)
         note = t("app.status.done" if measured.complete else "app.speedup.cut", lang)
         line = t("app.speedup.done", lang, note=note, seconds=f"{measured.elapsed_s:.0f}")
         yield {
@@ -129,19 +124,22 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
             speedup_panel.projection_html(None, lang=lang), elem_id="sv-projection-note"
         )
 
-    def measure_cost(lab: LabRun, sizes_value: float, repeats_value: float) -> dict[Any, Any]:
+    def measure_cost(
+        lab: LabRun, sizes_value: float, repeats_value: float
+    ) -> Iterator[dict[Any, Any]]:
         wiring.app.check_lab_size(sizes_value, cap, "app.cost.sizes")
-        lab.progress(0.5, Phrase("app.cost.progress"))
-        curve = wiring.app.run_locked(
-            lambda: measure_verification_cost(
+        stages = wiring.app.run_locked(
+            lambda: iter_verification_cost(
                 lab.pair.target, lab.prompt_ids, int(sizes_value), int(repeats_value), COST_BUDGET_S
             ),
             "app.doing.forward_times",
         )
+        # A stage per forward: Stop ends the curve between two.
+        curve = yield from wiring.staged(lab, stages, "app.doing.forward_times", status)
         target = gpu_projection.model_footprint(lab.pair.target)
         draft = gpu_projection.model_footprint(lab.pair.draft)
         measured = "app.cost.measured" if curve.complete else "app.cost.measured_cut"
-        return {
+        yield {
             status: status_line(
                 t(measured, lang, device=curve.device, context=curve.context_len), "done"
             ),

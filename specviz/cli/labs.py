@@ -109,7 +109,8 @@ def _inspect(args: argparse.Namespace) -> int:
 
 def _exactness(args: argparse.Namespace) -> int:
     from specviz.drafters.registry import drafter_kind
-    from specviz.labs.exactness.experiment import greedy_equality, iter_exactness_lab
+    from specviz.labs.exactness.experiment import iter_exactness_lab
+    from specviz.labs.exactness.greedy import greedy_equality
     from specviz.measure.harness import staged_result
 
     lang = args.lang

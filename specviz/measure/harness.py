@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import torch
 
@@ -292,6 +292,19 @@ def staged_result(stages: Iterable[Staged[R]], progress: Progress | None = None)
     result = last_update(stages, progress).result
     assert result is not None  # a finished stage holds its result
     return result
+
+
+def staged_part(
+    stages: Iterable[Staged[R]], start: float, end: float, message: Phrase | None = None
+) -> Generator[Staged[Any], None, R]:
+    """A staged computation run as one part of a larger one: its stages, their fractions mapped
+    into [start, end] (worded *message* when given), and its result returned, so the larger
+    one still stops between the part's forwards: ``result = yield from staged_part(...)``."""
+    for stage in stages:
+        if stage.result is not None:
+            return stage.result
+        yield Staged(start + (end - start) * stage.fraction, message or stage.message)
+    raise AssertionError("a staged computation always ends with its result")  # pragma: no cover
 
 
 def last_update(updates: Iterable[U], progress: Progress | None = None) -> U:

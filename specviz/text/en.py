@@ -436,6 +436,8 @@ TABLE = MappingProxyType(
         "forward.why.failed": "the lean step failed: {error}",
         # --- the exactness lab --------------------------------------------------------------------
         "exactness.progress": "token {token} of {tokens}: {prefixes} distinct prefixes",
+        "exactness.greedy.progress.speculative": "greedy speculative decoding: {done} / {tokens} tokens",
+        "exactness.greedy.progress.plain": "greedy plain decoding: {done} / {tokens} tokens",
         "exactness.placeholder": (
             "Press the button: N continuations are drawn with plain sampling and N with "
             "speculative sampling from the same prompt and settings, and their distributions are "
@@ -578,6 +580,7 @@ TABLE = MappingProxyType(
         ),
         "speedup.cost.x": "new tokens in one target forward",
         "speedup.cost.empty": "no cost curve measured yet",
+        "speedup.cost.progress": "forwards of {size} new tokens (up to {sizes})",
         "speedup.cost.flat": "reference: flat (verification free)",
         "speedup.cost.linear": "reference: k × one token (no gain from batching)",
         "speedup.cost.measured": "measured on {device} (median)",
@@ -1112,7 +1115,6 @@ TABLE = MappingProxyType(
         ),
         "app.cost.sizes": "Up to this many new tokens",
         "app.cost.repeats": "Repeats (median)",
-        "app.cost.progress": "timing target forwards",
         "app.cost.measured": "Measured on {device} after a {context}-token context.",
         "app.cost.measured_cut": (
             "Measured on {device} after a {context}-token context (stopped early: time budget)."

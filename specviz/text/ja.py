@@ -313,6 +313,8 @@ TABLE = MappingProxyType(
         "forward.why.failed": "軽量ステップが失敗しました：{error}",
         # --- the exactness lab --------------------------------------------------------------------
         "exactness.progress": "トークン {token} / {tokens}：異なる接頭辞 {prefixes} 個",
+        "exactness.greedy.progress.speculative": "貪欲法の投機的デコーディング：{done} / {tokens} トークン",
+        "exactness.greedy.progress.plain": "貪欲法の通常デコーディング：{done} / {tokens} トークン",
         "exactness.placeholder": (
             "ボタンを押してください：同じプロンプトと設定から、通常のサンプリングで N 個、投機的"
             "サンプリングで N 個の続きを引き、その分布を比べます。"
@@ -445,6 +447,7 @@ TABLE = MappingProxyType(
         "speedup.cost.title_cut": "検証コスト（実測）、{n} トークンで時間の上限に到達",
         "speedup.cost.x": "ターゲット1回のフォワードでの新しいトークン数",
         "speedup.cost.empty": "まだコスト曲線は測定されていません",
+        "speedup.cost.progress": "新トークン {size} 個のフォワード（最大 {sizes} 個）",
         "speedup.cost.flat": "参考：平ら（検証は無償）",
         "speedup.cost.linear": "参考：k × 1トークン（バッチ化の効果なし）",
         "speedup.cost.measured": "{device} で実測（中央値）",
@@ -751,7 +754,6 @@ TABLE = MappingProxyType(
         ),
         "app.cost.sizes": "新しいトークン数の上限",
         "app.cost.repeats": "繰り返し回数（中央値）",
-        "app.cost.progress": "ターゲットのフォワードを計測中",
         "app.cost.measured": "{device} で {context} トークンの文脈の後に測定。",
         "app.cost.measured_cut": "{device} で {context} トークンの文脈の後に測定（時間の上限で途中終了）。",
         "app.projection.heading": "### もしも GPU なら（見積もり、実測ではありません）",

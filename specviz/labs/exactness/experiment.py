@@ -19,11 +19,11 @@ import functools
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import torch
 
-from specviz.core.engine import DraftModelPairLike, autoregressive_generate, speculative_generate
+from specviz.core.engine import DraftModelPairLike
 from specviz.core.model_steps import device_of
 from specviz.core.sampling import (
     Sampler,
@@ -32,7 +32,6 @@ from specviz.core.sampling import (
     residual_distribution,
 )
 from specviz.core.settings import GenerationSettings
-from specviz.drafters.registry import make_drafter
 from specviz.labs.exactness.significance import (
     ChiSquare,
     fit_test,
@@ -42,7 +41,6 @@ from specviz.labs.exactness.significance import (
     tv_if_equal,
 )
 from specviz.measure.harness import Staged
-from specviz.models.presets import DEFAULT_DRAFTER
 from specviz.models.runner import ModelRunner
 from specviz.text import Joined, Phrase, UserError
 
@@ -366,58 +364,4 @@ def _compare(
         homogeneity=homogeneity_test(plain_n, spec_n),
         speculative_fit=fit_test(spec_n, law, samples),
         plain_fit=fit_test(plain_n, law, samples),
-    )
-
-
-@dataclass(frozen=True)
-class GreedyReport:
-    """Greedy speculative decoding against greedy plain decoding, token for token."""
-
-    speculative_ids: tuple[int, ...]
-    plain_ids: tuple[int, ...]
-    speculative_text: str
-    plain_text: str
-    first_difference: int | None  # index of the first differing token; None when identical
-    target_dtype: str  # e.g. "bfloat16": reduced precision is why long outputs can drift apart
-
-    @property
-    def identical(self) -> bool:
-        return self.first_difference is None
-
-    @property
-    def reduced_precision(self) -> bool:
-        return self.target_dtype in ("bfloat16", "float16")
-
-
-def greedy_equality(
-    pair: DraftModelPairLike,
-    prompt_ids: torch.Tensor,
-    settings: GenerationSettings,
-    drafter: str = DEFAULT_DRAFTER,
-) -> GreedyReport:
-    """Greedy speculative (with the drafter spec given) and plain decoding of the same prompt,
-    compared token for token.
-
-    In exact arithmetic they are equal (the verifier keeps a draft only if it is the target's
-    argmax). In bfloat16 a forward over γ + 1 tokens and one over a single token may round
-    differently, so a near-tie argmax can flip and the texts drift apart from there.
-    """
-    greedy = replace(settings, temperature=0.0)
-    cycles = list(speculative_generate(pair, prompt_ids, greedy, make_drafter(drafter, pair)))
-    steps = list(autoregressive_generate(pair, prompt_ids, greedy))
-    spec_tokens = [token for cycle in cycles for token in cycle.emitted]
-    spec_ids = tuple(token.token_id for token in spec_tokens)
-    plain_ids = tuple(step.token.token_id for step in steps)
-    first = next(
-        (i for i, (a, b) in enumerate(zip(spec_ids, plain_ids, strict=False)) if a != b),
-        None if len(spec_ids) == len(plain_ids) else min(len(spec_ids), len(plain_ids)),
-    )
-    weights = (*pair.target.parameters(), *pair.target.buffers())
-    return GreedyReport(
-        speculative_ids=spec_ids,
-        plain_ids=plain_ids,
-        speculative_text="".join(token.text for token in spec_tokens),
-        plain_text="".join(step.token.text for step in steps),
-        first_difference=first,
-        target_dtype=str(weights[0].dtype).removeprefix("torch.") if weights else "unknown",
     )

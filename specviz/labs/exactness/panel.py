@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from specviz.labs.exactness.experiment import ExactnessReport, GreedyReport
+from specviz.labs.exactness.experiment import ExactnessReport
+from specviz.labs.exactness.greedy import GreedyReport
 from specviz.text import DEFAULT_LANGUAGE, t
 from specviz.views.panels import panel_html, table_html
 

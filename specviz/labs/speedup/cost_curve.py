@@ -13,13 +13,15 @@ from __future__ import annotations
 import itertools
 import statistics
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
 
 from specviz.core.model_steps import sync
+from specviz.measure.harness import Staged, staged_result
 from specviz.models.runner import ModelRunner, RunnerKind
-from specviz.text import UserError
+from specviz.text import Phrase, UserError
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,6 @@ class CostCurve:
         return max(1.0, intercept + slope * gamma) if gamma > 0 else 1.0
 
 
-@torch.inference_mode()
 def measure_verification_cost(
     model: torch.nn.Module,
     context_ids: torch.Tensor,
@@ -79,18 +80,35 @@ def measure_verification_cost(
     repeats: int = 5,
     time_budget_s: float = 60.0,
 ) -> CostCurve:
-    """Median forward time over `repeats` runs for 1..max_new_tokens new tokens after the context.
+    """iter_verification_cost run to its end, for callers that wait (the CLI, other labs)."""
+    return staged_result(
+        iter_verification_cost(model, context_ids, max_new_tokens, repeats, time_budget_s)
+    )
+
+
+@torch.inference_mode()
+def iter_verification_cost(
+    model: torch.nn.Module,
+    context_ids: torch.Tensor,
+    max_new_tokens: int = 16,
+    repeats: int = 5,
+    time_budget_s: float = 60.0,
+) -> Iterator[Staged[CostCurve]]:
+    """Median forward time over `repeats` runs for 1..max_new_tokens new tokens after the context;
+    a stage after every forward (so a caller can stop between two), the curve in the last.
 
     context_ids (1, T) is prefilled once; each timed forward appends k tokens to the cache and the
     cache is cropped back, exactly the rollback speculative decoding does. One untimed warm-up
     forward per size (and three before the first size) comes first. The measurement stops at
     the first forward past time_budget_s (at least one size is always measured), so a slow device
-    overruns the budget by one forward at most.
+    overruns the budget by one forward at most. The arguments are checked on the first next().
     """
     if context_ids.dim() != 2 or context_ids.shape[1] < 2:
         raise ValueError("context_ids must have shape (1, T) with T >= 2")
     if not 1 <= max_new_tokens <= 64 or repeats < 1:
         raise UserError("error.cost.sizes")
+    # Every stage is yielded with the cache at the context: a stream closed there leaves the
+    # runner (local to this call) whole, and nothing outside it was touched.
     runner = ModelRunner(model)
     device = runner.device
     context_ids = context_ids.to(device)
@@ -98,14 +116,18 @@ def measure_verification_cost(
     cached = runner.cache_len
     # New tokens to feed: the context's own tokens, cycled; their values do not change the cost.
     pool = context_ids[0].repeat(max_new_tokens // context_ids.shape[1] + 1)
+    forwards = max_new_tokens * (repeats + 1)  # timed and warm-up, when the budget allows all
+    yield Staged(0.0, Phrase("progress.warming_up"))
     for _ in range(3):  # settle allocators and kernel choices before anything is timed
         runner.forward(pool[:1].view(1, 1))
         runner.rollback(1)
+        yield Staged(0.0, Phrase("progress.warming_up"))
     began = time.perf_counter()
     points: list[CostPoint] = []
     for size in range(1, max_new_tokens + 1):
         feed = pool[:size].view(1, size)
         runs: list[float] = []
+        where = Phrase("speedup.cost.progress", size=size, sizes=max_new_tokens)
         for attempt in range(repeats + 1):
             if points and time.perf_counter() - began > time_budget_s:
                 break
@@ -118,10 +140,13 @@ def measure_verification_cost(
             runner.rollback(size)
             if attempt > 0:  # the first run is the warm-up
                 runs.append(elapsed)
+            done = (size - 1) * (repeats + 1) + attempt + 1
+            yield Staged(min(done / forwards, 0.99), where)
         if len(runs) < repeats:  # cut by the budget: a partial size is left out
             break
         points.append(CostPoint(size, statistics.median(runs), tuple(runs)))
     if runner.cache_len != cached:
         raise RuntimeError("the KV cache was not rolled back to the context")  # pragma: no cover
     complete = len(points) == max_new_tokens
-    return CostCurve(str(device), cached, tuple(points), complete, runner.kind)
+    curve = CostCurve(str(device), cached, tuple(points), complete, runner.kind)
+    yield Staged(1.0, Phrase("progress.done"), curve)

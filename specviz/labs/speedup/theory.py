@@ -22,12 +22,13 @@ from specviz.core.cost_model import check_alpha, expected_tokens_per_pass, predi
 from specviz.core.engine import DraftModelPairLike
 from specviz.core.events import Cycle, Totals
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
-from specviz.labs.speedup.cost_curve import CostCurve, measure_verification_cost
+from specviz.labs.speedup.cost_curve import CostCurve, iter_verification_cost
 from specviz.measure.harness import (
     Method,
     Outcome,
     Staged,
     iter_measurements,
+    staged_part,
     warm_up_settings,
 )
 from specviz.measure.methods import plain_decoding, speculative_decoding
@@ -222,21 +223,30 @@ def iter_speedup_lab(
         for g, method in zip(gammas, at_gammas, strict=True)
     ]
 
-    yield Staged(_RUN_SHARE, Phrase("speedup.progress.cost"))
-    target_curve = measure_verification_cost(
-        pair.target,
-        prompt_ids,
-        max_new_tokens=cost_max_tokens,
-        repeats=cost_repeats,
-        time_budget_s=max(0.0, deadline - time.perf_counter()),
+    # The curves stage after every forward, so Stop ends the lab within one forward here too.
+    target_curve = yield from staged_part(
+        iter_verification_cost(
+            pair.target,
+            prompt_ids,
+            max_new_tokens=cost_max_tokens,
+            repeats=cost_repeats,
+            time_budget_s=max(0.0, deadline - time.perf_counter()),
+        ),
+        _RUN_SHARE,
+        0.95,
+        Phrase("speedup.progress.cost"),
     )
-    yield Staged(0.95, Phrase("speedup.progress.draft_step"))
-    draft_curve = measure_verification_cost(
-        pair.draft,
-        prompt_ids,
-        max_new_tokens=1,
-        repeats=cost_repeats,
-        time_budget_s=max(0.0, deadline - time.perf_counter()),
+    draft_curve = yield from staged_part(
+        iter_verification_cost(
+            pair.draft,
+            prompt_ids,
+            max_new_tokens=1,
+            repeats=cost_repeats,
+            time_budget_s=max(0.0, deadline - time.perf_counter()),
+        ),
+        0.95,
+        0.99,
+        Phrase("speedup.progress.draft_step"),
     )
     accepted = sum(run.accepted_positions for run in runs)
     tested = sum(run.tested_positions for run in runs)
