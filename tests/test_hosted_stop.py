@@ -310,3 +310,26 @@ def test_a_run_past_the_time_limit_ends_with_a_message() -> None:
         assert not busy(url)
     finally:
         demo.close()
+
+
+def test_the_apps_greedy_check_drafts_with_the_visitors_drafter() -> None:
+    """Every drafter must equal plain decoding at temperature 0, so the exactness lab's greedy
+    check runs the drafter the visitor chose, and its table names it."""
+    import threading
+
+    from hosted_fixtures import TinyCache
+
+    from specviz.app.builder import build_demo
+    from specviz.app.session import App
+    from specviz.models.presets import default_preset, load_presets
+
+    presets = load_presets()
+    demo = build_demo(presets, TinyCache(), limits=HOSTED, engine_lock=threading.Lock())  # type: ignore[arg-type]
+    app = App(presets, TinyCache(), limits=HOSTED)  # type: ignore[arg-type]
+    inputs = app.inputs(
+        default_preset(presets).id, "def fib(n): fib(n)", {"temperature": 0.0}, drafter="lookup"
+    )
+    handler = lab_handler(demo, "sv-exact-status")
+    *_, last = handler(lambda fraction, desc: None, inputs, 100, 2, "exact")
+    summary = next(value for key, value in last.items() if key.elem_id == "sv-exact-summary")
+    assert "speculative (lookup)" in summary

@@ -255,6 +255,7 @@ def exactness_tab(wiring: LabWiring) -> None:
                     lab.pair,
                     lab.prompt_ids,
                     lab.inputs.settings,
+                    lab.inputs.drafter,  # the visitor's drafter: every drafter must equal plain
                     prefill_chunk=wiring.app.limits.prefill_chunk,
                 ),
                 "app.doing.greedy",

@@ -507,7 +507,7 @@ TABLE = MappingProxyType(
             "property of reduced-precision kernels, not of the algorithm: in float32 the outputs "
             "match."
         ),
-        "exactness.greedy.speculative": "speculative",
+        "exactness.greedy.speculative": "speculative ({drafter})",
         "exactness.greedy.plain": "plain",
         "exactness.greedy.column.decoder": "decoder",
         "exactness.greedy.column.text": "text",

@@ -376,7 +376,7 @@ TABLE = MappingProxyType(
             "ことがあり、そこからテキストが分かれます。これは低精度カーネルの性質であって"
             "アルゴリズムの性質ではありません。float32 では出力が一致します。"
         ),
-        "exactness.greedy.speculative": "投機的",
+        "exactness.greedy.speculative": "投機的（{drafter}）",
         "exactness.greedy.plain": "通常",
         "exactness.greedy.column.decoder": "デコーダ",
         "exactness.greedy.column.text": "テキスト",

@@ -37,6 +37,7 @@ class GreedyReport:
     plain_text: str
     first_difference: int | None  # index of the first differing token; None when identical
     target_dtype: str  # e.g. "bfloat16": reduced precision is why long outputs can drift apart
+    drafter: str = DEFAULT_DRAFTER  # the drafter spec the speculative run drafted with
 
     @property
     def identical(self) -> bool:
@@ -91,11 +92,11 @@ def iter_greedy_equality(
         done = steps[-1].totals.new_tokens if steps else 0
         where = Phrase("exactness.greedy.progress.plain", done=done, tokens=tokens)
         yield Staged(min(0.5 + 0.5 * done / tokens, 0.99), where)
-    yield Staged(1.0, Phrase("progress.done"), _greedy_report(pair, cycles, steps))
+    yield Staged(1.0, Phrase("progress.done"), _greedy_report(pair, cycles, steps, drafter))
 
 
 def _greedy_report(
-    pair: DraftModelPairLike, cycles: Sequence[Cycle], steps: Sequence[Step]
+    pair: DraftModelPairLike, cycles: Sequence[Cycle], steps: Sequence[Step], drafter: str
 ) -> GreedyReport:
     """Where the two greedy runs' tokens first differ, and the target's dtype that explains it."""
     spec_tokens = [token for cycle in cycles for token in cycle.emitted]
@@ -113,4 +114,5 @@ def _greedy_report(
         plain_text="".join(step.token.text for step in steps),
         first_difference=first,
         target_dtype=str(weights[0].dtype).removeprefix("torch.") if weights else "unknown",
+        drafter=drafter,
     )

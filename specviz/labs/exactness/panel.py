@@ -102,7 +102,7 @@ def greedy_html(report: GreedyReport | None, *, lang: str = DEFAULT_LANGUAGE) ->
             dtype=report.target_dtype,
         )
     rows = [
-        [t("exactness.greedy.speculative", lang), report.speculative_text],
+        [t("exactness.greedy.speculative", lang, drafter=report.drafter), report.speculative_text],
         [t("exactness.greedy.plain", lang), report.plain_text],
     ]
     headers = [t("exactness.greedy.column.decoder", lang), t("exactness.greedy.column.text", lang)]
