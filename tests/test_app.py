@@ -172,12 +172,14 @@ def test_the_model_info_shows_the_step_costs_and_the_draft_format_they_chose() -
 
 
 def test_a_lab_handler_gets_a_lab_run_and_may_answer_once_or_stream() -> None:
-    # LabWiring.start loads the pair and prompt once for every lab, then calls the handler with a
-    # LabRun; Gradio must still find the progress bar, and both handler kinds must reach it.
+    # LabWiring.start loads the pair and prompt once for every lab, then calls the work with a
+    # LabRun and shows each record it returns or yields; Gradio must still find the progress bar,
+    # and both kinds of work must reach it.
     import inspect
 
     from gradio.helpers import special_args
 
+    from specviz.app.gpu_work import Runs
     from specviz.app.lab_tabs import LabRun, LabWiring
     from specviz.text import Phrase
 
@@ -187,31 +189,33 @@ def test_a_lab_handler_gets_a_lab_run_and_may_answer_once_or_stream() -> None:
 
     bars: list[str] = []
 
-    def once(lab: LabRun, value: float) -> dict:
+    def once(lab: LabRun, value: float) -> tuple:
         lab.progress(0.5, Phrase("progress.done"))
-        return {"got": (lab.inputs, lab.pair, lab.prompt_ids, value)}
+        return (lab.inputs, lab.pair, lab.prompt_ids, value)
 
     def streaming(lab: LabRun, value: float):
-        yield from ({"step": step} for step in range(2))
+        yield from range(2)
 
     with gr.Blocks() as demo:
-        wiring = LabWiring(Loaded(PRESETS, ModelCache()), {}, "engine", gr.State(None))
+        runs = Runs(Loaded(PRESETS, ModelCache()), remote=False)
+        wiring = LabWiring(runs, {}, "engine", gr.State(None))
         number, status, button = gr.Number(3), gr.HTML(), gr.Button()
-        for handler in (once, streaming):
-            wiring.start(button, handler, [number], [status], status)
-    runs = [fn.fn for fn in demo.fns.values() if fn.fn.__name__ == "run_lab"]
+        for work in (once, streaming):
+            wiring.start(button, work, lambda record: {"shown": record}, [number], [status], status)
+    handlers = [fn.fn for fn in demo.fns.values() if fn.fn and fn.fn.__name__ == "run_lab"]
     results = []
-    for run in runs:
+    for run in handlers:
         assert inspect.isgeneratorfunction(run)
         values, progress_index, _, _ = special_args(run, ["inputs", 3.0])
         assert progress_index == 0
         values[0] = lambda fraction, desc: bars.append(desc)
         results.append(list(run(*values)))
     assert results == [
-        [{"got": ("inputs", "pair", "prompt ids", 3.0)}],
-        [{"step": 0}, {"step": 1}],
+        [{"shown": ("inputs", "pair", "prompt ids", 3.0)}],
+        [{"shown": 0}, {"shown": 1}],
     ]
     assert bars == ["done"]
+    assert sorted(runs.labs) == ["lab-0", "lab-1"]  # each lab's work, registered by name
 
 
 def test_the_race_lanes_and_repeats_are_checked_within_the_caps() -> None:
@@ -250,10 +254,11 @@ def test_hosted_mode_allows_fewer_lanes_and_repeats() -> None:
 
 def test_a_race_asks_zerogpu_for_each_of_its_runs() -> None:
     from specviz.app import zerogpu
+    from specviz.app.gpu_work import race_seconds, run_seconds
 
     app = App(PRESETS, ModelCache())
-    assert app.race_runs({"race": False, "race_drafters": ["lookup"]}) == 0
-    assert app.race_runs({"race": True, "race_drafters": ["lookup", "hybrid"]}) == 3 * 3
-    assert app.race_runs({"race": True, "race_drafters": list("abcdef"), "race_repeats": 99}) == 20
-    asked = app.gpu_seconds(preset=DEFAULT.id, max_new_tokens=8, race=True)
-    assert asked == zerogpu.gpu_seconds(8 * (1 + 2 * 3))  # the run, then plain and its drafter
+    inputs = app.inputs(DEFAULT.id, "hi", {"max_new_tokens": 8}, race=True)
+    assert run_seconds(inputs) == zerogpu.gpu_seconds(8)
+    assert race_seconds(inputs) == zerogpu.gpu_seconds(8 * 2 * 3)  # plain and its drafter, 3 times
+    lanes = app.inputs(DEFAULT.id, "hi", {"max_new_tokens": 8}, race_drafters=["lookup", "hybrid"])
+    assert race_seconds(lanes) == zerogpu.gpu_seconds(8 * 3 * 3)

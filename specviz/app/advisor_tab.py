@@ -23,13 +23,14 @@ from specviz.labs.advisor.advice import (
     ADVISOR_GAMMAS,
     DEFAULT_DRAFTERS,
     AdvicePlan,
+    AdviceUpdate,
     iter_advice,
     preset_format_first,
 )
 from specviz.models.loader import pick_device
 from specviz.models.presets import TASKS, Preset
 from specviz.models.step_costs import draft_formats
-from specviz.text import t
+from specviz.text import Phrase, t
 
 # The advisor's default size: one prompt, short runs, a budget that keeps a task group in minutes.
 DEFAULT_TOKENS = 16
@@ -102,7 +103,7 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
         result = gr.HTML(advisor_panel.advice_html(None, lang=lang), elem_id="sv-advisor-result")
         plot = chart(advisor_charts.advice_chart(None, lang=lang), "sv-advisor-plot")
 
-    def run_advisor(
+    def advisor_work(
         lab: LabRun,
         source_value: str,
         task_value: str,
@@ -112,7 +113,7 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
         adaptive_value: bool,
         tokens_value: float,
         budget_value: float,
-    ) -> Iterator[dict[Any, Any]]:
+    ) -> Iterator[Phrase | AdviceUpdate]:
         limits = wiring.app.limits
         wiring.app.check_lab_size(tokens_value, limits.advisor_tokens, "app.advisor.tokens")
         wiring.app.check_lab_size(budget_value, limits.advisor_budget_s, "app.advisor.budget")
@@ -133,7 +134,7 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
             prompts = [lab.pair.encode_prompt(chosen.prompts[task_value][0], chat=lab.inputs.chat)]
         else:
             prompts = [lab.prompt_ids]
-        yield {status: lab_status(t("app.advisor.loading", lang))}
+        yield Phrase("app.advisor.loading")
         ordered = preset_format_first(own, format_values or [own])
         pairs = {
             draft_format: lab.pair
@@ -155,20 +156,26 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
         updates = wiring.app.run_locked(lambda: iter_advice(plan), "app.doing.advisor")
         for update in wiring.app.locked(updates, "app.doing.advisor"):
             lab.progress(update.fraction, update.message)
-            line = (
-                t("app.status.done", lang)
-                if update.finished
-                else t("app.advisor.running", lang, name=update.message)
-            )
-            yield {
-                status: lab_status(line, "done" if update.finished else "info"),
-                result: advisor_panel.advice_html(update.advice, lang=lang),
-                plot: advisor_charts.advice_chart(update.advice, lang=lang),
-            }
+            yield update
+
+    def show_advice(record: Phrase | AdviceUpdate) -> dict[Any, Any]:
+        if isinstance(record, Phrase):  # the pairs are loading
+            return {status: lab_status(record.text(lang))}
+        line = (
+            t("app.status.done", lang)
+            if record.finished
+            else t("app.advisor.running", lang, name=record.message)
+        )
+        return {
+            status: lab_status(line, "done" if record.finished else "info"),
+            result: advisor_panel.advice_html(record.advice, lang=lang),
+            plot: advisor_charts.advice_chart(record.advice, lang=lang),
+        }
 
     wiring.start(
         button,
-        run_advisor,
+        advisor_work,
+        show_advice,
         [source, task, drafters, formats, gammas, adaptive, tokens, budget],
         [status, result, plot],
         status,

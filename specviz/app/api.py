@@ -17,17 +17,19 @@ from typing import Any
 
 import gradio as gr
 
+from specviz.app.gpu_work import Runs
 from specviz.app.refusals import refusing
-from specviz.app.session import App, Inputs, final_text, stats
+from specviz.app.session import App, Inputs, Session, Started, final_text, stats
 from specviz.app.setting_controls import POSITIONAL, with_setting_parameters
-from specviz.app.zerogpu import on_gpu
 from specviz.measure.memory import resident_bytes
 from specviz.models.presets import Preset
 
 
-def generate_endpoint(app: App, default: Preset, engine_group: str) -> Any:
+def generate_endpoint(runs: Runs, default: Preset, engine_group: str) -> Any:
     """Register ``/generate`` in the current Blocks context, on the engine's queue; returns the
-    endpoint's function."""
+    endpoint's function. The model work is done where ``runs`` does it (on ZeroGPU, in its
+    worker)."""
+    app = runs.app
 
     def generate(
         request: gr.Request | None = None, **values: Any
@@ -35,11 +37,12 @@ def generate_endpoint(app: App, default: Preset, engine_group: str) -> Any:
         """Run speculative decoding (and, with race, the race); stream (text, stats)."""
         inputs = request_inputs(app, **values)
         with app.one_run(request.session_hash if request is not None else None):
-            sess = app.prepare(None, inputs, None)
-            while app.advance(sess) is not None:
-                yield final_text(sess), stats(sess)
+            sess = Session()
+            for record in runs.play(sess, inputs):
+                if not isinstance(record, Started):
+                    yield final_text(sess), stats(sess)
             if inputs.race:
-                for _ in app.race(sess, inputs):
+                for _ in runs.race(sess, inputs):
                     pass
             yield final_text(sess), stats(sess)
 
@@ -63,7 +66,7 @@ def generate_endpoint(app: App, default: Preset, engine_group: str) -> Any:
     # Gradio hands the handler the visitor's request (it is no API parameter): one run each.
     request = inspect.Parameter("request", POSITIONAL, default=None, annotation=gr.Request)
     endpoint = with_setting_parameters(
-        on_gpu(generate, app.gpu_seconds),  # type: ignore[arg-type]  # its annotation names the API's two outputs
+        generate,  # type: ignore[arg-type]  # its annotation names the API's two outputs
         before=parameters["before"],
         after=[*parameters["after"], request],
     )

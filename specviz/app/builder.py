@@ -23,6 +23,7 @@ from specviz.app.api import generate_endpoint, health_endpoint
 from specviz.app.configs_panel import configs_panel
 from specviz.app.export_panel import export_panel, wire_exports
 from specviz.app.glossary import glossary_panel, wire_glossary
+from specviz.app.gpu_work import Runs
 from specviz.app.language_switch import language_switch_html
 from specviz.app.limits import LOCAL, Limits
 from specviz.app.live_tab import live_tab, stopped_status, wire_live_run
@@ -95,6 +96,7 @@ def build_demo(
     instead of on the first Run; a Startup already begun by the caller (one for every language's
     page) only shows its progress."""
     app = App(presets, model_cache or ModelCache(), lang=lang, limits=limits, lock=engine_lock)
+    runs = Runs(app)  # the model work, done here or (ZeroGPU) in spaces' worker
     if isinstance(startup, Startup):
         preload: Startup | None = startup
     else:
@@ -127,7 +129,7 @@ def build_demo(
                 ):
                     live = live_tab(lang)
                     inspector = labs.inspector_tab(session, tabs, live.stream, lang)
-                    wiring = labs.LabWiring(app, controls.run_inputs(), ENGINE, lab_inputs)
+                    wiring = labs.LabWiring(runs, controls.run_inputs(), ENGINE, lab_inputs)
                     labs.exactness_tab(wiring)
                     measured_alpha = speedup_labs.speedup_tab(wiring)
                     speedup_labs.cost_tab(wiring, measured_alpha)  # projects at the measured α
@@ -136,7 +138,7 @@ def build_demo(
                     configs_panel(controls, presets, lang)
 
         glossary = glossary_panel(lang)  # a sidebar belongs to the page's top level
-        live_events = wire_live_run(app, controls, live, inspector, session, tabs, ENGINE)
+        live_events = wire_live_run(runs, controls, live, inspector, session, tabs, ENGINE)
         wire_exports(app, exports, controls, live, inspector, session, live_events, demo, replay)
         wire_present(demo, page, bar, presets, controls)
         wire_fable(demo, bar, live)
@@ -150,7 +152,7 @@ def build_demo(
             queue=False,
             **PRIVATE,
         )
-        generate_endpoint(app, default_preset(presets), ENGINE)
+        generate_endpoint(runs, default_preset(presets), ENGINE)
         health_endpoint(app)
     if preload is not None and startup is True:
         preload.start()

@@ -2,23 +2,24 @@
 
 Each lab's computation lives in its own engine-level module (``inspector``, ``exactness``,
 ``speedup_model``, ``task_dependence``); this module only lays out the tab, validates the shared
-controls through ``App.inputs`` (the settings through the settings schema), runs the lab under the
-engine lock and hands records to the views.
+controls through ``App.inputs`` (the settings through the settings schema), runs the lab's model
+work under the engine lock where the models are (on ZeroGPU, in the worker: ``gpu_work``) and
+hands the records it yields to the views, here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import gradio as gr
 
+from specviz.app.gpu_work import Runs
 from specviz.app.limits import at_most
 from specviz.app.run_controls import read_run_inputs
 from specviz.app.session import App, Inputs, Session
-from specviz.app.zerogpu import longest, on_gpu
 from specviz.labs import inspector
 from specviz.labs.exactness import charts as exactness_charts
 from specviz.labs.exactness import experiment as exactness
@@ -123,26 +124,38 @@ class LabRun:
 
 @dataclass
 class LabWiring:
-    """What every model-running lab needs: the app, the shared controls and one event recipe."""
+    """What every model-running lab needs: the runs, the shared controls and one event recipe."""
 
-    app: App
+    runs: Runs
     controls: dict[str, Any]  # a run's inputs by parameter name (RunControls.run_inputs)
     engine_group: str
     chosen: gr.State  # the validated Inputs of the last lab start
     warmed: set[str] = field(default_factory=set)  # presets run once here (first runs are slow)
     events: list[Any] = field(default_factory=list)  # the labs' runs, for the Stop button
 
+    @property
+    def app(self) -> App:
+        return self.runs.app
+
     def start(
         self,
         button: gr.Button,
-        handler: Callable[..., Any],
+        work: Callable[..., Any],
+        show: Callable[[Any], dict[Any, Any]],
         lab_inputs: list[Any],
         outputs: list[Any],
         status: gr.HTML,
     ) -> Any:
-        """Validate the shared controls (errors show at once), then run the lab in the engine queue:
-        load the pair (with a progress bar) and call ``handler(LabRun, *lab values)``, which
-        returns the outputs' updates or yields them as it goes."""
+        """Validate the shared controls (errors show at once), then run the lab in the engine queue.
+
+        ``work(LabRun, *lab values)`` is the model work: it runs where the models are (on ZeroGPU,
+        in the worker, so it may only take and give plain values) and returns a record or yields
+        them as it goes; ``show(record)`` turns each into the outputs' updates, here.
+        """
+        name = f"lab-{len(self.runs.labs)}"
+        self.runs.labs[name] = lambda inputs, values, progress: self.work_on(
+            work, inputs, values, progress
+        )
 
         def collect(**values: Any) -> Inputs:
             return read_run_inputs(self.app, values)
@@ -151,16 +164,14 @@ class LabWiring:
         # the event's private API name; "run" belongs to the live run.
         def run_lab(progress: gr.Progress = gr.Progress(), *values: Any) -> Iterator[Any]:  # noqa: B008
             inputs, *lab_values = values
-            pair, prompt_ids = self.app.load_with_prompt(inputs, progress)
-            lab = LabRun(inputs, pair, prompt_ids, self.app.progress_bar(progress))
-            updates = handler(lab, *lab_values)
-            yield from updates if isinstance(updates, Iterator) else (updates,)
+            for record in self.runs.lab(name, inputs, lab_values, progress):
+                yield show(record)
 
         private: dict[str, Any] = {"api_visibility": "private"}
         event = button.click(
             collect, None, self.chosen, inputs_kwargs=self.controls, queue=False, **private
         ).success(
-            on_gpu(run_lab, longest),
+            run_lab,
             [self.chosen, *lab_inputs],
             outputs,
             concurrency_id=self.engine_group,
@@ -170,6 +181,16 @@ class LabWiring:
         )
         self.events.append(event)
         return event
+
+    def work_on(
+        self, work: Callable[..., Any], inputs: Inputs, values: Any, progress: Any
+    ) -> Iterator[Any]:
+        """The lab's records: its pair loaded (with a progress bar, where there is one) and its
+        prompt read, then *work* on them."""
+        pair, prompt_ids = self.app.load_with_prompt(inputs, progress)
+        lab = LabRun(inputs, pair, prompt_ids, self.app.progress_bar(progress))
+        records = work(lab, *values)
+        yield from records if isinstance(records, Iterator) else (records,)
 
     def size_slider(
         self, low: int, cap: int, default: int, step: int, label_key: str, **options: Any
@@ -191,19 +212,14 @@ class LabWiring:
         """The language the labs' tabs are worded in: the app's."""
         return self.app.lang
 
-    def staged(
-        self, lab: LabRun, stages: Iterator[Staged[R]], doing: str, status: gr.HTML
-    ) -> Generator[dict[Any, Any], None, R]:
+    def staged(self, lab: LabRun, stages: Iterator[Staged[R]], doing: str) -> Iterator[Staged[R]]:
         """A staged lab advanced one stage at a time under the engine lock, so Stop (or a closed
-        tab) ends it between two: each stage's words go to the progress bar and the status box,
-        and its result is returned: ``result = yield from wiring.staged(...)``. *doing* is the
-        ``app.doing.*`` key a failure is worded with."""
+        tab) ends it between two; each stage's words go to the progress bar (where there is one)
+        and the stage itself to the lab's show function. *doing* is the ``app.doing.*`` key a
+        failure is worded with."""
         for stage in self.app.locked(stages, doing):
             lab.progress(stage.fraction, stage.message)
-            if stage.result is not None:
-                return stage.result
-            yield {status: status_line(stage.message.text(self.lang))}
-        raise AssertionError("a staged lab always ends with its result")  # pragma: no cover
+            yield stage
 
     def warm_up(self, inputs: Inputs) -> bool:
         """True the first time a preset runs a lab here: one short unmeasured run comes first."""
@@ -245,9 +261,9 @@ def exactness_tab(wiring: LabWiring) -> None:
         )
         needed = chart(exactness_charts.samples_needed_chart(None, lang=lang))
 
-    def run_exactness(
+    def exactness_work(
         lab: LabRun, samples_value: float, tokens_value: float, rule_value: str
-    ) -> Iterator[dict[Any, Any]]:
+    ) -> Iterator[Any]:
         wiring.app.check_lab_size(samples_value, cap, "app.exactness.samples")
         if lab.inputs.settings.temperature <= 0:
             checks = wiring.app.run_locked(
@@ -261,13 +277,8 @@ def exactness_tab(wiring: LabWiring) -> None:
                 "app.doing.greedy",
             )
             # A stage per cycle, step or prompt chunk: Stop ends the two runs between forwards.
-            greedy = yield from wiring.staged(lab, checks, "app.doing.greedy", status)
-            yield {
-                status: status_line(t("app.exactness.greedy_done", lang), "done"),
-                summary: exactness_panel.greedy_html(greedy, lang=lang),
-            }
+            yield from wiring.staged(lab, checks, "app.doing.greedy")
             return
-
         stages = wiring.app.run_locked(
             lambda: exactness.iter_exactness_lab(
                 lab.pair,
@@ -280,8 +291,18 @@ def exactness_tab(wiring: LabWiring) -> None:
             "app.doing.sampling",
         )
         # A stage per batch of forwards: Stop ends the lab between them.
-        report = yield from wiring.staged(lab, stages, "app.doing.sampling", status)
-        yield {
+        yield from wiring.staged(lab, stages, "app.doing.sampling")
+
+    def show_exactness(stage: Staged[Any]) -> dict[Any, Any]:
+        report = stage.result
+        if report is None:  # a stage on the way; the last one holds the report
+            return {status: status_line(stage.message.text(lang))}
+        if isinstance(report, greedy_check.GreedyReport):
+            return {
+                status: status_line(t("app.exactness.greedy_done", lang), "done"),
+                summary: exactness_panel.greedy_html(report, lang=lang),
+            }
+        return {
             status: status_line(
                 t("app.status.done_in", lang, seconds=f"{report.elapsed_s:.1f}"), "done"
             ),
@@ -293,7 +314,8 @@ def exactness_tab(wiring: LabWiring) -> None:
 
     wiring.start(
         button,
-        run_exactness,
+        exactness_work,
+        show_exactness,
         [samples, tokens, rule],
         [status, first, pairs, summary, needed],
         status,
@@ -322,9 +344,7 @@ def tasks_tab(wiring: LabWiring) -> None:
         plot = chart(task_charts.task_chart(None, lang=lang), "sv-tasks-plot")
         table = gr.HTML(tasks_panel.tasks_html(None, lang=lang), elem_id="sv-tasks-table")
 
-    def run_tasks(
-        lab: LabRun, per_task_value: float, repeats_value: float
-    ) -> Iterator[dict[Any, Any]]:
+    def tasks_work(lab: LabRun, per_task_value: float, repeats_value: float) -> Iterator[Any]:
         wiring.app.check_lab_size(per_task_value, cap, "app.tasks.per_task")
         wiring.app.check_lab_size(repeats_value, repeat_cap, "app.tasks.repeats")
         plan = task_dependence.TaskPlan(
@@ -340,19 +360,22 @@ def tasks_tab(wiring: LabWiring) -> None:
         updates = task_dependence.iter_task_measurements(plan)
         for update in wiring.app.locked(updates, "app.doing.tasks"):
             lab.progress(update.fraction, update.message)
-            done = update.report.complete
-            line = (
-                t("app.status.done", lang)
-                if done
-                else t("app.status.running_task", lang, task=update.message)
-            )
-            yield {
-                status: status_line(line, "done" if done else "info"),
-                plot: task_charts.task_chart(update.report, lang=lang),
-                table: tasks_panel.tasks_html(update.report, lang=lang),
-            }
+            yield update
 
-    wiring.start(button, run_tasks, [per_task, repeats], [status, plot, table], status)
+    def show_tasks(update: task_dependence.TaskProgress) -> dict[Any, Any]:
+        done = update.report.complete
+        line = (
+            t("app.status.done", lang)
+            if done
+            else t("app.status.running_task", lang, task=update.message)
+        )
+        return {
+            status: status_line(line, "done" if done else "info"),
+            plot: task_charts.task_chart(update.report, lang=lang),
+            table: tasks_panel.tasks_html(update.report, lang=lang),
+        }
+
+    wiring.start(button, tasks_work, show_tasks, [per_task, repeats], [status, plot, table], status)
 
 
 def status_line(message: str, kind: str = "info") -> str:

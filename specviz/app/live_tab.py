@@ -10,13 +10,13 @@ from typing import Any
 
 import gradio as gr
 
+from specviz.app.gpu_work import Runs
 from specviz.app.lab_tabs import InspectorTab
 from specviz.app.race_panel import RacePanel, race_panel, race_updates, race_view, replay_frames
 from specviz.app.refusals import refusing
 from specviz.app.run_controls import PRIVATE, RunControls, read_run_inputs
-from specviz.app.session import App, Session, stats
+from specviz.app.session import Session, Started, stats
 from specviz.app.session import final_text as run_text
-from specviz.app.zerogpu import on_gpu
 from specviz.core.events import Prefill
 from specviz.text import DEFAULT_LANGUAGE, t
 from specviz.views import race_html
@@ -175,7 +175,7 @@ def live_tab(lang: str) -> LiveTab:
 
 
 def wire_live_run(
-    app: App,
+    runs: Runs,
     controls: RunControls,
     live: LiveTab,
     inspector: InspectorTab,
@@ -185,10 +185,11 @@ def wire_live_run(
 ) -> list[Any]:
     """Run, Step and Replay (public API endpoints /run, /step, /replay) and the race switch.
 
-    Returns the events the Stop button cancels.
+    Returns the events the Stop button cancels. The handlers draw here; the model work is done
+    where ``runs`` does it (on ZeroGPU, in its worker: ``specviz.app.gpu_work``).
     """
     outputs = [session, *live.outputs, *inspector.outputs, live.final_text, live.final_stats]
-    lang = app.lang
+    app, lang = runs.app, runs.app.lang
 
     def views(sess: Session, message: str, kind: str = "info", *, charts_too: bool) -> dict:
         update = live.views(sess, message, kind, charts_too=charts_too) | {session: sess}
@@ -220,24 +221,23 @@ def wire_live_run(
         sess: Session | None, progress: gr.Progress, values: dict[str, Any]
     ) -> Iterator[dict[Any, Any]]:
         inputs = read_run_inputs(app, values)
-        sess = app.prepare(sess, inputs, progress)
-        if not sess.cycles:
-            yield views(sess, t("app.status.running", lang), charts_too=False) | {
-                live.race.view: race_view(sess, lang, "app.race.status.waiting"),
-                live.race.replay: gr.Button(interactive=False),
-            }
+        sess = sess or Session()
         last_chart = time.perf_counter()
-        while (cycle := app.advance(sess)) is not None:
-            if isinstance(cycle, Prefill):  # a long prompt, read chunk by chunk: Stop ends it here
-                yield views(sess, reading_status(cycle, lang), charts_too=False)
-                continue
-            due = time.perf_counter() - last_chart >= CHART_EVERY_S
-            last_chart = time.perf_counter() if due else last_chart
-            yield views(
-                sess, t("app.status.running_cycle", lang, cycle=cycle.index + 1), charts_too=due
-            )
+        for record in runs.play(sess, inputs, progress):
+            if isinstance(record, Started):
+                yield views(sess, t("app.status.running", lang), charts_too=False) | {
+                    live.race.view: race_view(sess, lang, "app.race.status.waiting"),
+                    live.race.replay: gr.Button(interactive=False),
+                }
+            elif isinstance(record, Prefill):  # a long prompt, read chunk by chunk: Stop ends it
+                yield views(sess, reading_status(record, lang), charts_too=False)
+            else:
+                due = time.perf_counter() - last_chart >= CHART_EVERY_S
+                last_chart = time.perf_counter() if due else last_chart
+                running = t("app.status.running_cycle", lang, cycle=record.index + 1)
+                yield views(sess, running, charts_too=due)
         if inputs.race:
-            yield from race_updates(app, sess, inputs, live.race)
+            yield from race_updates(runs, sess, inputs, live.race)
         yield views(sess, done_message(sess, lang), "done", charts_too=True)
 
     def step(
@@ -253,11 +253,13 @@ def wire_live_run(
         sess: Session | None, progress: gr.Progress, values: dict[str, Any]
     ) -> Iterator[dict[Any, Any]]:
         inputs = read_run_inputs(app, values)
-        sess = app.prepare(sess, inputs, progress)
-        cycle = app.advance(sess)
-        while isinstance(cycle, Prefill):  # a long prompt, read chunk by chunk: Stop ends it here
-            yield views(sess, reading_status(cycle, lang), charts_too=False)
-            cycle = app.advance(sess)
+        sess = sess or Session()
+        cycle = None
+        for record in runs.play(sess, inputs, progress, take=1):
+            if isinstance(record, Prefill):  # a long prompt, read chunk by chunk: Stop ends it
+                yield views(sess, reading_status(record, lang), charts_too=False)
+            elif not isinstance(record, Started):
+                cycle = record
         if cycle is None or cycle.finished:
             yield views(sess, done_message(sess, lang), "done", charts_too=True)
         else:
@@ -280,7 +282,7 @@ def wire_live_run(
     )
     events = [
         button.click(
-            on_gpu(handler, app.gpu_seconds),  # a ZeroGPU call per press, sized by its tokens
+            handler,
             [session],
             outputs,
             inputs_kwargs=run_inputs,

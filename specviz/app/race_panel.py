@@ -16,8 +16,9 @@ from typing import Any
 
 import gradio as gr
 
+from specviz.app.gpu_work import Runs
 from specviz.app.limits import Limits, at_most
-from specviz.app.session import App, Inputs, Session
+from specviz.app.session import Inputs, Session
 from specviz.measure.spread import DEFAULT_REPEATS
 from specviz.text import t
 from specviz.views import race_html
@@ -98,13 +99,13 @@ def race_view(sess: Session | None, lang: str, status_key: str | None = None) ->
 
 
 def race_updates(
-    app: App, sess: Session, inputs: Inputs, panel: RacePanel
+    runs: Runs, sess: Session, inputs: Inputs, panel: RacePanel
 ) -> Iterator[dict[Any, Any]]:
     """Measure the race after the session's run: the panel redrawn with its progress, then the
     finished race with Replay enabled (a stopped race keeps Replay off)."""
-    lang = app.lang
+    lang = runs.app.lang
     last_draw = 0.0
-    for update in app.race(sess, inputs):
+    for update in runs.race(sess, inputs):
         if update.finished or time.perf_counter() - last_draw >= RACE_EVERY_S:
             last_draw = time.perf_counter()
             status = t(

@@ -8,6 +8,7 @@ turning failures into plain-worded ``gr.Error``s.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -17,7 +18,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import gradio as gr
 
-from specviz.app import zerogpu
 from specviz.app.limits import LOCAL, Limits
 from specviz.core.engine import GenerationSettings, speculative_stream
 from specviz.core.events import Cycle, Prefill, Step
@@ -36,6 +36,17 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 _DONE = object()  # the end of an iterator, distinct from any item it yields
+
+
+@dataclass(frozen=True)
+class Started:
+    """How a run began, read from its pair where the pair is (on ZeroGPU, the worker): plain
+    values, so it crosses the process boundary and the session that shows the run keeps it."""
+
+    setup: RunSetup  # pair, drafter, settings and prompt, for the run's exports
+    forwards: dict[str, ForwardChoice]  # which forward computes each model (Session.forwards)
+    costs: Phrase | None  # the pair's step costs and the draft format they chose, in words
+    no_chat_template: bool  # the chat template was asked for, but the tokenizer has none
 
 
 @dataclass
@@ -57,10 +68,22 @@ class Session:
     # What the run was started from (pair, drafter, settings, prompt), for its exports.
     setup: RunSetup | None = None
     engine_s: float = 0.0  # seconds the run has held the engine (the hosted limit's measure)
+    # ZeroGPU: no live generator can come back from the worker, so the run goes on by replaying
+    # it there from its inputs (specviz.app.gpu_work); True while that is possible.
+    replays: bool = False
 
     @property
     def paused(self) -> bool:
-        return self.cycles_iter is not None and bool(self.cycles) and not self.cycles[-1].finished
+        """The run stopped after a cycle and can go on (Step, or Run to play the rest)."""
+        resumable = self.cycles_iter is not None or self.replays
+        return resumable and bool(self.cycles) and not self.cycles[-1].finished
+
+    def begin(self, inputs: Inputs, started: Started) -> None:
+        """Forget the last run and hold what this one began with (its cycles come later)."""
+        self.key, self.setup, self.drafter = inputs.key, started.setup, inputs.drafter
+        self.forwards, self.costs = dict(started.forwards), started.costs
+        self.cycles, self.race, self.engine_s = [], None, 0.0
+        self.cycles_iter, self.replays = None, False
 
     @property
     def race_done(self) -> bool:
@@ -112,46 +135,26 @@ class App:
         self.cache = model_cache
         self.lang = lang  # the catalogue's language for every message this app shows
         self.limits = limits  # what one request may ask for (hosted mode tightens them)
-        # One generation at a time on these models (shared by every language's page).
-        self.engine_lock = lock or threading.Lock()
+        self._engine_lock = lock or threading.Lock()
+        self._lock_pid = os.getpid()
         self._running: set[str] = set()  # the visitor sessions with a run going
         self._running_lock = threading.Lock()
+
+    @property
+    def engine_lock(self) -> threading.Lock:
+        """One generation at a time on these models (shared by every language's page).
+
+        A forked ZeroGPU worker takes a lock of its own: the one it inherits may have been held
+        at the fork (the main process holds it around each call into the worker), and nothing
+        in the worker would ever release it.
+        """
+        if os.getpid() != self._lock_pid:
+            self._engine_lock, self._lock_pid = threading.Lock(), os.getpid()
+        return self._engine_lock
 
     def error(self, key: str, **values: object) -> gr.Error:
         """A gr.Error worded by the catalogue in the app's language."""
         return gr.Error(t(key, self.lang, **values))
-
-    def requested_tokens(self, preset_id: object, settings: Mapping[str, Any]) -> int:
-        """The new tokens a request asks for, read before it is checked (its own value, else its
-        preset's, else the cap): what a ZeroGPU call's duration is computed from."""
-        value = settings.get("max_new_tokens")
-        if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
-            return int(min(value, 10**9))
-        preset = self.presets.get(preset_id) if isinstance(preset_id, str) else None
-        if preset is not None:
-            return preset.settings.max_new_tokens
-        return self.limits.cap("max_new_tokens") or 0
-
-    def gpu_seconds(self, *args: Any, **values: Any) -> int:
-        """A run handler's ZeroGPU duration, from its values by name (preset and settings) or
-        an API call's ``preset`` and ``settings`` mapping."""
-        settings = values.get("settings")
-        asked = self.requested_tokens(
-            values.get("preset"), settings if isinstance(settings, Mapping) else values
-        )
-        return zerogpu.gpu_seconds(asked * (1 + self.race_runs(values)))
-
-    def race_runs(self, values: Mapping[str, Any]) -> int:
-        """How many runs a request's race adds, read before it is checked (0 without a race;
-        values past the caps count as the caps): each lane, plain included, once per repeat."""
-        if values.get("race") is not True:
-            return 0
-        lanes, repeats = values.get("race_drafters"), values.get("race_repeats")
-        drafters = len(lanes) if isinstance(lanes, list | tuple) and lanes else 1
-        if not isinstance(repeats, int | float) or isinstance(repeats, bool) or repeats != repeats:
-            repeats = DEFAULT_REPEATS
-        repeats = max(1, min(int(repeats), self.limits.race_repeats))
-        return (min(drafters, self.limits.race_drafters) + 1) * repeats
 
     def check_lab_size(self, value: object, cap: int, label_key: str) -> None:
         """Refuse a lab size (its control worded by *label_key*) that is no number or is above
@@ -317,20 +320,20 @@ class App:
         pair = self.load(inputs.preset, progress)
         return pair, self.prompt_ids(inputs, pair)
 
-    def start(self, session: Session, inputs: Inputs, pair: ModelPair) -> None:
-        """Begin a new speculative run for these inputs (the old one, if any, is dropped)."""
+    def start(self, session: Session, inputs: Inputs, pair: ModelPair) -> Started:
+        """Begin a new speculative run for these inputs (the old one, if any, is dropped); returns
+        how it began (the caller warns of a missing chat template: ``warn_started``)."""
         prompt_ids = self.prompt_ids(inputs, pair)
-        if inputs.chat and not getattr(pair.tokenizer, "chat_template", None):
-            gr.Warning(t("app.warning.no_chat_template", self.lang))
-        session.key = inputs.key
-        session.setup = run_setup(
-            inputs.preset, pair, inputs.settings, inputs.drafter, inputs.prompt, inputs.chat,
-            int(prompt_ids.shape[1]),
+        started = Started(
+            run_setup(
+                inputs.preset, pair, inputs.settings, inputs.drafter, inputs.prompt, inputs.chat,
+                int(prompt_ids.shape[1]),
+            ),
+            pair.forward_choices(),
+            None if pair.cost_report is None else pair.cost_report.phrase(),
+            inputs.chat and not getattr(pair.tokenizer, "chat_template", None),
         )  # fmt: skip
-        session.forwards = pair.forward_choices()
-        session.costs = None if pair.cost_report is None else pair.cost_report.phrase()
-        session.cycles, session.race, session.drafter = [], None, inputs.drafter
-        session.engine_s = 0.0
+        session.begin(inputs, started)
         session.cycles_iter = speculative_stream(
             pair,
             prompt_ids,
@@ -338,6 +341,12 @@ class App:
             make_drafter(inputs.drafter, pair),
             prefill_chunk=self.limits.prefill_chunk,
         )
+        return started
+
+    def warn_started(self, started: Started) -> None:
+        """Tell the visitor what they should know of a run that began (shown as a toast)."""
+        if started.no_chat_template:
+            gr.Warning(t("app.warning.no_chat_template", self.lang))
 
     def advance(self, session: Session) -> Cycle | Prefill | None:
         """One more step of the session's run under the engine lock: a Prefill after each chunk
@@ -389,7 +398,7 @@ class App:
         session = session or Session()
         if session.key != inputs.key or not session.paused:
             pair = self.load(inputs.preset, progress)
-            self.start(session, inputs, pair)
+            self.warn_started(self.start(session, inputs, pair))
         return session
 
     def locked(self, items: Iterator[T], doing: str) -> Iterator[T]:

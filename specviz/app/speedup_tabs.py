@@ -5,6 +5,7 @@ projection. Wiring only; the work is in ``speedup_model``, ``cost_curve`` and ``
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import gradio as gr
@@ -23,7 +24,8 @@ from specviz.labs.speedup import charts as speedup_charts
 from specviz.labs.speedup import gpu_projection
 from specviz.labs.speedup import panel as speedup_panel
 from specviz.labs.speedup import theory as speedup_model
-from specviz.labs.speedup.cost_curve import iter_verification_cost
+from specviz.labs.speedup.cost_curve import CostCurve, iter_verification_cost
+from specviz.measure.harness import Staged
 from specviz.text import UserError, t
 
 # The bundled pair's weights in bf16 (1,543,714,304 and 494,032,768 weights read per forward,
@@ -48,9 +50,7 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
         summary = gr.HTML(speedup_panel.speedup_html(None, lang=lang), elem_id="sv-speedup-summary")
         alpha = gr.Number(visible=False)  # the measured α, handed to the projection
 
-    def run_speedup(
-        lab: LabRun, gammas_value: str, budget_value: float
-    ) -> Iterator[dict[Any, Any]]:
+    def speedup_work(lab: LabRun, gammas_value: str, budget_value: float) -> Iterator[Any]:
         wiring.app.check_lab_size(budget_value, cap, "app.speedup.budget")
         chosen = _gammas(gammas_value, lang, wiring.app.limits.cap("gamma") or GAMMA_MAX)
         stages = wiring.app.run_locked(
@@ -64,18 +64,33 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
             "app.doing.speedups",
         )
         # A stage per run, and per forward of the cost curves: Stop ends the lab between them.
-        measured = yield from wiring.staged(lab, stages, "app.doing.speedups", status)
+        yield from wiring.staged(lab, stages, "app.doing.speedups")
+
+    def show_speedup(stage: Staged[Any]) -> dict[Any, Any]:
+        measured = stage.result
+        if measured is None:  # a stage on the way; the last one holds the lab's result
+            return {status: status_line(stage.message.text(lang))}
         note = t("app.status.done" if measured.complete else "app.speedup.cut", lang)
         line = t("app.speedup.done", lang, note=note, seconds=f"{measured.elapsed_s:.0f}")
-        yield {
+        return {
             status: status_line(line, "done"),
             plot: speedup_charts.theory_chart(measured.theory, measured.runs, lang=lang),
             summary: speedup_panel.speedup_html(measured, lang=lang),
             alpha: measured.theory.alpha,
         }
 
-    wiring.start(button, run_speedup, [gammas, budget], [status, plot, summary, alpha], status)
+    outputs = [status, plot, summary, alpha]
+    wiring.start(button, speedup_work, show_speedup, [gammas, budget], outputs, status)
     return alpha
+
+
+@dataclass(frozen=True)
+class CostMeasurement:
+    """The cost lab's result: the curve, and the two models' weights (for the projection)."""
+
+    curve: CostCurve
+    target: gpu_projection.Footprint
+    draft: gpu_projection.Footprint
 
 
 def _gammas(text: str, lang: str, high: int = GAMMA_MAX) -> tuple[int, ...]:
@@ -124,9 +139,9 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
             speedup_panel.projection_html(None, lang=lang), elem_id="sv-projection-note"
         )
 
-    def measure_cost(
+    def cost_work(
         lab: LabRun, sizes_value: float, repeats_value: float
-    ) -> Iterator[dict[Any, Any]]:
+    ) -> Iterator[Staged[CostCurve] | CostMeasurement]:
         wiring.app.check_lab_size(sizes_value, cap, "app.cost.sizes")
         stages = wiring.app.run_locked(
             lambda: iter_verification_cost(
@@ -135,17 +150,28 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
             "app.doing.forward_times",
         )
         # A stage per forward: Stop ends the curve between two.
-        curve = yield from wiring.staged(lab, stages, "app.doing.forward_times", status)
+        curve = None
+        for stage in wiring.staged(lab, stages, "app.doing.forward_times"):
+            if stage.result is None:
+                yield stage
+            curve = stage.result
+        assert curve is not None  # the last stage holds the curve
         target = gpu_projection.model_footprint(lab.pair.target)
         draft = gpu_projection.model_footprint(lab.pair.draft)
-        measured = "app.cost.measured" if curve.complete else "app.cost.measured_cut"
-        yield {
+        yield CostMeasurement(curve, target, draft)
+
+    def show_cost(record: Staged[CostCurve] | CostMeasurement) -> dict[Any, Any]:
+        if isinstance(record, Staged):  # a forward on the way
+            return {status: status_line(record.message.text(lang))}
+        curve = record.curve
+        done = "app.cost.measured" if curve.complete else "app.cost.measured_cut"
+        return {
             status: status_line(
-                t(measured, lang, device=curve.device, context=curve.context_len), "done"
+                t(done, lang, device=curve.device, context=curve.context_len), "done"
             ),
             curve_plot: speedup_charts.cost_curve_chart(curve, lang=lang),
-            target_gb: round(target.bytes_at(2) / 1e9, 3),
-            draft_gb: round(draft.bytes_at(2) / 1e9, 3),
+            target_gb: round(record.target.bytes_at(2) / 1e9, 3),
+            draft_gb: round(record.draft.bytes_at(2) / 1e9, 3),
         }
 
     def project_gpu(
@@ -196,9 +222,8 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
         return spec.bandwidth_gb_s, spec.tflops
 
     private: dict[str, Any] = {"api_visibility": "private"}
-    wiring.start(
-        button, measure_cost, [sizes, repeats], [status, curve_plot, target_gb, draft_gb], status
-    )
+    outputs = [status, curve_plot, target_gb, draft_gb]
+    wiring.start(button, cost_work, show_cost, [sizes, repeats], outputs, status)
     gpu.change(pick_gpu, gpu, [bandwidth, tflops], **private)
     numbers = [bandwidth, tflops, target_gb, draft_gb, alpha, overhead]
     project_button.click(

@@ -1,10 +1,11 @@
 """ZeroGPU: a Space whose GPU is lent per call, to functions decorated with ``@spaces.GPU``.
 
-On ZeroGPU (``SPACES_ZERO_GPU=true`` and the ``spaces`` package importable) every handler that
-runs a model is decorated with ``spaces.GPU(duration=...)``, the duration computed from the
-request's new tokens (a shorter request waits less in ZeroGPU's own queue); the models are placed
-on ``cuda`` at start-up, as ZeroGPU requires. Anywhere else ``on_gpu`` hands the handler back
-unchanged and ``spaces`` is never imported.
+On ZeroGPU (``SPACES_ZERO_GPU=true`` and the ``spaces`` package importable) the model work is
+decorated with ``spaces.GPU(duration=...)`` (``specviz.app.gpu_work``: it runs in a forked worker,
+plain values in and out), the duration computed from the request's new tokens (a shorter request
+waits less in ZeroGPU's own queue); the models are placed on ``cuda`` at start-up, as ZeroGPU
+requires. Anywhere else ``on_gpu`` hands the function back unchanged and ``spaces`` is never
+imported.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ import re
 import tomllib
 import types
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from specviz.core.settings import (
@@ -183,6 +183,17 @@ class PresetError(UserError):
         if self.path is not None:
             return self
         return PresetError(self.reason, path=path, field=self.field)
+
+
+def _rebuild_preset(values: dict[str, object]) -> Preset:
+    return Preset(**values)  # type: ignore[arg-type]  # the fields of a Preset, as __reduce__ read them
+
+
+def _thawed(value: object) -> object:
+    """*value* with every mapping inside it a plain dict (a read-only view does not pickle)."""
+    if isinstance(value, Mapping):
+        return {key: _thawed(item) for key, item in value.items()}
+    return value
 
 
 def _rebuild_error(reason: Phrase, path: str | None, field: str | None) -> PresetError:
@@ -358,6 +369,12 @@ class Preset:
             "translated_descriptions",
             types.MappingProxyType(dict(self.translated_descriptions)),
         )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # The prompt mappings are read-only views, which pickle refuses; a preset crosses to a
+        # ZeroGPU worker (specviz.app.gpu_work) as its fields with plain dicts, frozen again there.
+        values = {item.name: _thawed(getattr(self, item.name)) for item in fields(self)}
+        return (_rebuild_preset, (values,))
 
     def _is_bundled(self) -> bool:
         return self.draft.kind == "bundled" or self.target.kind == "bundled"

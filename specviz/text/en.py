@@ -1159,6 +1159,7 @@ TABLE = MappingProxyType(
         "app.doing.advisor": "running the draft advisor",
         "app.doing.speedups": "measuring speedups",
         "app.doing.forward_times": "measuring forward times",
+        "app.doing.lab": "running the lab",
         # --- production configs (issue 14, point 5): the app's panel and `python -m specviz configs`
         "production.title": "Production configs",
         "production.intro": (
@@ -1539,6 +1540,10 @@ TABLE = MappingProxyType(
         "error.app.advisor_choice": "{control}: {got} is not among the choices offered",
         "error.app.lab_cap": "{control} must be at most {cap} here, got {got}.",
         # task hosted: one run per session, a time limit per run
+        "error.app.replay_differs": (
+            "This run cannot go on: replaying it on the GPU gave other tokens than before. Press "
+            "Run to start it again."
+        ),
         "error.app.one_run": (
             "This session already has a run going. Wait for it to finish or press Stop, then run "
             "again."

@@ -785,6 +785,7 @@ TABLE = MappingProxyType(
         "app.doing.advisor": "ドラフトアドバイザーの実行",
         "app.doing.speedups": "速度比の測定",
         "app.doing.forward_times": "フォワード時間の測定",
+        "app.doing.lab": "ラボの実行",
         # --- the generation settings: labels, help and what a value must be ---------------------
         "setting.gamma": "γ",
         "setting.gamma.help": "1サイクルにドラフトするトークン数（適応時は初期値）",
@@ -1080,6 +1081,10 @@ TABLE = MappingProxyType(
         "error.app.advisor_choice": "{control}：{got} は選択肢にありません",
         "error.app.lab_cap": "{control} はここでは {cap} までです。指定：{got}。",
         # task hosted: one run per session, a time limit per run
+        "error.app.replay_differs": (
+            "この実行は続けられません。GPU で再実行したところ、前と違うトークンになりました。"
+            "「実行」を押して最初からやり直してください。"
+        ),
         "error.app.one_run": (
             "このセッションではすでに実行中です。終わるのを待つか停止を押してから、もう一度実行してください。"
         ),
