@@ -312,3 +312,48 @@ def test_on_zerogpu_the_bilingual_site_runs_every_page_inside_spaces_gpu(stand_i
     finally:
         running.close()
     assert stand_in_spaces.calls == [("worker_run", zerogpu.gpu_seconds(4))] * pages
+
+
+def test_a_hosted_server_keeps_a_bounded_number_of_visitor_sessions() -> None:
+    """Gradio keeps every visitor session (a copy of each component's config: megabytes on this
+    app) until it holds state_session_capacity of them, 10,000 by default; a Space serving
+    strangers grew by about 3.5 MB a visitor. Hosted mode keeps fewer, on both ways of serving a
+    page (demo.launch, and the bilingual site's mount), and drops the least recently used."""
+    from gradio_client import Client
+    from hosted_fixtures import TinyCache
+
+    from specviz.app.builder import build_demo, launch_options, mount_options
+
+    assert HOSTED.sessions_kept < 1000 <= LOCAL.sessions_kept
+    assert launch_options(HOSTED)["state_session_capacity"] == HOSTED.sessions_kept
+    assert "state_session_capacity" not in mount_options(HOSTED)  # mount takes no such option
+    few = dataclasses.replace(HOSTED, sessions_kept=3)
+    demo = build_demo(load_presets(), TinyCache(), limits=few, startup=False)  # type: ignore[arg-type]
+    assert demo.state_session_capacity == 3  # what a mount reads
+    demo.queue()
+    _, url, _ = demo.launch(
+        server_name="127.0.0.1", prevent_thread_lock=True, quiet=True, **launch_options(few)
+    )
+    try:
+        for _ in range(6):  # six visitors, each its own session
+            Client(url, verbose=False).predict(api_name="/health")
+        assert len(demo.state_holder.session_data) == 3
+    finally:
+        demo.close()
+
+
+def test_every_visitor_run_hands_freed_memory_back(monkeypatch) -> None:
+    """A hosted server's resident set crept up run after run (glibc keeps freed KV caches in
+    per-thread arenas); each run's end trims them, whatever way the run ended."""
+    import specviz.app.session as session_module
+    from specviz.measure.memory import return_freed_memory
+
+    assert return_freed_memory() is (sys.platform == "linux")  # glibc here; nothing elsewhere
+    trims: list[bool] = []
+    monkeypatch.setattr(session_module, "return_freed_memory", lambda: trims.append(True))
+    app = App(load_presets(), ModelCache(), limits=HOSTED)
+    with app.one_run("visitor"):
+        pass
+    with pytest.raises(RuntimeError), app.one_run("visitor"):
+        raise RuntimeError("a run that failed")
+    assert trims == [True, True]

@@ -40,14 +40,20 @@ ASSETS = Path(__file__).resolve().parents[2] / "assets"
 ENGINE = "engine"  # the concurrency group every handler that runs a model belongs to
 
 
-def launch_options(limits: Limits = LOCAL) -> dict[str, Any]:
-    """Keyword arguments for ``demo.launch``: Gradio 6 takes the theme and CSS there; uploads
-    are capped (the app takes no files, but Gradio's upload route is open)."""
+def mount_options(limits: Limits = LOCAL) -> dict[str, Any]:
+    """Keyword arguments for ``gr.mount_gradio_app``: Gradio 6 takes the theme and CSS there;
+    uploads are capped (the app takes no files, but Gradio's upload route is open)."""
     return {
         "css_paths": [ASSETS / "specviz.css"],
         "theme": gr.themes.Soft(),
         "max_file_size": limits.max_file_size,
     }
+
+
+def launch_options(limits: Limits = LOCAL) -> dict[str, Any]:
+    """Keyword arguments for ``demo.launch``: the mount's, and the visitor sessions Gradio keeps
+    (launch sets it again, over what build_demo set)."""
+    return mount_options(limits) | {"state_session_capacity": limits.sessions_kept}
 
 
 def queue_options(limits: Limits = LOCAL) -> dict[str, Any]:
@@ -103,6 +109,8 @@ def build_demo(
         preload = Startup(app, default_preset(presets)) if startup else None
     title = title if title is not None else t("app.title", lang)
     demo = CheckedBlocks(lang, title=title, delete_cache=limits.delete_cache)
+    # Read when the page is mounted (the bilingual site); demo.launch takes it from launch_options.
+    demo.state_session_capacity = limits.sessions_kept
     with demo:
         session = gr.State(None)
         lab_inputs = gr.State(None)  # outside the tabs: a State among Tabs' children confuses them

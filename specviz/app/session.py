@@ -24,6 +24,7 @@ from specviz.core.events import Cycle, Prefill, Step
 from specviz.core.settings import SettingError, describe_value, settings_from_mapping
 from specviz.drafters.registry import check_drafter_spec, make_drafter
 from specviz.export.trace import RunSetup, run_setup
+from specviz.measure.memory import return_freed_memory
 from specviz.measure.race import LaneGain, RaceProgress, RaceResult, iter_race
 from specviz.measure.spread import DEFAULT_REPEATS, Spread
 from specviz.models.loader import ModelCache, ModelLoadError, ModelPair
@@ -392,6 +393,9 @@ class App:
             if visitor is not None:
                 with self._running_lock:
                     self._running.discard(visitor)
+            # The run's caches are freed; hand them back, or a server's memory creeps up with
+            # every visitor (measured: docs/hosting.md, "Memory over many runs").
+            return_freed_memory()
 
     def prepare(self, session: Session | None, inputs: Inputs, progress: Any) -> Session:
         """The session, with a run for these inputs ready to advance (a paused one is continued)."""

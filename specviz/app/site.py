@@ -23,7 +23,7 @@ import gradio as gr
 import uvicorn
 from fastapi.responses import RedirectResponse
 
-from specviz.app.builder import build_demo, launch_options, queue_options
+from specviz.app.builder import build_demo, mount_options, queue_options
 from specviz.app.language_switch import CHOICE_PARAMETER, LANGUAGE_PATHS, browser_language
 from specviz.app.limits import LOCAL, Limits
 from specviz.app.session import App
@@ -65,7 +65,7 @@ def bilingual_app(
     for lang in sorted(LANGUAGE_PATHS, key=lambda code: LANGUAGE_PATHS[code] == ""):
         demo = build_demo(presets, cache, lang=lang, limits=limits, replay=replay, engine_lock=lock)
         demo.queue(**queue_options(limits))
-        options = launch_options(limits)
+        options = mount_options(limits)
         gr.mount_gradio_app(site, demo, f"/{LANGUAGE_PATHS[lang]}", **options)
     if preload is not None:
         preload.start()
