@@ -315,10 +315,10 @@ def test_on_zerogpu_the_bilingual_site_runs_every_page_inside_spaces_gpu(stand_i
 
 
 def test_a_hosted_server_keeps_a_bounded_number_of_visitor_sessions() -> None:
-    """Gradio keeps every visitor session (a copy of each component's config: megabytes on this
-    app) until it holds state_session_capacity of them, 10,000 by default; a Space serving
-    strangers grew by about 3.5 MB a visitor. Hosted mode keeps fewer, on both ways of serving a
-    page (demo.launch, and the bilingual site's mount), and drops the least recently used."""
+    """Gradio keeps every visitor session (at least a copy of each component's config) until it
+    holds state_session_capacity of them, 10,000 by default, so a Space serving strangers only
+    grew. Hosted mode keeps fewer, on both ways of serving a page (demo.launch, and the bilingual
+    site's mount), and drops the least recently used."""
     from gradio_client import Client
     from hosted_fixtures import TinyCache
 

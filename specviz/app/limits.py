@@ -66,9 +66,9 @@ class Limits:
     # Gradio's temporary files: every hour, those older than an hour are deleted.
     delete_cache: tuple[int, int] = (3600, 3600)
     # Visitor sessions Gradio keeps, least recently used dropped first (a dropped visitor's paused
-    # run is gone; Run starts again). Each holds a copy of every component's config, about 3.5 MB
-    # of the server's memory on this app, and Gradio drops none before this many (its default is
-    # 10,000): a Space serving strangers would grow by gigabytes.
+    # run is gone; Run starts again). Each holds at least a copy of every component's config
+    # (0.35 MB on this page) and Gradio drops none before this many (its default is 10,000), so a
+    # Space serving strangers would only grow (docs/hosting.md, "Memory over many runs").
     sessions_kept: int = 10_000
 
     def cap(self, name: str) -> int | None:
@@ -144,7 +144,7 @@ HOSTED = Limits(
     queue_size=40,
     pairs_in_memory=1,
     run_seconds=120,
-    sessions_kept=120,  # a room of 30 to 60, each reloading a few times; about 0.4 GB at most
+    sessions_kept=120,  # a room of 30 to 60, each reloading a few times
 )
 
 
