@@ -202,6 +202,7 @@ def test_gpu_seconds_grow_with_the_tokens_asked_and_stay_within_zerogpus_limit()
     assert zerogpu.gpu_seconds(10**9) == zerogpu.GPU_MAX_S
 
 
+@pytest.mark.forks
 def test_on_zerogpu_every_model_handler_runs_inside_spaces_gpu(stand_in_spaces) -> None:
     from gradio_client import Client
     from hosted_fixtures import TinyCache
@@ -289,6 +290,7 @@ def test_hosted_lab_sizes_stop_at_their_caps_stated_beside_them() -> None:
         assert local[label]["maximum"] > cap and not local[label].get("info")
 
 
+@pytest.mark.forks
 def test_on_zerogpu_the_bilingual_site_runs_every_page_inside_spaces_gpu(stand_in_spaces) -> None:
     """app.py serves site.bilingual_app: each language's page decorates its own handlers, and
     a run on either page goes through spaces.GPU with its duration."""

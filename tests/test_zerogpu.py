@@ -27,6 +27,9 @@ from specviz.app.session import App, Session, Started
 from specviz.core.events import Cycle
 from specviz.models.presets import load_presets
 
+# Every test here forks the test process: conftest.py runs them in a process of their own.
+pytestmark = pytest.mark.forks
+
 PRESETS = load_presets()
 PRESET = RUN[0]
 SEED, TOKENS = 7, 12
