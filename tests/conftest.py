@@ -310,11 +310,10 @@ def bundled_pair(model_cache: Any) -> Any:
 @pytest.hookimpl(trylast=True)  # after -m and -k have deselected what they leave out
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked ``forks`` fork the test process (the ZeroGPU stand-in). A fork copies only
-    the thread that forks: in a process where earlier tests left servers and worker threads
-    running, a lock one of them held at the fork stays held in the child forever, and the test
-    hangs. So in a run with other tests they are skipped here and run by
-    tests/test_forks_isolated.py in a fresh process; run alone (``-m forks``, or their file) they
-    run as they are."""
+    the thread that forks: whatever another thread held at the fork (a lock, torch's OpenMP
+    pool) stays held in the child. So in a run with other tests, which leave servers and worker
+    threads running, they are skipped here and run by tests/test_forks_isolated.py in a fresh
+    process, in every full run; run alone (``-m forks``, or their file) they run as they are."""
     if all(item.get_closest_marker("forks") for item in items):
         return
     isolated = pytest.mark.skip(reason="forks: run in a fresh process by test_forks_isolated.py")

@@ -9,6 +9,13 @@ item. Whatever the worker changes in place stays there. This module does the sam
 forked child per call (the real one keeps its worker while idle: that only hides state the
 worker kept, which nothing may rely on), so anything unpicklable that would cross fails here.
 
+Two things the real one need not do. The child runs torch on one thread: torch's CPU kernels use
+GNU OpenMP (libgomp), whose thread pool belongs to the thread that last ran a parallel region; a
+child forked from that thread inherits the pool's bookkeeping but not its threads, and its first
+parallel region waits for them forever (at 0 % CPU, in ``libgomp.so``). And a worker that sends
+nothing for ``QUIET_S`` seconds is killed and the call fails, naming where it was, so a hang is a
+failed test rather than a stuck run.
+
 ``install(monkeypatch)`` puts it in ``sys.modules`` as ``spaces`` with ZeroGPU's flag set;
 ``decorated`` lists the name of each function decorated, ``calls`` (function name, duration
 asked) per call.
@@ -16,12 +23,17 @@ asked) per call.
 
 from __future__ import annotations
 
+import faulthandler
 import functools
 import importlib.machinery
 import inspect
 import multiprocessing
+import os
 import pickle
+import signal
 import sys
+import tempfile
+import time
 import traceback
 import types
 from collections.abc import Callable, Iterator
@@ -29,9 +41,12 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 import gradio as gr
+import torch
 
 CONTEXT = multiprocessing.get_context("fork")
 STOP_WAIT_S = 0.5  # how long a stopped worker may take to finish its item before it is killed
+QUIET_S = 120.0  # how long a worker may send nothing before it is taken for hung and killed
+TRACE_WAIT_S = 1.0  # how long a hung worker has to write where it is before it is killed
 decorated: list[str] = []
 calls: list[tuple[str, int]] = []
 
@@ -75,33 +90,58 @@ def _crossing(
     payload = pickle.dumps((args, kwargs))  # spaces pickles the call onto its worker's queue
     here, there = CONTEXT.Pipe()
     stop = CONTEXT.Event()
-    worker = CONTEXT.Process(target=_work, args=(task, payload, there, stop, streams), daemon=True)
-    worker.start()
-    there.close()
-    try:
-        while True:
-            try:
-                kind, value = pickle.loads(here.recv_bytes())
-            except EOFError:
-                raise WorkerError("ZeroGPU worker error: GPU task aborted") from None
-            if kind == "end":
-                return
-            if kind == "error":
-                raise value
-            yield value
-    finally:
-        stop.set()  # spaces sets the worker's stop event when the generator here is closed
-        worker.join(STOP_WAIT_S)
-        if worker.is_alive():
-            worker.kill()
-            worker.join()
-        here.close()
+    with tempfile.TemporaryFile() as trace:  # where a hung child writes its stack when asked
+        worker = CONTEXT.Process(
+            target=_work, args=(task, payload, there, stop, streams, trace), daemon=True
+        )
+        worker.start()
+        there.close()
+        try:
+            while True:
+                if not here.poll(QUIET_S):
+                    raise WorkerError(_hung(task, worker, trace))
+                try:
+                    kind, value = pickle.loads(here.recv_bytes())
+                except EOFError:
+                    raise WorkerError("ZeroGPU worker error: GPU task aborted") from None
+                if kind == "end":
+                    return
+                if kind == "error":
+                    raise value
+                yield value
+        finally:
+            stop.set()  # spaces sets the worker's stop event when the generator here is closed
+            worker.join(STOP_WAIT_S)
+            if worker.is_alive():
+                worker.kill()
+                worker.join()
+            here.close()
+
+
+def _hung(task: Callable[..., Any], worker: Any, trace: Any) -> str:
+    """The message for a worker that sent nothing for QUIET_S: its Python stack, asked of it."""
+    os.kill(worker.pid, signal.SIGUSR1)  # faulthandler in the child writes its stack to trace
+    time.sleep(TRACE_WAIT_S)
+    trace.seek(0)
+    stack = trace.read().decode(errors="replace").strip() or "(it wrote no stack)"
+    return (
+        f"ZeroGPU stand-in: the worker running {task.__name__} sent nothing for {QUIET_S:g} s "
+        f"and was killed (hung?). Where it was:\n{stack}"
+    )
 
 
 def _work(
-    task: Callable[..., Any], payload: bytes, out: Connection, stop: Any, streams: bool
+    task: Callable[..., Any],
+    payload: bytes,
+    out: Connection,
+    stop: Any,
+    streams: bool,
+    trace: Any,
 ) -> None:
     """The child: the call unpickled, each value pickled back, then "end" (or the error)."""
+    faulthandler.register(signal.SIGUSR1, file=trace, all_threads=True)
+    # One thread, so no OpenMP parallel region waits for the parent's pool threads (see above).
+    torch.set_num_threads(1)
     try:
         args, kwargs = pickle.loads(payload)
         if streams:

@@ -1,7 +1,8 @@
 """On ZeroGPU the model work runs in a forked worker: only plain values may cross.
 
 ``fake_spaces`` stands in for the ``spaces`` package as ZeroGPU runs it: each decorated call in a
-forked child, its arguments pickled in and each yield pickled back. On it the tiny-model app
+forked child, its arguments pickled in and each yield pickled back (a child that sends nothing
+for two minutes is killed: a hang fails the test). On it the tiny-model app
 (hosted_fixtures) must give the same tokens as off ZeroGPU for a seed: a Run, Steps that replay
 the run in the worker up to the next cycle, /generate, a race and a lab; and the engine lock is
 free again after a visitor's Stop.
@@ -102,6 +103,50 @@ def test_the_stand_in_pickles_each_yield_across_a_forked_process(spaces) -> None
     with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
         list(pids(lambda: 1))  # an argument that cannot cross is refused before the fork
     assert spaces[:2] == [("pids", 2), ("unpicklable", 5)]
+
+
+def test_a_child_forked_after_a_parallel_region_on_two_threads_runs_torch(spaces, monkeypatch):
+    """What hung the stand-in: the forking thread had run an OpenMP parallel region on two
+    threads, and the child's first region waited for the pool's threads, which a fork leaves
+    behind. The child runs torch on one thread; QUIET_S turns a relapse into a failure."""
+    import torch
+
+    monkeypatch.setattr(fake_spaces, "QUIET_S", 30.0)
+    attend = torch.nn.functional.scaled_dot_product_attention
+    x = torch.randn(64, 4, 128, 16)  # (batch, heads, positions, head width): work for two threads
+
+    @fake_spaces.GPU(duration=5)
+    def attention(x: torch.Tensor) -> torch.Tensor:
+        return attend(x, x, x)
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        here = attend(x, x, x)  # a parallel region on this thread, the one that forks
+        assert torch.allclose(attention(x), here)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_a_worker_that_sends_nothing_for_too_long_is_killed_and_says_where(spaces, monkeypatch):
+    import multiprocessing
+    import threading
+
+    monkeypatch.setattr(fake_spaces, "QUIET_S", 1.0)
+    held = threading.Lock()
+
+    @fake_spaces.GPU(duration=5)
+    def waits_on_a_lock_held_at_the_fork() -> Iterator[int]:
+        yield 1
+        with held:  # held here when the child was forked: never released there
+            yield 2
+
+    with held:
+        values = waits_on_a_lock_held_at_the_fork()
+        assert next(values) == 1
+    with pytest.raises(gr.Error, match=r"(?s)sent nothing for 1 s.*in waits_on_a_lock_held_at"):
+        next(values)
+    assert not multiprocessing.active_children()  # the hung worker was killed
 
 
 def test_off_zerogpu_nothing_is_decorated_and_spaces_is_never_imported(monkeypatch) -> None:
