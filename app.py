@@ -22,6 +22,7 @@ from specviz.app import zerogpu
 from specviz.app.limits import hosted_presets, limits_for, on_spaces
 from specviz.app.site import bilingual_app, serve
 from specviz.export.trace import read_trace_file
+from specviz.measure.memory import steady_allocator
 from specviz.models.loader import ModelCache
 from specviz.models.presets import default_preset, load_presets
 from specviz.text import UserError
@@ -48,6 +49,9 @@ def main() -> None:
         "no model is loaded for it",
     )
     args = parser.parse_args()
+    # Before the server's threads exist: freed run memory goes back to the OS, so a server's
+    # resident set stays level over many visitors (docs/hosting.md, "Memory over many runs").
+    steady_allocator()
     replay = None
     if args.replay is not None:
         try:
