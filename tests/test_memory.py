@@ -44,3 +44,10 @@ def test_a_freed_large_block_goes_back_to_the_os_with_the_steady_allocator() -> 
     # from the heap and stays there when freed (the control: without it this test proves nothing).
     assert kept_mib("default") >= 2
     assert kept_mib("steady") < 1
+
+
+def test_malloc_tunables_set_by_hand_are_left_as_they_are(monkeypatch: pytest.MonkeyPatch) -> None:
+    from specviz.measure.memory import steady_allocator
+
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=4")
+    assert steady_allocator() is False

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -77,13 +78,20 @@ def return_freed_memory() -> bool:
 
 
 # glibc's mallopt parameters (malloc.h).
+_M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
 _M_ARENA_MAX = -8
 MMAP_THRESHOLD = 1 << 20  # blocks from 1 MiB up are mapped on their own and unmapped when freed
 ARENAS = 2  # one per core of the machines this is measured on; glibc's default is 8 per core
+# Free memory at a heap's top is kept up to this much during a run (malloc_trim hands it back at
+# the run's end): fixing the mmap threshold would otherwise leave glibc's 128 KiB trim threshold,
+# and every forward would give its buffers back and fault them in again (9 % slower, measured).
+TRIM_THRESHOLD = 64 << 20
 
 
-def steady_allocator(mmap_threshold: int = MMAP_THRESHOLD, arenas: int = ARENAS) -> bool:
+def steady_allocator(
+    mmap_threshold: int = MMAP_THRESHOLD, arenas: int = ARENAS, trim_threshold: int = TRIM_THRESHOLD
+) -> bool:
     """Make the C allocator give freed memory back as a server's runs come and go; call it once,
     at start-up, before the server's threads exist. False where there is no glibc.
 
@@ -94,12 +102,20 @@ def steady_allocator(mmap_threshold: int = MMAP_THRESHOLD, arenas: int = ARENAS)
     to eight heaps per core for a server's many worker threads. A fixed threshold maps every large
     block on its own (unmapped when freed) and two heaps serve every thread. Measured on the hosted
     server (docs/hosting.md, "Memory over many runs"): the resident set grew 2.3 MB per visitor
-    without these settings and 0.8 MB with them, at the same speed.
+    without these settings and 0.8 MB with them. Where ``GLIBC_TUNABLES`` sets any of glibc's
+    malloc tunables, they are left as set, so another setting can be measured the same way.
     """
+    if "glibc.malloc." in os.environ.get("GLIBC_TUNABLES", ""):
+        return False  # set by hand (to measure another setting): left as it is
     mallopt = _libc_function("mallopt")
     if mallopt is None:
         return False
-    return bool(mallopt(_M_MMAP_THRESHOLD, mmap_threshold)) and bool(mallopt(_M_ARENA_MAX, arenas))
+    settings = (
+        (_M_MMAP_THRESHOLD, mmap_threshold),
+        (_M_TRIM_THRESHOLD, trim_threshold),
+        (_M_ARENA_MAX, arenas),
+    )
+    return all([bool(mallopt(parameter, value)) for parameter, value in settings])
 
 
 @functools.cache
