@@ -36,7 +36,16 @@ def test_a_wave_has_distinct_seeds_and_mixes_stop_and_disconnect() -> None:
 
 def test_six_visitors_each_get_an_answer_and_no_cross_talk(url: str) -> None:
     report = load_test(url, sessions=6, max_new_tokens=8)
-    assert report.counts == {"completed": 4, "refused": 0, "cancelled": 2, "failed": 0, "lost": 0}
+    assert report.counts["refused"] == report.counts["failed"] == report.counts["lost"] == 0
+
+    def outcomes(role: str) -> list[str]:
+        return [visit.outcome for visit in report.visits if visit.role == role]
+
+    assert outcomes("run") == ["completed"] * 4
+    assert outcomes("disconnect") == ["cancelled"]
+    # Stop is pressed once the first cycle is seen; on a busy machine the tiny models' 8 tokens
+    # can all have arrived by then, and the run is rightly counted as completed.
+    assert outcomes("stop") in (["cancelled"], ["completed"])
     completed = [visit for visit in report.visits if visit.outcome == "completed"]
     assert all(visit.tokens == 8 and visit.text for visit in completed)
     assert all(visit.alone_equal for visit in completed)
