@@ -45,6 +45,7 @@ def plan_for(pair: TinyPair, **changes: object) -> AdvicePlan:
         settings=SETTINGS,
         drafters=["draft-model", "lookup"],
         gammas=(2, 5),
+        cost=True,
         warm_up=False,
     )
     return replace(plan, **changes)
@@ -108,6 +109,23 @@ def test_every_candidate_is_measured_over_every_prompt(advice: Advice) -> None:
         )
 
 
+def test_each_run_counts_the_reading_of_the_prompt_by_every_model_it_uses(
+    tiny_pair: TinyPair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from specviz.models.prompt_prefills import PromptPrefills
+
+    # Say every model took 10 s to read each prompt: a run of the two prompts (20 tokens) then
+    # counts 20 s of reading per model it reads with, however fast the tiny models decode.
+    monkeypatch.setattr(PromptPrefills, "seconds", lambda self, model, ids: 10.0)
+    plan = plan_for(tiny_pair, adaptive=False, cost=False, gammas=(2,))
+    advice = advise(plan)
+    rates = {v.candidate.name: v.tokens_per_s for v in advice.verdicts}
+    assert 0.5 < advice.plain_tokens_per_s < 1.0  # the target alone: 20 tokens / (20 s + ε)
+    assert 0.5 < rates["lookup γ=2"] < 1.0  # no second model
+    assert 0.25 < rates["draft-model[none] γ=2"] < 0.5  # the draft reads the prompt too
+    assert advice.plain_ttft_s > 10.0
+
+
 def test_the_ranking_is_recomputed_from_the_records(advice: Advice) -> None:
     ranked = advice.ranked()
     assert sorted(ranked, key=lambda v: v.speedup, reverse=True) == list(ranked)
@@ -148,6 +166,17 @@ def test_the_recommendation_names_winner_and_runner_up_with_their_numbers() -> N
     sentence = advice.recommendation()
     assert sentence.startswith("Use draft-model γ=5: 1.90×")
     assert "Runner-up: lookup γ=3, 1.40×" in sentence
+    assert "tell apart" not in sentence
+
+
+def test_a_runner_up_within_five_percent_is_called_a_tie() -> None:
+    close = Advice(5.0, 0.1, (verdict("8", "lookup", 3.30), verdict("8", "hybrid", 3.45)))
+    sentence = close.recommendation()
+    assert sentence.startswith("Use hybrid γ=8: 3.45×")
+    assert "lookup γ=8, 3.30×" in sentence and "within 5% of the winner" in sentence
+    apart = Advice(5.0, 0.1, (verdict("8", "lookup", 3.20), verdict("8", "hybrid", 3.45)))
+    assert "within" not in apart.recommendation()
+    assert "区別できません" in close.recommendation("ja")
 
 
 def test_when_nothing_beats_plain_decoding_the_advice_says_so() -> None:
@@ -190,9 +219,31 @@ def test_prompts_come_from_flags_a_file_or_a_task_group(tmp_path) -> None:
         advice_prompts(args(prompts_file=str(tmp_path / "missing.txt")), preset)
 
 
-def test_draft_formats_put_the_presets_first_and_refuse_unknown_ones() -> None:
+def test_a_toml_prompts_file_gives_its_task_group_or_all_its_prompts(tmp_path) -> None:
+    preset = default_preset(load_presets())
+    file = tmp_path / "mine.toml"
+    file.write_text('editing = ["fix\\n\\nthis", "and this"]\ncode = ["write f"]\n')
+    # Blank lines inside a prompt stay in it.
+    assert advice_prompts(
+        args(prompts_file=str(file), task="editing", prompts_per_task=5), preset
+    ) == [
+        "fix\n\nthis",
+        "and this",
+    ]
+    assert advice_prompts(args(prompts_file=str(file)), preset) == [
+        "write f",
+        "fix\n\nthis",
+        "and this",
+    ]
+    with pytest.raises(UserError, match="no task group 'story'"):
+        advice_prompts(args(prompts_file=str(file), task="story"), preset)
+
+
+def test_draft_formats_are_the_presets_unless_named_and_unknown_ones_are_refused() -> None:
     preset = default_preset(load_presets())
     ns = argparse.Namespace(device="cpu", draft_formats=None)
+    assert advice_draft_formats(ns, preset) == [preset.draft_quantization]
+    ns.draft_formats = "none,int8,int8wo"
     formats = advice_draft_formats(ns, preset)
     assert formats[0] == preset.draft_quantization and set(formats) == {"none", "int8", "int8wo"}
     ns.draft_formats = "none,fp4"

@@ -162,6 +162,54 @@ def test_bench_command_prints_the_table_and_writes_json(
     }  # fmt: skip
 
 
+def test_each_method_decodes_every_prompt_of_the_group_pooled_into_one_row(
+    pair: EncodingPair,
+) -> None:
+    prompts = {"editing": ("def add(a, b):", "Once upon a time", "x = 1")}
+    one = run_bench_grid(pair, PRESET, grid(tasks=("editing",), prompts=prompts, repeats=1))
+    two = run_bench_grid(
+        pair, PRESET, grid(tasks=("editing",), prompts=prompts, prompts_per_task=2, repeats=1)
+    )
+    every = run_bench_grid(
+        pair, PRESET, grid(tasks=("editing",), prompts=prompts, prompts_per_task=0, repeats=1)
+    )
+    # 8 new tokens per prompt (the tiny pair has no EOS in reach), every method alike.
+    for result, count in ((one, 1), (two, 2), (every, 3)):
+        for row in result.rows:
+            assert row.plain.new_tokens == row.specviz.new_tokens == 8 * count
+            assert row.transformers is not None and row.transformers.new_tokens == 8 * count
+    # The pooled counters are the sums: τ of the pooled row lies between the prompts' own.
+    assert one.rows[0].specviz.tokens_per_target_pass is not None
+
+
+def test_bench_takes_prompts_from_a_file_all_of_them_by_default(
+    pair: EncodingPair,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr(bench_cli, "load_pair_for", lambda args, preset: pair)
+    prompts = tmp_path / "unseen.toml"
+    prompts.write_text('story = ["Once upon a time", "It was late"]\n')
+    out = tmp_path / "bench.json"
+    code = main(
+        [
+            "bench", "--prompts-file", str(prompts), "--gammas", "2", "--adaptive-start", "0",
+            "--repeats", "1", "--max-new-tokens", "5", "--no-transformers", "--out", str(out),
+        ]
+    )  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    report = json.loads(out.read_text())
+    assert report["prompts"] == {"story": ["Once upon a time", "It was late"]}
+    (row,) = report["rows"]
+    assert row["task"] == "story" and row["plain"]["new_tokens"] == 10
+    assert main(["bench", "--prompts-file", str(prompts), "--tasks", "code"]) == 2
+    assert "no prompts for code" in capsys.readouterr().err
+    prompts.write_text('poetry = ["a"]\n')
+    assert main(["bench", "--prompts-file", str(prompts)]) == 2
+    assert "unknown task 'poetry'" in capsys.readouterr().err
+
+
 def test_bench_refuses_unknown_tasks_before_loading(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "--tasks", "poetry"]) == 2
     assert "has no prompts for poetry" in capsys.readouterr().err
@@ -204,3 +252,28 @@ def test_bench_takes_every_setting_of_the_schema_but_the_swept_ones() -> None:
     assert grid.base.draft_stop_below == 0.3  # the preset's, where no flag is given
     assert (grid.base.max_new_tokens, grid.base.seed) == (64, 0)  # the bench's own defaults
     assert grid.drafters == ("draft-model",)  # the preset's drafter where --drafters is not given
+
+
+def test_the_summary_ranks_each_tasks_drafters_and_names_a_tie() -> None:
+    from specviz.measure.bench import Measurement, Row
+
+    def row(task: str, gamma: str, drafter: str, speedup: float) -> Row:
+        return Row(
+            task, 0.0, gamma, Measurement(2.0, 64), Measurement(2.0 * speedup, 64), None, drafter
+        )
+
+    rows = [
+        row("editing", "5", "lookup", 3.00),
+        row("editing", "7", "lookup", 3.44),
+        row("editing", "7", "hybrid", 3.45),
+        row("editing", "7", "draft-model", 2.32),
+        row("code", "5", "lookup", 1.50),
+        row("code", "5", "hybrid", 2.10),
+    ]
+    lines = bench_cli.drafter_ranking(rows)
+    assert lines == [
+        "  editing: best per drafter: hybrid 3.45x (γ=7), lookup 3.44x (γ=7), "
+        "draft-model 2.32x (γ=7); hybrid and lookup within 5%",
+        "  code: best per drafter: hybrid 2.10x (γ=5), lookup 1.50x (γ=5)",
+    ]
+    assert bench_cli.drafter_ranking(rows[:2]) == []  # one drafter: nothing to rank

@@ -538,3 +538,42 @@ def test_a_description_in_an_unknown_language_is_rejected(tmp_path: Path) -> Non
     with pytest.raises(PresetError) as excinfo:
         load_preset(path)
     assert_error(excinfo, path, "description_xx")
+
+
+def test_a_prompts_file_is_read_like_a_presets_prompts_table(tmp_path: Path) -> None:
+    from specviz.models.presets import load_prompts_file
+
+    top_level = tmp_path / "mine.toml"
+    top_level.write_text('editing = ["fix this", "and this"]\ncode = ["write f"]\n')
+    assert dict(load_prompts_file(top_level)) == {
+        "code": ("write f",),
+        "editing": ("fix this", "and this"),
+    }
+    under_table = tmp_path / "table.toml"
+    under_table.write_text('[prompts]\nstory = ["once"]\n')
+    assert dict(load_prompts_file(under_table)) == {"story": ("once",)}
+    # The shipped file of prompts in no preset reads.
+    unseen = load_prompts_file(Path(__file__).parent.parent / "docs" / "unseen-prompts.toml")
+    assert len(unseen["editing"]) >= 5
+
+
+@pytest.mark.parametrize(
+    ("text", "pattern"),
+    [
+        ('poetry = ["a"]\n', r"mine\.toml: field 'poetry': unknown task 'poetry'"),
+        ('editing = "fix"\n', r"mine\.toml: field 'editing'"),
+        ('editing = ["a", "a"]\n', r"mine\.toml: field 'editing\[1\]'"),
+        ("editing = [\n", r"mine\.toml: "),
+    ],
+)
+def test_a_bad_prompts_file_is_refused_naming_the_file_and_field(
+    tmp_path: Path, text: str, pattern: str
+) -> None:
+    from specviz.models.presets import load_prompts_file
+
+    path = tmp_path / "mine.toml"
+    path.write_text(text)
+    with pytest.raises(PresetError, match=pattern):
+        load_prompts_file(path)
+    with pytest.raises(PresetError, match="cannot read"):
+        load_prompts_file(tmp_path / "missing.toml")

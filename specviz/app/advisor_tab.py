@@ -21,7 +21,9 @@ from specviz.labs.advisor import charts as advisor_charts
 from specviz.labs.advisor import panel as advisor_panel
 from specviz.labs.advisor.advice import (
     ADVISOR_GAMMAS,
+    DEFAULT_BUDGET_S,
     DEFAULT_DRAFTERS,
+    DEFAULT_TOKENS,
     AdvicePlan,
     AdviceUpdate,
     iter_advice,
@@ -31,10 +33,6 @@ from specviz.models.loader import pick_device
 from specviz.models.presets import TASKS, Preset
 from specviz.models.step_costs import draft_formats
 from specviz.text import Phrase, t
-
-# The advisor's default size: one prompt, short runs, a budget that keeps a task group in minutes.
-DEFAULT_TOKENS = 16
-DEFAULT_BUDGET_S = 100
 
 
 def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
@@ -70,9 +68,10 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
             every_format = list(draft_formats("auto", pick_device()))
             own_format = preset.draft_quantization
             format_choices = every_format if limits.advisor_formats else [own_format]
+            # The preset's format is compared by default; ticking more loads each one.
             formats = gr.CheckboxGroup(
                 format_choices,
-                value=format_choices,
+                value=[own_format] if own_format in format_choices else format_choices[:1],
                 label=t("app.advisor.formats", lang),
                 info=t("app.advisor.formats.info", lang),
                 elem_id="sv-advisor-formats",
@@ -96,7 +95,7 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
                 elem_id="sv-advisor-tokens",
             )
             budget = wiring.size_slider(
-                20, limits.advisor_budget_s, DEFAULT_BUDGET_S, 10, "app.advisor.budget"
+                20, limits.advisor_budget_s, int(DEFAULT_BUDGET_S), 10, "app.advisor.budget"
             )
             button = run_button(t("app.advisor.run", lang), "sv-advisor-run")
         status = status_box(t("app.status.not_run", lang), "sv-advisor-status")
@@ -149,7 +148,6 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
             drafters=drafter_values,
             gammas=tuple(sorted(int(gamma) for gamma in gamma_values)),
             adaptive=bool(adaptive_value),
-            cost=bool(adaptive_value),
             time_budget_s=float(budget_value),
             warm_up=wiring.warm_up(lab.inputs),
         )

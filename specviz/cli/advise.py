@@ -26,15 +26,11 @@ from specviz.cli.options import (
 )
 from specviz.text import DEFAULT_LANGUAGE, UserError, t
 
-# The advisor's default size: short runs of one prompt, so a whole task group fits in minutes.
-DEFAULT_TOKENS = 16
-DEFAULT_BUDGET_S = 100.0
-
 
 def add_advise_command(commands: Any, lang: str = DEFAULT_LANGUAGE) -> None:
     """Register `advise` on the CLI's subparsers."""
     from specviz.drafters.registry import DRAFTERS
-    from specviz.labs.advisor.advice import DEFAULT_DRAFTERS
+    from specviz.labs.advisor.advice import DEFAULT_BUDGET_S, DEFAULT_DRAFTERS
 
     advise = commands.add_parser(
         "advise", help="which drafter, draft format and γ to use, measured on your prompts"
@@ -45,7 +41,11 @@ def add_advise_command(commands: Any, lang: str = DEFAULT_LANGUAGE) -> None:
         "--task", help="a task group of the preset's example prompts (default: code)"
     )
     advise.add_argument("--prompt", action="append", help="a prompt of yours (repeat for more)")
-    advise.add_argument("--prompts-file", help="a text file of prompts separated by blank lines")
+    advise.add_argument(
+        "--prompts-file",
+        help="a .toml file of prompts per task group (a preset's [prompts] layout), or a text "
+        "file of prompts separated by blank lines",
+    )
     advise.add_argument("--prompts-per-task", type=int, default=1, help="with --task (default 1)")
     advise.add_argument(
         "--drafters",
@@ -56,12 +56,17 @@ def add_advise_command(commands: Any, lang: str = DEFAULT_LANGUAGE) -> None:
     )
     advise.add_argument(
         "--draft-formats",
-        help="comma-separated draft quantizations to try with the draft model (default: "
-        "none,int8wo,int8 on a CPU; the preset's elsewhere)",
+        help="comma-separated draft quantizations to compare with the draft model, any of "
+        "none,int8wo,int8 on a CPU (default: the preset's, or the one 'auto' chose at load)",
     )
     advise.add_argument("--gammas", default="2,3,5,8", help="comma-separated fixed γ values")
     advise.add_argument(
         "--fixed-only", action="store_true", help="fixed γ only: no adaptive or cost-schedule rows"
+    )
+    advise.add_argument(
+        "--cost-schedule",
+        action="store_true",
+        help="also a row per drafter with γ chosen each cycle from the step costs measured at load",
     )
     advise.add_argument("--repeats", type=int, default=1)
     advise.add_argument(
@@ -81,7 +86,7 @@ def run_advise(args: argparse.Namespace) -> int:
     """Measure every candidate on the prompts; print the ranked table and the recommendation."""
     if args.tokenizers:
         return _check_tokenizers(args)
-    from specviz.labs.advisor.advice import AdvicePlan, advise
+    from specviz.labs.advisor.advice import DEFAULT_TOKENS, AdvicePlan, advise
     from specviz.models.loader import ModelCache
 
     lang = args.lang
@@ -96,7 +101,10 @@ def run_advise(args: argparse.Namespace) -> int:
     pairs = {}
     for draft_format in advice_draft_formats(args, preset):
         formatted = replace(preset, draft_quantization=draft_format)
-        pairs[draft_format] = load_pair_for(args, formatted, cache=cache)
+        pair = load_pair_for(args, formatted, cache=cache)
+        if draft_format == "auto" and pair.cost_report is not None:
+            draft_format = pair.cost_report.draft_format  # the one the measured costs chose
+        pairs[draft_format] = pair
     first = next(iter(pairs.values()))
     chat = preset.chat_template and not args.raw
     plan = AdvicePlan(
@@ -106,7 +114,7 @@ def run_advise(args: argparse.Namespace) -> int:
         drafters=drafters,
         gammas=gammas,
         adaptive=not args.fixed_only,
-        cost=not args.fixed_only,
+        cost=args.cost_schedule and not args.fixed_only,
         repeats=args.repeats,
         time_budget_s=args.time_budget,
     )
@@ -143,9 +151,20 @@ def run_advise(args: argparse.Namespace) -> int:
 
 
 def advice_prompts(args: argparse.Namespace, preset: Any) -> list[str]:
-    """The prompts to measure on: --prompt, --prompts-file, or the task group (code by default)."""
+    """The prompts to measure on: --prompt, --prompts-file, or the task group (code by default).
+
+    A .toml prompts file is read like a preset's [prompts] table: with --task, its prompts of
+    that group, otherwise all of them; any other file holds prompts separated by blank lines.
+    """
     prompts = list(args.prompt or [])
-    if args.prompts_file:
+    task_table = preset.prompts
+    if args.prompts_file and Path(args.prompts_file).suffix == ".toml":
+        from specviz.models.presets import load_prompts_file
+
+        task_table = load_prompts_file(args.prompts_file)
+        if not args.task:
+            prompts += [prompt for group in task_table.values() for prompt in group]
+    elif args.prompts_file:
         try:
             text = Path(args.prompts_file).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
@@ -155,28 +174,27 @@ def advice_prompts(args: argparse.Namespace, preset: Any) -> list[str]:
         prompts += [block.strip() for block in text.split("\n\n") if block.strip()]
     if args.task or not prompts:
         task = args.task or "code"
-        if task not in preset.prompts:
-            known = ", ".join(preset.prompts)
+        if task not in task_table:
+            known = ", ".join(task_table)
             raise UserError("error.advisor.task", task=repr(task), preset=preset.id, known=known)
         if args.prompts_per_task < 1:
             raise UserError("error.tasks.per_task", count=args.prompts_per_task)
-        prompts += list(preset.prompts[task][: args.prompts_per_task])
+        prompts += list(task_table[task][: args.prompts_per_task])
     if any(not prompt.strip() for prompt in prompts):
         raise UserError("error.prompt_empty")
     return prompts
 
 
 def advice_draft_formats(args: argparse.Namespace, preset: Any) -> list[str]:
-    """The draft formats to compare, the preset's first (every format this device runs, unless
-    --draft-formats names some)."""
+    """The draft formats to compare, the preset's first: those --draft-formats names, or the
+    preset's alone (with "auto", the one the step costs measured at load choose)."""
     from specviz.models.loader import pick_device
     from specviz.models.step_costs import draft_formats
 
     known = draft_formats("auto", pick_device(args.device))
-    if args.draft_formats:
-        asked = [item.strip() for item in args.draft_formats.split(",") if item.strip()]
-    else:
-        asked = list(known)
+    if not args.draft_formats:
+        return [preset.draft_quantization]
+    asked = [item.strip() for item in args.draft_formats.split(",") if item.strip()]
     unknown = [item for item in asked if item not in known]
     if unknown or not asked:
         raise UserError(

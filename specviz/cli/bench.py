@@ -20,9 +20,16 @@ import torch
 from specviz.cli.options import add_model_options, load_pair_for, preset_for, progress_line
 from specviz.core.settings import add_setting_arguments, settings_from_args
 from specviz.drafters.registry import check_drafter_spec
-from specviz.measure.bench import BenchGrid, BenchResult, Row, check_prompts, run_bench_grid
-from specviz.models.presets import TASKS
-from specviz.text import DEFAULT_LANGUAGE
+from specviz.measure.bench import (
+    BenchGrid,
+    BenchResult,
+    Row,
+    check_prompts,
+    run_bench_grid,
+    task_prompts,
+)
+from specviz.models.presets import TASKS, load_prompts_file
+from specviz.text import DEFAULT_LANGUAGE, UserError
 
 # The settings each row sets itself, and the bench's defaults where they differ from the preset's.
 _SWEPT = ("gamma", "adaptive_gamma", "cost_gamma", "temperature")
@@ -41,7 +48,24 @@ def add_bench_command(commands: Any, lang: str = DEFAULT_LANGUAGE) -> None:
 
 def add_bench_arguments(parser: argparse.ArgumentParser, lang: str = DEFAULT_LANGUAGE) -> None:
     """Flags of `python -m specviz bench` (the setting flags' help in *lang*)."""
-    parser.add_argument("--tasks", default=",".join(TASKS), help="comma-separated task groups")
+    parser.add_argument(
+        "--tasks",
+        help="comma-separated task groups (default: every group with prompts: "
+        + ",".join(TASKS)
+        + ", or those in --prompts-file)",
+    )
+    parser.add_argument(
+        "--prompts-file",
+        metavar="TOML",
+        help="prompts of your own per task group, in a preset's [prompts] layout "
+        "(e.g. docs/unseen-prompts.toml), instead of the preset's examples",
+    )
+    parser.add_argument(
+        "--prompts-per-task",
+        type=int,
+        help="prompts of each group every method decodes in turn, pooled into one row "
+        "(0: all; default: 1 of the preset's examples, all of a --prompts-file)",
+    )
     parser.add_argument("--gammas", default="3,5,7", help="comma-separated fixed γ values")
     parser.add_argument(
         "--adaptive-start", type=int, default=5, help="starting γ of the adaptive row (0: none)"
@@ -81,8 +105,13 @@ def bench_grid(args: argparse.Namespace, preset: Any) -> BenchGrid:
     def numbers(text: str, kind: type[Any]) -> tuple[Any, ...]:
         return tuple(kind(item) for item in text.split(",") if item.strip())
 
+    prompts = load_prompts_file(args.prompts_file) if args.prompts_file else None
+    per_task = args.prompts_per_task
+    if per_task is None:
+        per_task = 0 if prompts is not None else 1
+    tasks = args.tasks or ",".join(prompts or TASKS)
     return BenchGrid(
-        tasks=tuple(task.strip() for task in args.tasks.split(",") if task.strip()),
+        tasks=tuple(task.strip() for task in tasks.split(",") if task.strip()),
         gammas=numbers(args.gammas, int),
         adaptive_start=args.adaptive_start,
         temperatures=numbers(args.temperatures, float),
@@ -92,6 +121,8 @@ def bench_grid(args: argparse.Namespace, preset: Any) -> BenchGrid:
         time_budget_s=args.time_budget,
         drafters=split_drafter_specs(args.drafters) if args.drafters else (preset.drafter,),
         cost_cap=args.cost_cap,
+        prompts=prompts,
+        prompts_per_task=per_task,
     )
 
 
@@ -116,7 +147,9 @@ def run_bench(args: argparse.Namespace) -> int:
     """Run the benchmark grid, print the table, write JSON."""
     preset = preset_for(args)
     grid = bench_grid(args, preset)
-    check_prompts(preset, grid.tasks)  # before minutes of loading
+    check_prompts(preset, grid.tasks, grid.prompt_table(preset))  # before minutes of loading
+    if grid.prompts_per_task < 0:
+        raise UserError("error.tasks.per_task", count=grid.prompts_per_task)
     pair = load_pair_for(args, preset)
     print(header(), flush=True)
     result = run_bench_grid(
@@ -168,6 +201,7 @@ def summary(result: BenchResult) -> str:
             f"({best.task}, γ={best.gamma}, {best.drafter}); "
             f"rows where speculation loses: {len(losing)}"
         )
+        lines += drafter_ranking(group)
     beaten = [
         row
         for row in rows
@@ -180,6 +214,29 @@ def summary(result: BenchResult) -> str:
     if result.cut:
         lines.append("cut by the time budget: " + "; ".join(result.cut))
     return "\n".join(lines)
+
+
+def drafter_ranking(rows: list[Row]) -> list[str]:
+    """Per task with more than one drafter: each drafter's best row, fastest first, and whether
+    the runner-up is within CLOSE of the best (then one measurement cannot tell them apart)."""
+    from specviz.labs.advisor.advice import CLOSE
+
+    lines = []
+    for task in dict.fromkeys(row.task for row in rows):
+        best: dict[str, Row] = {}
+        for row in rows:
+            if row.task == task and (
+                row.drafter not in best or row.speedup > best[row.drafter].speedup
+            ):
+                best[row.drafter] = row
+        if len(best) < 2:
+            continue
+        order = sorted(best.values(), key=lambda row: -row.speedup)
+        cells = ", ".join(f"{row.drafter} {row.speedup:.2f}x (γ={row.gamma})" for row in order)
+        tie = order[1].speedup >= (1 - CLOSE) * order[0].speedup
+        note = f"; {order[0].drafter} and {order[1].drafter} within {CLOSE:.0%}" if tie else ""
+        lines.append(f"  {task}: best per drafter: {cells}{note}")
+    return lines
 
 
 def _costs_json(pair: Any) -> dict[str, Any] | None:
@@ -202,6 +259,10 @@ def _write_json(out: Path, grid: BenchGrid, preset: Any, pair: Any, result: Benc
         "threads": torch.get_num_threads(),
         "machine": platform.processor() or platform.machine(),
         "max_new_tokens": grid.base.max_new_tokens,
+        "prompts": {
+            task: list(task_prompts(grid.prompt_table(preset), task, grid.prompts_per_task))
+            for task in grid.tasks
+        },
         "draft_stop_below": grid.base.draft_stop_below,
         "draft_stop_cumulative": grid.base.draft_stop_cumulative,
         "repeats": grid.repeats,

@@ -6,19 +6,22 @@ pair, prompts and settings, through the measurement harness: after a warm-up, ev
 task and temperature (plain, then specviz and transformers at each γ and drafter) runs once per
 repeat in turn, so their ratios are comparable even on a noisy machine. Throughput is wall-clock
 tokens per second of the whole call (prefill included) for every method alike; each cell is the
-median of repeats. At temperature > 0 repeat r uses seed + r for every
-method: one seed is one random trajectory, and its acceptance luck would otherwise decide a row.
+median of repeats. A task's rows decode its first example prompt, or several prompts in turn
+(BenchGrid.prompts_per_task; BenchGrid.prompts replaces the preset's examples, as
+`bench --prompts-file` does), pooled: their tokens over their seconds. At temperature > 0
+repeat r uses seed + r for every method: one seed is one random trajectory, and its acceptance
+luck would otherwise decide a row.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from specviz.core.settings import GenerationSettings
-from specviz.measure.harness import Method, MethodResult, Progress, measure
+from specviz.measure.harness import Method, MethodResult, Progress, in_turn, measure
 from specviz.measure.methods import (
     assisted_generation,
     plain_decoding,
@@ -35,6 +38,8 @@ __all__ = [
     "Row",
     "check_prompts",
     "run_bench_grid",
+    "task_prompt_ids",
+    "task_prompts",
 ]
 
 _WARM_UP_PROMPT = "Say hello."
@@ -107,6 +112,14 @@ class BenchGrid:
     # The longest γ of the cost-schedule row (γ chosen per cycle from the step costs measured at
     # load); 0: no such row.
     cost_cap: int = 0
+    # The prompts per task group (None: the preset's examples), and how many of each group every
+    # method decodes in turn per repeat, pooled into one row (0: all of them).
+    prompts: Mapping[str, Sequence[str]] | None = None
+    prompts_per_task: int = 1
+
+    def prompt_table(self, preset: Any) -> Mapping[str, Sequence[str]]:
+        """The prompts per task group the grid measures: its own, or the preset's."""
+        return preset.prompts if self.prompts is None else self.prompts
 
     def variants(self, base: GenerationSettings) -> list[tuple[str, GenerationSettings]]:
         """(γ label, settings) of each row of one task and temperature: the fixed γs, then the
@@ -144,7 +157,8 @@ def run_bench_grid(
     transformers at every γ. Once the time budget is spent, the remaining groups are skipped and
     named in `cut`.
     """
-    check_prompts(preset, grid.tasks)
+    table = grid.prompt_table(preset)
+    check_prompts(preset, grid.tasks, table)
     began = time.perf_counter()
     warm_up = _warm_up_methods(pair, preset)
     rows: list[Row] = []
@@ -157,26 +171,32 @@ def run_bench_grid(
                 if left <= 0:
                     cut.append(f"{task} T={temperature:g}: skipped")
                     continue
-            prompt_ids = task_prompt_ids(pair, preset, task)
+            prompts = task_prompts(table, task, grid.prompts_per_task)
+            prompt_ids = [pair.encode_prompt(text, chat=preset.chat_template) for text in prompts]
             base = replace(grid.base, temperature=temperature)
             variants = grid.variants(base)
-            methods = [plain_decoding(pair, prompt_ids, base, f"{task} T={temperature:g} plain")]
+            where = f"{task} T={temperature:g}"
+            methods = [_each_prompt(plain_decoding, pair, prompt_ids, base, f"{where} plain")]
             # Each row's specviz method and transformers' counterpart (None: none), by index.
             planned: list[tuple[str, str, int, int | None]] = []
             for label, settings in variants:
                 for drafter in grid.drafters:
-                    where = f"{task} T={temperature:g} γ={label} {drafter}"
+                    row_name = f"{where} γ={label} {drafter}"
                     spec_index = len(methods)
                     methods.append(
-                        speculative_decoding(
-                            pair, prompt_ids, settings, f"{where} specviz", drafter
+                        _each_prompt(
+                            _specviz(drafter), pair, prompt_ids, settings, f"{row_name} specviz"
                         )
                     )
                     counterpart = None
                     # transformers has no cost schedule: the fixed rows hold its runs.
                     if grid.transformers and not settings.cost_gamma:
-                        counterpart = transformers_counterpart(
-                            drafter, pair, prompt_ids, settings, f"{where} transformers"
+                        counterpart = _each_prompt(
+                            _transformers(drafter),
+                            pair,
+                            prompt_ids,
+                            settings,
+                            f"{row_name} transformers",
                         )
                     hf_index = None if counterpart is None else len(methods)
                     if counterpart is not None:
@@ -196,18 +216,60 @@ def run_bench_grid(
     return BenchResult(rows, cut)
 
 
-def check_prompts(preset: Any, tasks: Sequence[str]) -> None:
-    """Refuse an empty task list or a task the preset has no prompt for."""
-    unknown = [task for task in tasks if task not in preset.prompts]
+def check_prompts(
+    preset: Any, tasks: Sequence[str], table: Mapping[str, Sequence[str]] | None = None
+) -> None:
+    """Refuse an empty task list or a task there is no prompt for (in *table*, default the
+    preset's examples)."""
+    table = preset.prompts if table is None else table
+    unknown = [task for task in tasks if task not in table]
     if unknown or not tasks:
         missing = ", ".join(unknown) if unknown else Phrase("error.bench.no_task")
         raise UserError("error.bench.no_prompts", preset=preset.id, tasks=missing)
 
 
+def task_prompts(table: Mapping[str, Sequence[str]], task: str, count: int) -> list[str]:
+    """The first *count* prompts of the task group (0: all): what every method of the task's
+    rows decodes in turn."""
+    if count < 0:
+        raise UserError("error.tasks.per_task", count=count)
+    prompts = list(table[task])
+    return prompts[:count] if count else prompts
+
+
 def task_prompt_ids(pair: Any, preset: Any, task: str) -> Any:
-    """The task's first example prompt as ids (1, T), with the chat template if the preset uses it:
-    the prompt every measurement of a task runs on."""
+    """The task's first example prompt as ids (1, T), with the chat template if the preset uses it."""
     return pair.encode_prompt(preset.prompts[task][0], chat=preset.chat_template)
+
+
+Build = Callable[[Any, Any, GenerationSettings, str], Method | None]
+
+
+def _each_prompt(
+    build: Build, pair: Any, prompt_ids: Sequence[Any], settings: GenerationSettings, name: str
+) -> Any:
+    """build's method for one prompt, or one that runs it on each prompt in turn (None where
+    build has no method, as for a drafter transformers has no counterpart of)."""
+    parts = [build(pair, ids, settings, f"{name} #{n}") for n, ids in enumerate(prompt_ids, 1)]
+    if any(part is None for part in parts):
+        return None
+    if len(parts) == 1:
+        return replace(parts[0], name=name)
+    return in_turn(name, parts)
+
+
+def _specviz(drafter: str) -> Build:
+    def build(pair: Any, ids: Any, settings: GenerationSettings, name: str) -> Method:
+        return speculative_decoding(pair, ids, settings, name, drafter)
+
+    return build
+
+
+def _transformers(drafter: str) -> Build:
+    def build(pair: Any, ids: Any, settings: GenerationSettings, name: str) -> Method | None:
+        return transformers_counterpart(drafter, pair, ids, settings, name)
+
+    return build
 
 
 def _warm_up_methods(pair: Any, preset: Any) -> list[Method]:

@@ -46,10 +46,12 @@ __all__ = [
     "Trial",
     "Update",
     "drain",
+    "in_turn",
     "iter_measurements",
     "last_update",
     "measure",
     "never",
+    "pooled",
     "repeat_settings",
 ]
 
@@ -99,6 +101,9 @@ class Outcome:
     token_ids: tuple[int, ...] = ()  # the new tokens, when the method reports them
     complete: bool = True  # False when the run stopped at its deadline before its end
     events: tuple[Event, ...] = ()  # the engine's records, when the method has them
+    # Seconds of work the run reused instead of doing (a prompt read once, before the runs, and
+    # copied into each): its throughput counts them as if the run had done that work itself.
+    reused_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -127,7 +132,9 @@ class Sample:
 
     @property
     def tokens_per_s(self) -> float:
-        return self.outcome.new_tokens / self.seconds if self.seconds > 0 else 0.0
+        """New tokens over the call's seconds plus the work it reused (Outcome.reused_s)."""
+        seconds = self.seconds + self.outcome.reused_s
+        return self.outcome.new_tokens / seconds if seconds > 0 else 0.0
 
 
 @dataclass(frozen=True)
@@ -401,6 +408,47 @@ def drain(events: Iterator[Event], trial: Trial) -> Outcome | None:
         if time.perf_counter() > trial.deadline:
             return _outcome(kept, complete=False)
     return _outcome(kept, complete=True)
+
+
+def in_turn(name: str, methods: Sequence[Method], label: Phrase | None = None) -> Method:
+    """One method that runs *methods* (the same decoder on several prompts) one after another
+    with the same trial, so one timed run covers every prompt; its outcome pools theirs.
+
+    A run cut short at the deadline ends the turn there (its outcome is incomplete); a run
+    abandoned because should_stop said so abandons the whole turn.
+    """
+    if not methods:
+        raise ValueError("in_turn needs at least one method")
+
+    def run(trial: Trial) -> Outcome | None:
+        outcomes: list[Outcome] = []
+        for method in methods:
+            outcome = method.run(trial)
+            if outcome is None:
+                return None
+            outcomes.append(outcome)
+            if not outcome.complete:
+                break
+        return pooled(outcomes)
+
+    return Method(name, run, methods[0].settings, label)
+
+
+def pooled(outcomes: Sequence[Outcome]) -> Outcome:
+    """Several runs' outcomes as one: their tokens summed, the engine's counters pooled
+    (Totals.pooled), texts and ids joined, complete only if every run was."""
+    if not outcomes:
+        raise ValueError("nothing to pool: no outcomes")
+    totals = [outcome.totals for outcome in outcomes if outcome.totals is not None]
+    return Outcome(
+        new_tokens=sum(outcome.new_tokens for outcome in outcomes),
+        totals=Totals.pooled(totals) if len(totals) == len(outcomes) else None,
+        text="".join(outcome.text for outcome in outcomes),
+        token_ids=tuple(token for outcome in outcomes for token in outcome.token_ids),
+        complete=all(outcome.complete for outcome in outcomes),
+        events=tuple(event for outcome in outcomes for event in outcome.events),
+        reused_s=sum(outcome.reused_s for outcome in outcomes),
+    )
 
 
 def _outcome(events: list[Event], complete: bool) -> Outcome:

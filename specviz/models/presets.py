@@ -65,6 +65,7 @@ __all__ = [
     "default_preset",
     "load_preset",
     "load_presets",
+    "load_prompts_file",
     "task_label",
     "task_words",
 ]
@@ -431,6 +432,29 @@ def load_preset(path: str | os.PathLike[str]) -> Preset:
     return preset
 
 
+def load_prompts_file(path: str | os.PathLike[str]) -> Mapping[str, tuple[str, ...]]:
+    """Read a file of prompts per task group: a preset's ``[prompts]`` table on its own (task
+    names as top-level keys, or under ``[prompts]``). Raises PresetError naming the file and
+    the field, as for a preset."""
+    path = Path(path)
+    where = str(path)
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except OSError as exc:
+        cause = exc.strerror or exc
+        raise PresetError(Phrase("error.preset.unreadable", cause=cause), path=where) from exc
+    except UnicodeDecodeError as exc:
+        raise PresetError(Phrase("error.preset.not_utf8", cause=exc), path=where) from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise PresetError(Phrase("error.preset.toml", cause=exc), path=where) from exc
+    name = "prompts" if "prompts" in data else ""
+    try:
+        return _freeze_prompts(data.get("prompts", data), require_all_tasks=False, table=name)
+    except PresetError as exc:
+        raise exc.at(where) from None
+
+
 def load_presets(directory: str | os.PathLike[str] | None = None) -> dict[str, Preset]:
     """Load every ``*.toml`` preset in *directory* (default: the repo's presets/).
 
@@ -596,8 +620,8 @@ _TRANSLATED_DESCRIPTION_KEYS: Mapping[str, str] = {
 def _freeze_prompts(
     raw: object, require_all_tasks: bool, table: str = "prompts"
 ) -> Mapping[str, tuple[str, ...]]:
-    """Validate the prompts table (named *table* in the file) and return it as a read-only,
-    TASKS-ordered view."""
+    """Validate the prompts table (named *table* in the file; "" for a file's top level) and
+    return it as a read-only, TASKS-ordered view."""
     if not isinstance(raw, Mapping):
         raise PresetError(
             Phrase("error.preset.prompts_table", got=describe_value(raw)), field=table
@@ -606,7 +630,7 @@ def _freeze_prompts(
         if task not in TASKS:
             raise PresetError(
                 Phrase("error.preset.unknown_task", task=repr(task), known=", ".join(TASKS)),
-                field=f"{table}.{task}",
+                field=_within(table, task),
             )
     frozen: dict[str, tuple[str, ...]] = {}
     for task in TASKS:
@@ -617,20 +641,20 @@ def _freeze_prompts(
         if isinstance(items, str) or not isinstance(items, Sequence):
             raise PresetError(
                 Phrase("error.preset.prompt_list", got=describe_value(items)),
-                field=f"{table}.{task}",
+                field=_within(table, task),
             )
         if not items:
-            raise PresetError(Phrase("error.preset.task_empty"), field=f"{table}.{task}")
+            raise PresetError(Phrase("error.preset.task_empty"), field=_within(table, task))
         seen: set[str] = set()
         for index, prompt in enumerate(items):
-            name = f"{table}.{task}[{index}]"
+            name = _within(table, f"{task}[{index}]")
             _check_text(prompt, name, allow_empty=False)
             if prompt in seen:
                 raise PresetError(Phrase("error.preset.duplicate_prompt"), field=name)
             seen.add(prompt)
         frozen[task] = tuple(items)
     if not frozen:
-        raise PresetError(Phrase("error.preset.no_prompts"), field=table)
+        raise PresetError(Phrase("error.preset.no_prompts"), field=table or None)
     if require_all_tasks:
         # The bundled pair is the offline default, so every task in the UI must
         # have ready-made examples without any download.
@@ -640,6 +664,11 @@ def _freeze_prompts(
                 Phrase("error.preset.bundled_tasks", missing=", ".join(missing)), field=table
             )
     return types.MappingProxyType(frozen)
+
+
+def _within(table: str, key: str) -> str:
+    """The field name of *key* inside *table* ("prompts.code"), or *key* at a file's top level."""
+    return f"{table}.{key}" if table else key
 
 
 def _check_text(value: object, name: str, *, allow_empty: bool) -> None:

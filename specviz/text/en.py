@@ -705,6 +705,11 @@ TABLE = MappingProxyType(
         "advisor.recommend.winner": (
             "Use {winner}: {winner_measures}. Runner-up: {runner}, {runner_measures}."
         ),
+        "advisor.recommend.close": (
+            "Use {winner}: {winner_measures}. Runner-up: {runner}, {runner_measures}: within "
+            "{close} of the winner, closer than one run of each can tell apart; more repeats "
+            "settle it."
+        ),
         "advisor.recommend.only": "Use {winner}: {winner_measures}.",
         "advisor.recommend.plain": (
             "Use plain decoding ({plain} tok/s) on this machine: no candidate beat it. The closest "

@@ -558,6 +558,10 @@ TABLE = MappingProxyType(
         "advisor.recommend.winner": (
             "{winner} を使ってください：{winner_measures}。次点：{runner}、{runner_measures}。"
         ),
+        "advisor.recommend.close": (
+            "{winner} を使ってください：{winner_measures}。次点：{runner}、{runner_measures}。差は "
+            "{close} 以内で、各候補 1 回の測定では区別できません。繰り返し回数を増やすと決着します。"
+        ),
         "advisor.recommend.only": "{winner} を使ってください：{winner_measures}。",
         "advisor.recommend.plain": (
             "このマシンでは通常デコーディング（{plain} トークン/秒）を使ってください：これに勝った"

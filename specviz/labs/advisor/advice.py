@@ -4,16 +4,18 @@
 depends on how often the draft is right on the user's text (α), on what a draft step and a
 verification cost on the user's machine, and on the prompts. The advisor runs plain decoding and
 every candidate (each drafter available on the loaded models, the draft model at each draft format
-loaded, at γ ∈ {2, 3, 5, 8}, with the adaptive schedule and with the cost schedule, which picks γ
-each cycle from the step costs measured at load) over the same prompts, interleaved
-through the measurement harness, and ranks the candidates by their speedup over plain decoding:
-wall-clock tokens per second of decoding.
+loaded, at γ ∈ {2, 3, 5, 8} and with the adaptive schedule; on request also with the cost
+schedule, which picks γ each cycle from the step costs measured at load) over the same prompts,
+interleaved through the measurement harness, and ranks the candidates by their speedup over plain
+decoding: wall-clock tokens per second, prompt included, as the benchmark measures them.
 
-Each prompt is read once per model (all its tokens but the last, specviz.models.prompt_prefills)
-and that KV cache is copied into every run of it: on a CPU the reading can cost more than the
-decoding compared (16.8 s for a 126-token editing prompt through the bundled target in bfloat16
-on a 2-core AVX2 EPYC, against 0.21 s a step), and it is the same work for every candidate. A
-run's wall clock is then its decoding, from the forward that reads the prompt's last token on.
+Each prompt is read once per model (all its tokens but the last, specviz.models.prompt_prefills),
+after the warm-up, and that KV cache is copied into every run of it: on a CPU the reading can
+cost more than the decoding compared (16.8 s for a 126-token editing prompt through the bundled
+target in bfloat16 on a 2-core AVX2 EPYC, against 0.21 s a step). Each run's throughput counts
+the seconds its models took for that one reading (Outcome.reused_s), so a drafter that reads the
+prompt with a second model pays for it, as it would in a real request, while the measurement does
+not repeat the reading for every candidate.
 
 Per candidate, pooled over the prompts: α = Σ accepted / Σ tested, τ = Σ new tokens / Σ target
 passes, tokens/s, time to first token (the seconds each model took to read the prompt, plus the
@@ -51,6 +53,7 @@ from specviz.measure.harness import (
     iter_measurements,
     last_update,
     never,
+    pooled,
     warm_up_settings,
 )
 from specviz.measure.memory import module_bytes, peak_growth
@@ -60,7 +63,9 @@ from specviz.text import DEFAULT_LANGUAGE, Phrase, UserError, t
 
 __all__ = [
     "ADVISOR_GAMMAS",
+    "DEFAULT_BUDGET_S",
     "DEFAULT_DRAFTERS",
+    "DEFAULT_TOKENS",
     "Advice",
     "AdvicePlan",
     "AdviceUpdate",
@@ -73,9 +78,21 @@ __all__ = [
 ]
 
 ADVISOR_GAMMAS = (2, 3, 5, 8)
+# The advisor's default size, for the CLI and the app alike: new tokens per run, and seconds of
+# measuring at most. A task group's prompt, every drafter of the bundled pair at the preset's
+# draft format, at every γ and adaptive, fits in 2 minutes on a 2-core CPU with these
+# (docs/performance.md, "The advisor's default size").
+DEFAULT_TOKENS = 32
+DEFAULT_BUDGET_S = 90.0
 # The drafters compared unless the user names others: every kind the bundled pair can run.
 DEFAULT_DRAFTERS = ("draft-model", "lookup", "hybrid", "layerskip")
 _PLAIN = "plain"
+# Runner-up within this fraction of the winner's speedup: the recommendation says the two are a
+# tie at this size of measurement. Repeats of one candidate on a quiet 2-core CPU spread by up to
+# 8 % (bench, editing, lookup γ = 5: 12.39, 11.63, 12.59 tok/s).
+CLOSE = 0.05
+# The warm-up runs read this much of the first prompt: every code path, little reading.
+_WARM_UP_PROMPT_TOKENS = 16
 
 
 @dataclass(frozen=True)
@@ -186,6 +203,8 @@ class Advice:
             values |= {"runner": runner.candidate.name, "runner_measures": _measures(runner, lang)}
         if winner.speedup >= 1.0:
             key = "advisor.recommend.only" if runner is None else "advisor.recommend.winner"
+            if runner is not None and runner.speedup >= (1 - CLOSE) * winner.speedup:
+                return t("advisor.recommend.close", lang, close=f"{CLOSE:.0%}", **values)
             return t(key, lang, **values)
         key = "advisor.recommend.plain_only" if runner is None else "advisor.recommend.plain"
         return t(key, lang, plain=f"{self.plain_tokens_per_s:.2f}", **values)
@@ -214,7 +233,7 @@ class AdvicePlan:
     drafters: Sequence[str]  # drafter specs
     gammas: Sequence[int] = ADVISOR_GAMMAS
     adaptive: bool = True  # also an adaptive row per proposer, starting from the preset's γ
-    cost: bool = True  # also a cost-schedule row per proposer, its γ at most the preset's
+    cost: bool = False  # also a cost-schedule row per proposer, its γ at most the preset's
     repeats: int = 1
     time_budget_s: float | None = None
     warm_up: bool = True
@@ -311,9 +330,10 @@ def iter_advice(
                 _Reading(reads, models),
             )
         )
-    # The prompts are read first, as part of the warm-up: every measured run copies them.
-    warm_up = [_reading_prompts(reads, list(read_models.values()))]
-    warm_up += _warm_ups(plan, chosen, reads) if plan.warm_up else []
+    # The prompts are read as the warm-up's last step, once each path has run (so the reading,
+    # which every run's throughput counts, is timed warm): every measured run copies them.
+    warm_up = _warm_ups(plan, chosen, reads) if plan.warm_up else []
+    warm_up.append(_reading_prompts(reads, list(read_models.values())))
     updates = iter_measurements(methods, plan.repeats, warm_up, plan.time_budget_s, should_stop)
     return (
         AdviceUpdate(
@@ -444,11 +464,15 @@ def _over_prompts(
                 outcome = drain(events(ids, trial.settings), trial)
             if outcome is None:
                 return None
+            # The prompt was read once for every run; this run's throughput counts that reading
+            # by each model it uses, as if it had read the prompt itself (the benchmark's does).
+            read_s = reading.seconds(ids)
+            outcome = replace(outcome, reused_s=outcome.reused_s + read_s)
             outcomes.append(outcome)
-            _record(records, outcome, growth.bytes, reading.seconds(ids))
+            _record(records, outcome, growth.bytes, read_s)
             if not outcome.complete:
                 break
-        return _pooled(outcomes)
+        return pooled(outcomes)
 
     return Method(name, run, settings, Phrase("advisor.progress", name=name))
 
@@ -463,20 +487,11 @@ def _record(records: _Records, outcome: Outcome, growth: int | None, read_s: flo
         records.peaks.append(growth)
 
 
-def _pooled(outcomes: Sequence[Outcome]) -> Outcome:
-    totals = [outcome.totals for outcome in outcomes if outcome.totals is not None]
-    return Outcome(
-        new_tokens=sum(outcome.new_tokens for outcome in outcomes),
-        totals=Totals.pooled(totals) if totals else None,
-        text="".join(outcome.text for outcome in outcomes),
-        complete=all(outcome.complete for outcome in outcomes),
-    )
-
-
 def _warm_ups(plan: AdvicePlan, chosen: Sequence[Candidate], reads: PromptPrefills) -> list[Method]:
-    """One short unmeasured run of plain decoding and of each proposer, on the first prompt."""
+    """One short unmeasured run of plain decoding and of each proposer, on the first prompt's
+    first tokens (not the prompt itself, which is read after the warm-up)."""
     short = warm_up_settings(plan.settings)
-    first = plan.prompt_ids[:1]
+    first = [plan.prompt_ids[0][:, :_WARM_UP_PROMPT_TOKENS]]
     default_pair = next(iter(plan.pairs.values()))
     reading = _Reading(reads, (default_pair.target,))
     warm = [_over_prompts("warm-up plain", short, first, _plain(default_pair), _Records(), reading)]
