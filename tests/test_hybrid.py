@@ -103,3 +103,92 @@ def test_lookup_cycles_leave_the_draft_model_untouched(tiny_pair: TinyPair) -> N
     cycles = list(speculative_generate(tiny_pair, PROMPT, settings, drafter))
     assert len(commits) == sum(cycle.drafter == "draft-model" for cycle in cycles)
     assert isinstance(drafter.model, ModelDrafter)
+
+
+# -- check=yes: the copy as far as the draft model agrees, then the model's own draws ----------
+
+
+def test_checked_copies_keep_the_agreed_prefix_and_the_model_drafts_on(tiny_pair: TinyPair) -> None:
+    """Each proposal is the copy up to the draft's first disagreement (one-hot q), then the
+    model's draws with the q a cache-free forward over the committed text gives: the model's
+    cache held exactly what it should after every kind of cycle."""
+    drafter = hybrid(tiny_pair, "hybrid:check=yes")
+    seen: list[tuple[list[int], Proposal]] = []
+    propose = drafter.propose
+
+    def recording(context: torch.Tensor, max_tokens: int, sampler: Sampler) -> Proposal:
+        proposal = propose(context, max_tokens, sampler)
+        seen.append((context.tolist(), proposal))
+        return proposal
+
+    drafter.propose = recording  # type: ignore[method-assign]
+    settings = GenerationSettings(gamma=4, max_new_tokens=60, stop_on_eos=False)
+    cycles = list(speculative_generate(tiny_pair, PROMPT, settings, drafter))
+    mixed = 0
+    for context, proposal in seen:
+        drafts = proposal.token_ids.tolist()
+        if not drafts:
+            continue
+        kept = len(proposal.copied_from or ())
+        full = torch.tensor([context + drafts[:-1]])
+        with torch.inference_mode():
+            probs = torch.softmax(tiny_pair.draft(full).logits[0, -len(drafts) :], -1)
+        assert proposal.q_draft is not None
+        # Copies: one-hot, and the draft's own first choice there; then the model's q.
+        for position in range(kept):
+            assert proposal.q_draft[position, drafts[position]] == 1.0
+            assert int(probs[position].argmax()) == drafts[position]
+            assert drafts[position] == context[proposal.copied_from[position]]  # type: ignore[index]
+        torch.testing.assert_close(proposal.q_draft[kept:], probs[kept:], atol=1e-4, rtol=0)
+        mixed += 0 < kept < len(drafts)
+    assert mixed > 0  # some cycles copied, then guessed on
+    assert {cycle.drafter for cycle in cycles} >= {"lookup"}
+    plain = GenerationSettings(gamma=4, max_new_tokens=60, stop_on_eos=False)
+    expected = list(speculative_generate(tiny_pair, PROMPT, plain, hybrid(tiny_pair)))
+    # Greedy: the same text as the unchecked hybrid (both are the target's greedy decoding).
+    assert [t.token_id for c in cycles for t in c.emitted] == [
+        t.token_id for c in expected for t in c.emitted
+    ]
+
+
+def test_a_bad_check_option_is_refused() -> None:
+    from specviz.drafters.registry import check_drafter_spec
+
+    with pytest.raises(ValueError, match="check must be yes or no, got 'maybe'"):
+        check_drafter_spec("hybrid:check=maybe")
+    with pytest.raises(ValueError, match="max_ngram"):
+        check_drafter_spec("hybrid:check=yes,max_ngram=x")
+    assert str(check_drafter_spec("hybrid:check=yes,max_ngram=3")) == "hybrid:check=yes,max_ngram=3"
+
+
+@pytest.mark.parametrize("gamma", [2, 4])
+def test_checked_copies_keep_the_target_law(gamma: int) -> None:
+    """Chi-square against the Markov chain's closed-form law, with a prompt lookup can copy from."""
+    from test_engine import chain_pair, chi_square_p_value, sample_joint
+
+    pair = chain_pair()
+    counts = sample_joint(
+        pair,
+        gamma,
+        samples=6_000,
+        drafter_for=lambda pair: make_drafter("hybrid:check=yes", pair),
+        prompt_ids=(0, 1, 2, 3, 1, 0, 2, 1),
+    )
+    assert chi_square_p_value(pair, counts) > 1e-3
+
+
+def test_checked_copies_with_the_wrong_rule_are_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    from test_engine import chain_pair, chi_square_p_value, sample_joint, wrong_verify
+
+    import specviz.core.engine
+
+    monkeypatch.setattr(specviz.core.engine, "verify_sampled", wrong_verify)
+    pair = chain_pair()
+    counts = sample_joint(
+        pair,
+        3,
+        samples=6_000,
+        drafter_for=lambda pair: make_drafter("hybrid:check=yes", pair),
+        prompt_ids=(0, 1, 2, 3, 1, 0, 2, 1),
+    )
+    assert chi_square_p_value(pair, counts) < 1e-6

@@ -102,6 +102,65 @@ class ModelDrafter:
             gamma=self.policy.gamma,
         )
 
+    @torch.inference_mode()
+    def propose_checking(
+        self, context: torch.Tensor, copies: torch.Tensor, max_tokens: int, sampler: Sampler
+    ) -> tuple[Proposal, int]:
+        """Draft up to γ tokens that start with as many of *copies* (ids copied from the text, by
+        prompt lookup) as this model agrees with, then go on with its own draws.
+
+        One forward reads the uncached committed tokens and every copy; wherever the model's most
+        likely next token is the copy, the copy stays (q one-hot: it was copied, not drawn); at
+        the first disagreement the model draws that position from its own distribution, which the
+        same forward gave, and drafts on as propose() does. Each position is still a proposal
+        made from its context alone, so Theorem 1 of Leviathan et al. holds: the output keeps the
+        target's law. Returns the proposal and how many copies it kept.
+        """
+        began = time.perf_counter()
+        count = self.policy.begin(max_tokens)
+        copies = copies[:count].to(self.device)
+        feed = torch.cat([context[self.cache_len :].to(self.device), copies]).view(1, -1)
+        logits = self._runner.forward(feed, logits_to_keep=copies.shape[0] + 1)  # (L + 1, V)
+        agrees = (logits[:-1].argmax(dim=-1) == copies).tolist()
+        kept = agrees.index(False) if False in agrees else len(agrees)
+        for position in range(kept):  # the policy's EOS stop: nothing follows a copied EOS
+            if not self.policy.goes_on(copies[position], None) and position + 1 < count:
+                kept, count = position + 1, position + 1
+                break
+        self._runner.rollback(copies.shape[0] - kept)  # the cache: committed + kept copies
+        vocab = logits.shape[-1]
+        rows = [torch.nn.functional.one_hot(copies[:kept], vocab).float()]
+        tokens = [copies[:kept]]
+        left = count - kept
+        if left > 0:
+            dist = sampler.probs(logits[kept])
+            token = sampler.draw(dist)
+            tokens.append(token.view(1))
+            rows.append(dist.view(1, -1).float())
+            if left > 1 and self.policy.goes_on(token, dist):
+                more, more_q = draft_autoregressively(
+                    self._next_logits, token.view(1, 1), left - 1, sampler, self.policy
+                )
+                tokens.append(more)
+                rows.append(more_q.float())
+        elif kept > 0:
+            # γ copies kept and nothing drawn: as after any draft, the last one is not fed.
+            self._runner.rollback(1)
+        token_ids = torch.cat(tokens)
+        self._proposed = token_ids.tolist()
+        sync(self.device)
+        proposal = Proposal(
+            token_ids,
+            torch.cat(rows),
+            forwards=1 + max(0, token_ids.shape[0] - kept - 1),
+            seconds=time.perf_counter() - began,
+            drafter=self.kind,
+            ended_by=self.policy.ended_by,
+            doubt_scale=self.policy.doubt_scale,
+            gamma=self.policy.gamma,
+        )
+        return proposal, kept
+
     def _next_logits(self, feed: torch.Tensor) -> torch.Tensor:
         # logits_to_keep=1: the vocabulary projection is a large share of a small model's cost,
         # and only the last position's distribution is needed.

@@ -49,6 +49,13 @@ TABLE = MappingProxyType(
         "tip.rule.copied": "copied, not guessed: q = 1, so accepted with probability p(x) = {p}",
         "tip.copied_from.prompt": "copied from the prompt (its token {index})",
         "tip.copied_from.text": "copied from the generated text (token {index}, lit up)",
+        # --- the prompt strip: the prompt as tokens, where a copying drafter's copies come from
+        "stream.prompt.title": (
+            "Prompt, as the target reads it ({n} tokens): copies come from here. Hover a copied "
+            "token below to light up its source."
+        ),
+        "tip.prompt_token": "{token}  prompt token {index} of {n}",
+        "tip.copied_from.prompt_shown": "copied from the prompt (its token {index}, lit up above)",
         "stream.cycle_mark.by": "cycle {cycle}, drafted by {drafter}",
         "tip.source.bonus": "drawn from p after every draft token was accepted",
         "tip.source.greedy": "the target's top choice at the rejected position",
@@ -1346,6 +1353,7 @@ TABLE = MappingProxyType(
         "error.layerskip.one_choice": (
             "drafter {kind} takes one of skip, exit or calibrate, not several"
         ),
+        "error.hybrid.check": "drafter {kind}: check must be yes or no, got {got}",
         "error.layerskip.calibrate": "drafter {kind}: calibrate must be yes or no, got {got}",
         "error.layerskip.exit": "drafter {kind}: exit must keep at least 1 layer, got {got}",
         "error.layerskip.layers": (

@@ -45,6 +45,13 @@ TABLE = MappingProxyType(
         "tip.rule.copied": "推測ではなくコピー：q = 1 なので確率 p(x) = {p} で受理",
         "tip.copied_from.prompt": "プロンプトからコピー（プロンプトのトークン {index}）",
         "tip.copied_from.text": "生成済みテキストからコピー（トークン {index}、強調表示）",
+        # --- the prompt strip: the prompt as tokens, where a copying drafter's copies come from
+        "stream.prompt.title": (
+            "ターゲットが読むプロンプト（{n} トークン）：コピーはここから。下のコピーされたトークンに"
+            "カーソルを合わせると、コピー元が強調表示されます。"
+        ),
+        "tip.prompt_token": "{token}  プロンプトのトークン {index}／{n}",
+        "tip.copied_from.prompt_shown": "プロンプトからコピー（プロンプトのトークン {index}、上に強調表示）",
         "stream.cycle_mark.by": "サイクル {cycle}、ドラフト：{drafter}",
         "tip.source.bonus": "すべてのドラフトが受理された後に p から引いたトークン",
         "tip.source.greedy": "棄却された位置でのターゲットの第1候補",
@@ -903,6 +910,7 @@ TABLE = MappingProxyType(
         "error.drafter.occurrence": "ドラフター {kind}：occurrence は {known} のいずれかです。指定：{got}",
         "error.drafter.whole_number": "ドラフター {kind}：{name} は整数でなければなりません。指定：{got}",
         "error.layerskip.one_choice": "ドラフター {kind} が受け付けるのは skip、exit、calibrate のどれか1つです",
+        "error.hybrid.check": "ドラフター {kind}：check は yes か no です。指定：{got}",
         "error.layerskip.calibrate": "ドラフター {kind}：calibrate は yes か no です。指定：{got}",
         "error.layerskip.exit": "ドラフター {kind}：exit では少なくとも1層を残す必要があります。指定：{got}",
         "error.layerskip.layers": (
