@@ -1,5 +1,6 @@
-"""The live run tab: the coloured stream, the cycle cards, counters, charts and the race panel,
-and the Run / Step / Replay / Stop handlers that fill them from the session's event records."""
+"""The live run tab: the coloured stream (with the prompt above it for a drafter that copies from
+it), the cycle cards, counters, charts and the race panel, and the Run / Step / Replay / Stop
+handlers that fill them from the session's event records."""
 
 from __future__ import annotations
 
@@ -23,15 +24,19 @@ from specviz.views import race_html
 from specviz.views import run_charts as charts
 from specviz.views import run_html as render
 from specviz.views.fable import fable_help_html, fable_html
+from specviz.views.prompt_strip import prompt_strip_html
 
 CHART_EVERY_S = 1.5  # live charts are redrawn at most this often; HTML updates every cycle
 
 # Clicks on the stream's tokens become a "click" event carrying the cycle number (1-based). On a
 # touch screen (no hover) the first tap on a token shows its details (the tooltip opens on focus)
 # and a second tap on the same token opens the inspector.
-# Hovering (or focusing) a copied token lights up the generated token it was copied from: the
-# copy carries data-from-seq, the kept tokens data-seq (a rejected guess shares its seq with the
-# token that replaced it, so only kept tokens light up).
+# Hovering (or focusing) a copied token lights up where it was copied from: the span its cycle
+# copied (data-from-span) in sv-src, the token's own source (data-from-seq) in sv-src-own as well.
+# The sources are the generated tokens (data-seq 0, 1, ...) and the prompt strip's (-1 is the
+# prompt's last token: views/prompt_strip.py); a rejected guess shares its seq with the token that
+# replaced it, so only kept tokens light up. The strip scrolls by itself (never the page, which
+# would move the hovered token from under the pointer) to show the token's own source.
 STREAM_CLICK_JS = (
     "let shownTip = null;"
     " element.addEventListener('click', (event) => {"
@@ -40,10 +45,21 @@ STREAM_CLICK_JS = (
     " if (tok && tok !== shownTip && window.matchMedia('(hover: none)').matches) {"
     " shownTip = tok; tok.focus(); return; }"
     " shownTip = null; trigger('click', {cycle: Number(cycle.dataset.cycle)}); });"
+    " const strip = () => element.getRootNode().querySelector('#sv-prompt-strip .sv-prompt-toks');"
+    " const sources = (box, seq) => [element, box].filter(Boolean).flatMap((where) =>"
+    " [...where.querySelectorAll('[data-seq=\"' + seq + '\"]')])"
+    ".filter((tok) => !tok.matches('.sv-rejected, .sv-untested'));"
     " const light = (event, on) => {"
     " const copy = event.target.closest('[data-from-seq]'); if (!copy) return;"
-    " element.querySelectorAll('[data-seq=\"' + copy.dataset.fromSeq + '\"]').forEach((tok) => {"
-    " if (!tok.matches('.sv-rejected, .sv-untested')) tok.classList.toggle('sv-src', on); }); };"
+    " const box = strip(), own = copy.dataset.fromSeq;"
+    " (copy.dataset.fromSpan || own).split(' ').forEach((seq) => sources(box, seq).forEach((tok)"
+    " => { tok.classList.toggle('sv-src', on); tok.classList.toggle('sv-src-own', on && seq === own);"
+    " }));"
+    " const shown = on && box && sources(box, own).find((tok) => box.contains(tok));"
+    " if (!shown) return;"
+    " const at = shown.getBoundingClientRect(), view = box.getBoundingClientRect();"
+    " if (at.top < view.top || at.bottom > view.bottom)"
+    " box.scrollTop += at.top - view.top - (view.height - at.height) / 2; };"
     " element.addEventListener('mouseover', (event) => light(event, true));"
     " element.addEventListener('mouseout', (event) => light(event, false));"
     " element.addEventListener('focusin', (event) => light(event, true));"
@@ -57,6 +73,7 @@ class LiveTab:
 
     status: gr.HTML
     stream: gr.HTML
+    prompt_strip: gr.HTML  # the prompt as tokens, where a copying drafter's copies come from
     cards: gr.HTML
     counters: gr.HTML
     rejection_plot: gr.Plot
@@ -75,7 +92,8 @@ class LiveTab:
 
     @property
     def outputs(self) -> list[Any]:
-        """Every component a live run updates; the API's last two outputs are text and stats."""
+        """Every component a live run updates; the API's last two outputs are text and stats
+        (the first four: status, stream, cards, counters)."""
         return [
             self.status,
             self.stream,
@@ -91,6 +109,7 @@ class LiveTab:
             self.time_plot,
             self.fable,
             self.headline,
+            self.prompt_strip,
         ]
 
     def views(self, sess: Session, message: str, kind: str, *, charts_too: bool) -> dict[Any, Any]:
@@ -99,7 +118,11 @@ class LiveTab:
         last = cycles[-1] if cycles else None
         update: dict[Any, Any] = {
             self.status: render.status_html(message, kind=kind),
-            self.stream: render.stream_html(cycles, lang=lang),
+            self.stream: render.stream_html(cycles, lang=lang, prompt_shown=bool(sess.prompt)),
+            # The same prompt each cycle: Gradio sends a generator's changes only.
+            self.prompt_strip: gr.HTML(
+                prompt_strip_html(sess.prompt, lang=lang), visible=bool(sess.prompt)
+            ),
             self.cards: render.cycle_cards_html(last, lang=lang),
             self.fable: fable_html(cycles, lang=lang),
             self.counters: render.counters_html(
@@ -136,6 +159,7 @@ def live_tab(lang: str) -> LiveTab:
         status = gr.HTML(render.status_html(t("app.status.ready", lang)), elem_id="sv-status")
         headline = gr.HTML("", elem_id="sv-headline")
         gr.HTML(render.legend_html(lang=lang), elem_id="sv-legend")
+        prompt_strip = gr.HTML("", visible=False, elem_id="sv-prompt-strip", js_on_load=None)
         stream = gr.HTML(
             render.stream_html([], placeholder=t("app.stream.placeholder", lang), lang=lang),
             elem_id="sv-stream",
@@ -168,7 +192,7 @@ def live_tab(lang: str) -> LiveTab:
             )
             final_stats = gr.JSON(label=t("app.live.stats", lang), elem_id="sv-final-stats")
     return LiveTab(
-        status, stream, cards, counters, rejection_plot, rejection_note, race,
+        status, stream, prompt_strip, cards, counters, rejection_plot, rejection_note, race,
         accept_plot, hist_plot, tokens_plot, time_plot, final_text, final_stats, fable,
         fable_group, headline, lang,
     )  # fmt: skip

@@ -19,9 +19,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import gradio as gr
 
 from specviz.app.limits import LOCAL, Limits
+from specviz.core.detok import IncrementalDetokenizer, TokenizerLike
 from specviz.core.engine import GenerationSettings, speculative_stream
 from specviz.core.events import Cycle, Prefill, Step
 from specviz.core.settings import SettingError, describe_value, settings_from_mapping
+from specviz.drafters.base import DrafterSpec
+from specviz.drafters.hybrid import HybridDrafter
+from specviz.drafters.prompt_lookup import PromptLookupDrafter
 from specviz.drafters.registry import check_drafter_spec, make_drafter
 from specviz.export.trace import RunSetup, run_setup
 from specviz.measure.memory import return_freed_memory
@@ -38,6 +42,11 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _DONE = object()  # the end of an iterator, distinct from any item it yields
 
+# One prompt token as the live tab shows it: (its text, a control token's name or "").
+PromptToken = tuple[str, str]
+# The drafters that copy from the text, the prompt included: the live tab shows them the prompt.
+COPYING_DRAFTERS = frozenset({PromptLookupDrafter.kind, HybridDrafter.kind})
+
 
 @dataclass(frozen=True)
 class Started:
@@ -48,6 +57,9 @@ class Started:
     forwards: dict[str, ForwardChoice]  # which forward computes each model (Session.forwards)
     costs: Phrase | None  # the pair's step costs and the draft format they chose, in words
     no_chat_template: bool  # the chat template was asked for, but the tokenizer has none
+    # The prompt as the target reads it (chat template applied), one token each, for a drafter
+    # that copies from it (COPYING_DRAFTERS); () for any other.
+    prompt: tuple[PromptToken, ...] = ()
 
 
 @dataclass
@@ -69,6 +81,8 @@ class Session:
     # What the run was started from (pair, drafter, settings, prompt), for its exports.
     setup: RunSetup | None = None
     engine_s: float = 0.0  # seconds the run has held the engine (the hosted limit's measure)
+    # The prompt's tokens, where copies come from, for a copying drafter (Started.prompt).
+    prompt: tuple[PromptToken, ...] = ()
     # ZeroGPU: no live generator can come back from the worker, so the run goes on by replaying
     # it there from its inputs (specviz.app.gpu_work); True while that is possible.
     replays: bool = False
@@ -83,6 +97,7 @@ class Session:
         """Forget the last run and hold what this one began with (its cycles come later)."""
         self.key, self.setup, self.drafter = inputs.key, started.setup, inputs.drafter
         self.forwards, self.costs = dict(started.forwards), started.costs
+        self.prompt = started.prompt
         self.cycles, self.race, self.engine_s = [], None, 0.0
         self.cycles_iter, self.replays = None, False
 
@@ -333,6 +348,7 @@ class App:
             pair.forward_choices(),
             None if pair.cost_report is None else pair.cost_report.phrase(),
             inputs.chat and not getattr(pair.tokenizer, "chat_template", None),
+            copy_source(inputs.drafter, pair.tokenizer, prompt_ids[0].tolist()),
         )  # fmt: skip
         session.begin(inputs, started)
         session.cycles_iter = speculative_stream(
@@ -441,6 +457,36 @@ class App:
         for update in self.locked(progress, "app.doing.race"):
             session.race = update.result
             yield update
+
+
+def copy_source(
+    drafter: str, tokenizer: TokenizerLike, prompt_ids: list[int]
+) -> tuple[PromptToken, ...]:
+    """The prompt's tokens as text for a drafter that copies from it, () for any other."""
+    if DrafterSpec.parse(drafter).kind not in COPYING_DRAFTERS:
+        return ()
+    return prompt_tokens(tokenizer, prompt_ids)
+
+
+def prompt_tokens(tokenizer: TokenizerLike, prompt_ids: list[int]) -> tuple[PromptToken, ...]:
+    """Each prompt token's (text, control token name), decoded as the engine decodes generated
+    tokens: in context, so a character written by several byte tokens comes out whole on the
+    token that completes it (the others add ""). A control token adds no text."""
+    detok = IncrementalDetokenizer(tokenizer, [])
+    texts = detok.commit(prompt_ids)
+    controls = control_ids(tokenizer)
+    return tuple(
+        ("", tokenizer.decode([id_], skip_special_tokens=False)) if id_ in controls else (text, "")
+        for text, id_ in zip(texts, prompt_ids, strict=True)
+    )
+
+
+def control_ids(tokenizer: TokenizerLike) -> frozenset[int]:
+    """The tokenizer's control tokens: its special ids and the added tokens it marks special
+    (the chat template's markers: Qwen's <|im_start|> is only among the latter)."""
+    added = getattr(tokenizer, "added_tokens_decoder", {})
+    marked = {id_ for id_, token in added.items() if getattr(token, "special", False)}
+    return frozenset(tokenizer.all_special_ids) | marked
 
 
 def _finished(record: Cycle | Prefill) -> bool:

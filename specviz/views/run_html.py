@@ -1,5 +1,5 @@
 """Event records -> HTML: the token stream, the current cycle's cards and counters (the race
-is ``race_html``).
+is ``race_html``; the prompt a copying drafter copies from, ``prompt_strip``).
 
 Every function here is pure (records in, a string out) so it is tested by rendering to a string and
 comparing, without a browser. Token text comes from a model and may contain anything, so every
@@ -86,7 +86,9 @@ def _head(token: DraftToken | EmittedToken, kind: str, lang: str) -> str:
 # --- the token stream ---------------------------------------------------------------------------
 
 
-def _draft_span(cycle: Cycle, token: DraftToken, joined: Joined | None, lang: str) -> str:
+def _draft_span(
+    cycle: Cycle, token: DraftToken, joined: Joined | None, lang: str, prompt_shown: bool
+) -> str:
     kind = token.verdict
     copied = _copy_source(cycle, token)
     lines = [
@@ -107,7 +109,8 @@ def _draft_span(cycle: Cycle, token: DraftToken, joined: Joined | None, lang: st
     if copied is not None:
         source, prompt_len = copied
         if source < prompt_len:
-            lines.append(t("tip.copied_from.prompt", lang, index=source + 1))
+            key = "tip.copied_from.prompt_shown" if prompt_shown else "tip.copied_from.prompt"
+            lines.append(t(key, lang, index=source + 1))
         else:
             lines.append(t("tip.copied_from.text", lang, index=source - prompt_len + 1))
     data = {
@@ -120,10 +123,13 @@ def _draft_span(cycle: Cycle, token: DraftToken, joined: Joined | None, lang: st
         "accept": accept_text(cycle, token, 4),
         "u": num(token.uniform, 4),
     }
-    if copied is not None:
-        # The stream's tokens carry data-seq (their index in the generated text); the stream's
-        # script lights up the one a copy came from when the copy is hovered.
-        data["from-seq"] = str(copied[0] - copied[1])
+    if copied is not None and cycle.copied_from is not None:
+        # The stream's tokens carry data-seq (their index in the generated text; the prompt
+        # strip's count back from the prompt's end, so -1 is its last token); the stream's script
+        # lights up the token a copy came from, and the span the cycle copied, on hover.
+        prompt_len = copied[1]
+        data["from-seq"] = str(copied[0] - prompt_len)
+        data["from-span"] = " ".join(str(source - prompt_len) for source in cycle.copied_from)
     return _span(_KINDS[kind].css, token, lines, data, joined, lang)
 
 
@@ -166,11 +172,14 @@ def cycle_tokens_html(
     *,
     joined: Mapping[int, Joined] | None = None,
     lang: str = DEFAULT_LANGUAGE,
+    prompt_shown: bool = False,
 ) -> str:
     """One cycle in the stream: a boundary mark, accepted drafts, the discarded guesses, the extra.
 
     ``joined`` (from ``joined_characters`` over the whole run) says which kept tokens wrote a
     character split over several tokens; by default it is worked out from this cycle alone.
+    ``prompt_shown``: the prompt's tokens are on the page (``prompt_strip_html``), so a copy
+    from the prompt says its source is lit up there.
     """
     if joined is None:
         joined = joined_characters(cycle.emitted)
@@ -188,10 +197,16 @@ def cycle_tokens_html(
         f'title="{title}">{cycle.index + 1}</span>'
     ]
     accepted = cycle.drafted[: cycle.accepted_len]
-    parts.extend(_draft_span(cycle, token, joined.get(token.seq_index), lang) for token in accepted)
+    parts.extend(
+        _draft_span(cycle, token, joined.get(token.seq_index), lang, prompt_shown)
+        for token in accepted
+    )
     # The rejected guess and the untested tail sit where they were proposed, struck through. They
     # share seq indices with the tokens kept in their place, so they never take part in a join.
-    parts.extend(_draft_span(cycle, token, None, lang) for token in cycle.drafted[len(accepted) :])
+    parts.extend(
+        _draft_span(cycle, token, None, lang, prompt_shown)
+        for token in cycle.drafted[len(accepted) :]
+    )
     parts.extend(
         _extra_span(cycle, token, joined.get(token.seq_index), lang)
         for token in cycle.emitted[len(accepted) :]
@@ -200,11 +215,19 @@ def cycle_tokens_html(
 
 
 def stream_html(
-    cycles: Sequence[Cycle], *, placeholder: str = "", lang: str = DEFAULT_LANGUAGE
+    cycles: Sequence[Cycle],
+    *,
+    placeholder: str = "",
+    lang: str = DEFAULT_LANGUAGE,
+    prompt_shown: bool = False,
 ) -> str:
-    """The whole speculative token stream so far, coloured by origin, with cycle boundaries."""
+    """The whole speculative token stream so far, coloured by origin, with cycle boundaries
+    (``prompt_shown``: the prompt strip is on the page, see ``cycle_tokens_html``)."""
     joined = joined_characters(token for cycle in cycles for token in cycle.emitted)
-    body = "".join(cycle_tokens_html(cycle, joined=joined, lang=lang) for cycle in cycles)
+    body = "".join(
+        cycle_tokens_html(cycle, joined=joined, lang=lang, prompt_shown=prompt_shown)
+        for cycle in cycles
+    )
     if not body:
         body = f'<span class="sv-placeholder">{esc(placeholder)}</span>'
     end = _stop_note(cycles[-1].stop_reason, lang) if cycles else ""

@@ -1,0 +1,114 @@
+"""Prompt lookup on an editing prompt in Debian's chromium, on the bundled pair: the prompt shows
+as tokens above the stream, and hovering a copied token lights up the prompt span it was copied
+from (the copies of an edit come from the prompt, which the stream itself never shows).
+
+With SPECVIZ_SCREENSHOTS naming a folder, the hovered copy, its tooltip and its lit source are
+saved there as screenshot-copy.png (the README's picture: ``SPECVIZ_SCREENSHOTS=assets``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from test_browser import CHROMIUM, SCREENSHOTS, run_example
+from test_browser import browser as browser  # the module's chromium, a fixture
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"
+    ),
+]
+
+EDITING = "Fix the bugs in this code: average"  # the first editing example
+# The first kept copy of a word from the prompt whose cycle copied three tokens or more (a span
+# to see), left of the stream's middle (its tooltip opens to the right and below).
+PICK_COPY_JS = """() => {
+  const stream = document.querySelector('#sv-stream .sv-stream').getBoundingClientRect();
+  const copies = [...document.querySelectorAll('#sv-stream .sv-tok.sv-accepted[data-from-seq]')];
+  const picked = copies.find((tok) => Number(tok.dataset.fromSeq) < 0
+    && tok.dataset.fromSpan.split(' ').length >= 3 && /\\w\\w/.test(tok.textContent)
+    && tok.getBoundingClientRect().left < stream.left + stream.width / 2);
+  if (!picked) return null;
+  picked.id = 'sv-picked-copy';
+  return picked.dataset.fromSpan;
+}"""
+
+
+@pytest.fixture
+def page(browser):
+    from ui_fixtures import live_app
+
+    context = browser.new_context(viewport={"width": 1440, "height": 1200}, device_scale_factor=1)
+    page = context.new_page()
+    page.goto(live_app(), wait_until="load")
+    page.wait_for_selector("#sv-run")
+    yield page
+    context.close()
+
+
+def test_hovering_a_copy_lights_its_source_in_the_prompt(page, tmp_path):
+    drafter = page.locator("#sv-drafter")
+    drafter.locator("input").click()
+    page.get_by_role("option", name="Prompt lookup (copies)", exact=True).click()
+    run_example(page, "editing", EDITING, 56, 240_000)
+
+    strip = page.locator("#sv-prompt-strip .sv-prompt-strip")
+    assert re.search(r"Prompt, as the target reads it \(\d+ tokens\)", strip.inner_text())
+    count = int(strip.get_attribute("data-tokens") or 0)
+    seqs = strip.locator(".sv-prompt-tok").evaluate_all(
+        "(spans) => spans.map((s) => s.dataset.seq)"
+    )
+    assert seqs == [str(index - count) for index in range(count)]
+
+    span = page.evaluate(PICK_COPY_JS)
+    assert span, "no cycle copied three or more tokens from the prompt"
+    sources = span.split()
+    copy = page.locator("#sv-picked-copy")
+    own = copy.get_attribute("data-from-seq")
+    assert "lit up above" in (copy.get_attribute("data-tip") or "")
+    copy.hover()
+    source = strip.locator(f'[data-seq="{own}"]')
+    assert "sv-src" in (source.get_attribute("class") or "").split()
+    assert "sv-src-own" in (source.get_attribute("class") or "").split()
+    lit = strip.locator(".sv-src").evaluate_all("(spans) => spans.map((s) => s.dataset.seq)")
+    # The whole span the cycle copied (its part in the prompt), nothing else.
+    assert lit == [seq for seq in sources if int(seq) < 0]
+    assert source.evaluate(  # scrolled into the strip's view
+        "(tok) => { const r = tok.getBoundingClientRect(),"
+        " box = tok.closest('.sv-prompt-toks').getBoundingClientRect();"
+        " return r.top >= box.top && r.bottom <= box.bottom; }"
+    )
+
+    if SCREENSHOTS:
+        page.wait_for_timeout(300)
+        folder = Path(SCREENSHOTS)
+        page.screenshot(
+            path=str(folder / "screenshot-copy.png"), clip=_region(page), full_page=True
+        )
+        assert (folder / "screenshot-copy.png").stat().st_size > 30_000
+
+    page.mouse.move(5, 5)  # off the copy: its source goes dark again
+    assert strip.locator(".sv-src").count() == 0
+
+
+def _region(page) -> dict[str, float]:
+    """The prompt strip, the stream and the hovered copy's tooltip, with a margin, in the
+    page's coordinates (a full-page screenshot's)."""
+    return page.evaluate(
+        """() => {
+      const box = (sel) => document.querySelector(sel).getBoundingClientRect();
+      const strip = box('#sv-prompt-strip'), stream = box('#sv-stream');
+      const copy = document.querySelector('#sv-picked-copy');
+      const at = copy.getBoundingClientRect();
+      const tip = parseFloat(getComputedStyle(copy, '::after').height) || 200;
+      const left = Math.min(strip.left, stream.left) - 12;
+      const top = strip.top - 12 + window.scrollY;
+      const bottom = Math.max(stream.bottom, at.bottom + tip + 40) + 12 + window.scrollY;
+      return {x: left, y: top, width: Math.max(strip.right, stream.right) + 12 - left,
+              height: bottom - top};
+    }"""
+    )
