@@ -20,7 +20,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
-from test_browser import ARGS, CHROMIUM, tick_only  # noqa: E402
+from test_browser import ARGS, CHROMIUM  # noqa: E402
 from ui_fixtures import live_app  # noqa: E402
 
 
@@ -118,12 +118,11 @@ def greedy_labs(page: Page, folder: Path, chosen: set[str]) -> None:
         set_number(page, "#sv-max-new-tokens", 32)
         run_lab(page, "tasks", "#sv-tasks-run", "#sv-tasks-status", folder)
     if "advisor" in chosen:
-        # The advisor on the editing group: every drafter, the preset's draft format, γ 3 and 5.
+        # The advisor on the editing group at its default size: every drafter, the preset's
+        # draft format, γ 2, 3, 5, 8 and adaptive, 32 tokens.
         open_tab(page, "advisor")
         page.locator("#sv-advisor-task input").fill("editing")
         page.keyboard.press("Enter")
-        tick_only(page, "sv-advisor-formats", ["int8wo"])
-        tick_only(page, "sv-advisor-gammas", ["3", "5"])
         run_lab(page, "advisor", "#sv-advisor-run", "#sv-advisor-status", folder)
 
 

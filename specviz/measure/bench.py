@@ -250,8 +250,9 @@ def _each_prompt(
 ) -> Any:
     """build's method for one prompt, or one that runs it on each prompt in turn (None where
     build has no method, as for a drafter transformers has no counterpart of)."""
-    parts = [build(pair, ids, settings, f"{name} #{n}") for n, ids in enumerate(prompt_ids, 1)]
-    if any(part is None for part in parts):
+    built = [build(pair, ids, settings, f"{name} #{n}") for n, ids in enumerate(prompt_ids, 1)]
+    parts = [part for part in built if part is not None]
+    if len(parts) < len(built):
         return None
     if len(parts) == 1:
         return replace(parts[0], name=name)
