@@ -118,11 +118,13 @@ def greedy_labs(page: Page, folder: Path, chosen: set[str]) -> None:
         set_number(page, "#sv-max-new-tokens", 32)
         run_lab(page, "tasks", "#sv-tasks-run", "#sv-tasks-status", folder)
     if "advisor" in chosen:
-        # The advisor on the editing group at its default size: every drafter, the preset's
-        # draft format, γ 2, 3, 5, 8 and adaptive, 32 tokens.
+        # The advisor on the editing group at its default size (every drafter, the preset's
+        # draft format, γ 2, 3, 5, 8 and adaptive, 32 tokens) but a 240 s budget: the browser
+        # drawing each update shares the 2 cores, and no run should be cut short in the picture.
         open_tab(page, "advisor")
         page.locator("#sv-advisor-task input").fill("editing")
         page.keyboard.press("Enter")
+        set_number(page, "#sv-advisor-budget", 240)
         run_lab(page, "advisor", "#sv-advisor-run", "#sv-advisor-status", folder)
 
 

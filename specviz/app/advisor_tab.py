@@ -95,7 +95,12 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
                 elem_id="sv-advisor-tokens",
             )
             budget = wiring.size_slider(
-                20, limits.advisor_budget_s, int(DEFAULT_BUDGET_S), 10, "app.advisor.budget"
+                20,
+                limits.advisor_budget_s,
+                int(DEFAULT_BUDGET_S),
+                10,
+                "app.advisor.budget",
+                elem_id="sv-advisor-budget",
             )
             button = run_button(t("app.advisor.run", lang), "sv-advisor-run")
         status = status_box(t("app.status.not_run", lang), "sv-advisor-status")

@@ -782,12 +782,12 @@ TABLE = MappingProxyType(
         "app.tab.advisor": "Advisor",
         "app.advisor.intro": (
             "**Which draft should I use?** The advisor answers by measurement: it runs plain "
-            "decoding and every candidate (each drafter, the draft model at each draft format, "
+            "decoding and every candidate (each drafter ticked, at each draft format ticked and "
             "each γ) on the same prompts, on this machine, and ranks them by speedup. A candidate "
             "above the dashed line beats plain decoding; the table gives α, τ, tokens/s, the time "
-            "to the first token and the memory each adds. Each prompt is read once per model and "
-            "copied into every run (the reading is the same work for all of them), so the speedup "
-            "compares decoding; the time to the first token counts the reading."
+            "to the first token and the memory each adds. Tokens/s count the prompt's reading, as "
+            "in a real request; the prompt is read once per model and that reading is counted in "
+            "every run that uses the model, so it is not repeated for each candidate."
         ),
         "app.advisor.source": "prompts",
         "app.advisor.source.prompt": "the prompt on the left",
@@ -797,7 +797,7 @@ TABLE = MappingProxyType(
         "app.advisor.formats": "draft formats",
         "app.advisor.formats.info": "the draft model's weights: bfloat16 (none) or int8",
         "app.advisor.gammas": "γ values",
-        "app.advisor.adaptive": "also adaptive γ and the cost schedule",
+        "app.advisor.adaptive": "also adaptive γ",
         "app.advisor.tokens": "new tokens per run",
         "app.advisor.budget": "time budget (s)",
         "app.advisor.run": "▶ Measure",
