@@ -120,13 +120,16 @@ def test_unknown_tasks_are_refused(pair: EncodingPair) -> None:
         run_bench_grid(pair, PRESET, grid(tasks=("poetry",)))
 
 
-def test_bench_command_prints_the_table_and_writes_json(
-    pair: EncodingPair,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
+@pytest.fixture
+def on_tiny_pair(pair: EncodingPair, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`python -m specviz bench` on the tiny pair instead of loading the preset's."""
     monkeypatch.setattr(bench_cli, "load_pair_for", lambda args, preset: pair)
+
+
+@pytest.mark.usefixtures("on_tiny_pair")
+def test_bench_command_prints_the_table_and_writes_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "bench.json"
     code = main(
         [
@@ -182,13 +185,10 @@ def test_each_method_decodes_every_prompt_of_the_group_pooled_into_one_row(
     assert one.rows[0].specviz.tokens_per_target_pass is not None
 
 
+@pytest.mark.usefixtures("on_tiny_pair")
 def test_bench_takes_prompts_from_a_file_all_of_them_by_default(
-    pair: EncodingPair,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(bench_cli, "load_pair_for", lambda args, preset: pair)
     prompts = tmp_path / "unseen.toml"
     prompts.write_text('story = ["Once upon a time", "It was late"]\n')
     out = tmp_path / "bench.json"

@@ -405,16 +405,7 @@ def load_preset(path: str | os.PathLike[str]) -> Preset:
     """
     path = Path(path)
     where = str(path)
-    try:
-        with path.open("rb") as handle:
-            data = tomllib.load(handle)
-    except OSError as exc:
-        cause = exc.strerror or exc
-        raise PresetError(Phrase("error.preset.unreadable", cause=cause), path=where) from exc
-    except UnicodeDecodeError as exc:
-        raise PresetError(Phrase("error.preset.not_utf8", cause=exc), path=where) from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise PresetError(Phrase("error.preset.toml", cause=exc), path=where) from exc
+    data = _read_toml(path)
 
     try:
         preset = _preset_from_mapping(data)
@@ -432,15 +423,12 @@ def load_preset(path: str | os.PathLike[str]) -> Preset:
     return preset
 
 
-def load_prompts_file(path: str | os.PathLike[str]) -> Mapping[str, tuple[str, ...]]:
-    """Read a file of prompts per task group: a preset's ``[prompts]`` table on its own (task
-    names as top-level keys, or under ``[prompts]``). Raises PresetError naming the file and
-    the field, as for a preset."""
-    path = Path(path)
+def _read_toml(path: Path) -> dict[str, object]:
+    """A TOML file's top-level table; PresetError naming the file when it cannot be read."""
     where = str(path)
     try:
         with path.open("rb") as handle:
-            data = tomllib.load(handle)
+            return tomllib.load(handle)
     except OSError as exc:
         cause = exc.strerror or exc
         raise PresetError(Phrase("error.preset.unreadable", cause=cause), path=where) from exc
@@ -448,6 +436,15 @@ def load_prompts_file(path: str | os.PathLike[str]) -> Mapping[str, tuple[str, .
         raise PresetError(Phrase("error.preset.not_utf8", cause=exc), path=where) from exc
     except tomllib.TOMLDecodeError as exc:
         raise PresetError(Phrase("error.preset.toml", cause=exc), path=where) from exc
+
+
+def load_prompts_file(path: str | os.PathLike[str]) -> Mapping[str, tuple[str, ...]]:
+    """Read a file of prompts per task group: a preset's ``[prompts]`` table on its own (task
+    names as top-level keys, or under ``[prompts]``). Raises PresetError naming the file and
+    the field, as for a preset."""
+    path = Path(path)
+    where = str(path)
+    data = _read_toml(path)
     name = "prompts" if "prompts" in data else ""
     try:
         return _freeze_prompts(data.get("prompts", data), require_all_tasks=False, table=name)
