@@ -305,3 +305,49 @@ def test_candidate_names_are_escaped_in_the_panel() -> None:
 
     hostile = Advice(5.0, 0.1, (verdict("3", "<script>x</script>", 1.2),))
     assert "<script>" not in advice_html(hostile) and "&lt;script&gt;" in advice_html(hostile)
+
+
+def test_the_advise_command_measures_the_presets_format_and_prints_json(
+    tiny_pair: TinyPair, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from test_bench import EncodingPair
+
+    from specviz.cli import advise as advise_cli
+    from specviz.cli.main import main
+
+    pair = EncodingPair(
+        tiny_pair.draft, tiny_pair.target, tiny_pair.tokenizer, tiny_pair.eos_token_ids
+    )
+    pair.cost_report = None  # type: ignore[attr-defined]
+    loaded: list[str] = []
+
+    def load(args: argparse.Namespace, preset: object, cache: object = None) -> EncodingPair:
+        loaded.append(preset.draft_quantization)  # type: ignore[attr-defined]
+        return pair
+
+    monkeypatch.setattr(advise_cli, "load_pair_for", load)
+    code = main(
+        [
+            "advise", "--prompt", "abcabcabc", "--max-new-tokens", "6", "--gammas", "2",
+            "--drafters", "draft-model,lookup", "--json",
+        ]
+    )  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    assert loaded == [default_preset(load_presets()).draft_quantization]  # one format by default
+    report = json.loads(capsys.readouterr().out)
+    names = sorted(row["candidate"] for row in report["ranked"])
+    # Each drafter at γ = 2 and adaptive; no cost-schedule rows unless asked for.
+    assert len(names) == 4 and not any("cost" in name for name in names)
+    assert report["recommendation"].startswith("Use ")
+    assert all(row["tokens_per_s"] > 0 for row in report["ranked"])
+    code = main(
+        [
+            "advise", "--prompt", "abcabcabc", "--max-new-tokens", "6", "--gammas", "2",
+            "--drafters", "lookup", "--cost-schedule", "--json",
+        ]
+    )  # fmt: skip
+    assert code == 0
+    names = [row["candidate"] for row in json.loads(capsys.readouterr().out)["ranked"]]
+    assert sorted(names) == ["lookup γ=2", "lookup γ=adaptive(5)", "lookup γ=cost(≤5)"]
