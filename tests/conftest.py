@@ -264,6 +264,21 @@ class RuleDrafter:
         self.policy.commit(accepted_len, self._proposed)
 
 
+def record_proposals(drafter: Any) -> list[tuple[list[int], Proposal]]:
+    """Wrap the drafter's propose so that every call's (context ids, proposal) is kept, in
+    order, in the list returned."""
+    seen: list[tuple[list[int], Proposal]] = []
+    propose = drafter.propose
+
+    def recording(context: torch.Tensor, max_tokens: int, sampler: Sampler) -> Proposal:
+        proposal = propose(context, max_tokens, sampler)
+        seen.append((context.tolist(), proposal))
+        return proposal
+
+    drafter.propose = recording
+    return seen
+
+
 def successor(vocab: int) -> Callable[[list[int]], int]:
     """The rule "the token after the last one, modulo vocab": right now and then on any chain."""
     return lambda text: (text[-1] + 1) % vocab

@@ -6,11 +6,9 @@ import itertools
 
 import pytest
 import torch
-from conftest import TinyPair
+from conftest import TinyPair, record_proposals
 
 from specviz.core.engine import GenerationSettings, speculative_generate
-from specviz.core.proposal import Proposal
-from specviz.core.sampling import Sampler
 from specviz.drafters.draft_model import ModelDrafter
 from specviz.drafters.hybrid import HybridDrafter
 from specviz.drafters.registry import make_drafter
@@ -62,15 +60,7 @@ def test_the_draft_cache_catches_up_on_what_lookup_cycles_committed(tiny_pair: T
     """Every draft-model proposal after lookup cycles has the q a cache-free forward over the
     whole committed text gives: the cache held exactly the committed prefix it should."""
     drafter = hybrid(tiny_pair)
-    seen: list[tuple[list[int], Proposal]] = []
-    model_propose = drafter.model.propose
-
-    def recording(context: torch.Tensor, max_tokens: int, sampler: Sampler) -> Proposal:
-        proposal = model_propose(context, max_tokens, sampler)
-        seen.append((context.tolist(), proposal))
-        return proposal
-
-    drafter.model.propose = recording  # type: ignore[method-assign]
+    seen = record_proposals(drafter.model)
     settings = GenerationSettings(gamma=3, max_new_tokens=40, stop_on_eos=False)
     cycles = list(speculative_generate(tiny_pair, PROMPT, settings, drafter))
     kinds = [cycle.drafter for cycle in cycles]
@@ -113,15 +103,7 @@ def test_checked_copies_keep_the_agreed_prefix_and_the_model_drafts_on(tiny_pair
     model's draws with the q a cache-free forward over the committed text gives: the model's
     cache held exactly what it should after every kind of cycle."""
     drafter = hybrid(tiny_pair, "hybrid:check=yes")
-    seen: list[tuple[list[int], Proposal]] = []
-    propose = drafter.propose
-
-    def recording(context: torch.Tensor, max_tokens: int, sampler: Sampler) -> Proposal:
-        proposal = propose(context, max_tokens, sampler)
-        seen.append((context.tolist(), proposal))
-        return proposal
-
-    drafter.propose = recording  # type: ignore[method-assign]
+    seen = record_proposals(drafter)
     settings = GenerationSettings(gamma=4, max_new_tokens=60, stop_on_eos=False)
     cycles = list(speculative_generate(tiny_pair, PROMPT, settings, drafter))
     mixed = 0

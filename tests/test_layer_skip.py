@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 import pytest
 import torch
-from conftest import EOS_ID, ByteTokenizer, TinyPair, tiny_qwen
+from conftest import EOS_ID, ByteTokenizer, TinyPair, record_proposals, tiny_qwen
 from scipy.stats import chisquare
 from test_engine import chain_pair, wrong_verify
 from test_prompt_lookup import assert_greedy_equals_plain
@@ -17,8 +17,6 @@ from test_prompt_lookup import assert_greedy_equals_plain
 import specviz.core.engine
 from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
 from specviz.core.events import Cycle
-from specviz.core.proposal import Proposal
-from specviz.core.sampling import Sampler
 from specviz.drafters.base import DrafterSpec
 from specviz.drafters.layer_skip import (
     CALIBRATION_CANDIDATES,
@@ -235,15 +233,7 @@ def test_q_is_the_skipped_models_distribution_and_far_from_p() -> None:
     pair = chain_target()
     settings = GenerationSettings(gamma=3, temperature=1.0, max_new_tokens=12, stop_on_eos=False)
     drafter = layer_skip(pair, "layerskip:skip=1")
-    proposals = []
-    propose = drafter.propose
-
-    def recording(context: torch.Tensor, max_tokens: int, sampler: Sampler) -> Proposal:
-        proposal = propose(context, max_tokens, sampler)
-        proposals.append((context.tolist(), proposal))
-        return proposal
-
-    drafter.propose = recording  # type: ignore[method-assign]
+    proposals = record_proposals(drafter)
     list(speculative_generate(pair, torch.tensor([CHAIN_PROMPT]), settings, drafter))
     distances = []
     for context, proposal in proposals[1:]:
