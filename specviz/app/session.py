@@ -23,10 +23,7 @@ from specviz.core.detok import IncrementalDetokenizer, TokenizerLike
 from specviz.core.engine import GenerationSettings, speculative_stream
 from specviz.core.events import Cycle, Prefill, Step
 from specviz.core.settings import SettingError, describe_value, settings_from_mapping
-from specviz.drafters.base import DrafterSpec
-from specviz.drafters.hybrid import HybridDrafter
-from specviz.drafters.prompt_lookup import PromptLookupDrafter
-from specviz.drafters.registry import check_drafter_spec, make_drafter
+from specviz.drafters.registry import check_drafter_spec, drafter_kind, make_drafter
 from specviz.export.trace import RunSetup, run_setup
 from specviz.measure.memory import return_freed_memory
 from specviz.measure.race import LaneGain, RaceProgress, RaceResult, iter_race
@@ -44,8 +41,6 @@ _DONE = object()  # the end of an iterator, distinct from any item it yields
 
 # One prompt token as the live tab shows it: (its text, a control token's name or "").
 PromptToken = tuple[str, str]
-# The drafters that copy from the text, the prompt included: the live tab shows them the prompt.
-COPYING_DRAFTERS = frozenset({PromptLookupDrafter.kind, HybridDrafter.kind})
 
 
 @dataclass(frozen=True)
@@ -58,7 +53,7 @@ class Started:
     costs: Phrase | None  # the pair's step costs and the draft format they chose, in words
     no_chat_template: bool  # the chat template was asked for, but the tokenizer has none
     # The prompt as the target reads it (chat template applied), one token each, for a drafter
-    # that copies from it (COPYING_DRAFTERS); () for any other.
+    # that copies from it (its class says copies_from_text); () for any other.
     prompt: tuple[PromptToken, ...] = ()
 
 
@@ -463,7 +458,7 @@ def copy_source(
     drafter: str, tokenizer: TokenizerLike, prompt_ids: list[int]
 ) -> tuple[PromptToken, ...]:
     """The prompt's tokens as text for a drafter that copies from it, () for any other."""
-    if DrafterSpec.parse(drafter).kind not in COPYING_DRAFTERS:
+    if not drafter_kind(drafter).copies_from_text:
         return ()
     return prompt_tokens(tokenizer, prompt_ids)
 

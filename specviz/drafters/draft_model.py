@@ -27,6 +27,7 @@ class ModelDrafter:
 
     kind = "draft-model"
     uses_draft_model = True  # holds the pair's draft model (the advisor counts its weights)
+    copies_from_text = False  # it guesses
     compared_at_every_format = True  # the advisor's rows per draft format are this drafter's
     samples_in_exactness_lab = True  # the lab's sampled arm draws from this very model
 

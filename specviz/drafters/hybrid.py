@@ -40,6 +40,7 @@ class HybridDrafter:
 
     kind = "hybrid"
     uses_draft_model = True  # holds the pair's draft model (the advisor counts its weights)
+    copies_from_text = True  # its lookup cycles copy
     # The draft model's own rows compare the formats; the hybrid is measured at the preset's.
     compared_at_every_format = False
     samples_in_exactness_lab = False  # its lookup cycles draft no q the lab's sampled arm draws

@@ -199,6 +199,7 @@ class LayerSkipDrafter:
     # The sampled exactness lab draws from the pair's draft model; layer skip has none.
     samples_in_exactness_lab = False
     uses_draft_model = False  # drafts with the target itself: no extra weights
+    copies_from_text = False  # it guesses, with the target's own layers
     compared_at_every_format = False  # no draft model, so no format
 
     def __init__(self, options: LayerSkipOptions, layer_count: int) -> None:

@@ -137,6 +137,7 @@ class PromptLookupDrafter:
 
     kind = "lookup"
     uses_draft_model = False  # drafts with no model: nothing for the advisor to count
+    copies_from_text = True  # every draft is a copy
     compared_at_every_format = False  # no draft model, so no format
     samples_in_exactness_lab = False  # the lab's sampled arm draws from a draft model
 

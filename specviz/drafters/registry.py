@@ -38,6 +38,12 @@ class DrafterKind(Protocol):
         ...
 
     @property
+    def copies_from_text(self) -> bool:
+        """Whether it copies from the committed text, the prompt included (the live tab then
+        shows the prompt as tokens, where the copies come from)."""
+        ...
+
+    @property
     def compared_at_every_format(self) -> bool:
         """Whether the advisor measures it at every draft format loaded, not only the preset's
         (true for the drafter whose speed is the draft model's alone)."""
