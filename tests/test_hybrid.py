@@ -9,6 +9,7 @@ import torch
 from conftest import TinyPair, record_proposals
 
 from specviz.core.engine import GenerationSettings, speculative_generate
+from specviz.core.sampling import Sampler
 from specviz.drafters.draft_model import ModelDrafter
 from specviz.drafters.hybrid import HybridDrafter
 from specviz.drafters.registry import make_drafter
@@ -33,6 +34,26 @@ def test_it_needs_a_draft_model_and_takes_the_lookup_options(tiny_pair: TinyPair
 
     with pytest.raises(ValueError, match="needs a model pair with a draft model"):
         make_drafter("hybrid", NoDraft())  # type: ignore[arg-type]
+
+
+def test_it_copies_after_a_repeated_two_gram_unless_told_otherwise(tiny_pair: TinyPair) -> None:
+    assert hybrid(tiny_pair).lookup.options.min_ngram == 2
+    assert hybrid(tiny_pair, "hybrid:min_ngram=1").lookup.options.min_ngram == 1
+    # A repeated last token alone is no match for the hybrid: the draft model proposes.
+    drafter = hybrid(tiny_pair)
+    settings = GenerationSettings(gamma=3, max_new_tokens=8, stop_on_eos=False)
+    drafter.start(torch.tensor([[1, 2, 3, 2]]), settings, frozenset())
+    proposal = drafter.propose(
+        torch.tensor([1, 2, 3, 2]), 3, Sampler(0.0, 0, 1.0, torch.Generator())
+    )
+    assert proposal.drafter == "draft-model"
+    # "2 3" occurred before: copied.
+    drafter = hybrid(tiny_pair)
+    drafter.start(torch.tensor([[2, 3, 9, 2, 3]]), settings, frozenset())
+    proposal = drafter.propose(
+        torch.tensor([2, 3, 9, 2, 3]), 3, Sampler(0.0, 0, 1.0, torch.Generator())
+    )
+    assert proposal.drafter == "lookup" and proposal.token_ids.tolist() == [9, 2, 3]
 
 
 @pytest.mark.parametrize("temperature", [0.0, 1.0])

@@ -1,4 +1,5 @@
-"""int8 drafts on tiny models: weight-only int8 stays close, is batch-independent, and is exact."""
+"""Low-bit drafts on tiny models: weight-only int8 and int4 stay close, are batch-independent, and
+exact."""
 
 from __future__ import annotations
 
@@ -10,7 +11,13 @@ from specviz.core.engine import GenerationSettings, autoregressive_generate, spe
 from specviz.core.model_steps import new_cache, prefill
 from specviz.drafters.registry import make_drafter
 from specviz.models.presets import DEFAULT_DRAFTER
-from specviz.models.quantize import Int8WeightOnlyLinear, quantize_int8, quantize_int8_weight_only
+from specviz.models.quantize import (
+    Int4WeightOnlyLinear,
+    Int8WeightOnlyLinear,
+    quantize_int4_weight_only,
+    quantize_int8,
+    quantize_int8_weight_only,
+)
 
 PROMPT = torch.tensor([list(b"def fibonacci(n): return n if n < 2 else")])  # (1, 41)
 
@@ -95,6 +102,55 @@ def test_weight_only_in_bfloat16_is_batch_independent_up_to_rounding() -> None:
 @pytest.mark.parametrize("gamma", [1, 4])
 def test_greedy_speculation_with_a_weight_only_draft_equals_plain_decoding(gamma: int) -> None:
     draft = quantize_int8_weight_only(tiny_qwen(1))
+    pair = TinyPair(draft, tiny_qwen(2, layers=3), ByteTokenizer(), frozenset({EOS_ID}))
+    settings = GenerationSettings(gamma=gamma, max_new_tokens=40, stop_on_eos=False)
+    cycles = list(speculative_generate(pair, PROMPT, settings, make_drafter(DEFAULT_DRAFTER, pair)))
+    speculative = [token.token_id for cycle in cycles for token in cycle.emitted]
+    plain = [step.token.token_id for step in autoregressive_generate(pair, PROMPT, settings)]
+    assert speculative == plain
+    assert sum(len(cycle.drafted) for cycle in cycles) > 0
+
+
+# -- int4wo: 4-bit weights, a scale and a zero per group of 32 inputs ----------------------------
+
+
+def _int4_reference(weight: torch.Tensor, group: int) -> torch.Tensor:
+    """The weight rounded to 16 levels per group of *group* inputs, as the layer's docstring says."""
+    groups = weight.float().reshape(-1, group)
+    low, high = groups.amin(1, keepdim=True), groups.amax(1, keepdim=True)
+    scale = (high - low) / 15
+    return (torch.round((groups - low) / scale).clamp(0, 15) * scale + low).reshape_as(weight)
+
+
+# (64, 64): the CPU kernel's path; (33, 40): a shape it does not take, multiplied unpacked.
+@pytest.mark.parametrize(("out_features", "in_features"), [(64, 64), (33, 40)])
+def test_int4_linear_matches_its_rounded_weights(out_features: int, in_features: int) -> None:
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(in_features, out_features)
+    layer = Int4WeightOnlyLinear(linear)
+    rounded = _int4_reference(linear.weight, layer.group)
+    inputs = torch.randn(2, 5, in_features)
+    assert torch.allclose(layer(inputs), inputs @ rounded.T + linear.bias, atol=1e-4)
+    step = (linear.weight.amax() - linear.weight.amin()) / 15
+    assert (rounded - linear.weight).abs().max() <= step / 2 + 1e-6
+    if out_features % 16 == 0:  # packed two levels to a byte
+        assert layer.weight.numel() == out_features * in_features // 2
+
+
+def test_int4_swaps_every_linear_and_stays_close() -> None:
+    reference = last_log_probs_full(tiny_qwen(1), PROMPT)
+    model = quantize_int4_weight_only(tiny_qwen(1))
+    assert not [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    assert len([m for m in model.modules() if isinstance(m, Int4WeightOnlyLinear)]) == 2 * 7 + 1
+    assert model.get_input_embeddings().weight.dtype == torch.float32
+    quantized = last_log_probs_full(model, PROMPT)
+    assert float((quantized - reference).abs().max()) < 0.5
+    assert feeding_gap(model) < 1e-4  # weight-only: no position depends on the others
+
+
+@pytest.mark.parametrize("gamma", [1, 4])
+def test_greedy_speculation_with_an_int4_draft_equals_plain_decoding(gamma: int) -> None:
+    draft = quantize_int4_weight_only(tiny_qwen(1))
     pair = TinyPair(draft, tiny_qwen(2, layers=3), ByteTokenizer(), frozenset({EOS_ID}))
     settings = GenerationSettings(gamma=gamma, max_new_tokens=40, stop_on_eos=False)
     cycles = list(speculative_generate(pair, PROMPT, settings, make_drafter(DEFAULT_DRAFTER, pair)))

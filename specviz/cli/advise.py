@@ -57,7 +57,7 @@ def add_advise_command(commands: Any, lang: str = DEFAULT_LANGUAGE) -> None:
     advise.add_argument(
         "--draft-formats",
         help="comma-separated draft quantizations to compare with the draft model, any of "
-        "none,int8wo,int8 on a CPU (default: the preset's, or the one 'auto' chose at load)",
+        "none,int8wo,int4wo,int8 on a CPU (default: the preset's, or the one 'auto' chose at load)",
     )
     advise.add_argument("--gammas", default="2,3,5,8", help="comma-separated fixed γ values")
     advise.add_argument(

@@ -6,6 +6,7 @@
     draft-feeding         the draft's law, one forward vs prefill + one token, per quantization
     stop-rules            target passes and draft forwards with and without the cumulative stop
     compare-transformers  what specviz and transformers' assisted generation each do (counts)
+    copy-headroom         tokens per target pass of prompt lookup against the most copying allows
     app-speed             the app's tokens/s against the engine alone, first cycle shown
 
 Each prints a table, or JSON with --json.
@@ -94,6 +95,19 @@ def add_measure_commands(commands: Any) -> None:
     compare.add_argument(
         "--cumulative", action="store_true", help="also apply specviz's cumulative stop"
     )
+
+    headroom = measurement(
+        "copy-headroom",
+        "tokens per target pass of prompt lookup against the most copying could give",
+        _copy_headroom,
+    )
+    headroom.add_argument("--tasks", default="editing", help="comma-separated task groups")
+    headroom.add_argument(
+        "--prompts-file", metavar="TOML", help="prompts per task group instead of the preset's"
+    )
+    headroom.add_argument("--gamma", type=int, default=16, help="the most tokens one copy holds")
+    headroom.add_argument("--max-new-tokens", type=int, default=64)
+    headroom.add_argument("--lookup", default="lookup", help="the lookup spec run for real")
 
     app = measurement("app-speed", "the app's tokens/s against the engine alone", _app_speed)
     app.add_argument("--task", default="code")
@@ -299,6 +313,46 @@ def _compare_transformers(args: argparse.Namespace) -> int:
             f"{work.verifying_passes}, positions scored {work.positions_scored} | draft forwards "
             f"{work.draft_forwards} | same text as plain decoding: {work.same_as_plain}"
             for work in comparison.methods
+        ),
+    )
+
+
+def _copy_headroom(args: argparse.Namespace) -> int:
+    from specviz.core.settings import GenerationSettings
+    from specviz.drafters.registry import check_drafter_spec
+    from specviz.measure.copy_headroom import copy_headroom
+    from specviz.models.presets import load_prompts_file
+
+    preset = preset_for(args)
+    table = load_prompts_file(args.prompts_file) if args.prompts_file else preset.prompts
+    tasks = _csv(args.tasks)
+    check_prompts(preset, tasks, table)
+    check_drafter_spec(args.lookup)
+    settings = GenerationSettings(gamma=args.gamma, max_new_tokens=args.max_new_tokens)
+    pair = load_pair_for(args, preset)
+    prompts = [
+        (task, pair.encode_prompt(text, chat=preset.chat_template))
+        for task in tasks
+        for text in table[task]
+    ]
+    rows = copy_headroom(pair, prompts, settings, args.lookup)
+    return _report(
+        args,
+        [
+            {
+                **asdict(row),
+                "lookup_tau": row.lookup_tau,
+                "best_occurrence_tau": row.best_occurrence_tau,
+                "any_position_tau": row.any_position_tau,
+            }
+            for row in rows
+        ],
+        f"tokens per target pass, greedy, γ={args.gamma}, {args.max_new_tokens} new tokens at most",
+        (
+            f"{row.task:<12} {row.prompts} prompts, {row.new_tokens} tokens | {args.lookup} "
+            f"{row.lookup_tau:.2f} | best occurrence {row.best_occurrence_tau:.2f} | "
+            f"any position {row.any_position_tau:.2f}"
+            for row in rows
         ),
     )
 

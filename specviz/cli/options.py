@@ -23,8 +23,8 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--draft-quantization",
         choices=DRAFT_QUANTIZATIONS,
-        help="override the preset's setting (int8: dynamic; int8wo: int8 weights only; auto: the "
-        "fastest that keeps the draft's agreement, measured on this machine)",
+        help="override the preset's setting (int8: dynamic; int8wo / int4wo: int8 / 4-bit weights "
+        "only; auto: the fastest that keeps the draft's agreement, measured on this machine)",
     )
     parser.add_argument(
         "--remeasure-costs",

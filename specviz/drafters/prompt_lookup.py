@@ -53,10 +53,11 @@ class LookupOptions:
     occurrence: str = "earliest"
 
     @classmethod
-    def from_spec(cls, spec: DrafterSpec) -> LookupOptions:
-        """The options spec sets, checked: a UserError for a bad name or value."""
+    def from_spec(cls, spec: DrafterSpec, default: LookupOptions | None = None) -> LookupOptions:
+        """The options spec sets (the rest from *default*, else the class's), checked: a
+        UserError for a bad name or value."""
         spec.check_options("max_ngram", "min_ngram", "occurrence")
-        default = cls()
+        default = default or cls()
         options = cls(
             max_ngram=_whole_number(spec, "max_ngram", default.max_ngram),
             min_ngram=_whole_number(spec, "min_ngram", default.min_ngram),

@@ -24,7 +24,11 @@ from safetensors import SafetensorError
 from specviz.core.cost_model import StepCosts
 from specviz.models.bundled import BUNDLED, BundledModelError, Progress, assemble, cache_root
 from specviz.models.presets import ModelSource, Preset
-from specviz.models.quantize import quantize_int8, quantize_int8_weight_only
+from specviz.models.quantize import (
+    quantize_int4_weight_only,
+    quantize_int8,
+    quantize_int8_weight_only,
+)
 from specviz.models.runner import ForwardChoice, ModelRunner, choose_forward
 from specviz.models.step_costs import (
     CostReport,
@@ -242,6 +246,9 @@ class ModelCache:
                 # Weight-only int8 keeps activations in the preset dtype (bfloat16 here).
                 model = load_model(source, device, dtype, trust, progress)
                 self._models[key] = quantize_int8_weight_only(model)
+            elif quantization == "int4wo":
+                model = load_model(source, device, dtype, trust, progress)
+                self._models[key] = quantize_int4_weight_only(model)
             else:
                 self._models[key] = load_model(source, device, dtype, trust, progress)
         return self._models[key]

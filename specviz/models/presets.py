@@ -84,11 +84,12 @@ SOURCE_KINDS: tuple[str, ...] = ("hub", "local", "gguf", "bundled")
 #: How the draft's linear layers are stored: "int8" applies PyTorch's dynamic int8
 #: quantization on the CPU, which made the bundled draft about 2.5x faster there;
 #: "int8wo" stores int8 weights only and keeps activations in the preset dtype, so the
-#: draft's numbers barely depend on how many tokens a forward carries (specviz.models.quantize).
+#: draft's numbers barely depend on how many tokens a forward carries (specviz.models.quantize);
+#: "int4wo" stores 4-bit weights the same way, half int8wo's bytes for a little agreement.
 #: "auto" measures each of those on this machine at load and keeps the fastest that agrees with
 #: the target as well as the others (specviz.models.step_costs).
 #: Any draft keeps decoding lossless: the verifier uses the q the draft really had.
-DRAFT_QUANTIZATIONS: tuple[str, ...] = ("none", "int8", "int8wo", "auto")
+DRAFT_QUANTIZATIONS: tuple[str, ...] = ("none", "int8", "int8wo", "int4wo", "auto")
 
 #: Accepted ``dtype`` values; "auto" leaves the choice to the loader.
 DTYPES: tuple[str, ...] = ("bfloat16", "float32", "float16", "auto")
@@ -302,7 +303,7 @@ class Preset:
     # Excluded from the hash because a mapping is unhashable; equality still
     # compares it.  __post_init__ freezes it into a read-only view.
     prompts: Mapping[str, tuple[str, ...]] = field(hash=False)
-    draft_quantization: str = "none"  # "int8" / "int8wo": int8 draft on the CPU; "auto" (see above)
+    draft_quantization: str = "none"  # int8 / int8wo / int4wo: a CPU draft format; "auto" (above)
     drafter: str = DEFAULT_DRAFTER  # the drafter spec, e.g. "draft-model"
     # Example prompts written in another language, by language then task ([prompts_ja]): the
     # page in that language shows them; a task without them shows the [prompts] ones.

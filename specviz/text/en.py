@@ -404,7 +404,7 @@ TABLE = MappingProxyType(
         "load.draft": "Loading draft model {ref}",
         "load.target": "Loading target model {ref}",
         "load.int8_not_here": (
-            "int8 draft quantization is CPU-only; using the preset dtype on this device"
+            "int8 and int4 draft quantization are CPU-only; using the preset dtype on this device"
         ),
         "load.dequantizing": "Dequantizing {file} (first load only)",
         "load.caching": "Caching {file} as safetensors",

@@ -285,7 +285,7 @@ TABLE = MappingProxyType(
         "load.tokenizer": "{ref} のトークナイザーを読み込み中",
         "load.draft": "ドラフトモデル {ref} を読み込み中",
         "load.target": "ターゲットモデル {ref} を読み込み中",
-        "load.int8_not_here": "int8 のドラフト量子化は CPU 専用です。このデバイスではプリセットの dtype を使います",
+        "load.int8_not_here": "int8・int4 のドラフト量子化は CPU 専用です。このデバイスではプリセットの dtype を使います",
         "load.dequantizing": "{file} を逆量子化中（初回のみ）",
         "load.caching": "{file} を safetensors としてキャッシュ中",
         "load.cached": "{file} をキャッシュしました",
