@@ -808,7 +808,8 @@ TABLE = MappingProxyType(
         "app.control.drafter": "Drafter (who proposes the tokens)",
         "app.control.drafter.info": (
             "The draft model guesses; prompt lookup copies what followed the same words earlier "
-            "in the text (no draft model); the hybrid copies when it can and guesses otherwise; "
+            "in the text (no draft model); the hybrid copies when the last two tokens occurred "
+            "before and guesses otherwise; "
             "layer skip has the target draft for itself with some of its layers left out (no "
             "second model, but a target not trained for it agrees with itself less often)."
         ),
