@@ -23,9 +23,7 @@ from dataclasses import replace
 
 import torch
 
-from specviz.core.cost_model import step_costs_of
 from specviz.core.engine import ModelPairLike
-from specviz.core.model_steps import device_of
 from specviz.core.proposal import Proposal
 from specviz.core.sampling import Sampler
 from specviz.core.settings import GenerationSettings
@@ -85,8 +83,7 @@ class HybridDrafter:
     def from_spec(cls, spec: DrafterSpec, pair: ModelPairLike) -> HybridDrafter:
         """The registry's factory: the lookup options the spec sets, the pair's draft model."""
         lookup_spec, check = cls._split(spec)
-        options = LookupOptions.from_spec(lookup_spec, HYBRID_LOOKUP)
-        lookup = PromptLookupDrafter(options, device_of(pair.target), step_costs_of(pair))
+        lookup = PromptLookupDrafter.from_spec(lookup_spec, pair, HYBRID_LOOKUP)
         return cls(lookup, ModelDrafter.from_spec(DrafterSpec(ModelDrafter.kind), pair), check)
 
     @property

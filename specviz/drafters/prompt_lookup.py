@@ -162,9 +162,13 @@ class PromptLookupDrafter:
         self._proposed = 0
 
     @classmethod
-    def from_spec(cls, spec: DrafterSpec, pair: ModelPairLike) -> PromptLookupDrafter:
-        """The registry's factory: the options the spec sets, proposals on the target's device."""
-        return cls(LookupOptions.from_spec(spec), device_of(pair.target), step_costs_of(pair))
+    def from_spec(
+        cls, spec: DrafterSpec, pair: ModelPairLike, default: LookupOptions | None = None
+    ) -> PromptLookupDrafter:
+        """The registry's factory: the options the spec sets (the rest from *default*), proposals
+        on the target's device."""
+        options = LookupOptions.from_spec(spec, default)
+        return cls(options, device_of(pair.target), step_costs_of(pair))
 
     @property
     def cache_len(self) -> int:
