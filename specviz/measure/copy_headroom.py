@@ -5,10 +5,10 @@ bounded by how much of the answer repeats earlier text. This measurement runs th
 greedily (so the answer is the target's greedy answer, the same as plain decoding) and replays
 that answer with two copiers that know it in advance:
 
-- best occurrence: after every cycle, among all earlier occurrences of the last token (every
-  suffix match lookup could use, at any n-gram length), copy from the one whose continuation
-  agrees longest with the answer. No suffix-matching lookup, whatever its n-gram rule or choice
-  of occurrence, proposes a longer accepted copy than this.
+- best occurrence: each cycle copies from any earlier occurrence of the last token (every
+  suffix match lookup could use, at any n-gram length), as much as agrees with the answer, the
+  copies chosen over the whole answer for the fewest passes. No suffix-matching lookup, whatever
+  its n-gram rule or choice of occurrence, needs fewer passes.
 - any position: copy from wherever in the text the answer's next tokens occur, suffix or not:
   what any drafter that only copies earlier text could get.
 
@@ -73,29 +73,38 @@ def _agreement(text: Sequence[int], start: int, answer: Sequence[int], at: int, 
 def replay_copies(
     prompt: Sequence[int], answer: Sequence[int], gamma: int, suffix_only: bool
 ) -> int:
-    """Target passes to emit *answer* when each cycle copies the longest agreeing span.
+    """The fewest target passes that emit *answer* when a cycle may copy any agreeing span.
 
-    suffix_only: copy only from just after an earlier occurrence of the text's last token (the
-    best a suffix-matching lookup could choose); else from any position of the text. Each pass
-    emits the accepted copy plus the target's own next token, as in the engine; the copy is at
-    most γ tokens and leaves room in the budget for that token.
+    suffix_only: copy only from just after an earlier occurrence of the text's last token (what
+    a suffix-matching lookup could choose); else from any position of the text. Each pass emits
+    the accepted copy plus the target's own next token, as in the engine; the copy is at most γ
+    tokens and leaves room in the budget for that token. A pass at position i may stop its copy
+    anywhere up to the longest agreeing span, so the count is the fewest jumps over those
+    ranges (a shortest path, not the greedy longest copy, which can land where less follows).
     """
-    passes = emitted = 0
-    while emitted < len(answer):
-        text = list(prompt) + list(answer[:emitted])
-        limit = min(gamma, len(answer) - emitted - 1)
-        best = 0
-        if limit > 0:
-            last = text[-1]
-            for start in range(1, len(text)):
-                if suffix_only and text[start - 1] != last:
-                    continue
-                best = max(best, _agreement(text, start, answer, emitted, limit))
-                if best == limit:
-                    break
-        passes += 1
-        emitted += best + 1
-    return passes
+    reach = [_longest_copy(prompt, answer, at, gamma, suffix_only) for at in range(len(answer))]
+    fewest = [0] * (len(answer) + 1)  # fewest[i]: passes from position i to the end
+    for at in range(len(answer) - 1, -1, -1):
+        fewest[at] = 1 + min(fewest[at + 1 : at + reach[at] + 2])
+    return fewest[0]
+
+
+def _longest_copy(
+    prompt: Sequence[int], answer: Sequence[int], at: int, gamma: int, suffix_only: bool
+) -> int:
+    """The longest span of answer[at:] one pass at position *at* could copy from the text."""
+    text = list(prompt) + list(answer[:at])
+    limit = min(gamma, len(answer) - at - 1)
+    best = 0
+    if limit > 0:
+        last = text[-1]
+        for start in range(1, len(text)):
+            if suffix_only and text[start - 1] != last:
+                continue
+            best = max(best, _agreement(text, start, answer, at, limit))
+            if best == limit:
+                break
+    return best
 
 
 def copy_headroom(
