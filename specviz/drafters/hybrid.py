@@ -39,7 +39,7 @@ _YES, _NO = ("yes", "true", "1"), ("no", "false", "0")
 # 128 tokens) the hybrid made 2.94x with this rule against 2.71x copying after any 1-gram, and a
 # replay of the target's greedy answers on every task group put it within 3 % of the better of its
 # two parts on each, where copying after 1-grams fell 8-10 % behind the draft model on code and
-# translation (docs/performance.md, "The hybrid's copy rule and long drafts"). Plain lookup keeps
+# translation (docs/performance.md, "A 4-bit draft, the hybrid's copy rule and long drafts"). Plain lookup keeps
 # min_ngram = 1: with no model to fall back on, a weak copy still beats a plain step.
 HYBRID_LOOKUP = LookupOptions(min_ngram=2)
 
