@@ -51,6 +51,7 @@ def test_every_subcommand_parses_and_documents_itself(capsys: pytest.CaptureFixt
         "stop-rules",
         "compare-transformers",
         "app-speed",
+        "bf16-rows",
     ):
         with pytest.raises(SystemExit) as exit_:
             main(["measure", what, "--help"])

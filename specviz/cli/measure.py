@@ -8,6 +8,7 @@
     compare-transformers  what specviz and transformers' assisted generation each do (counts)
     copy-headroom         tokens per target pass of prompt lookup against the most copying allows
     app-speed             the app's tokens/s against the engine alone, first cycle shown
+    bf16-rows             the target's forward of 1..n tokens: torch's bfloat16 product vs the kernel
 
 Each prints a table, or JSON with --json.
 """
@@ -108,6 +109,14 @@ def add_measure_commands(commands: Any) -> None:
     headroom.add_argument("--gamma", type=int, default=16, help="the most tokens one copy holds")
     headroom.add_argument("--max-new-tokens", type=int, default=64)
     headroom.add_argument("--lookup", default="lookup", help="the lookup spec run for real")
+
+    products = measurement(
+        "bf16-rows",
+        "the target's forward of 1..n tokens: torch's bfloat16 product vs specviz's AVX2 kernel",
+        _bf16_rows,
+    )
+    products.add_argument("--sizes", type=int, default=8, help="forwards of 1..N new tokens")
+    products.add_argument("--rounds", type=int, default=3, help="timed runs each; the least counts")
 
     app = measurement("app-speed", "the app's tokens/s against the engine alone", _app_speed)
     app.add_argument("--task", default="code")
@@ -384,6 +393,28 @@ def _app_speed(args: argparse.Namespace) -> int:
         f"({speed.new_tokens} tokens)",
     ]
     return _report(args, asdict(speed) | {"ratio": speed.ratio}, None, lines)
+
+
+def _bf16_rows(args: argparse.Namespace) -> int:
+    from specviz.measure.bf16_products import time_products
+    from specviz.models.step_costs import text_ids
+
+    pair = load_pair_for(args, preset_for(args))
+    timing = time_products(pair.target, text_ids(pair.tokenizer), args.sizes, args.rounds)
+    torch_costs, kernel_costs = timing.verify_costs()
+    return _report(
+        args,
+        timing,
+        f"target, {timing.layers} layers on the kernel, after {timing.context_tokens} tokens; "
+        f"logits of a {args.sizes}-token forward: largest difference "
+        f"{timing.largest_logit_difference:.3f}, same argmax at {timing.same_argmax:.0%}\n"
+        f"{'tokens':>6} {'torch ms':>9} {'kernel ms':>9} {'torch v(k)':>10} {'kernel v(k)':>11}",
+        (
+            f"{row.tokens:>6} {row.torch_ms:>9.1f} {row.kernel_ms:>9.1f} "
+            f"{torch_v:>10.2f} {kernel_v:>11.2f}"
+            for row, torch_v, kernel_v in zip(timing.rows, torch_costs, kernel_costs, strict=True)
+        ),
+    )
 
 
 def _quiet(message: Phrase, fraction: float) -> None:

@@ -22,6 +22,7 @@ import torch
 from safetensors import SafetensorError
 
 from specviz.core.cost_model import StepCosts
+from specviz.models.bf16_rows import choose_products, use_rows_kernel
 from specviz.models.bundled import BUNDLED, BundledModelError, Progress, assemble, cache_root
 from specviz.models.presets import ModelSource, Preset
 from specviz.models.quantize import (
@@ -173,7 +174,10 @@ class ModelCache:
         draft_tokenizer = self.tokenizer(preset.draft, trust, report)
         check_tokenizers(draft_tokenizer, target_tokenizer, preset)
         requested = _draft_quantization(preset, torch_device, report)
-        key = cost_key(str(preset.draft), str(preset.target), torch_dtype, requested, torch_device)
+        products = choose_products(torch_device, torch_dtype, report)
+        key = cost_key(
+            str(preset.draft), str(preset.target), torch_dtype, requested, torch_device, products
+        )
         known = None if remeasure_costs else self._known_costs(key)
         # Every format "auto" may choose, until the costs say which one it is.
         formats = draft_formats(requested, torch_device) if known is None else (known.draft_format,)
@@ -188,10 +192,13 @@ class ModelCache:
         target = self.model(preset.target, torch_device, torch_dtype, trust, loading_target, report)
         for candidate in drafts.values():
             align_vocab(candidate, target, target_tokenizer)
+        if products == "rows":  # after align_vocab, which may replace the output layers
+            for model in (target, *drafts.values()):
+                use_rows_kernel(model)
         if known is None:
             report(Phrase("load.costs"), 0.95)
             ids = text_ids(target_tokenizer)
-            known = measure_costs(target, drafts, ids, auto=requested == "auto")
+            known = measure_costs(target, drafts, ids, auto=requested == "auto", products=products)
             self._costs[json.dumps(key, sort_keys=True)] = known
             write_cached(key, known, costs_folder())
         for name in formats:

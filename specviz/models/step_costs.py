@@ -96,6 +96,8 @@ class CostReport:
     trials: tuple[DraftTrial, ...]  # every format measured (one when the preset fixed it)
     auto: bool  # the format was chosen by measurement (draft_quantization = "auto")
     cached: bool = False  # read from the cache file rather than measured by this load
+    # What multiplied the bfloat16 weights while measuring: "torch" or "rows" (bf16_rows' kernel).
+    products: str = "torch"
 
     @property
     def draft_format(self) -> str:
@@ -127,12 +129,18 @@ class CostReport:
             format=format_words(costs.draft_format),
             draft=f"{costs.draft:.2f}",
             choice=choice,
+            products=Phrase("costs.products.rows") if self.products == "rows" else "",
         )
 
     def to_json(self) -> dict[str, Any]:
         """A plain dict for the cache file and the bench's JSON."""
         trials = [asdict(trial) for trial in self.trials]
-        return {"costs": asdict(self.costs), "trials": trials, "auto": self.auto}
+        return {
+            "costs": asdict(self.costs),
+            "trials": trials,
+            "auto": self.auto,
+            "products": self.products,
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CostReport:
@@ -144,6 +152,7 @@ class CostReport:
             tuple(DraftTrial(**trial) for trial in data["trials"]),
             bool(data["auto"]),
             cached=True,
+            products=str(data.get("products", "torch")),
         )
 
 
@@ -186,6 +195,7 @@ def measure_costs(
     gamma_measured: int = GAMMA_MEASURED,
     rounds: int = ROUNDS,
     budget_s: float = SIZES_BUDGET_S,
+    products: str = "torch",
 ) -> CostReport:
     """Measure v(k) and every draft's c and agreement on ids (T,); the report keeps the chosen one.
 
@@ -210,7 +220,7 @@ def measure_costs(
     chosen = choose_draft_format(trials) if auto else trials[0]
     verify = tuple(seconds / target_s[0] for seconds in target_s)
     costs = StepCosts(verify, chosen.draft_cost, target_s[0], chosen.draft_format)
-    return CostReport(costs, trials, auto)
+    return CostReport(costs, trials, auto, products=products)
 
 
 def _agreement(
@@ -248,17 +258,17 @@ def _step_times(
             if round_index == 0 and size > MIN_SIZES and time.perf_counter() - began > budget_s:
                 sizes = size - 1  # the first round decides how many sizes are measured
                 break
-            seconds = _timed(target, pool, size)
+            seconds = time_forward(target, pool, size)
             if round_index == 0:
                 target_s.append(seconds)
             target_s[size - 1] = min(target_s[size - 1], seconds)
             if size == 1:
                 for name, runner in drafts.items():
-                    draft_s[name] = min(draft_s[name], _timed(runner, pool, 1))
+                    draft_s[name] = min(draft_s[name], time_forward(runner, pool, 1))
     return target_s, draft_s
 
 
-def _timed(runner: ModelRunner, pool: torch.Tensor, size: int) -> float:
+def time_forward(runner: ModelRunner, pool: torch.Tensor, size: int) -> float:
     """Seconds of one verify-shaped forward of size tokens after the cache, which is then rolled
     back; logits are kept for every fed position, as a verify step keeps them. The token values
     (the first of pool) do not change the cost."""
@@ -288,9 +298,15 @@ def machine_key(device: torch.device) -> dict[str, Any]:
 
 
 def cost_key(
-    draft: str, target: str, dtype: torch.dtype, draft_format: str, device: torch.device
+    draft: str,
+    target: str,
+    dtype: torch.dtype,
+    draft_format: str,
+    device: torch.device,
+    products: str = "torch",
 ) -> dict[str, Any]:
-    """The cache key of one pair's costs: the machine, the sources, dtype and requested format."""
+    """The cache key of one pair's costs: the machine, the sources, dtype, requested format and
+    what multiplies bfloat16 weights (bf16_rows: "torch" or "rows")."""
     return {
         "version": COST_VERSION,
         **machine_key(device),
@@ -298,6 +314,7 @@ def cost_key(
         "target": target,
         "dtype": str(dtype).removeprefix("torch."),
         "draft_format": draft_format,
+        "products": products,
     }
 
 

@@ -417,8 +417,18 @@ TABLE = MappingProxyType(
         "costs.summary": (
             "Step costs ({how}): one target step {target_ms} ms; a target forward of k = 1…{k_max}"
             " new tokens costs {verify} steps; one draft step ({format}) costs {draft} of a"
-            " target step{choice}."
+            " target step{choice}{products}."
         ),
+        "costs.products.rows": (
+            "; bfloat16 products run specviz's AVX2 kernel (torch multiplies them row by row on"
+            " this CPU, so verifying drafts would cost about one step per token)"
+        ),
+        "load.kernel": "Building specviz's AVX2 kernel for bfloat16 products (first load only)",
+        "load.kernel_unbuilt": (
+            "specviz's AVX2 kernel could not be built ({problem}); torch multiplies bfloat16 row"
+            " by row on this CPU, so speculation gains little here"
+        ),
+        "error.bf16_kernel_setting": "{name}={value} is not one of {choices}",
         "costs.how.measured": "measured at load",
         "costs.how.cached": "cached for this machine",
         "costs.choice": "; draft format chosen by measurement from {trials}",
@@ -1333,6 +1343,15 @@ TABLE = MappingProxyType(
             "step {target_ms} ms (lean), c = {cost}; the full record is in {out}"
         ),
         # --- errors the user can fix (raised as UserError) ----------------------------------------
+        "error.bf16_products.counts": (
+            "--sizes must be from 1 to {most} (and no longer than the context) and --rounds at"
+            " least 1"
+        ),
+        "error.bf16_products.not_running": (
+            "the target runs no layer on specviz's AVX2 kernel here: it runs only for bfloat16 on"
+            " an x86 CPU with AVX2 (by default where torch multiplies bfloat16 row by row; set"
+            " SPECVIZ_BF16_KERNEL=rows to use it anyway) and needs a C++ compiler"
+        ),
         "error.prompt_empty": "the prompt is empty",
         "error.unknown_preset": "unknown preset {name}; known: {known}",
         "error.unknown_gpu": "unknown GPU {name}; known: {known}",

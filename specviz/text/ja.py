@@ -296,8 +296,18 @@ TABLE = MappingProxyType(
         "costs.summary": (
             "ステップのコスト（{how}）：ターゲット1ステップ {target_ms} ms。新しいトークン "
             "k = 1…{k_max} 個のターゲットのフォワードは {verify} ステップ分。ドラフト1ステップ"
-            "（{format}）はターゲット1ステップの {draft}{choice}。"
+            "（{format}）はターゲット1ステップの {draft}{choice}{products}。"
         ),
+        "costs.products.rows": (
+            "。bfloat16 の積は specviz の AVX2 カーネルで計算します（この CPU の torch は1行ずつ計算"
+            "するため、ドラフトの検証がトークン1個につき約1ステップかかってしまいます）"
+        ),
+        "load.kernel": "bfloat16 の積のための specviz の AVX2 カーネルをビルド中（初回のみ）",
+        "load.kernel_unbuilt": (
+            "specviz の AVX2 カーネルをビルドできませんでした（{problem}）。この CPU の torch は"
+            " bfloat16 を1行ずつ計算するため、ここでは投機的デコーディングの効果はわずかです"
+        ),
+        "error.bf16_kernel_setting": "{name}={value} は {choices} のいずれでもありません",
         "costs.how.measured": "読み込み時に測定",
         "costs.how.cached": "このマシンのキャッシュ",
         "costs.choice": "。ドラフトの形式は {trials} から測定で選択",
@@ -892,6 +902,14 @@ TABLE = MappingProxyType(
         "cli.projection.best": "  最適 γ {gamma}：約 {speedup}×。c = {cost}",
         "cli.projection.assumes": "  前提：{assumption}",
         # --- errors the user can fix (raised as UserError) ----------------------------------------
+        "error.bf16_products.counts": (
+            "--sizes は 1 から {most}（かつ文脈の長さ以下）、--rounds は 1 以上にしてください"
+        ),
+        "error.bf16_products.not_running": (
+            "ここではターゲットのどの層も specviz の AVX2 カーネルで動いていません。カーネルは"
+            " AVX2 を持つ x86 CPU 上の bfloat16 でだけ動き（既定では torch が bfloat16 を1行ずつ"
+            "計算する CPU のみ。それ以外でも使うには SPECVIZ_BF16_KERNEL=rows）、C++ コンパイラが必要です"
+        ),
         "error.prompt_empty": "プロンプトが空です",
         "error.unknown_preset": "不明なプリセット {name}。既知のもの：{known}",
         "error.unknown_gpu": "不明な GPU {name}。既知のもの：{known}",
