@@ -151,9 +151,10 @@ def test_auto_wants_the_kernel_only_where_torch_is_row_by_row(
 ) -> None:
     monkeypatch.setattr(bf16_rows, "_cpu_flags", lambda: {"avx2", "fma"})
     assert row_by_row_cpu() is (bf16_rows.platform.machine() in ("x86_64", "AMD64"))
-    monkeypatch.setattr(bf16_rows, "_cpu_flags", lambda: {"avx2", "fma", "avx512_bf16"})
+    avx512 = {"avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512dq"}
+    monkeypatch.setattr(bf16_rows, "_cpu_flags", lambda: avx512)  # oneDNN's path
     assert not row_by_row_cpu()
-    monkeypatch.setattr(bf16_rows, "_cpu_flags", lambda: {"avx2", "fma", "amx_bf16"})
+    monkeypatch.setattr(bf16_rows, "_cpu_flags", lambda: avx512 | {"avx512_bf16", "amx_bf16"})
     assert not row_by_row_cpu()
     monkeypatch.setattr(bf16_rows, "_cpu_flags", lambda: {"avx", "sse4_2"})
     assert not row_by_row_cpu()
@@ -189,3 +190,9 @@ def test_products_timing_runs_both_paths_on_the_same_layers() -> None:
         time_products(model, context, sizes=context.numel() + 1)
     with pytest.raises(UserError, match="no layer"):
         time_products(tiny_qwen(1).to(torch.bfloat16), context, sizes=2, rounds=1)
+
+
+def test_no_kernel_on_a_cpu_without_avx2(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bf16_rows, "_KERNEL", bf16_rows._Kernel())
+    monkeypatch.setattr(bf16_rows, "_cpu_flags", lambda: {"sse4_2", "avx"})
+    assert kernel() is None and "AVX2" in (kernel_problem() or "")

@@ -78,6 +78,33 @@ def test_greedy_speculative_equals_plain_decoding_in_float32() -> None:
         gc.collect()
 
 
+def test_greedy_speculative_equals_plain_in_bfloat16_with_the_avx2_kernel(
+    bundled_pair: Any,
+) -> None:
+    """With specviz's bfloat16 kernel every Linear layer sums in the same order for 1 row or many,
+    so the bfloat16 target's verification and its one-token steps agree and greedy texts match
+    token for token (with torch's bfloat16 product they can part at a near-tie: the docs' "Greedy
+    text in bfloat16")."""
+    report = bundled_pair.cost_report
+    if report is None or report.products != "rows":
+        pytest.skip("the bundled pair does not run the AVX2 kernel on this CPU")
+    assert bundled_pair.target.lm_head.__class__.__name__ == "Bf16RowsLinear"
+    settings = GenerationSettings(gamma=5, max_new_tokens=32)
+    for prompt in (CODE_PROMPT, "Write a short story about a lighthouse keeper."):
+        prompt_ids = bundled_pair.encode_prompt(prompt)
+        plain = [
+            step.token.token_id
+            for step in autoregressive_generate(bundled_pair, prompt_ids, settings)
+        ]
+        for drafter in (DEFAULT_DRAFTER, "lookup", "hybrid"):
+            cycles = list(
+                speculative_generate(
+                    bundled_pair, prompt_ids, settings, make_drafter(drafter, bundled_pair)
+                )
+            )
+            assert [t.token_id for c in cycles for t in c.emitted] == plain, (prompt, drafter)
+
+
 def test_incremental_text_matches_full_decode_with_multibyte_text(bundled_pair: Any) -> None:
     tokenizer = bundled_pair.tokenizer
     text = "Grüße, 日本語, a flamingo 🦩 and 𝔘𝔫𝔦 — déjà vu."

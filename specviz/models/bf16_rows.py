@@ -16,8 +16,10 @@ whether it is decoded alone or verified among drafts. Plain decoding and specula
 pair both run it, so the speedups compare the same target.
 
 SPECVIZ_BF16_KERNEL chooses: "auto" (the default: the kernel where torch's product is row by row,
-i.e. AVX2 + FMA without avx512_bf16/amx_bf16, and the kernel builds), "rows" (wherever it builds)
-or "torch" (never). `python -m specviz measure bf16-rows` times both side by side.
+i.e. AVX2 + FMA without AVX-512, and the kernel builds), "rows" (on any AVX2 CPU where it builds)
+or "torch" (never). On an AVX-512 CPU without avx512_bf16 (Skylake to Ice Lake Xeons) torch's
+product goes through oneDNN, not measured here: `python -m specviz measure bf16-rows` with
+SPECVIZ_BF16_KERNEL=rows times both side by side on any machine.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import platform
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -52,11 +55,17 @@ def _cpu_flags() -> set[str]:
     return set(cpu_model_and_flags()[1])
 
 
+def _avx2_cpu() -> bool:
+    return platform.machine() in ("x86_64", "AMD64") and {"avx2", "fma"} <= _cpu_flags()
+
+
 def row_by_row_cpu() -> bool:
-    """True on an x86 CPU where torch's bfloat16 product costs in proportion to its rows."""
-    flags = _cpu_flags()
-    native = "avx512_bf16" in flags or "amx_bf16" in flags
-    return platform.machine() in ("x86_64", "AMD64") and {"avx2", "fma"} <= flags and not native
+    """True on an x86 CPU with AVX2 + FMA where torch's bfloat16 product costs in proportion to its
+    rows: torch hands bfloat16 products to oneDNN only with avx512bw, avx512vl and avx512dq
+    (mkldnn_bf16_device_check in ATen), and oneDNN computes them natively with avx512_bf16 or
+    amx_bf16; without AVX-512 it falls back to a loop measured row by row (module docstring)."""
+    onednn = {"avx512bw", "avx512vl", "avx512dq"} <= _cpu_flags()
+    return _avx2_cpu() and not onednn
 
 
 class _Kernel:
@@ -66,17 +75,20 @@ class _Kernel:
         self.function: Any = None
         self.problem: str | None = None
         self.tried = False
+        self.lock = threading.Lock()  # the app loads pairs from worker threads
 
     def get(self, progress: Progress | None = None) -> Any:
-        if not self.tried:
-            self.tried = True
-            try:
-                self.function = _load(_build(progress))
-            except (OSError, subprocess.SubprocessError, ValueError) as error:
-                self.problem = (
-                    str(error).strip().splitlines()[-1] if str(error).strip() else repr(error)
-                )
-        return self.function
+        with self.lock:
+            if not self.tried:
+                self.tried = True
+                try:
+                    if not _avx2_cpu():  # the library would die of an illegal instruction
+                        raise OSError("this CPU is not x86 with AVX2 and FMA")
+                    self.function = _load(_build(progress))
+                except (OSError, subprocess.SubprocessError, ValueError) as error:
+                    text = str(error).strip()
+                    self.problem = text.splitlines()[-1] if text else repr(error)
+            return self.function
 
 
 _KERNEL = _Kernel()
