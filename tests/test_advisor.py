@@ -126,6 +126,22 @@ def test_each_run_counts_the_reading_of_the_prompt_by_every_model_it_uses(
     assert advice.plain_ttft_s > 10.0
 
 
+def test_a_spent_budget_measures_each_proposer_once_at_the_presets_gamma_and_skips_the_rest(
+    tiny_pair: TinyPair,
+) -> None:
+    spent = advise(plan_for(tiny_pair, time_budget_s=0.0, cost=False, gammas=(2, 3, 5)))
+    # SETTINGS' γ is 3: each proposer is screened there (its first run always runs); the other
+    # γ rows are measured only whole, and none fits in a spent budget.
+    measured = {verdict.candidate.name for verdict in spent.verdicts}
+    assert measured == {"draft-model[none] γ=3", "draft-model[int8wo] γ=3", "lookup γ=3"}
+    skipped = {line.removesuffix(", repeat 1: skipped") for line in spent.cut if "skipped" in line}
+    assert skipped == {
+        f"{proposer} γ={gamma}"
+        for proposer in ("draft-model[none]", "draft-model[int8wo]", "lookup")
+        for gamma in ("2", "5", "adaptive(3)")
+    }
+
+
 def test_the_ranking_is_recomputed_from_the_records(advice: Advice) -> None:
     ranked = advice.ranked()
     assert sorted(ranked, key=lambda v: v.speedup, reverse=True) == list(ranked)

@@ -98,6 +98,29 @@ def test_each_run_gets_an_equal_share_of_what_is_left() -> None:
     assert deadlines[-1] == pytest.approx(40.0, abs=0.5)
 
 
+def test_a_method_measured_only_whole_runs_while_the_longest_run_fits_and_is_never_cut() -> None:
+    deadlines: dict[str, float] = {}
+
+    def sleeper(name: str, seconds: float) -> Method:
+        def run(trial: Trial) -> Outcome:
+            deadlines[name] = trial.deadline - time.perf_counter()
+            time.sleep(seconds)
+            return Outcome(1)
+
+        return Method(name, run, only_whole=name.startswith("extra"))
+
+    methods = [sleeper("A", 0.3), sleeper("extra-1", 0.25), sleeper("extra-2", 0.05)]
+    measured = measure(methods, time_budget_s=0.8)
+    # A, the one run the budget is shared among, gets all of it, not a third; extra-1 then fits
+    # (0.5 s left holds 0.3 s, the longest run) and may use all that is left; after it 0.25 s is
+    # left, less than the longest run: extra-2 is skipped, short as it would have been.
+    assert deadlines["A"] == pytest.approx(0.8, abs=0.05)
+    assert deadlines["extra-1"] == pytest.approx(0.5, abs=0.05)
+    assert measured["extra-1"].complete and len(measured["extra-1"].samples) == 1
+    assert measured["extra-2"].samples == () and measured["extra-2"].skipped == (0,)
+    assert measured.cut == ["extra-2, repeat 1: skipped"]
+
+
 def test_progress_comes_before_the_warm_up_each_run_and_at_the_end() -> None:
     recorder = Recorder()
     calls: list[tuple[float, str]] = []

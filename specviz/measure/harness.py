@@ -12,7 +12,9 @@ through `iter_measurements`, so they share one protocol:
 - time budget: each run's deadline is its equal share of what is left; an engine run past it stops
   after its current event (kept, marked incomplete); a later repeat that would start after the
   budget is spent is skipped; both are reported as cut. The first repeat of every method always runs
-  (at least one event), so every method has a sample;
+  (at least one event), so every method has a sample, except a method measured only whole
+  (`Method.only_whole`), which is skipped when the longest whole run so far no longer fits in what
+  is left;
 - progress: (fraction of runs done, message) before the warm-up, before each run and at the end;
   the message is a ``Phrase`` (words from the text catalogue), so each front end words it in its
   reader's language.
@@ -114,6 +116,10 @@ class Method:
     run: Callable[[Trial], Outcome | None]
     settings: GenerationSettings = field(default_factory=GenerationSettings)
     label: Phrase | None = None  # how progress messages name it in words; None: by its name
+    # Worth measuring only whole (the advisor's extra γ rows): a run starts only while the budget
+    # left holds the longest whole run measured so far, and may use all of it (no equal share);
+    # otherwise it is skipped, first repeat included, and no run is cut short.
+    only_whole: bool = False
 
     @property
     def words(self) -> Phrase:
@@ -337,6 +343,8 @@ def _measurements(
     skipped: list[list[int]] = [[] for _ in methods]
     total = len(methods) * repeats
     done = 0
+    # The runs the budget is shared among: those of methods that may be cut short.
+    shared_left = repeats * sum(not method.only_whole for method in methods)
 
     def update(message: Phrase, stopped: bool = False, finished: bool = False) -> Update:
         results = tuple(
@@ -360,9 +368,12 @@ def _measurements(
     for repeat in range(repeats):
         for index, method in enumerate(methods):
             now = time.perf_counter()
-            if repeat > 0 and now > deadline:
+            whole = [run.seconds for own in samples for run in own if run.outcome.complete]
+            fits = now + max(whole, default=0.0) <= deadline
+            if (repeat > 0 and now > deadline) or (method.only_whole and not fits):
                 skipped[index].append(repeat)
                 done += 1
+                shared_left -= not method.only_whole
                 continue
             words = method.words
             if repeats > 1:
@@ -371,15 +382,17 @@ def _measurements(
                 )
             yield update(words)
             # An equal share of what is left: a run that ends early leaves its time to the rest.
-            share = max(0.0, deadline - time.perf_counter()) / (total - done)
+            share = max(0.0, deadline - time.perf_counter()) / max(1, shared_left)
             settings = repeat_settings(method.settings, repeat)
-            trial = Trial(repeat, settings, time.perf_counter() + share, should_stop)
+            ends = deadline if method.only_whole else time.perf_counter() + share
+            trial = Trial(repeat, settings, ends, should_stop)
             seconds, outcome = _timed(method.run, trial)
             if outcome is None:
                 yield stopped()
                 return
             samples[index].append(Sample(repeat, settings.seed, seconds, outcome))
             done += 1
+            shared_left -= not method.only_whole
     yield update(Phrase("progress.done"), finished=True)
 
 

@@ -740,7 +740,10 @@ TABLE = MappingProxyType(
             "{prompts} prompt(s), {tokens} new tokens each; plain decoding: {plain} tok/s, first "
             "token after {ttft} s"
         ),
-        "advisor.cli.cut": "* cut short by the time budget ({count} runs); raise --time-budget",
+        "advisor.cli.cut": (
+            "* cut short (starred) or not run within the time budget ({count} runs); "
+            "raise --time-budget"
+        ),
         "advisor.column.candidate": "candidate",
         "advisor.column.tps": "tok/s",
         "advisor.column.speedup": "speedup",
@@ -755,8 +758,9 @@ TABLE = MappingProxyType(
         ),
         "advisor.panel.plain": "Plain decoding: {plain} tok/s, first token after {ttft} s.",
         "advisor.panel.cut": (
-            "* The time budget cut some runs short: their numbers rest on fewer tokens. Raise the "
-            "budget for a firmer answer."
+            "* The time budget cut some runs short (their numbers rest on fewer tokens) or left "
+            "some γ rows unmeasured (each drafter is measured at the preset's γ first). Raise the "
+            "budget for a firmer, fuller answer."
         ),
         "advisor.chart.title": "Speedup against acceptance rate, per candidate",
         "advisor.chart.x": "acceptance rate α",

@@ -593,7 +593,7 @@ TABLE = MappingProxyType(
             "プロンプト {prompts} 個、各 {tokens} 新規トークン。通常デコーディング：{plain} トークン/秒、"
             "最初のトークンまで {ttft} 秒"
         ),
-        "advisor.cli.cut": "* 時間の上限で途中終了（{count} 回）。--time-budget を増やしてください",
+        "advisor.cli.cut": "* 時間の上限で途中終了（*印）または未実行（{count} 回）。--time-budget を増やしてください",
         "advisor.column.candidate": "候補",
         "advisor.column.tps": "トークン/秒",
         "advisor.column.speedup": "速度比",
@@ -608,7 +608,8 @@ TABLE = MappingProxyType(
         ),
         "advisor.panel.plain": "通常デコーディング：{plain} トークン/秒、最初のトークンまで {ttft} 秒。",
         "advisor.panel.cut": (
-            "* 時間の上限で一部の実行が途中で終わったため、その数値は少ないトークンに基づいています。"
+            "* 時間の上限で一部の実行が途中で終わった（その数値は少ないトークンに基づきます）か、"
+            "一部の γ が未測定です（各ドラフターはまずプリセットの γ で測ります）。"
             "確かな答えには上限を増やしてください。"
         ),
         "advisor.chart.title": "候補ごとの受理率と速度比",

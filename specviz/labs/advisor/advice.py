@@ -9,6 +9,12 @@ schedule, which picks γ each cycle from the step costs measured at load) over t
 interleaved through the measurement harness, and ranks the candidates by their speedup over plain
 decoding: wall-clock tokens per second, prompt included, as the benchmark measures them.
 
+Under a time budget each proposer is screened first, at the preset's γ, with the budget shared
+among those runs; the other γ rows follow, each started only while the budget left holds the
+longest whole run so far, and skipped otherwise (`Method.only_whole`). On a slow CPU the table then
+has fewer rows, all whole, instead of every row cut to the first tokens of the answer, where the
+copies and the draft's agreement of the rest are not seen yet.
+
 Each prompt is read once per model (all its tokens but the last, specviz.models.prompt_prefills),
 after the warm-up, and that KV cache is copied into every run of it: on a CPU the reading can
 cost more than the decoding compared (16.8 s for a 126-token editing prompt through the bundled
@@ -314,7 +320,8 @@ def iter_advice(
     )
     methods = [plain]
     read_models: dict[int, torch.nn.Module] = {id(default_pair.target): default_pair.target}
-    for candidate in chosen:
+    screens = _screens(chosen, plan.settings.gamma)
+    for candidate in _screens_first(chosen, screens):
         pair = plan.pairs[candidate.draft_format] if candidate.draft_format else default_pair
         own = records.setdefault(candidate.name, _Records())
         models = (pair.target, pair.draft) if candidate.draft_format else (pair.target,)
@@ -329,6 +336,7 @@ def iter_advice(
                 _speculative(pair, candidate.drafter),
                 own,
                 _Reading(reads, models),
+                only_whole=candidate not in screens,
             )
         )
     # The prompts are read as the warm-up's last step, once each path has run (so the reading,
@@ -345,6 +353,23 @@ def iter_advice(
         )
         for update in updates
     )
+
+
+def _screens(chosen: Sequence[Candidate], gamma: int) -> set[Candidate]:
+    """One candidate per proposer, measured first and always: at the preset's fixed γ where it is
+    a candidate, else the proposer's first. The other γ rows are measured only whole, while the
+    budget holds them, so on a slow machine every proposer is compared on whole runs and no
+    ranking rests on the first tokens of an answer (module docstring)."""
+    first: dict[str, Candidate] = {}
+    for candidate in chosen:
+        first.setdefault(candidate.proposer, candidate)
+        if candidate.gamma == gamma and not (candidate.adaptive or candidate.cost):
+            first[candidate.proposer] = candidate
+    return set(first.values())
+
+
+def _screens_first(chosen: Sequence[Candidate], screens: set[Candidate]) -> list[Candidate]:
+    return [c for c in chosen if c in screens] + [c for c in chosen if c not in screens]
 
 
 def _advice(
@@ -454,6 +479,7 @@ def _over_prompts(
     events: Events,
     records: _Records,
     reading: _Reading,
+    only_whole: bool = False,
 ) -> Method:
     """A harness method that decodes every prompt in turn; its outcome pools them."""
     device = device_of(reading.models[0])
@@ -475,7 +501,7 @@ def _over_prompts(
                 break
         return pooled(outcomes)
 
-    return Method(name, run, settings, Phrase("advisor.progress", name=name))
+    return Method(name, run, settings, Phrase("advisor.progress", name=name), only_whole)
 
 
 def _record(records: _Records, outcome: Outcome, growth: int | None, read_s: float) -> None:
