@@ -345,6 +345,7 @@ def _measurements(
     done = 0
     # The runs the budget is shared among: those of methods that may be cut short.
     shared_left = repeats * sum(not method.only_whole for method in methods)
+    longest_whole_s = 0.0  # the longest run so far that ran to its end
 
     def update(message: Phrase, stopped: bool = False, finished: bool = False) -> Update:
         results = tuple(
@@ -368,8 +369,7 @@ def _measurements(
     for repeat in range(repeats):
         for index, method in enumerate(methods):
             now = time.perf_counter()
-            whole = [run.seconds for own in samples for run in own if run.outcome.complete]
-            fits = now + max(whole, default=0.0) <= deadline
+            fits = now + longest_whole_s <= deadline
             if (repeat > 0 and now > deadline) or (method.only_whole and not fits):
                 skipped[index].append(repeat)
                 done += 1
@@ -391,6 +391,8 @@ def _measurements(
                 yield stopped()
                 return
             samples[index].append(Sample(repeat, settings.seed, seconds, outcome))
+            if outcome.complete:
+                longest_whole_s = max(longest_whole_s, seconds)
             done += 1
             shared_left -= not method.only_whole
     yield update(Phrase("progress.done"), finished=True)

@@ -321,7 +321,7 @@ def iter_advice(
     methods = [plain]
     read_models: dict[int, torch.nn.Module] = {id(default_pair.target): default_pair.target}
     screens = _screens(chosen, plan.settings.gamma)
-    for candidate in _screens_first(chosen, screens):
+    for candidate in sorted(chosen, key=lambda c: c not in screens):  # stable: screens first
         pair = plan.pairs[candidate.draft_format] if candidate.draft_format else default_pair
         own = records.setdefault(candidate.name, _Records())
         models = (pair.target, pair.draft) if candidate.draft_format else (pair.target,)
@@ -366,10 +366,6 @@ def _screens(chosen: Sequence[Candidate], gamma: int) -> set[Candidate]:
         if candidate.gamma == gamma and not (candidate.adaptive or candidate.cost):
             first[candidate.proposer] = candidate
     return set(first.values())
-
-
-def _screens_first(chosen: Sequence[Candidate], screens: set[Candidate]) -> list[Candidate]:
-    return [c for c in chosen if c in screens] + [c for c in chosen if c not in screens]
 
 
 def _advice(
