@@ -191,6 +191,24 @@ def test_autoplay_keeps_its_pace_and_pause_holds_the_cycle(page):
     page.wait_for_selector(f'#sv-stream .sv-stream[data-cycles="{held - 1}"]')
 
 
+def test_the_player_steps_from_the_cycle_the_page_holds(page):
+    # The page, not the server, holds the player's position: a frame that Pause cancelled
+    # after the server yielded it never reached the page, and Back must step from the cycle on
+    # screen. Here the page's position is set by hand, as such a frame would leave it.
+    total = run(page, 24)
+    assert total >= 4
+    box = page.locator("#sv-player-position input")
+    assert box.count() == 1 and not box.is_visible()
+    box.evaluate(
+        "(el, v) => { el.value = v; el.dispatchEvent(new Event('input', {bubbles: true}));"
+        " el.dispatchEvent(new Event('change', {bubbles: true})); }",
+        "3",
+    )
+    page.locator("#sv-back").click()
+    page.wait_for_selector('#sv-stream .sv-stream[data-cycles="2"]')
+    assert box.input_value() == "2"
+
+
 def test_the_glossary_is_one_click_away(page):
     terms = page.locator("#sv-glossary-terms dt")
     assert not in_view(page, "#sv-glossary-terms")

@@ -260,9 +260,8 @@ def wire_live_run(
                 last_chart = time.perf_counter() if due else last_chart
                 running = t("app.status.running_cycle", lang, cycle=record.index + 1)
                 yield views(sess, running, charts_too=due)
-        if inputs.race:
-            yield from race_updates(runs, sess, inputs, live.race)
-        yield views(sess, done_message(sess, lang), "done", charts_too=True)
+        raced = (yield from race_updates(runs, sess, inputs, live.race)) if inputs.race else {}
+        yield views(sess, done_message(sess, lang), "done", charts_too=True) | raced
 
     def step(
         sess: Session | None,

@@ -49,7 +49,7 @@ class Player:
     autoplay: gr.Button
     pause: gr.Button
     pace: gr.Dropdown
-    position: gr.State
+    position: gr.Number  # the cycle shown; held in the page, see player_row
 
 
 def present_bar(presets: Mapping[str, Preset], lang: str) -> PresentBar:
@@ -82,7 +82,11 @@ def present_bar(presets: Mapping[str, Preset], lang: str) -> PresentBar:
 
 def player_row(lang: str) -> Player:
     """Lay out the player's row in the current Blocks context, worded in *lang*."""
-    position = gr.State(None)
+    # The page holds the position, not the server: each frame brings the cycle's views and its
+    # position in one message, so the position is the one on screen even when Pause cancels
+    # autoplay between the server's yield and the page's update (a gr.State would already hold
+    # the frame that never showed, and Back would step back to the cycle on screen).
+    position = gr.Number(None, precision=0, visible="hidden", elem_id="sv-player-position")
     small: dict[str, Any] = {"size": "sm", "scale": 0, "min_width": 90}
     with gr.Row(elem_id="sv-player", equal_height=True):
         back = gr.Button(t("app.player.back", lang), elem_id="sv-back", **small)

@@ -10,7 +10,7 @@ at its own measured speed under that final headline.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,9 +100,11 @@ def race_view(sess: Session | None, lang: str, status_key: str | None = None) ->
 
 def race_updates(
     runs: Runs, sess: Session, inputs: Inputs, panel: RacePanel
-) -> Iterator[dict[Any, Any]]:
-    """Measure the race after the session's run: the panel redrawn with its progress, then the
-    finished race with Replay enabled (a stopped race keeps Replay off)."""
+) -> Generator[dict[Any, Any], None, dict[Any, Any]]:
+    """Measure the race after the session's run: yields the panel redrawn with its progress and
+    returns the finished race with Replay enabled (a stopped race keeps Replay off). The caller
+    sends that last update together with the counters it feeds, so no page shows a finished race
+    beside counters that still wait for it."""
     lang = runs.app.lang
     last_draw = 0.0
     for update in runs.race(sess, inputs):
@@ -116,7 +118,7 @@ def race_updates(
             )
             yield {panel.view: race_html.race_html(sess.race, status=status, lang=lang)}
     done = "app.race.status.finished" if sess.race_done else "app.race.status.stopped"
-    yield {
+    return {
         panel.view: race_view(sess, lang, done),
         panel.replay: gr.Button(interactive=sess.race_done),
     }
