@@ -121,6 +121,33 @@ def test_a_method_measured_only_whole_runs_while_the_longest_run_fits_and_is_nev
     assert measured.cut == ["extra-2, repeat 1: skipped"]
 
 
+def test_only_whole_methods_run_last_best_ranked_first() -> None:
+    calls: list[tuple[str, int]] = []
+
+    def fake(name: str, tokens: int, ranked_by: str | None = None) -> Method:
+        def run(trial: Trial) -> Outcome:
+            calls.append((name, trial.repeat))
+            time.sleep(0.01)
+            return Outcome(tokens)
+
+        return Method(name, run, only_whole=ranked_by is not None, ranked_by=ranked_by)
+
+    # Given order: a row of each screen before the screens; "slow" screened at a tenth of "fast".
+    methods = [
+        fake("slow-γ3", 1, ranked_by="slow"),
+        fake("slow", 1),
+        fake("fast-γ3", 1, ranked_by="fast"),
+        fake("unranked", 1, ranked_by="nobody"),
+        fake("fast", 10),
+        fake("fast-γ8", 1, ranked_by="fast"),
+    ]
+    measured = measure(methods, repeats=2)
+    once = ["slow", "fast", "fast-γ3", "fast-γ8", "slow-γ3", "unranked"]
+    assert calls == [(name, 0) for name in once] + [(name, 1) for name in once]
+    # The results keep the order the methods were given.
+    assert [result.name for result in measured.methods] == [method.name for method in methods]
+
+
 def test_progress_comes_before_the_warm_up_each_run_and_at_the_end() -> None:
     recorder = Recorder()
     calls: list[tuple[float, str]] = []

@@ -14,7 +14,8 @@ through `iter_measurements`, so they share one protocol:
   budget is spent is skipped; both are reported as cut. The first repeat of every method always runs
   (at least one event), so every method has a sample, except a method measured only whole
   (`Method.only_whole`), which is skipped when the longest whole run so far no longer fits in what
-  is left;
+  is left; such methods run last in each repeat, in the order of the throughput of the method
+  each is ranked by (`Method.ranked_by`), best first;
 - progress: (fraction of runs done, message) before the warm-up, before each run and at the end;
   the message is a ``Phrase`` (words from the text catalogue), so each front end words it in its
   reader's language.
@@ -120,6 +121,11 @@ class Method:
     # left holds the longest whole run measured so far, and may use all of it (no equal share);
     # otherwise it is skipped, first repeat included, and no run is cut short.
     only_whole: bool = False
+    # For a method measured only whole: the method whose throughput orders it. Within a repeat the
+    # only-whole methods run after the others, best-measured first (the advisor's γ rows follow
+    # how well their drafter screened), so when the budget runs out it is the rows least likely
+    # to win that are skipped. None: in the order given, after those ranked.
+    ranked_by: str | None = None
 
     @property
     def words(self) -> Phrase:
@@ -367,7 +373,8 @@ def _measurements(
                 yield stopped()
                 return
     for repeat in range(repeats):
-        for index, method in enumerate(methods):
+        for index in _run_order(methods, samples):
+            method = methods[index]
             now = time.perf_counter()
             fits = now + longest_whole_s <= deadline
             if (repeat > 0 and now > deadline) or (method.only_whole and not fits):
@@ -396,6 +403,23 @@ def _measurements(
             done += 1
             shared_left -= not method.only_whole
     yield update(Phrase("progress.done"), finished=True)
+
+
+def _run_order(methods: tuple[Method, ...], samples: list[list[Sample]]) -> Iterator[int]:
+    """The methods' indices in the order one repeat runs them: the given order for those that
+    may be cut short, then those measured only whole, ranked by the throughput measured so far
+    of the method each names in ranked_by (best first; unranked last, ties as given). The ranking
+    is read when the first only-whole method is due, after the others of the repeat have run."""
+    yield from (index for index, method in enumerate(methods) if not method.only_whole)
+    names = {method.name: index for index, method in enumerate(methods)}
+
+    def rate(index: int) -> float:
+        ranked_by = methods[index].ranked_by
+        own = samples[names[ranked_by]] if ranked_by in names else []
+        return statistics.median(s.tokens_per_s for s in own) if own else -1.0
+
+    whole = [index for index, method in enumerate(methods) if method.only_whole]
+    yield from sorted(whole, key=rate, reverse=True)
 
 
 def _timed(run: Callable[[Trial], Outcome | None], trial: Trial) -> tuple[float, Outcome | None]:

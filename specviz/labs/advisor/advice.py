@@ -10,8 +10,9 @@ interleaved through the measurement harness, and ranks the candidates by their s
 decoding: wall-clock tokens per second, prompt included, as the benchmark measures them.
 
 Under a time budget each proposer is screened first, at the preset's γ, with the budget shared
-among those runs; the other γ rows follow, each started only while the budget left holds the
-longest whole run so far, and skipped otherwise (`Method.only_whole`). On a slow CPU the table then
+among those runs; the other γ rows follow, the rows of the best-screened proposer first
+(`Method.ranked_by`), each started only while the budget left holds the longest whole run so far,
+and skipped otherwise (`Method.only_whole`). On a slow CPU the table then
 has fewer rows, all whole, instead of every row cut to the first tokens of the answer, where the
 copies and the draft's agreement of the rest are not seen yet.
 
@@ -321,6 +322,7 @@ def iter_advice(
     methods = [plain]
     read_models: dict[int, torch.nn.Module] = {id(default_pair.target): default_pair.target}
     screens = _screens(chosen, plan.settings.gamma)
+    screen_of = {screen.proposer: screen.name for screen in screens}
     for candidate in sorted(chosen, key=lambda c: c not in screens):  # stable: screens first
         pair = plan.pairs[candidate.draft_format] if candidate.draft_format else default_pair
         own = records.setdefault(candidate.name, _Records())
@@ -337,6 +339,7 @@ def iter_advice(
                 own,
                 _Reading(reads, models),
                 only_whole=candidate not in screens,
+                ranked_by=screen_of[candidate.proposer],
             )
         )
     # The prompts are read as the warm-up's last step, once each path has run (so the reading,
@@ -476,6 +479,7 @@ def _over_prompts(
     records: _Records,
     reading: _Reading,
     only_whole: bool = False,
+    ranked_by: str | None = None,
 ) -> Method:
     """A harness method that decodes every prompt in turn; its outcome pools them."""
     device = device_of(reading.models[0])
@@ -497,7 +501,8 @@ def _over_prompts(
                 break
         return pooled(outcomes)
 
-    return Method(name, run, settings, Phrase("advisor.progress", name=name), only_whole)
+    label = Phrase("advisor.progress", name=name)
+    return Method(name, run, settings, label, only_whole, ranked_by)
 
 
 def _record(records: _Records, outcome: Outcome, growth: int | None, read_s: float) -> None:
