@@ -136,3 +136,15 @@ def test_cached_safetensors_reproduce_the_gguf_logits(bundled_pair: Any) -> None
     ids = bundled_pair.encode_prompt(CODE_PROMPT)
     with torch.inference_mode():
         assert torch.equal(from_gguf(ids).logits, cached(ids).logits)
+
+
+def test_a_generated_chat_marker_is_a_marker_not_text(bundled_pair: Any) -> None:
+    """Qwen's <|im_start|> is an added token marked special, not one of all_special_ids: the
+    detokenizer still gives it no text and names it, so the stream shows it as a marker."""
+    tokenizer = bundled_pair.tokenizer
+    marker = tokenizer.convert_tokens_to_ids("<|im_start|>")
+    ids = tokenizer("Hello world")["input_ids"]
+    detok = IncrementalDetokenizer(tokenizer, ids[:1])
+    pieces = detok.commit([*ids[1:], marker, *ids[1:]])
+    assert pieces[len(ids) - 1] == "" and detok.special_name(marker) == "<|im_start|>"
+    assert "".join(pieces) == tokenizer.decode(ids[1:]) * 2

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import gradio as gr
 
 from specviz.app.limits import LOCAL, Limits
-from specviz.core.detok import IncrementalDetokenizer, TokenizerLike
+from specviz.core.detok import IncrementalDetokenizer, TokenizerLike, control_ids
 from specviz.core.engine import GenerationSettings, speculative_stream
 from specviz.core.events import Cycle, Prefill, Step
 from specviz.core.settings import SettingError, describe_value, settings_from_mapping
@@ -474,14 +474,6 @@ def prompt_tokens(tokenizer: TokenizerLike, prompt_ids: list[int]) -> tuple[Prom
         ("", tokenizer.decode([id_], skip_special_tokens=False)) if id_ in controls else (text, "")
         for text, id_ in zip(texts, prompt_ids, strict=True)
     )
-
-
-def control_ids(tokenizer: TokenizerLike) -> frozenset[int]:
-    """The tokenizer's control tokens: its special ids and the added tokens it marks special
-    (the chat template's markers: Qwen's <|im_start|> is only among the latter)."""
-    added = getattr(tokenizer, "added_tokens_decoder", {})
-    marked = {id_ for id_, token in added.items() if getattr(token, "special", False)}
-    return frozenset(tokenizer.all_special_ids) | marked
 
 
 def _finished(record: Cycle | Prefill) -> bool:

@@ -29,12 +29,20 @@ class TokenizerLike(Protocol):
         ...
 
 
+def control_ids(tokenizer: TokenizerLike) -> frozenset[int]:
+    """The tokenizer's control tokens: its special ids and the added tokens it marks special
+    (the chat template's markers: Qwen's <|im_start|> is only among the latter)."""
+    added = getattr(tokenizer, "added_tokens_decoder", {})
+    marked = {id_ for id_, token in added.items() if getattr(token, "special", False)}
+    return frozenset(tokenizer.all_special_ids) | marked
+
+
 class IncrementalDetokenizer:
     """Tracks the committed token sequence and turns new tokens into text pieces."""
 
     def __init__(self, tokenizer: TokenizerLike, prompt_ids: Sequence[int]) -> None:
         self._tokenizer = tokenizer
-        self._special = frozenset(tokenizer.all_special_ids)  # a property HF recomputes per call
+        self._special = control_ids(tokenizer)  # all_special_ids is recomputed per call by HF
         self._ids = list(prompt_ids)
         # Text already emitted ends at read_offset; prefix_offset starts the context window.
         self._read_offset = len(self._ids)
