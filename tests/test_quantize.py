@@ -16,6 +16,7 @@ from specviz.models.presets import DEFAULT_DRAFTER
 from specviz.models.quantize import (
     Int4WeightOnlyLinear,
     Int8WeightOnlyLinear,
+    quantize_int4_output_layer,
     quantize_int4_weight_only,
     quantize_int8,
     quantize_int8_weight_only,
@@ -102,7 +103,9 @@ def test_weight_only_in_bfloat16_is_batch_independent_up_to_rounding() -> None:
 
 
 @pytest.mark.parametrize("gamma", [1, 4])
-@pytest.mark.parametrize("quantize", [quantize_int8_weight_only, quantize_int4_weight_only])
+@pytest.mark.parametrize(
+    "quantize", [quantize_int8_weight_only, quantize_int4_weight_only, quantize_int4_output_layer]
+)
 def test_greedy_speculation_with_a_weight_only_draft_equals_plain_decoding(
     gamma: int, quantize: Any
 ) -> None:
@@ -151,3 +154,22 @@ def test_int4_swaps_every_linear_and_stays_close() -> None:
     quantized = last_log_probs_full(model, PROMPT)
     assert float((quantized - reference).abs().max()) < 0.5
     assert feeding_gap(model) < 1e-4  # weight-only: no position depends on the others
+
+
+# -- int4head: the output layer in 4 bits, the decoder layers as they were ------------------------
+
+
+def test_int4head_swaps_only_the_output_layer_and_stays_close() -> None:
+    original = tiny_qwen(1)
+    original.lm_head.weight = original.get_input_embeddings().weight  # tied, as the bundled draft
+    reference = last_log_probs_full(original, PROMPT)
+    embedding = original.get_input_embeddings().weight.detach().clone()
+    model = quantize_int4_output_layer(original)
+    assert isinstance(model.lm_head, Int4WeightOnlyLinear)
+    swapped = [m for m in model.modules() if isinstance(m, Int4WeightOnlyLinear)]
+    linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    assert len(swapped) == 1 and len(linears) == 2 * 7  # q, k, v, o, gate, up, down per layer
+    assert torch.equal(model.get_input_embeddings().weight, embedding)  # lookups keep it
+    quantized = last_log_probs_full(model, PROMPT)
+    assert 0 < float((quantized - reference).abs().max()) < 0.5
+    assert feeding_gap(model) < 1e-4

@@ -24,7 +24,8 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         "--draft-quantization",
         choices=DRAFT_QUANTIZATIONS,
         help="override the preset's setting (int8: dynamic; int8wo / int4wo: int8 / 4-bit weights "
-        "only; auto: the fastest that keeps the draft's agreement, measured on this machine)",
+        "only; int4head: 4-bit output layer only; auto: the fastest that keeps the draft's agreement, "
+        "measured on this machine)",
     )
     parser.add_argument(
         "--remeasure-costs",

@@ -26,6 +26,7 @@ from specviz.models.bf16_rows import choose_products, use_rows_kernel
 from specviz.models.bundled import BUNDLED, BundledModelError, Progress, assemble, cache_root
 from specviz.models.presets import ModelSource, Preset
 from specviz.models.quantize import (
+    quantize_int4_output_layer,
     quantize_int4_weight_only,
     quantize_int8,
     quantize_int8_weight_only,
@@ -256,6 +257,9 @@ class ModelCache:
             elif quantization == "int4wo":
                 model = load_model(source, device, dtype, trust, progress)
                 self._models[key] = quantize_int4_weight_only(model)
+            elif quantization == "int4head":
+                model = load_model(source, device, dtype, trust, progress)
+                self._models[key] = quantize_int4_output_layer(model)
             else:
                 self._models[key] = load_model(source, device, dtype, trust, progress)
         return self._models[key]

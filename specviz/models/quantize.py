@@ -19,6 +19,11 @@ q computed from the quantized model's own logits.
   kernel. Half of int8wo's bytes: a draft step of the bundled 0.5B draft went from 40 to 27 ms on
   a 2-core Xeon, most of it in the 151,936-row output layer, for 0.8 points of agreement with the
   target (docs/performance.md, "A 4-bit draft").
+- "int4head": only the output layer in 4 bits, the decoder layers left in the model's dtype. The
+  output layer carries one row per draft step (the drafter keeps one position's logits) and is the
+  largest layer read per step (151,936 × 896 for the bundled draft); the decoder layers also
+  carry the many rows of the prompt's reading, where torch's int4 kernel is compute-bound on an
+  AVX2 CPU and a bfloat16 product (specviz's AVX2 kernel, specviz.models.bf16_rows) is faster.
 """
 
 from __future__ import annotations
@@ -188,6 +193,16 @@ class Int4WeightOnlyLinear(torch.nn.Module):
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, int4 weights"
+
+
+def quantize_int4_output_layer(model: torch.nn.Module) -> torch.nn.Module:
+    """Swap only the output layer for an Int4WeightOnlyLinear, in place ("int4head"); a tied
+    output layer gets its own 4-bit copy and token lookups keep the embedding."""
+    head = model.get_output_embeddings()
+    if not isinstance(head, torch.nn.Linear):
+        raise ValueError(f"int4head needs a Linear output layer, got {type(head).__name__}")
+    model.set_output_embeddings(Int4WeightOnlyLinear(head))
+    return model.eval()
 
 
 def quantize_int4_weight_only(model: torch.nn.Module) -> torch.nn.Module:

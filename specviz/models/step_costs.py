@@ -58,7 +58,7 @@ TEXT_TOKENS = 64
 # or two between formats that decode alike.
 AGREEMENT_SLACK = 0.02
 # Formats "auto" tries on a CPU (int8 kernels are CPU-only); elsewhere only "none".
-CPU_FORMATS = ("none", "int8", "int8wo", "int4wo")
+CPU_FORMATS = ("none", "int8", "int8wo", "int4wo", "int4head")
 
 # Code and prose, as the bundled presets' tasks mix them: the text the agreement is measured on.
 AGREEMENT_TEXT = (
@@ -81,7 +81,7 @@ AGREEMENT_TEXT = (
 class DraftTrial:
     """One draft format as measured: its step cost and how often it agrees with the target."""
 
-    draft_format: str  # "none" (the preset's dtype), "int8", "int8wo" or "int4wo"
+    draft_format: str  # "none" (the preset's dtype), "int8", "int8wo", "int4wo" or "int4head"
     draft_cost: float  # c: one draft step over one target step
     draft_step_s: float
     agreement: float  # fraction of the text's positions where the draft's argmax is the target's
@@ -157,7 +157,7 @@ class CostReport:
 
 
 def format_words(draft_format: str) -> Phrase | str:
-    """A draft format in words: "unquantized" for "none", else its name (int8, int8wo, int4wo)."""
+    """A draft format in words: "unquantized" for "none", else its name (int8, int8wo, int4wo, int4head)."""
     return Phrase("costs.format.none") if draft_format == "none" else draft_format
 
 
