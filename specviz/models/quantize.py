@@ -198,10 +198,10 @@ class Int4WeightOnlyLinear(torch.nn.Module):
 def quantize_int4_output_layer(model: torch.nn.Module) -> torch.nn.Module:
     """Swap only the output layer for an Int4WeightOnlyLinear, in place ("int4head"); a tied
     output layer gets its own 4-bit copy and token lookups keep the embedding."""
-    head = model.get_output_embeddings()
+    head = model.get_output_embeddings()  # type: ignore[operator]
     if not isinstance(head, torch.nn.Linear):
         raise ValueError(f"int4head needs a Linear output layer, got {type(head).__name__}")
-    model.set_output_embeddings(Int4WeightOnlyLinear(head))
+    model.set_output_embeddings(Int4WeightOnlyLinear(head))  # type: ignore[operator]
     return model.eval()
 
 
