@@ -58,9 +58,8 @@ class StepCosts:
     verify: tuple[float, ...]
     draft: float
     target_step_s: float  # the one-token target step they are relative to, in seconds
-    draft_format: str = (
-        "none"  # how the draft's weights were stored: none, int8, int8wo, int4wo, int4head
-    )
+    # How the draft's weights were stored: none, int8, int8wo, int4wo, int4head.
+    draft_format: str = "none"
 
     def __post_init__(self) -> None:
         if not self.verify or self.draft < 0 or any(v <= 0 for v in self.verify):

@@ -14,6 +14,7 @@ import json
 import os
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -129,6 +130,14 @@ def _cpu_has_native_bf16() -> bool:
     except OSError:
         return False
     return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+# The draft formats that swap Linear layers of a model loaded in the preset dtype.
+WEIGHT_ONLY: dict[str, Callable[[torch.nn.Module], torch.nn.Module]] = {
+    "int8wo": quantize_int8_weight_only,
+    "int4wo": quantize_int4_weight_only,
+    "int4head": quantize_int4_output_layer,
+}
 
 
 class ModelCache:
@@ -250,16 +259,10 @@ class ModelCache:
                 # Dynamic int8 quantizes float32 Linear weights; it computes in float32 anyway.
                 model = load_model(source, device, torch.float32, trust, progress)
                 self._models[key] = quantize_int8(model)
-            elif quantization == "int8wo":
-                # Weight-only int8 keeps activations in the preset dtype (bfloat16 here).
+            elif quantization in WEIGHT_ONLY:
+                # Weight-only formats keep activations in the preset dtype (bfloat16 here).
                 model = load_model(source, device, dtype, trust, progress)
-                self._models[key] = quantize_int8_weight_only(model)
-            elif quantization == "int4wo":
-                model = load_model(source, device, dtype, trust, progress)
-                self._models[key] = quantize_int4_weight_only(model)
-            elif quantization == "int4head":
-                model = load_model(source, device, dtype, trust, progress)
-                self._models[key] = quantize_int4_output_layer(model)
+                self._models[key] = WEIGHT_ONLY[quantization](model)
             else:
                 self._models[key] = load_model(source, device, dtype, trust, progress)
         return self._models[key]

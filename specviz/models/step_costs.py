@@ -157,7 +157,7 @@ class CostReport:
 
 
 def format_words(draft_format: str) -> Phrase | str:
-    """A draft format in words: "unquantized" for "none", else its name (int8, int8wo, int4wo, int4head)."""
+    """A draft format in words: "unquantized" for "none", else its name (int8, int4wo, ...)."""
     return Phrase("costs.format.none") if draft_format == "none" else draft_format
 
 

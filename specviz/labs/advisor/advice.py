@@ -339,7 +339,7 @@ def iter_advice(
                 own,
                 _Reading(reads, models),
                 only_whole=candidate not in screens,
-                ranked_by=screen_of[candidate.proposer],
+                ranked_by=None if candidate in screens else screen_of[candidate.proposer],
             )
         )
     # The prompts are read as the warm-up's last step, once each path has run (so the reading,
