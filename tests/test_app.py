@@ -159,7 +159,10 @@ def test_the_model_info_shows_the_step_costs_and_the_draft_format_they_chose() -
     from specviz.models.step_costs import CostReport, DraftTrial
 
     costs = StepCosts((1.0, 1.68, 2.52), 0.12, 0.21, "int8wo")
-    trials = (DraftTrial("none", 0.3, 0.06, 0.84, 50), DraftTrial("int8wo", 0.12, 0.03, 0.84, 50))
+    trials = (
+        DraftTrial("none", 0.3, 0.06, 0.84, 50, 3.0),
+        DraftTrial("int8wo", 0.12, 0.03, 0.84, 50, 1.5),
+    )
     sess = Session(
         forwards={"draft": ForwardChoice("lean", None)},
         costs=CostReport(costs, trials, auto=True).phrase(),
@@ -168,7 +171,7 @@ def test_the_model_info_shows_the_step_costs_and_the_draft_format_they_chose() -
     assert note.startswith("Forward: draft: lean step.")
     assert "one target step 210 ms" in note and "1.00, 1.68, 2.52 steps" in note
     assert "one draft step (int8wo) costs 0.12 of a target step" in note
-    assert "chosen by measurement from unquantized (c 0.30, agreement 84%)" in note
+    assert "unquantized (c 0.30, a 128-token read 12.0 steps, agreement 84%)" in note
 
 
 def test_a_lab_handler_gets_a_lab_run_and_may_answer_once_or_stream() -> None:

@@ -14,12 +14,15 @@ from specviz.core.model_steps import new_cache, prefill
 from specviz.drafters.registry import make_drafter
 from specviz.models.presets import DEFAULT_DRAFTER
 from specviz.models.quantize import (
+    Int4DualLinear,
     Int4WeightOnlyLinear,
     Int8WeightOnlyLinear,
+    quantize_int4_dual,
     quantize_int4_output_layer,
     quantize_int4_weight_only,
     quantize_int8,
     quantize_int8_weight_only,
+    tune_dual_layers,
 )
 
 PROMPT = torch.tensor([list(b"def fibonacci(n): return n if n < 2 else")])  # (1, 41)
@@ -104,7 +107,13 @@ def test_weight_only_in_bfloat16_is_batch_independent_up_to_rounding() -> None:
 
 @pytest.mark.parametrize("gamma", [1, 4])
 @pytest.mark.parametrize(
-    "quantize", [quantize_int8_weight_only, quantize_int4_weight_only, quantize_int4_output_layer]
+    "quantize",
+    [
+        quantize_int8_weight_only,
+        quantize_int4_weight_only,
+        quantize_int4_output_layer,
+        quantize_int4_dual,
+    ],
 )
 def test_greedy_speculation_with_a_weight_only_draft_equals_plain_decoding(
     gamma: int, quantize: Any
@@ -173,3 +182,66 @@ def test_int4head_swaps_only_the_output_layer_and_stays_close() -> None:
     quantized = last_log_probs_full(model, PROMPT)
     assert 0 < float((quantized - reference).abs().max()) < 0.5
     assert feeding_gap(model) < 1e-4
+
+
+# -- int4dual: 4-bit copies for few rows, the original weights for many -------------------------
+
+
+def test_int4dual_keeps_every_decoder_layer_both_ways_and_the_output_layer_in_4_bits() -> None:
+    original = tiny_qwen(1)
+    original.lm_head.weight = original.get_input_embeddings().weight  # tied, as the bundled draft
+    weights = [m.weight for m in original.modules() if type(m) is torch.nn.Linear][:-1]
+    model = quantize_int4_dual(original)
+    assert isinstance(model.lm_head, Int4WeightOnlyLinear)
+    duals = [m for m in model.modules() if isinstance(m, Int4DualLinear)]
+    assert len(duals) == 2 * 7  # q, k, v, o, gate, up, down per layer; not the output layer
+    # The wide path is the model's own layer, not a copy: no bytes are duplicated there.
+    assert all(dual.wide.weight is weight for dual, weight in zip(duals, weights, strict=True))
+    assert all(isinstance(dual.narrow, Int4WeightOnlyLinear) for dual in duals)
+
+
+def test_a_dual_layer_takes_the_4_bit_copy_up_to_its_rows_and_the_original_above() -> None:
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(64, 48)
+    dual = Int4DualLinear(linear)
+    dual.int4_rows = 2
+    for rows in (1, 2, 3, 7):
+        inputs = torch.randn(rows, 64)
+        expected = dual.narrow(inputs) if rows <= 2 else linear(inputs)
+        assert torch.equal(dual(inputs), expected)
+        assert not torch.equal(dual.narrow(inputs), linear(inputs))  # the two paths differ
+    batched = torch.randn(1, 3, 64)  # (B, T, in): three rows, the original
+    assert torch.equal(dual(batched), linear(batched))
+
+
+def test_tuning_sets_each_shape_to_the_rows_where_the_4_bit_copy_is_still_as_fast() -> None:
+    import time
+
+    model = quantize_int4_dual(tiny_qwen(1))
+    duals = [m for m in model.modules() if isinstance(m, Int4DualLinear)]
+
+    def timed(seconds: float, rows_free: int) -> Any:
+        def product(inputs: torch.Tensor) -> torch.Tensor:
+            if inputs.shape[0] > rows_free:
+                time.sleep(seconds)
+            return inputs
+
+        return product
+
+    # A 4-bit copy that is free up to 3 rows and slower than the original above.
+    for dual in duals:
+        dual.narrow.forward_rows = timed(0.004, 3)  # type: ignore[method-assign]
+        dual.wide = torch.nn.Module()
+        dual.wide.forward_rows = timed(0.001, 0)  # type: ignore[assignment]
+    chosen = tune_dual_layers(model)
+    assert chosen and set(chosen.values()) == {3}
+    assert all(dual.int4_rows == 3 and dual.tuned for dual in duals)
+    assert tune_dual_layers(model) == {}  # a reused model keeps its rows
+
+
+def test_int4dual_stays_close_whichever_way_the_context_is_fed() -> None:
+    reference = last_log_probs_full(tiny_qwen(1), PROMPT)
+    model = quantize_int4_dual(tiny_qwen(1))
+    tune_dual_layers(model)
+    assert float((last_log_probs_full(model, PROMPT) - reference).abs().max()) < 0.5
+    assert float((last_log_probs_stepped(model, PROMPT) - reference).abs().max()) < 0.5

@@ -24,7 +24,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         "--draft-quantization",
         choices=DRAFT_QUANTIZATIONS,
         help="override the preset's setting (int8: dynamic; int8wo / int4wo: int8 / 4-bit weights "
-        "only; int4head: 4-bit output layer only; auto: the fastest that keeps the draft's agreement, "
+        "only; int4head: 4-bit output layer only; int4dual: 4-bit steps, full-width reads; auto: the fastest that keeps the draft's agreement, "
         "measured on this machine)",
     )
     parser.add_argument(

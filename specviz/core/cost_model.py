@@ -58,7 +58,7 @@ class StepCosts:
     verify: tuple[float, ...]
     draft: float
     target_step_s: float  # the one-token target step they are relative to, in seconds
-    # How the draft's weights were stored: none, int8, int8wo, int4wo, int4head.
+    # How the draft's weights were stored: none, int8, int8wo, int4wo, int4head, int4dual.
     draft_format: str = "none"
 
     def __post_init__(self) -> None:

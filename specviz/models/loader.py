@@ -27,10 +27,12 @@ from specviz.models.bf16_rows import choose_products, use_rows_kernel
 from specviz.models.bundled import BUNDLED, BundledModelError, Progress, assemble, cache_root
 from specviz.models.presets import ModelSource, Preset
 from specviz.models.quantize import (
+    quantize_int4_dual,
     quantize_int4_output_layer,
     quantize_int4_weight_only,
     quantize_int8,
     quantize_int8_weight_only,
+    tune_dual_layers,
 )
 from specviz.models.runner import ForwardChoice, ModelRunner, choose_forward
 from specviz.models.step_costs import (
@@ -137,6 +139,7 @@ WEIGHT_ONLY: dict[str, Callable[[torch.nn.Module], torch.nn.Module]] = {
     "int8wo": quantize_int8_weight_only,
     "int4wo": quantize_int4_weight_only,
     "int4head": quantize_int4_output_layer,
+    "int4dual": quantize_int4_dual,
 }
 
 
@@ -205,6 +208,8 @@ class ModelCache:
         if products == "rows":  # after align_vocab, which may replace the output layers
             for model in (target, *drafts.values()):
                 use_rows_kernel(model)
+        for candidate in drafts.values():  # int4dual's crossover, timed on the final products
+            tune_dual_layers(candidate)
         if known is None:
             report(Phrase("load.costs"), 0.95)
             ids = text_ids(target_tokenizer)

@@ -86,11 +86,21 @@ SOURCE_KINDS: tuple[str, ...] = ("hub", "local", "gguf", "bundled")
 #: "int8wo" stores int8 weights only and keeps activations in the preset dtype, so the
 #: draft's numbers barely depend on how many tokens a forward carries (specviz.models.quantize);
 #: "int4wo" stores 4-bit weights the same way, half int8wo's bytes for a little agreement;
-#: "int4head" stores only the output layer in 4 bits (the decoder layers in the preset dtype).
+#: "int4head" stores only the output layer in 4 bits (the decoder layers in the preset dtype);
+#: "int4dual" keeps the decoder layers both ways, 4-bit for one-token steps and the preset dtype
+#: for reading many tokens, where each is faster on this machine (timed at load).
 #: "auto" measures each of those on this machine at load and keeps the fastest that agrees with
 #: the target as well as the others (specviz.models.step_costs).
 #: Any draft keeps decoding lossless: the verifier uses the q the draft really had.
-DRAFT_QUANTIZATIONS: tuple[str, ...] = ("none", "int8", "int8wo", "int4wo", "int4head", "auto")
+DRAFT_QUANTIZATIONS: tuple[str, ...] = (
+    "none",
+    "int8",
+    "int8wo",
+    "int4wo",
+    "int4head",
+    "int4dual",
+    "auto",
+)
 
 #: Accepted ``dtype`` values; "auto" leaves the choice to the loader.
 DTYPES: tuple[str, ...] = ("bfloat16", "float32", "float16", "auto")

@@ -24,11 +24,21 @@ q computed from the quantized model's own logits.
   largest layer read per step (151,936 × 896 for the bundled draft); the decoder layers also
   carry the many rows of the prompt's reading, where torch's int4 kernel is compute-bound on an
   AVX2 CPU and a bfloat16 product (specviz's AVX2 kernel, specviz.models.bf16_rows) is faster.
+- "int4dual": both. Each decoder Linear layer keeps its original weights and a 4-bit copy, and a
+  forward of few rows (a draft step: one token, or two after a rejection) multiplies by the 4-bit
+  copy while a forward of many (the prompt's reading, the catch-up after copied tokens) multiplies
+  by the original; the output layer is 4-bit only, as in int4head. Where the two products cross is
+  timed on this machine at load (tune_dual_layers). On a 2-core AMD EPYC (AVX2) a draft step took
+  82 ms with int4wo and 101 ms with int4head, and reading 128 prompt tokens 3.16 s and 1.77 s:
+  int4dual takes the better of each (docs/performance.md, "int4dual"). It costs the original
+  decoder weights' memory on top of int4wo's.
 """
 
 from __future__ import annotations
 
+import time
 import warnings
+from collections.abc import Callable
 
 import torch
 
@@ -215,3 +225,111 @@ def quantize_int4_weight_only(model: torch.nn.Module) -> torch.nn.Module:
             if isinstance(child, torch.nn.Linear):
                 setattr(parent, name, Int4WeightOnlyLinear(child))
     return model.eval()
+
+
+# Rows a dual layer sends through its 4-bit copy until tune_dual_layers has timed both products:
+# on the AVX2 EPYC torch's int4 kernel led at 1 row and the bfloat16 kernel from 2-3 rows on.
+DUAL_INT4_ROWS = 2
+# The row counts tune_dual_layers times (a draft step's feeds are 1-2 rows, a read is many), and
+# how many runs of each; the least counts, so a busy moment on a shared machine does not.
+_TUNE_ROWS = 8
+_TUNE_RUNS = 3
+
+
+class Int4DualLinear(torch.nn.Module):
+    """A Linear layer kept twice: 4-bit for forwards of up to int4_rows rows, original otherwise.
+
+    The 4-bit copy is an Int4WeightOnlyLinear; the original is the model's own Linear (its
+    Parameters, not a copy), which use_rows_kernel may later swap for the AVX2 bfloat16 kernel.
+    Which product a forward takes depends only on how many rows it carries, so a position's
+    numbers can differ between a read of the prompt and a one-token step, as with bfloat16
+    attention; the drafter hands the verifier the q it drew from either way.
+    """
+
+    def __init__(self, linear: torch.nn.Linear) -> None:
+        super().__init__()
+        self.in_features, self.out_features = linear.in_features, linear.out_features
+        self.narrow = Int4WeightOnlyLinear(linear)
+        self.wide: torch.nn.Module = linear
+        self.int4_rows = DUAL_INT4_ROWS
+        self.tuned = False  # set by tune_dual_layers: a model reused from the cache keeps its rows
+
+    def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+        rows = inputs.reshape(-1, self.in_features)  # (B·T, in)
+        return self.forward_rows(rows).view(*inputs.shape[:-1], self.out_features)
+
+    def forward_rows(self, rows: torch.Tensor) -> torch.Tensor:
+        """(tokens, in) -> (tokens, out) through the product this many rows are fastest on."""
+        if rows.shape[0] <= self.int4_rows:
+            return self.narrow.forward_rows(rows)
+        return _rows_function(self.wide)(rows)
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"int4 weights up to {self.int4_rows} rows, the original above"
+        )
+
+
+def _rows_function(module: torch.nn.Module) -> Callable[[torch.Tensor], torch.Tensor]:
+    forward_rows = getattr(module, "forward_rows", None)
+    return forward_rows if callable(forward_rows) else module
+
+
+def quantize_int4_dual(model: torch.nn.Module) -> torch.nn.Module:
+    """Swap every decoder Linear layer for an Int4DualLinear and the output layer for an
+    Int4WeightOnlyLinear, in place ("int4dual"). Call tune_dual_layers once the layers' final
+    products are in place (after use_rows_kernel)."""
+    quantize_int4_output_layer(model)
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if type(child) is torch.nn.Linear:
+                setattr(parent, name, Int4DualLinear(child))
+    return model.eval()
+
+
+@torch.inference_mode()
+def tune_dual_layers(model: torch.nn.Module) -> dict[tuple[int, int], int]:
+    """Time both products of the dual layers of each shape at 1.._TUNE_ROWS rows and set those
+    layers to the 4-bit copy up to the rows where it is still as fast; returns the rows per
+    (in, out) shape tuned now ({} when the model has no untuned dual layer).
+
+    Each timing is one pass over every layer of the shape, as a forward reads them: timing one
+    layer again and again would find its weights in the CPU's cache, which hides the memory
+    traffic the 4-bit copy saves. A few seconds for the bundled draft on a 2-core CPU.
+    """
+    shapes: dict[tuple[int, int], list[Int4DualLinear]] = {}
+    for module in model.modules():
+        if isinstance(module, Int4DualLinear) and not module.tuned:
+            shapes.setdefault((module.in_features, module.out_features), []).append(module)
+    chosen: dict[tuple[int, int], int] = {}
+    for shape, layers in shapes.items():
+        dtype = layers[0].narrow.scales_and_zeros.dtype
+        narrow: list[Callable[[torch.Tensor], torch.Tensor]] = [
+            layer.narrow.forward_rows for layer in layers
+        ]
+        wide = [_rows_function(layer.wide) for layer in layers]
+        int4_rows = 0
+        for rows in range(1, _TUNE_ROWS + 1):
+            inputs = torch.randn(rows, shape[0]).to(dtype)
+            if _least_seconds(narrow, inputs) > _least_seconds(wide, inputs):
+                break
+            int4_rows = rows
+        for layer in layers:
+            layer.int4_rows, layer.tuned = int4_rows, True
+        chosen[shape] = int4_rows
+    return chosen
+
+
+def _least_seconds(
+    products: list[Callable[[torch.Tensor], torch.Tensor]], inputs: torch.Tensor
+) -> float:
+    """The least, over _TUNE_RUNS passes, of the seconds one pass through every product takes."""
+    least = float("inf")
+    for run in range(_TUNE_RUNS + 1):  # the first pass may allocate or build: not counted
+        began = time.perf_counter()
+        for product in products:
+            product(inputs)
+        if run:
+            least = min(least, time.perf_counter() - began)
+    return least

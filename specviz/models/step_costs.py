@@ -12,11 +12,16 @@ This module measures, through each model's ModelRunner (the forward the app runs
   a second, a slow CPU, where long drafts never pay, stops after a few seconds;
 - each draft format's step cost c: its one-token step over the target's, both the least of
   ROUNDS runs timed back to back, so a ratio of times taken under the same load;
+- each draft format's read cost: its forward of READ_ROWS new tokens (as when it reads a prompt,
+  keeping one position's logits) over the target's one-token step, timed in the same rounds;
 - each draft format's agreement with the target: the fraction of positions of a short text where
   the draft's most likely next token, fed one token at a time as it drafts, is the target's.
 
-With draft_quantization = "auto" the loader tries every format this device runs and keeps the
-fastest whose agreement is within AGREEMENT_SLACK of the best (choose_draft_format). The result is
+With draft_quantization = "auto" the loader tries every format this device runs and keeps, among
+those whose agreement is within AGREEMENT_SLACK of the best, the one that drafts a reference
+answer soonest: a REFERENCE_PROMPT-token prompt read once, then REFERENCE_STEPS one-token steps
+(choose_draft_format). A step alone would miss that some formats read many tokens at once at twice
+the others' speed (on an AVX2 CPU, 4-bit weights are fast to step with and slow to read with). The result is
 cached as a small JSON file under the user's cache folder, keyed by the machine (CPU model and
 flags or GPU name, threads, torch version), the model sources, the dtype and the requested draft
 format; a later load reads it, and --remeasure-costs measures again.
@@ -43,7 +48,7 @@ from specviz.models.runner import ModelRunner
 from specviz.text import Joined, Phrase
 
 # Bump when what is measured or how changes, so cached costs from older code are not trusted.
-COST_VERSION = 1
+COST_VERSION = 2  # 2: the read cost
 # The longest draft whose verification is measured: v(k) up to k = GAMMA_MEASURED + 1.
 GAMMA_MEASURED = 8
 ROUNDS = 3  # timed runs per size; the least counts
@@ -57,8 +62,15 @@ TEXT_TOKENS = 64
 # chosen (at least one position): teacher-forced agreement on one short text moves by a position
 # or two between formats that decode alike.
 AGREEMENT_SLACK = 0.02
+# The read cost's forward: this many new tokens after the text, one position's logits kept.
+READ_ROWS = 32
+# The reference answer "auto" weighs formats by: a prompt of REFERENCE_PROMPT tokens read once,
+# then REFERENCE_STEPS one-token draft steps (about what the bundled preset's 96-token answers
+# take at γ = 5 with τ near 3.5). The bundled presets' example prompts run from 20 to 150 tokens.
+REFERENCE_PROMPT = 128
+REFERENCE_STEPS = 128
 # Formats "auto" tries on a CPU (int8 kernels are CPU-only); elsewhere only "none".
-CPU_FORMATS = ("none", "int8", "int8wo", "int4wo", "int4head")
+CPU_FORMATS = ("none", "int8", "int8wo", "int4wo", "int4head", "int4dual")
 
 # Code and prose, as the bundled presets' tasks mix them: the text the agreement is measured on.
 AGREEMENT_TEXT = (
@@ -81,11 +93,20 @@ AGREEMENT_TEXT = (
 class DraftTrial:
     """One draft format as measured: its step cost and how often it agrees with the target."""
 
-    draft_format: str  # "none" (the preset's dtype), "int8", "int8wo", "int4wo" or "int4head"
+    draft_format: (
+        str  # "none" (the preset's dtype), "int8", "int8wo", "int4wo", "int4head" or "int4dual"
+    )
     draft_cost: float  # c: one draft step over one target step
     draft_step_s: float
     agreement: float  # fraction of the text's positions where the draft's argmax is the target's
     positions: int
+    read_cost: float  # a forward of READ_ROWS new tokens over one target step
+
+    @property
+    def reference_cost(self) -> float:
+        """Target steps' worth of drafting for the reference answer: the prompt's read, then
+        REFERENCE_STEPS draft steps (reads scale about linearly with their tokens)."""
+        return self.read_cost * REFERENCE_PROMPT / READ_ROWS + REFERENCE_STEPS * self.draft_cost
 
 
 @dataclass(frozen=True)
@@ -115,11 +136,18 @@ class CostReport:
                     "costs.trial",
                     format=format_words(trial.draft_format),
                     cost=f"{trial.draft_cost:.2f}",
+                    read=f"{trial.read_cost * REFERENCE_PROMPT / READ_ROWS:.1f}",
+                    reference=REFERENCE_PROMPT,
                     agreement=f"{trial.agreement:.0%}",
                 )
                 for trial in self.trials
             )
-            choice = Phrase("costs.choice", trials=Joined("costs.separator", tried))
+            choice = Phrase(
+                "costs.choice",
+                trials=Joined("costs.separator", tried),
+                reference=REFERENCE_PROMPT,
+                steps=REFERENCE_STEPS,
+            )
         return Phrase(
             "costs.summary",
             how=Phrase("costs.how.cached" if self.cached else "costs.how.measured"),
@@ -169,12 +197,13 @@ def draft_formats(requested: str, device: torch.device) -> tuple[str, ...]:
 
 
 def choose_draft_format(trials: tuple[DraftTrial, ...]) -> DraftTrial:
-    """The cheapest draft among those whose agreement is within AGREEMENT_SLACK of the best."""
+    """Among the drafts whose agreement is within AGREEMENT_SLACK of the best, the one with the
+    least reference cost (a prompt's read and REFERENCE_STEPS steps)."""
     best = max(trial.agreement for trial in trials)
     positions = max(trial.positions for trial in trials)
     slack = max(AGREEMENT_SLACK, 1 / positions) if positions else AGREEMENT_SLACK
     keeps = [trial for trial in trials if trial.agreement >= best - slack - 1e-9]
-    return min(keeps, key=lambda trial: trial.draft_cost)
+    return min(keeps, key=lambda trial: trial.reference_cost)
 
 
 # --- measuring ------------------------------------------------------------------------------
@@ -210,11 +239,18 @@ def measure_costs(
     predicted = target_runner.forward(feed, logits_to_keep=ids.shape[0] - PREFILL)[:-1].argmax(-1)
     runners = {name: ModelRunner(draft) for name, draft in drafts.items()}
     agreements = {name: _agreement(runner, feed, predicted) for name, runner in runners.items()}
-    target_s, draft_s = _step_times(
+    target_s, draft_s, read_s = _step_times(
         target_runner, runners, feed[0], gamma_measured + 1, rounds, budget_s
     )
     trials = tuple(
-        DraftTrial(name, draft_s[name] / target_s[0], draft_s[name], agreement, positions)
+        DraftTrial(
+            name,
+            draft_s[name] / target_s[0],
+            draft_s[name],
+            agreement,
+            positions,
+            read_s[name] / target_s[0],
+        )
         for name, (agreement, positions) in agreements.items()
     )
     chosen = choose_draft_format(trials) if auto else trials[0]
@@ -243,15 +279,18 @@ def _step_times(
     sizes: int,
     rounds: int,
     budget_s: float,
-) -> tuple[list[float], dict[str, float]]:
-    """Seconds of the target's forward of 1..n new tokens (n ≤ sizes, see SIZES_BUDGET_S) and of
-    each draft's one-token step, each the least of rounds runs.
+) -> tuple[list[float], dict[str, float], dict[str, float]]:
+    """Seconds of the target's forward of 1..n new tokens (n ≤ sizes, see SIZES_BUDGET_S), of
+    each draft's one-token step and of each draft's read of READ_ROWS tokens, each the least of
+    rounds runs.
 
-    Each round times the target's one-token step and every draft's step back to back, so c is a
-    ratio of times taken under the same load, then the larger target sizes.
+    Each round times the target's one-token step and every draft's step and read back to back, so
+    c is a ratio of times taken under the same load, then the larger target sizes.
     """
     target_s: list[float] = []
     draft_s = dict.fromkeys(drafts, float("inf"))
+    read_s = dict.fromkeys(drafts, float("inf"))
+    reads = pool.repeat(-(-READ_ROWS // pool.shape[0]))[:READ_ROWS]
     began = time.perf_counter()
     for round_index in range(rounds):
         for size in range(1, sizes + 1):
@@ -265,16 +304,20 @@ def _step_times(
             if size == 1:
                 for name, runner in drafts.items():
                     draft_s[name] = min(draft_s[name], time_forward(runner, pool, 1))
-    return target_s, draft_s
+                    read_s[name] = min(read_s[name], time_forward(runner, reads, READ_ROWS, 1))
+    return target_s, draft_s, read_s
 
 
-def time_forward(runner: ModelRunner, pool: torch.Tensor, size: int) -> float:
-    """Seconds of one verify-shaped forward of size tokens after the cache, which is then rolled
-    back; logits are kept for every fed position, as a verify step keeps them. The token values
-    (the first of pool) do not change the cost."""
+def time_forward(
+    runner: ModelRunner, pool: torch.Tensor, size: int, logits_to_keep: int | None = None
+) -> float:
+    """Seconds of one forward of size tokens after the cache, which is then rolled back; logits
+    are kept for every fed position unless logits_to_keep says fewer (a verify step keeps them
+    all, a read one). The token values (the first of pool) do not change the cost."""
     sync(runner.device)
     began = time.perf_counter()
-    runner.forward(pool[:size].view(1, size), logits_to_keep=size)
+    keep = size if logits_to_keep is None else logits_to_keep
+    runner.forward(pool[:size].view(1, size), logits_to_keep=keep)
     sync(runner.device)
     seconds = time.perf_counter() - began
     runner.rollback(size)

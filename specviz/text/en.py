@@ -431,8 +431,14 @@ TABLE = MappingProxyType(
         "error.bf16_kernel_setting": "{name}={value} is not one of {choices}",
         "costs.how.measured": "measured at load",
         "costs.how.cached": "cached for this machine",
-        "costs.choice": "; draft format chosen by measurement from {trials}",
-        "costs.trial": "{format} (c {cost}, agreement {agreement})",
+        "costs.choice": (
+            "; draft format chosen by measurement: of those agreeing with the target about as"
+            " often as the best, the one that reads a {reference}-token prompt and takes {steps}"
+            " steps soonest, from {trials}"
+        ),
+        "costs.trial": (
+            "{format} (c {cost}, a {reference}-token read {read} steps, agreement {agreement})"
+        ),
         "costs.separator": ", ",
         "costs.format.none": "unquantized",
         # --- why a model runs transformers' forward instead of the lean step ---------------------

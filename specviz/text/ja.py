@@ -310,8 +310,13 @@ TABLE = MappingProxyType(
         "error.bf16_kernel_setting": "{name}={value} は {choices} のいずれでもありません",
         "costs.how.measured": "読み込み時に測定",
         "costs.how.cached": "このマシンのキャッシュ",
-        "costs.choice": "。ドラフトの形式は {trials} から測定で選択",
-        "costs.trial": "{format}（c {cost}、一致率 {agreement}）",
+        "costs.choice": (
+            "。ドラフトの形式は {trials} から測定で選択（ターゲットとの一致率が最良とほぼ同じ形式"
+            "のうち、{reference} トークンのプロンプトの読み込みと {steps} ステップが最も速いもの）"
+        ),
+        "costs.trial": (
+            "{format}（c {cost}、{reference} トークンの読み込み {read} ステップ分、一致率 {agreement}）"
+        ),
         "costs.separator": "、",
         "costs.format.none": "量子化なし",
         # --- why a model runs transformers' forward instead of the lean step ---------------------
