@@ -290,46 +290,59 @@ def quantize_int4_dual(model: torch.nn.Module) -> torch.nn.Module:
 
 @torch.inference_mode()
 def tune_dual_layers(model: torch.nn.Module) -> dict[tuple[int, int], int]:
-    """Time both products of the dual layers of each shape at 1.._TUNE_ROWS rows and set those
-    layers to the 4-bit copy up to the rows where it is still as fast; returns the rows per
-    (in, out) shape tuned now ({} when the model has no untuned dual layer).
+    """Time both products of the model's dual layers at 1, 2, ... rows and set the layers of each
+    (in, out) shape to the 4-bit copy up to the rows where it is still as fast; returns the rows
+    per shape tuned now ({} when the model has no untuned dual layer).
 
-    Each timing is one pass over every layer of the shape, as a forward reads them: timing one
-    layer again and again would find its weights in the CPU's cache, which hides the memory
-    traffic the 4-bit copy saves. A few seconds for the bundled draft on a 2-core CPU.
+    Each timing is a pass over every dual layer in the model's order, each layer timed on its own
+    and summed per shape: a forward streams all the weights through the CPU's caches, and timing
+    one layer again and again would find its weights cached, hiding the memory traffic the 4-bit
+    copy saves. Rows are added until every shape has found its crossover (at most _TUNE_ROWS):
+    a few seconds for the bundled draft on a 2-core CPU.
     """
-    shapes: dict[tuple[int, int], list[Int4DualLinear]] = {}
-    for module in model.modules():
-        if isinstance(module, Int4DualLinear) and not module.tuned:
-            shapes.setdefault((module.in_features, module.out_features), []).append(module)
-    chosen: dict[tuple[int, int], int] = {}
-    for shape, layers in shapes.items():
-        dtype = layers[0].narrow.scales_and_zeros.dtype
-        narrow: list[Callable[[torch.Tensor], torch.Tensor]] = [
-            layer.narrow.forward_rows for layer in layers
-        ]
-        wide = [_rows_function(layer.wide) for layer in layers]
-        int4_rows = 0
-        for rows in range(1, _TUNE_ROWS + 1):
-            inputs = torch.randn(rows, shape[0]).to(dtype)
-            if _least_seconds(narrow, inputs) > _least_seconds(wide, inputs):
-                break
-            int4_rows = rows
-        for layer in layers:
-            layer.int4_rows, layer.tuned = int4_rows, True
-        chosen[shape] = int4_rows
+    layers = [m for m in model.modules() if isinstance(m, Int4DualLinear) and not m.tuned]
+    if not layers:
+        return {}
+    dtype = layers[0].narrow.scales_and_zeros.dtype
+    shapes = [(layer.in_features, layer.out_features) for layer in layers]
+    narrow: list[Callable[[torch.Tensor], torch.Tensor]] = [
+        layer.narrow.forward_rows for layer in layers
+    ]
+    wide = [_rows_function(layer.wide) for layer in layers]
+    chosen = dict.fromkeys(shapes, 0)
+    undecided = set(shapes)
+    for rows in range(1, _TUNE_ROWS + 1):
+        inputs = {width: torch.randn(rows, width).to(dtype) for width, _ in shapes}
+        narrow_s, wide_s = _pass_seconds(shapes, (narrow, wide), inputs)
+        for shape in sorted(undecided):
+            if narrow_s[shape] > wide_s[shape]:
+                undecided.discard(shape)
+            else:
+                chosen[shape] = rows
+        if not undecided:
+            break
+    for layer, shape in zip(layers, shapes, strict=True):
+        layer.int4_rows, layer.tuned = chosen[shape], True
     return chosen
 
 
-def _least_seconds(
-    products: list[Callable[[torch.Tensor], torch.Tensor]], inputs: torch.Tensor
-) -> float:
-    """The least, over _TUNE_RUNS passes, of the seconds one pass through every product takes."""
-    least = float("inf")
-    for run in range(_TUNE_RUNS + 1):  # the first pass may allocate or build: not counted
-        began = time.perf_counter()
-        for product in products:
-            product(inputs)
-        if run:
-            least = min(least, time.perf_counter() - began)
-    return least
+def _pass_seconds(
+    shapes: list[tuple[int, int]],
+    paths: tuple[list[Callable[[torch.Tensor], torch.Tensor]], ...],
+    inputs: dict[int, torch.Tensor],
+) -> tuple[dict[tuple[int, int], float], ...]:
+    """Per path, per shape: the least over _TUNE_RUNS passes of the summed seconds of
+    its layers. The paths' passes alternate, so a busy moment hits each alike; the first round may
+    allocate or build and is not counted."""
+    least = [dict.fromkeys(shapes, float("inf")) for _ in paths]
+    for run in range(_TUNE_RUNS + 1):
+        for products, best in zip(paths, least, strict=True):
+            spent = dict.fromkeys(shapes, 0.0)
+            for shape, product in zip(shapes, products, strict=True):
+                began = time.perf_counter()
+                product(inputs[shape[0]])
+                spent[shape] += time.perf_counter() - began
+            if run:
+                for shape, seconds in spent.items():
+                    best[shape] = min(best[shape], seconds)
+    return tuple(least)
