@@ -259,10 +259,10 @@ def test_draft_formats_are_the_presets_unless_named_and_unknown_ones_are_refused
     preset = default_preset(load_presets())
     ns = argparse.Namespace(device="cpu", draft_formats=None)
     assert advice_draft_formats(ns, preset) == [preset.draft_quantization]
-    ns.draft_formats = "none,int8,int8wo,int4wo"
+    ns.draft_formats = "none,int8,int8wo,int4wo,int4dual"
     formats = advice_draft_formats(ns, preset)
-    assert formats[0] == preset.draft_quantization
-    assert set(formats) == {"none", "int8", "int8wo", "int4wo"}
+    assert formats[0] == preset.draft_quantization == "int4dual"
+    assert set(formats) == {"none", "int8", "int8wo", "int4wo", "int4dual"}
     ns.draft_formats = "none,fp4"
     with pytest.raises(UserError, match="fp4"):
         advice_draft_formats(ns, preset)

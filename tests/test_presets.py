@@ -110,7 +110,7 @@ def test_bundled_preset_contents() -> None:
     preset = load_presets()[BUNDLED_ID]
     assert str(preset.draft) == "bundled:qwen2.5-coder-0.5b-instruct"
     assert str(preset.target) == "bundled:qwen2.5-coder-1.5b-instruct"
-    assert (preset.dtype, preset.draft_quantization, preset.chat_template) == ("bfloat16", "int4wo", True)  # fmt: skip
+    assert (preset.dtype, preset.draft_quantization, preset.chat_template) == ("bfloat16", "int4dual", True)  # fmt: skip
     assert preset.drafter == DEFAULT_DRAFTER
     assert preset.settings == GenerationSettings(
         gamma=5, max_new_tokens=96, draft_stop_below=0.3, draft_stop_cumulative=0.2

@@ -24,8 +24,9 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         "--draft-quantization",
         choices=DRAFT_QUANTIZATIONS,
         help="override the preset's setting (int8: dynamic; int8wo / int4wo: int8 / 4-bit weights "
-        "only; int4head: 4-bit output layer only; int4dual: 4-bit steps, full-width reads; auto: the fastest that keeps the draft's agreement, "
-        "measured on this machine)",
+        "only; int4head: 4-bit output layer only; int4dual: 4-bit steps, full-width reads of many "
+        "tokens; auto: of those that keep the draft's agreement, the quickest to read a prompt "
+        "and draft, measured on this machine)",
     )
     parser.add_argument(
         "--remeasure-costs",
