@@ -28,11 +28,10 @@ from specviz.text import DEFAULT_LANGUAGE, UserError, t
 
 
 def add_advise_command(commands: Any, lang: str = DEFAULT_LANGUAGE) -> None:
-    from specviz.models.presets import DRAFT_QUANTIZATIONS
-
     """Register `advise` on the CLI's subparsers."""
     from specviz.drafters.registry import DRAFTERS
     from specviz.labs.advisor.advice import DEFAULT_BUDGET_S, DEFAULT_DRAFTERS
+    from specviz.models.presets import DRAFT_QUANTIZATIONS
 
     advise = commands.add_parser(
         "advise", help="which drafter, draft format and γ to use, measured on your prompts"
@@ -59,8 +58,8 @@ def add_advise_command(commands: Any, lang: str = DEFAULT_LANGUAGE) -> None:
     advise.add_argument(
         "--draft-formats",
         help="comma-separated draft quantizations to compare with the draft model, any of "
-        f"{','.join(f for f in DRAFT_QUANTIZATIONS if f != 'auto')} on a CPU (default: the preset's, or the one 'auto' chose at "
-        "load)",
+        f"{','.join(name for name in DRAFT_QUANTIZATIONS if name != 'auto')} on a CPU (default: "
+        "the preset's, or the one 'auto' chose at load)",
     )
     advise.add_argument("--gammas", default="2,3,5,8", help="comma-separated fixed γ values")
     advise.add_argument(

@@ -47,7 +47,8 @@ class RunSetup:
     target: str
     dtype: str  # "bfloat16", "float32", ...
     device: str  # "cpu", "cuda", "cuda:1"
-    draft_format: str  # what the draft ran as: "none" (the dtype), "int8", "int8wo", "int4wo", "int4head", "int4dual"
+    # What the draft ran as: "none" (the dtype), "int8", "int8wo", "int4wo", "int4head", "int4dual".
+    draft_format: str
     drafter: str  # the drafter spec ("draft-model", "lookup:max_ngram=3")
     settings: Mapping[str, Any]  # the GenerationSettings as a dict
     prompt: str

@@ -89,8 +89,9 @@ SOURCE_KINDS: tuple[str, ...] = ("hub", "local", "gguf", "bundled")
 #: "int4head" stores only the output layer in 4 bits (the decoder layers in the preset dtype);
 #: "int4dual" keeps the decoder layers both ways, 4-bit for one-token steps and the preset dtype
 #: for reading many tokens, where each is faster on this machine (timed at load).
-#: "auto" measures each of those on this machine at load and keeps the fastest that agrees with
-#: the target as well as the others (specviz.models.step_costs).
+#: "auto" measures each of those on this machine at load and, of those that agree with the target
+#: about as well as the best, keeps the quickest to read a prompt and draft
+#: (specviz.models.step_costs).
 #: Any draft keeps decoding lossless: the verifier uses the q the draft really had.
 DRAFT_QUANTIZATIONS: tuple[str, ...] = (
     "none",

@@ -29,8 +29,8 @@ q computed from the quantized model's own logits.
   copy while a forward of many (the prompt's reading, the catch-up after copied tokens) multiplies
   by the original; the output layer is 4-bit only, as in int4head. Where the two products cross is
   timed on this machine at load (tune_dual_layers). On a 2-core AMD EPYC (AVX2) a draft step took
-  82 ms with int4wo and 101 ms with int4head, and reading 128 prompt tokens 3.16 s and 1.77 s:
-  int4dual takes the better of each (docs/performance.md, "int4dual"). It costs the original
+  84 ms with int4wo, 106 ms with int4head and 88 ms with int4dual; reading 128 prompt tokens
+  3.14 s, 1.81 s and 1.76 s (docs/performance.md, "int4dual"). It costs the original
   decoder weights' memory on top of int4wo's.
 """
 

@@ -21,10 +21,10 @@ With draft_quantization = "auto" the loader tries every format this device runs 
 those whose agreement is within AGREEMENT_SLACK of the best, the one that drafts a reference
 answer soonest: a REFERENCE_PROMPT-token prompt read once, then REFERENCE_STEPS one-token steps
 (choose_draft_format). A step alone would miss that some formats read many tokens at once at twice
-the others' speed (on an AVX2 CPU, 4-bit weights are fast to step with and slow to read with). The result is
-cached as a small JSON file under the user's cache folder, keyed by the machine (CPU model and
-flags or GPU name, threads, torch version), the model sources, the dtype and the requested draft
-format; a later load reads it, and --remeasure-costs measures again.
+the others' speed (on an AVX2 CPU, 4-bit weights are fast to step with and slow to read with).
+The result is cached as a small JSON file under the user's cache folder, keyed by the machine (CPU
+model and flags or GPU name, threads, torch version), the model sources, the dtype and the
+requested draft format; a later load reads it, and --remeasure-costs measures again.
 """
 
 from __future__ import annotations
@@ -93,9 +93,8 @@ AGREEMENT_TEXT = (
 class DraftTrial:
     """One draft format as measured: its step cost and how often it agrees with the target."""
 
-    draft_format: (
-        str  # "none" (the preset's dtype), "int8", "int8wo", "int4wo", "int4head" or "int4dual"
-    )
+    # "none" (the preset's dtype), "int8", "int8wo", "int4wo", "int4head" or "int4dual"
+    draft_format: str
     draft_cost: float  # c: one draft step over one target step
     draft_step_s: float
     agreement: float  # fraction of the text's positions where the draft's argmax is the target's
