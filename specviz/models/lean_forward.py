@@ -134,8 +134,9 @@ class _LayerSteps:
     scaling: float
 
 
-def _rows(module: Any) -> Rows:
-    """The module's computation over (tokens, features) rows: int8 layers skip their reshaping."""
+def rows_of(module: Any) -> Rows:
+    """The module's computation over (tokens, features) rows: its forward_rows where it has one
+    (the quantized and kernel layers, which skip their reshaping), else its forward."""
     forward_rows = getattr(module, "forward_rows", None)
     return forward_rows if callable(forward_rows) else module.forward  # type: ignore[no-any-return]
 
@@ -144,14 +145,14 @@ def _layer_steps(layer: Any) -> _LayerSteps:
     attention, mlp = layer.self_attn, layer.mlp
     return _LayerSteps(
         input_norm=layer.input_layernorm.forward,
-        query=_rows(attention.q_proj),
-        key=_rows(attention.k_proj),
-        value=_rows(attention.v_proj),
-        output=_rows(attention.o_proj),
+        query=rows_of(attention.q_proj),
+        key=rows_of(attention.k_proj),
+        value=rows_of(attention.v_proj),
+        output=rows_of(attention.o_proj),
         post_norm=layer.post_attention_layernorm.forward,
-        gate=_rows(mlp.gate_proj),
-        up=_rows(mlp.up_proj),
-        down=_rows(mlp.down_proj),
+        gate=rows_of(mlp.gate_proj),
+        up=rows_of(mlp.up_proj),
+        down=rows_of(mlp.down_proj),
         act=mlp.act_fn.forward,
         scaling=float(attention.scaling),
     )

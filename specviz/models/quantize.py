@@ -42,6 +42,8 @@ from collections.abc import Callable
 
 import torch
 
+from specviz.models.lean_forward import rows_of
+
 # The CPU kernel of torch._weight_int8pack_mm reads the input dimension in blocks of 16 and gives
 # garbage (or crashes) otherwise; other layers multiply by the dequantized weight instead.
 _KERNEL_BLOCK = 16
@@ -262,18 +264,13 @@ class Int4DualLinear(torch.nn.Module):
         """(tokens, in) -> (tokens, out) through the product this many rows are fastest on."""
         if rows.shape[0] <= self.int4_rows:
             return self.narrow.forward_rows(rows)
-        return _rows_function(self.wide)(rows)
+        return rows_of(self.wide)(rows)
 
     def extra_repr(self) -> str:
         return (
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"int4 weights up to {self.int4_rows} rows, the original above"
         )
-
-
-def _rows_function(module: torch.nn.Module) -> Callable[[torch.Tensor], torch.Tensor]:
-    forward_rows = getattr(module, "forward_rows", None)
-    return forward_rows if callable(forward_rows) else module
 
 
 def quantize_int4_dual(model: torch.nn.Module) -> torch.nn.Module:
@@ -308,7 +305,7 @@ def tune_dual_layers(model: torch.nn.Module) -> dict[tuple[int, int], int]:
     narrow: list[Callable[[torch.Tensor], torch.Tensor]] = [
         layer.narrow.forward_rows for layer in layers
     ]
-    wide = [_rows_function(layer.wide) for layer in layers]
+    wide = [rows_of(layer.wide) for layer in layers]
     chosen = dict.fromkeys(shapes, 0)
     undecided = set(shapes)
     for rows in range(1, _TUNE_ROWS + 1):

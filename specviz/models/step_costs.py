@@ -102,10 +102,16 @@ class DraftTrial:
     read_cost: float  # a forward of READ_ROWS new tokens over one target step
 
     @property
+    def reference_read(self) -> float:
+        """Target steps' worth of reading a REFERENCE_PROMPT-token prompt (reads scale about
+        linearly with their tokens)."""
+        return self.read_cost * REFERENCE_PROMPT / READ_ROWS
+
+    @property
     def reference_cost(self) -> float:
         """Target steps' worth of drafting for the reference answer: the prompt's read, then
-        REFERENCE_STEPS draft steps (reads scale about linearly with their tokens)."""
-        return self.read_cost * REFERENCE_PROMPT / READ_ROWS + REFERENCE_STEPS * self.draft_cost
+        REFERENCE_STEPS draft steps."""
+        return self.reference_read + REFERENCE_STEPS * self.draft_cost
 
 
 @dataclass(frozen=True)
@@ -135,7 +141,7 @@ class CostReport:
                     "costs.trial",
                     format=format_words(trial.draft_format),
                     cost=f"{trial.draft_cost:.2f}",
-                    read=f"{trial.read_cost * REFERENCE_PROMPT / READ_ROWS:.1f}",
+                    read=f"{trial.reference_read:.1f}",
                     reference=REFERENCE_PROMPT,
                     agreement=f"{trial.agreement:.0%}",
                 )
