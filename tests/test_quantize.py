@@ -12,16 +12,19 @@ from conftest import EOS_ID, ByteTokenizer, TinyPair, tiny_qwen
 from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
 from specviz.core.model_steps import new_cache, prefill
 from specviz.drafters.registry import make_drafter
+from specviz.models import quantize
 from specviz.models.presets import DEFAULT_DRAFTER
 from specviz.models.quantize import (
     Int4DualLinear,
     Int4WeightOnlyLinear,
     Int8WeightOnlyLinear,
+    dual_rows,
     quantize_int4_dual,
     quantize_int4_output_layer,
     quantize_int4_weight_only,
     quantize_int8,
     quantize_int8_weight_only,
+    set_dual_rows,
     tune_dual_layers,
 )
 
@@ -200,6 +203,21 @@ def test_int4dual_keeps_every_decoder_layer_both_ways_and_the_output_layer_in_4_
     assert all(isinstance(dual.narrow, Int4WeightOnlyLinear) for dual in duals)
 
 
+@pytest.mark.parametrize("outputs", [160, 150])  # packed for the kernel; one level a byte
+def test_4_bit_weights_quantized_a_chunk_of_rows_at_a_time_are_those_of_the_whole(
+    outputs: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(64, outputs).to(torch.bfloat16)
+    whole = Int4WeightOnlyLinear(linear)
+    monkeypatch.setattr(quantize, "_QUANTIZE_VALUES", 64 * 64)  # rows 64 + 64 + the rest
+    chunked = Int4WeightOnlyLinear(linear)
+    assert torch.equal(chunked.weight, whole.weight)
+    assert torch.equal(chunked.scales_and_zeros, whole.scales_and_zeros)
+    inputs = torch.randn(3, 64).to(torch.bfloat16)
+    assert torch.equal(chunked(inputs), whole(inputs))
+
+
 def test_a_dual_layer_takes_the_4_bit_copy_up_to_its_rows_and_the_original_above() -> None:
     torch.manual_seed(0)
     linear = torch.nn.Linear(64, 48)
@@ -237,6 +255,33 @@ def test_tuning_sets_each_shape_to_the_rows_where_the_4_bit_copy_is_still_as_fas
     assert chosen and set(chosen.values()) == {3}
     assert all(dual.int4_rows == 3 and dual.tuned for dual in duals)
     assert tune_dual_layers(model) == {}  # a reused model keeps its rows
+
+
+def test_crossovers_read_back_by_shape_are_what_a_fresh_model_is_set_to() -> None:
+    model = quantize_int4_dual(tiny_qwen(1))
+    assert dual_rows(model) == ()  # nothing tuned yet
+    shapes = sorted({(m.in_features, m.out_features) for m in model.modules() if isinstance(m, Int4DualLinear)})  # fmt: skip
+    for layer in model.modules():
+        if isinstance(layer, Int4DualLinear):
+            layer.int4_rows, layer.tuned = (
+                shapes.index((layer.in_features, layer.out_features)),
+                True,
+            )
+    crossovers = dual_rows(model)
+    assert crossovers == tuple((i, o, shapes.index((i, o))) for i, o in shapes)
+
+    fresh = quantize_int4_dual(tiny_qwen(1))
+    known = crossovers[1:]  # one shape missing: left for tune_dual_layers
+    duals = [m for m in fresh.modules() if isinstance(m, Int4DualLinear)]
+    assert set_dual_rows(fresh, known) == sum((d.in_features, d.out_features) != shapes[0] for d in duals)  # fmt: skip
+    for dual in duals:
+        shape = (dual.in_features, dual.out_features)
+        assert dual.tuned == (shape != shapes[0])
+        assert not dual.tuned or dual.int4_rows == shapes.index(shape)
+    # Tuned layers keep their rows: the whole list now sets only the shape left out.
+    left_out = sum((d.in_features, d.out_features) == shapes[0] for d in duals)
+    assert set_dual_rows(fresh, crossovers) == left_out > 0
+    assert set_dual_rows(fresh, crossovers) == 0 and dual_rows(fresh) == crossovers
 
 
 def test_int4dual_stays_close_whichever_way_the_context_is_fed() -> None:

@@ -8,6 +8,7 @@ safetensors beside the GGUF, so only the first load pays for the conversion.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import hashlib
 import json
@@ -23,24 +24,29 @@ import torch
 from safetensors import SafetensorError
 
 from specviz.core.cost_model import StepCosts
+from specviz.measure.memory import return_freed_memory
 from specviz.models.bf16_rows import choose_products, use_rows_kernel
 from specviz.models.bundled import BUNDLED, BundledModelError, Progress, assemble, cache_root
 from specviz.models.presets import ModelSource, Preset
 from specviz.models.quantize import (
+    dual_rows,
     quantize_int4_dual,
     quantize_int4_output_layer,
     quantize_int4_weight_only,
     quantize_int8,
     quantize_int8_weight_only,
+    set_dual_rows,
     tune_dual_layers,
 )
 from specviz.models.runner import ForwardChoice, ModelRunner, choose_forward
 from specviz.models.step_costs import (
+    CostMeasurer,
     CostReport,
+    DraftTrial,
+    choose_draft_format,
     cost_key,
     costs_folder,
     draft_formats,
-    measure_costs,
     read_cached,
     text_ids,
     write_cached,
@@ -192,34 +198,37 @@ class ModelCache:
             str(preset.draft), str(preset.target), torch_dtype, requested, torch_device, products
         )
         known = None if remeasure_costs else self._known_costs(key)
-        # Every format "auto" may choose, until the costs say which one it is.
-        formats = draft_formats(requested, torch_device) if known is None else (known.draft_format,)
-        loading_draft = Phrase("load.draft", ref=preset.draft.ref)
-        drafts = {
-            name: self.model(
-                preset.draft, torch_device, torch_dtype, trust, loading_draft, report, name
-            )
-            for name in formats
-        }
         loading_target = Phrase("load.target", ref=preset.target.ref)
         target = self.model(preset.target, torch_device, torch_dtype, trust, loading_target, report)
-        for candidate in drafts.values():
+        loading_draft = Phrase("load.draft", ref=preset.draft.ref)
+        crossovers = () if known is None else known.dual_rows
+
+        def draft_in(name: str) -> torch.nn.Module:
+            """The draft in format name, ready to run beside the target."""
+            candidate = self.model(
+                preset.draft, torch_device, torch_dtype, trust, loading_draft, report, name
+            )
             align_vocab(candidate, target, target_tokenizer)
-        if products == "rows":  # after align_vocab, which may replace the output layers
-            for model in (target, *drafts.values()):
-                use_rows_kernel(model)
-        for candidate in drafts.values():  # int4dual's crossover, timed on the final products
-            tune_dual_layers(candidate)
+            if products == "rows":  # after align_vocab, which may replace the output layers
+                use_rows_kernel(target)  # a second call swaps nothing
+                use_rows_kernel(candidate)
+            set_dual_rows(candidate, crossovers)  # int4dual's crossovers as the cache has them,
+            tune_dual_layers(candidate)  # else timed on the final products
+            return candidate
+
+        def release(name: str) -> None:
+            self._models.pop(self._model_key(preset.draft, torch_device, torch_dtype, name), None)
+
         if known is None:
             report(Phrase("load.costs"), 0.95)
-            ids = text_ids(target_tokenizer)
-            known = measure_costs(target, drafts, ids, auto=requested == "auto", products=products)
-            self._costs[json.dumps(key, sort_keys=True)] = known
+            formats = draft_formats(requested, torch_device)
+            measurer = CostMeasurer(target, text_ids(target_tokenizer))
+            known = measure_in_turn(
+                measurer, formats, draft_in, release, requested == "auto", products
+            )
             write_cached(key, known, costs_folder())
-        for name in formats:
-            if name != known.draft_format:  # the formats "auto" did not choose leave memory
-                del self._models[self._model_key(preset.draft, torch_device, torch_dtype, name)]
-        draft = drafts[known.draft_format]
+        self._costs[json.dumps(key, sort_keys=True)] = known
+        draft = draft_in(known.draft_format)
         self._pairs[pair_key] = (
             {key for key, model in self._models.items() if model is draft or model is target},
             {str(preset.draft), str(preset.target)},
@@ -323,6 +332,35 @@ class ModelCache:
                 return None
             self._costs[name] = cached
         return self._costs[name]
+
+
+def measure_in_turn(
+    measurer: CostMeasurer,
+    formats: tuple[str, ...],
+    draft_in: Callable[[str], torch.nn.Module],
+    release: Callable[[str], None],
+    auto: bool,
+    products: str,
+) -> CostReport:
+    """Each format's trial in turn, chosen among when there are several ("auto"). A format that is
+    not the choice so far is released before the next one loads, so at most two drafts are held
+    at once; the caller loads the choice again should it have been released (a later format can
+    raise the best agreement past the choice's, bringing back an earlier one)."""
+    trials: list[DraftTrial] = []
+    crossovers: dict[str, tuple[tuple[int, int, int], ...]] = {}
+    for name in formats:
+        candidate = draft_in(name)
+        crossovers[name] = dual_rows(candidate)
+        trials.append(measurer.trial(name, candidate))
+        del candidate
+        chosen = choose_draft_format(tuple(trials)).draft_format
+        for trial in trials:
+            if trial.draft_format != chosen:
+                release(trial.draft_format)
+        gc.collect()
+        return_freed_memory()  # glibc keeps a released draft's pages unless trimmed
+    report = measurer.report(tuple(trials), auto, products)
+    return dataclasses.replace(report, dual_rows=crossovers[report.draft_format])
 
 
 def _draft_quantization(preset: Preset, device: torch.device, progress: Progress) -> str:

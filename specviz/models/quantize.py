@@ -129,6 +129,11 @@ def quantize_int8_weight_only(model: torch.nn.Module) -> torch.nn.Module:
 INT4_GROUP = 32
 _INT4_ROWS = 16
 _INT4_INNER_TILES = 8  # the packing's inner tiling; 2 and 8 timed alike at the draft's shapes
+# About how many weights are quantized at once (a chunk of rows): 16 MiB of float32.
+_QUANTIZE_VALUES = 1 << 22
+# The CPU packing interleaves blocks of 64 rows: chunks of a multiple of 64 rows pack exactly as
+# the whole matrix does (a last, shorter chunk too); chunks of 16 or 32 rows do not.
+_INT4_PACK_BLOCK = 64
 
 
 class Int4WeightOnlyLinear(torch.nn.Module):
@@ -146,29 +151,39 @@ class Int4WeightOnlyLinear(torch.nn.Module):
         super().__init__()
         self.in_features, self.out_features = linear.in_features, linear.out_features
         self.group = INT4_GROUP if self.in_features % INT4_GROUP == 0 else self.in_features
-        weight = linear.weight.detach().float()  # (out, in)
-        groups = weight.reshape(-1, self.group)  # (out · in / group, group)
-        low, high = groups.amin(dim=1, keepdim=True), groups.amax(dim=1, keepdim=True)
-        scales = (high - low).clamp(min=1e-12) / 15.0
-        zeros = low + 8.0 * scales
-        levels = torch.round((groups - low) / scales).clamp(0, 15).reshape_as(weight)
         dtype = linear.weight.dtype
-        # (in / group, out, 2): the kernel's layout of the scales and zeros.
-        scales_and_zeros = torch.cat(
-            [scales.reshape(self.out_features, -1, 1), zeros.reshape(self.out_features, -1, 1)], 2
-        ).transpose(0, 1)
-        self.register_buffer("scales_and_zeros", scales_and_zeros.to(dtype).contiguous())
         self._kernel = (
             linear.weight.device.type == "cpu"
             and self.group == INT4_GROUP
             and self.out_features % _INT4_ROWS == 0
         )
-        if self._kernel:
-            packed = torch.ops.aten._convert_weight_to_int4pack_for_cpu(
-                levels.to(torch.int32), _INT4_INNER_TILES
-            )
-        else:
-            packed = levels.to(torch.uint8)
+        # Rows are quantized and packed a chunk at a time (each row's numbers depend on that row
+        # only, and the packing on its block of 64 rows), so the float32 copies of a 151,936-row
+        # output layer never exist whole: they took 2-4 GB beside the model at load.
+        chunk = max(_INT4_PACK_BLOCK, _QUANTIZE_VALUES // self.in_features)
+        chunk -= chunk % _INT4_PACK_BLOCK
+        packed_rows, scale_rows, zero_rows = [], [], []
+        for first in range(0, self.out_features, chunk):
+            weight = linear.weight.detach()[first : first + chunk].float()  # (rows, in)
+            groups = weight.reshape(-1, self.group)  # (rows · in / group, group)
+            low, high = groups.amin(dim=1, keepdim=True), groups.amax(dim=1, keepdim=True)
+            scales = (high - low).clamp(min=1e-12) / 15.0
+            zeros = low + 8.0 * scales
+            levels = torch.round((groups - low) / scales).clamp(0, 15).reshape_as(weight)
+            if self._kernel:
+                packed_rows.append(
+                    torch.ops.aten._convert_weight_to_int4pack_for_cpu(
+                        levels.to(torch.int32), _INT4_INNER_TILES
+                    )
+                )
+            else:
+                packed_rows.append(levels.to(torch.uint8))
+            scale_rows.append(scales.reshape(weight.shape[0], -1, 1).to(dtype))
+            zero_rows.append(zeros.reshape(weight.shape[0], -1, 1).to(dtype))
+        # (in / group, out, 2): the kernel's layout of the scales and zeros.
+        scales_and_zeros = torch.cat([torch.cat(scale_rows), torch.cat(zero_rows)], 2)
+        self.register_buffer("scales_and_zeros", scales_and_zeros.transpose(0, 1).contiguous())
+        packed = torch.cat(packed_rows)
         # A frozen Parameter, so weight counters see its bytes (half a byte per value, packed).
         self.weight = torch.nn.Parameter(packed.contiguous(), requires_grad=False)
         self.bias = (
@@ -321,6 +336,30 @@ def tune_dual_layers(model: torch.nn.Module) -> dict[tuple[int, int], int]:
     for layer, shape in zip(layers, shapes, strict=True):
         layer.int4_rows, layer.tuned = chosen[shape], True
     return chosen
+
+
+def dual_rows(model: torch.nn.Module) -> tuple[tuple[int, int, int], ...]:
+    """The tuned crossovers of the model's dual layers as (in, out, 4-bit rows) per shape, sorted;
+    () when it has none tuned. What the cost cache keeps for the next load."""
+    found = {
+        (layer.in_features, layer.out_features): layer.int4_rows
+        for layer in model.modules()
+        if isinstance(layer, Int4DualLinear) and layer.tuned
+    }
+    return tuple(sorted((inputs, outputs, rows) for (inputs, outputs), rows in found.items()))
+
+
+def set_dual_rows(model: torch.nn.Module, crossovers: tuple[tuple[int, int, int], ...]) -> int:
+    """Give the model's untuned dual layers the crossovers dual_rows found before, by shape;
+    returns how many layers were set (a shape not listed stays for tune_dual_layers)."""
+    rows = {(inputs, outputs): count for inputs, outputs, count in crossovers}
+    set_here = 0
+    for layer in model.modules():
+        shape = (getattr(layer, "in_features", 0), getattr(layer, "out_features", 0))
+        if isinstance(layer, Int4DualLinear) and not layer.tuned and shape in rows:
+            layer.int4_rows, layer.tuned = rows[shape], True
+            set_here += 1
+    return set_here
 
 
 def _pass_seconds(

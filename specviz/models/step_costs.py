@@ -22,6 +22,10 @@ those whose agreement is within AGREEMENT_SLACK of the best, the one that drafts
 answer soonest: a REFERENCE_PROMPT-token prompt read once, then REFERENCE_STEPS one-token steps
 (choose_draft_format). A step alone would miss that some formats read many tokens at once at twice
 the others' speed (on an AVX2 CPU, 4-bit weights are fast to step with and slow to read with).
+CostMeasurer measures the target once and then one format at a time, so the loader need hold only
+the candidate and the choice so far (loader.measure_in_turn). An int4dual draft's crossovers (the
+row count up to which each layer shape steps in 4 bits) are kept with the costs, so a later load
+sets them instead of timing them again.
 The result is cached as a small JSON file under the user's cache folder, keyed by the machine (CPU
 model and flags or GPU name, threads, torch version), the model sources, the dtype and the
 requested draft format; a later load reads it, and --remeasure-costs measures again.
@@ -48,7 +52,7 @@ from specviz.models.runner import ModelRunner
 from specviz.text import Joined, Phrase
 
 # Bump when what is measured or how changes, so cached costs from older code are not trusted.
-COST_VERSION = 2  # 2: the read cost
+COST_VERSION = 3  # 2: the read cost; 3: int4dual's crossovers
 # The longest draft whose verification is measured: v(k) up to k = GAMMA_MEASURED + 1.
 GAMMA_MEASURED = 8
 ROUNDS = 3  # timed runs per size; the least counts
@@ -124,6 +128,10 @@ class CostReport:
     cached: bool = False  # read from the cache file rather than measured by this load
     # What multiplied the bfloat16 weights while measuring: "torch" or "rows" (bf16_rows' kernel).
     products: str = "torch"
+    # An int4dual draft's crossovers as tuned at the first load, (in, out, 4-bit rows) per layer
+    # shape: later loads set them rather than time them again, so every process on this machine
+    # takes the same product at each size (and a sampled run's path for a seed is the same).
+    dual_rows: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def draft_format(self) -> str:
@@ -173,6 +181,7 @@ class CostReport:
             "trials": trials,
             "auto": self.auto,
             "products": self.products,
+            "dual_rows": [list(shape_rows) for shape_rows in self.dual_rows],
         }
 
     @classmethod
@@ -186,6 +195,10 @@ class CostReport:
             bool(data["auto"]),
             cached=True,
             products=str(data.get("products", "torch")),
+            dual_rows=tuple(
+                (int(inputs), int(outputs), int(rows))
+                for inputs, outputs, rows in data["dual_rows"]
+            ),
         )
 
 
@@ -220,7 +233,62 @@ def text_ids(tokenizer: Any) -> torch.Tensor:
     return torch.tensor(list(ids)[:TEXT_TOKENS], dtype=torch.long)
 
 
-@torch.inference_mode()
+class CostMeasurer:
+    """Measures a target's v(k) once, then each draft format handed to trial, one at a time.
+
+    A draft is needed only while its trial runs, so "auto" can hold one candidate beside the
+    chosen-so-far instead of every format at once (six drafts of the bundled pair: 12.1 GB).
+    Each trial times the target's one-token step in the same rounds as the draft's step and read,
+    so its c and read cost are ratios of times taken under the same load.
+    """
+
+    @torch.inference_mode()
+    def __init__(
+        self,
+        target: torch.nn.Module,
+        ids: torch.Tensor,
+        gamma_measured: int = GAMMA_MEASURED,
+        rounds: int = ROUNDS,
+        budget_s: float = SIZES_BUDGET_S,
+    ) -> None:
+        if ids.dim() != 1 or ids.shape[0] < PREFILL + 2:
+            raise ValueError(f"the cost text needs at least {PREFILL + 2} tokens, got {ids.shape}")
+        self.rounds = rounds
+        self.target = ModelRunner(target)
+        self.feed = ids.to(self.target.device).view(1, -1)  # (1, T)
+        # The target's prediction after each position PREFILL..T-2 (the last logits predict past
+        # the text and are dropped); its cache then holds the text, the context steps are timed
+        # after.
+        logits = self.target.forward(self.feed, logits_to_keep=ids.shape[0] - PREFILL)
+        self.predicted = logits[:-1].argmax(-1)
+        self.target_s = _target_times(
+            self.target, self.feed[0], gamma_measured + 1, rounds, budget_s
+        )
+
+    @torch.inference_mode()
+    def trial(self, draft_format: str, draft: torch.nn.Module) -> DraftTrial:
+        """One format's agreement, step cost and read cost against the target."""
+        runner = ModelRunner(draft)
+        agreement, positions = _agreement(runner, self.feed, self.predicted)
+        target_s, draft_s, read_s = _draft_times(self.target, runner, self.feed[0], self.rounds)
+        return DraftTrial(
+            draft_format, draft_s / target_s, draft_s, agreement, positions, read_s / target_s
+        )
+
+    def report(
+        self,
+        trials: tuple[DraftTrial, ...],
+        auto: bool,
+        products: str = "torch",
+        dual_rows: tuple[tuple[int, int, int], ...] = (),
+    ) -> CostReport:
+        """The report of the format chosen among trials (the only one unless auto)."""
+        chosen = choose_draft_format(trials) if auto else trials[0]
+        verify = tuple(seconds / self.target_s[0] for seconds in self.target_s)
+        costs = StepCosts(verify, chosen.draft_cost, self.target_s[0], chosen.draft_format)
+        return CostReport(costs, trials, auto, products=products, dual_rows=dual_rows)
+
+
 def measure_costs(
     target: torch.nn.Module,
     drafts: Mapping[str, torch.nn.Module],
@@ -235,33 +303,9 @@ def measure_costs(
 
     drafts maps each format to try to its loaded draft; with one format there is nothing to choose.
     """
-    if ids.dim() != 1 or ids.shape[0] < PREFILL + 2:
-        raise ValueError(f"the cost text needs at least {PREFILL + 2} tokens, got {ids.shape}")
-    target_runner = ModelRunner(target)
-    feed = ids.to(target_runner.device).view(1, -1)  # (1, T)
-    # The target's prediction after each position PREFILL..T-2 (the last logits predict past the
-    # text and are dropped); its cache then holds the text, the context the steps are timed after.
-    predicted = target_runner.forward(feed, logits_to_keep=ids.shape[0] - PREFILL)[:-1].argmax(-1)
-    runners = {name: ModelRunner(draft) for name, draft in drafts.items()}
-    agreements = {name: _agreement(runner, feed, predicted) for name, runner in runners.items()}
-    target_s, draft_s, read_s = _step_times(
-        target_runner, runners, feed[0], gamma_measured + 1, rounds, budget_s
-    )
-    trials = tuple(
-        DraftTrial(
-            name,
-            draft_s[name] / target_s[0],
-            draft_s[name],
-            agreement,
-            positions,
-            read_s[name] / target_s[0],
-        )
-        for name, (agreement, positions) in agreements.items()
-    )
-    chosen = choose_draft_format(trials) if auto else trials[0]
-    verify = tuple(seconds / target_s[0] for seconds in target_s)
-    costs = StepCosts(verify, chosen.draft_cost, target_s[0], chosen.draft_format)
-    return CostReport(costs, trials, auto, products=products)
+    measurer = CostMeasurer(target, ids, gamma_measured, rounds, budget_s)
+    trials = tuple(measurer.trial(name, draft) for name, draft in drafts.items())
+    return measurer.report(trials, auto, products)
 
 
 def _agreement(
@@ -277,25 +321,12 @@ def _agreement(
     return agree / len(guesses), len(guesses)
 
 
-def _step_times(
-    target: ModelRunner,
-    drafts: Mapping[str, ModelRunner],
-    pool: torch.Tensor,
-    sizes: int,
-    rounds: int,
-    budget_s: float,
-) -> tuple[list[float], dict[str, float], dict[str, float]]:
-    """Seconds of the target's forward of 1..n new tokens (n ≤ sizes, see SIZES_BUDGET_S), of
-    each draft's one-token step and of each draft's read of READ_ROWS tokens, each the least of
-    rounds runs.
-
-    Each round times the target's one-token step and every draft's step and read back to back, so
-    c is a ratio of times taken under the same load, then the larger target sizes.
-    """
+def _target_times(
+    target: ModelRunner, pool: torch.Tensor, sizes: int, rounds: int, budget_s: float
+) -> list[float]:
+    """Seconds of the target's forward of 1..n new tokens (n ≤ sizes, see SIZES_BUDGET_S), each
+    the least of rounds runs."""
     target_s: list[float] = []
-    draft_s = dict.fromkeys(drafts, float("inf"))
-    read_s = dict.fromkeys(drafts, float("inf"))
-    reads = pool.repeat(-(-READ_ROWS // pool.shape[0]))[:READ_ROWS]
     began = time.perf_counter()
     for round_index in range(rounds):
         for size in range(1, sizes + 1):
@@ -306,10 +337,20 @@ def _step_times(
             if round_index == 0:
                 target_s.append(seconds)
             target_s[size - 1] = min(target_s[size - 1], seconds)
-            if size == 1:
-                for name, runner in drafts.items():
-                    draft_s[name] = min(draft_s[name], time_forward(runner, pool, 1))
-                    read_s[name] = min(read_s[name], time_forward(runner, reads, READ_ROWS, 1))
+    return target_s
+
+
+def _draft_times(
+    target: ModelRunner, draft: ModelRunner, pool: torch.Tensor, rounds: int
+) -> tuple[float, float, float]:
+    """Seconds of the target's one-token step, the draft's one-token step and the draft's read of
+    READ_ROWS tokens, each the least of rounds runs; each round times the three back to back."""
+    reads = pool.repeat(-(-READ_ROWS // pool.shape[0]))[:READ_ROWS]
+    target_s = draft_s = read_s = float("inf")
+    for _ in range(rounds):
+        target_s = min(target_s, time_forward(target, pool, 1))
+        draft_s = min(draft_s, time_forward(draft, pool, 1))
+        read_s = min(read_s, time_forward(draft, reads, READ_ROWS, 1))
     return target_s, draft_s, read_s
 
 
