@@ -22,7 +22,7 @@ from specviz.app import zerogpu
 from specviz.app.limits import hosted_presets, limits_for, on_spaces
 from specviz.app.site import bilingual_app, serve
 from specviz.export.trace import read_trace_file
-from specviz.measure.memory import steady_allocator
+from specviz.models.allocator import steady_allocator
 from specviz.models.loader import ModelCache
 from specviz.models.presets import default_preset, load_presets
 from specviz.text import UserError

@@ -17,7 +17,8 @@ ROOT = Path(__file__).parent.parent
 PROBE = """
 import sys
 import torch
-from specviz.measure.memory import resident_bytes, steady_allocator
+from specviz.measure.memory import resident_bytes
+from specviz.models.allocator import steady_allocator
 if sys.argv[1] == "steady":
     assert steady_allocator()
 MiB = 1 << 20
@@ -47,7 +48,7 @@ def test_a_freed_large_block_goes_back_to_the_os_with_the_steady_allocator() -> 
 
 
 def test_malloc_tunables_set_by_hand_are_left_as_they_are(monkeypatch: pytest.MonkeyPatch) -> None:
-    from specviz.measure.memory import steady_allocator
+    from specviz.models.allocator import steady_allocator
 
     monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=4")
     assert steady_allocator() is False

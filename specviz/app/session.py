@@ -25,9 +25,9 @@ from specviz.core.events import Cycle, Prefill, Step
 from specviz.core.settings import SettingError, describe_value, settings_from_mapping
 from specviz.drafters.registry import check_drafter_spec, drafter_kind, make_drafter
 from specviz.export.trace import RunSetup, run_setup
-from specviz.measure.memory import return_freed_memory
 from specviz.measure.race import LaneGain, RaceProgress, RaceResult, iter_race
 from specviz.measure.spread import DEFAULT_REPEATS, Spread
+from specviz.models.allocator import return_freed_memory
 from specviz.models.loader import ModelCache, ModelLoadError, ModelPair
 from specviz.models.presets import Preset
 from specviz.models.runner import ForwardChoice

@@ -24,7 +24,7 @@ import torch
 from safetensors import SafetensorError
 
 from specviz.core.cost_model import StepCosts
-from specviz.measure.memory import return_freed_memory
+from specviz.models.allocator import return_freed_memory
 from specviz.models.bf16_rows import choose_products, use_rows_kernel
 from specviz.models.bundled import BUNDLED, BundledModelError, Progress, assemble, cache_root
 from specviz.models.presets import ModelSource, Preset
