@@ -262,6 +262,33 @@ def test_int4duals_crossovers_are_cached_and_set_on_the_next_load(
     assert dual_rows(again.draft) == crossovers
 
 
+def test_the_targets_steps_are_timed_on_the_products_every_run_uses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With the AVX2 kernel chosen, the target's v(k) must be timed after the kernel is in the
+    # target: timed before, torch's row-by-row products made verification look 2.6x dearer.
+    load_tiny_models(monkeypatch, tmp_path)
+    swapped: set[int] = set()
+    timed_on: list[bool] = []
+    measurer = loader.CostMeasurer
+
+    def kernel_in(model: torch.nn.Module) -> int:
+        swapped.add(id(model))
+        return 1
+
+    def measuring(target: torch.nn.Module, *args: Any, **kwargs: Any) -> CostMeasurer:
+        timed_on.append(id(target) in swapped)
+        return measurer(target, *args, **kwargs)
+
+    monkeypatch.setattr(loader, "choose_products", lambda *args: "rows")
+    monkeypatch.setattr(loader, "use_rows_kernel", kernel_in)
+    monkeypatch.setattr(loader, "CostMeasurer", measuring)
+    pair = loader.ModelCache().load_pair(tiny_preset(), device="cpu")
+    assert timed_on == [True]
+    assert id(pair.target) in swapped and id(pair.draft) in swapped
+    assert pair.cost_report is not None and pair.cost_report.products == "rows"
+
+
 def test_the_crossovers_round_trip_through_the_cache_file(tmp_path: Path) -> None:
     report = dataclasses.replace(REPORT, dual_rows=((896, 4864, 3), (4864, 896, 0)))
     write_cached(key(), report, tmp_path)
