@@ -224,7 +224,7 @@ class ModelCache:
             formats = draft_formats(requested, torch_device)
             # The target's v(k) is timed on the products every run uses: the first draft aligns
             # the vocabularies and puts the kernel in the target too (torch's row-by-row products
-            # made a 5-token forward 4.2 steps on the AVX2 EPYC, the kernel about 1.6).
+            # made a 5-token forward 4.23 steps on the AVX2 EPYC, the kernel 1.40).
             draft_in(formats[0])  # kept in the cache: the first trial takes it from there
             measurer = CostMeasurer(target, text_ids(target_tokenizer))
             known = measure_in_turn(
