@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -11,6 +12,7 @@ from test_bench import PRESET, EncodingPair
 
 from specviz.cli import measure as measure_cli
 from specviz.cli.main import main
+from specviz.core.cost_model import StepCosts
 from specviz.core.engine import speculative_generate
 from specviz.core.settings import GenerationSettings
 from specviz.drafters.draft_model import ModelDrafter
@@ -22,7 +24,7 @@ from specviz.measure.compare_transformers import (
 )
 from specviz.measure.draft_feeding import feeding_difference
 from specviz.measure.lean_step import lean_step, time_lean_step
-from specviz.measure.stop_rules import count_stop_rules
+from specviz.measure.stop_rules import RuleCount, StopRuleRow, count_stop_rules, overall
 
 PROMPT = torch.tensor([list(b"def fibonacci(n):")])
 
@@ -142,8 +144,48 @@ def test_stop_rules_count_both_rules(pair: EncodingPair) -> None:
 def test_stop_rules_command(tiny_loaded: EncodingPair, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["measure", "stop-rules", "--tasks", "code", "--max-new-tokens", "6"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 5 and lines[1].startswith("code")
+    # A pair loaded without step costs is counted at the default draft cost.
+    assert lines[0].endswith(f"tokens / (P + {measure_cli.DEFAULT_DRAFT_COST:.3f} D)")
+    assert len(lines) == 6 and lines[1].startswith("code")
+    assert lines[-1].startswith("geometric mean over 4 rows: per-token ")
     assert main(["measure", "stop-rules", "--tasks", "poetry"]) == 2
+    assert main(["measure", "stop-rules", "--tasks", "code", "--cost", "-1"]) == 2
+
+
+def test_stop_rules_command_counts_every_prompt_of_a_file_at_the_measured_cost(
+    tiny_loaded: EncodingPair,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    prompts = tmp_path / "prompts.toml"
+    prompts.write_text('code = ["def add(a, b):", "def mul(a, b):"]\nstory = ["Once"]\n')
+    monkeypatch.setattr(tiny_loaded, "step_costs", StepCosts((1.0, 1.0), 0.25, 0.1), raising=False)
+    args = ["measure", "stop-rules", "--prompts-file", str(prompts), "--max-new-tokens", "4"]
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("tokens / (P + 0.250 D)")  # the draft cost measured at load
+    labels = [line.split()[0:2] for line in lines[1:-1]]
+    assert [label for label in labels if label[0] == "code"] == [["code", "1"]] * 4 + [
+        ["code", "2"]
+    ] * 4
+    assert sum(label[0] == "story" for label in labels) == 4  # one prompt: no number
+    assert lines[-1].startswith("geometric mean over 12 rows")
+    assert main([*args, "--tasks", "explanation"]) == 2  # not in the file
+
+
+def test_overall_is_each_rules_geometric_mean() -> None:
+    def row(per_token: float, cumulative: float) -> StopRuleRow:
+        counts = (
+            RuleCount("per-token", 1, 1, 1, per_token),
+            RuleCount("+cumulative", 1, 1, 1, cumulative),
+        )
+        return StopRuleRow("code", "5", counts)
+
+    assert overall([row(1.0, 2.0), row(4.0, 2.0)]) == pytest.approx((2.0, 2.0))
+    assert overall([row(3.0, 1.5)]) == pytest.approx((3.0, 1.5))
+    with pytest.raises(ValueError):
+        overall([])
 
 
 def test_compare_counts_specviz_from_its_records_as_hooks_would() -> None:
@@ -182,3 +224,26 @@ def test_compare_command(tiny_loaded: EncodingPair, capsys: pytest.CaptureFixtur
     assert [work["method"] for work in report["methods"]] == ["specviz", "transformers"]
     assert main(["measure", "compare-transformers", "--task", "code", "--gamma", "x"]) == 2
     assert "--gamma takes a number" in capsys.readouterr().err
+
+
+def test_compare_command_decodes_the_groups_first_prompt_of_a_file(
+    tiny_loaded: EncodingPair,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    prompts = tmp_path / "prompts.toml"
+    prompts.write_text('rewriting = ["Make it formal: hi there", "Make it short: hello"]\n')
+    encoded: list[str] = []
+    encode = tiny_loaded.encode_prompt
+
+    def recording(text: str, chat: bool = True) -> torch.Tensor:
+        encoded.append(text)
+        return encode(text, chat)
+
+    monkeypatch.setattr(tiny_loaded, "encode_prompt", recording)
+    args = ["measure", "compare-transformers", "--prompts-file", str(prompts), "--gamma", "3"]
+    assert main([*args, "--max-new-tokens", "4"]) == 0
+    assert encoded == ["Make it formal: hi there"]
+    assert "specviz" in capsys.readouterr().out
+    assert main([*args, "--task", "code"]) == 2  # the file has no code prompt

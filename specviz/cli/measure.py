@@ -16,7 +16,7 @@ Each prints a table, or JSON with --json.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, replace
 from typing import Any
 
@@ -25,6 +25,10 @@ from specviz.measure.bench import check_prompts, task_prompt_ids
 from specviz.text import Phrase, UserError
 
 _TASKS_FIDELITY = "story,code,rewriting"
+# stop-rules' draft cost for a pair loaded without measured step costs: a draft step over a target
+# step, as measured for the int8 draft on the development machine (docs/performance.md, "The draft
+# stops"); a pair loaded with its costs uses its own.
+DEFAULT_DRAFT_COST = 0.18
 
 
 def add_measure_commands(commands: Any) -> None:
@@ -81,8 +85,19 @@ def add_measure_commands(commands: Any) -> None:
         "counts with the per-token stop alone and with the cumulative stop",
         _stop_rules,
     )
-    stops.add_argument("--cost", type=float, default=0.18, help="a draft step / a target pass")
-    stops.add_argument("--tasks", help="comma-separated (default: every task of the preset)")
+    stops.add_argument(
+        "--cost",
+        type=float,
+        help="a draft step / a target step (default: as measured on this machine at load)",
+    )
+    stops.add_argument(
+        "--tasks", help="comma-separated (default: every task of the preset or of --prompts-file)"
+    )
+    stops.add_argument(
+        "--prompts-file",
+        metavar="TOML",
+        help="every prompt of each group in this file instead of the preset's first example",
+    )
     stops.add_argument("--max-new-tokens", type=int, default=64)
 
     compare = measurement(
@@ -91,6 +106,11 @@ def add_measure_commands(commands: Any) -> None:
         _compare_transformers,
     )
     compare.add_argument("--task", default="rewriting")
+    compare.add_argument(
+        "--prompts-file",
+        metavar="TOML",
+        help="the task's first prompt in this file instead of the preset's first example",
+    )
     compare.add_argument("--gamma", default="5", help="a number, or a5 for adaptive from 5")
     compare.add_argument("--max-new-tokens", type=int, default=64)
     compare.add_argument(
@@ -146,6 +166,18 @@ def _preset_and_tasks(args: argparse.Namespace) -> tuple[Any, list[str]]:
 
 def _csv(text: str) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def _prompt_table(args: argparse.Namespace, preset: Any) -> Mapping[str, Sequence[str]]:
+    """The prompts per task group: those of --prompts-file, else the preset's examples."""
+    from specviz.models.presets import load_prompts_file
+
+    return load_prompts_file(args.prompts_file) if args.prompts_file else preset.prompts
+
+
+def _encoded(pair: Any, preset: Any, text: str) -> Any:
+    """A prompt's ids (1, T), with the preset's chat template if it uses one."""
+    return pair.encode_prompt(text, chat=preset.chat_template)
 
 
 def _attention_kernels(args: argparse.Namespace) -> int:
@@ -262,32 +294,55 @@ def _draft_feeding(args: argparse.Namespace) -> int:
 
 
 def _stop_rules(args: argparse.Namespace) -> int:
+    from specviz.core.cost_model import step_costs_of
     from specviz.core.settings import GenerationSettings
-    from specviz.measure.stop_rules import count_stop_rules
+    from specviz.measure.stop_rules import count_stop_rules, overall
 
-    preset, tasks = _preset_and_tasks(args)
+    preset = preset_for(args)
+    table = _prompt_table(args, preset)
+    tasks = _csv(args.tasks) if args.tasks else list(table)
+    check_prompts(preset, tasks, table)
+    if args.cost is not None and args.cost < 0:
+        raise UserError("error.stop_rules.draft_cost", cost=args.cost)
     settings = GenerationSettings(
         max_new_tokens=args.max_new_tokens,
         draft_stop_below=preset.settings.draft_stop_below,
         draft_stop_cumulative=preset.settings.draft_stop_cumulative,
     )
     pair = load_pair_for(args, preset)
-    prompts = [(task, task_prompt_ids(pair, preset, task)) for task in tasks]
-    rows = count_stop_rules(pair, prompts, settings, args.cost)
+    # The draft's cost on this machine, as the cost schedule reads it: the stops trade draft
+    # forwards for target passes at that rate here, not at another machine's.
+    costs = step_costs_of(pair)
+    cost = args.cost if args.cost is not None else costs.draft if costs else DEFAULT_DRAFT_COST
+    # Every prompt of a --prompts-file group, told apart by its place in it ("editing 2"); the
+    # preset's first example of each group otherwise.
+    chosen = {task: table[task] if args.prompts_file else table[task][:1] for task in tasks}
+    prompts = [
+        (task if len(texts) == 1 else f"{task} {n}", _encoded(pair, preset, text))
+        for task, texts in chosen.items()
+        for n, text in enumerate(texts, 1)
+    ]
+    rows = count_stop_rules(pair, prompts, settings, cost)
     stops = preset.settings
+    lines = [
+        f"{row.task:<12} γ={row.gamma:<12} "
+        + " | ".join(
+            f"{c.rule} P{c.target_passes} D{c.draft_forwards} {c.tokens_per_work:.2f}"
+            for c in row.rules
+        )
+        for row in rows
+    ]
+    per_token, cumulative = overall(rows)
+    lines.append(
+        f"geometric mean over {len(rows)} rows: per-token {per_token:.3f}, "
+        f"+cumulative {cumulative:.3f} ({cumulative / per_token - 1:+.1%})"
+    )
     return _report(
         args,
         rows,
         f"per-token stop {stops.draft_stop_below}, cumulative {stops.draft_stop_cumulative}; "
-        f"tokens / (P + {args.cost} D)",
-        (
-            f"{row.task:<12} γ={row.gamma:<12} "
-            + " | ".join(
-                f"{c.rule} P{c.target_passes} D{c.draft_forwards} {c.tokens_per_work:.2f}"
-                for c in row.rules
-            )
-            for row in rows
-        ),
+        f"tokens / (P + {cost:.3f} D)",
+        lines,
     )
 
 
@@ -296,7 +351,8 @@ def _compare_transformers(args: argparse.Namespace) -> int:
     from specviz.measure.compare_transformers import compare_with_transformers
 
     preset = preset_for(args)
-    check_prompts(preset, [args.task])
+    table = _prompt_table(args, preset)
+    check_prompts(preset, [args.task], table)
     adaptive = args.gamma.startswith("a")
     try:
         gamma = int(args.gamma.removeprefix("a"))
@@ -310,7 +366,7 @@ def _compare_transformers(args: argparse.Namespace) -> int:
         draft_stop_cumulative=preset.settings.draft_stop_cumulative if args.cumulative else 0.0,
     )
     pair = load_pair_for(args, preset)
-    prompt_ids = task_prompt_ids(pair, preset, args.task)
+    prompt_ids = _encoded(pair, preset, table[args.task][0])
     comparison = compare_with_transformers(pair, prompt_ids, settings)
     return _report(
         args,
@@ -330,20 +386,15 @@ def _copy_headroom(args: argparse.Namespace) -> int:
     from specviz.core.settings import GenerationSettings
     from specviz.drafters.registry import check_drafter_spec
     from specviz.measure.copy_headroom import copy_headroom
-    from specviz.models.presets import load_prompts_file
 
     preset = preset_for(args)
-    table = load_prompts_file(args.prompts_file) if args.prompts_file else preset.prompts
+    table = _prompt_table(args, preset)
     tasks = _csv(args.tasks)
     check_prompts(preset, tasks, table)
     check_drafter_spec(args.lookup)
     settings = GenerationSettings(gamma=args.gamma, max_new_tokens=args.max_new_tokens)
     pair = load_pair_for(args, preset)
-    prompts = [
-        (task, pair.encode_prompt(text, chat=preset.chat_template))
-        for task in tasks
-        for text in table[task]
-    ]
+    prompts = [(task, _encoded(pair, preset, text)) for task in tasks for text in table[task]]
     rows = copy_headroom(pair, prompts, settings, args.lookup)
     return _report(
         args,

@@ -8,6 +8,7 @@ time relative to a target pass.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -20,7 +21,7 @@ from specviz.measure.harness import measure
 from specviz.measure.methods import speculative_decoding
 from specviz.text import UserError
 
-__all__ = ["RuleCount", "StopRuleRow", "count_stop_rules"]
+__all__ = ["RuleCount", "StopRuleRow", "count_stop_rules", "overall"]
 
 GAMMA_ROWS: tuple[tuple[int, bool], ...] = ((3, False), (5, False), (7, False), (5, True))
 
@@ -73,6 +74,21 @@ def count_stop_rules(
             )
             rows.append(StopRuleRow(task, label, (first, second)))
     return rows
+
+
+def overall(rows: Sequence[StopRuleRow]) -> tuple[float, float]:
+    """Each rule's geometric mean of tokens per unit of work over the rows (per-token alone, then
+    with the cumulative stop): one number per rule that no single long row dominates."""
+    if not rows:
+        raise ValueError("no rows to summarise")
+    return (
+        _geometric_mean([row.rules[0].tokens_per_work for row in rows]),
+        _geometric_mean([row.rules[1].tokens_per_work for row in rows]),
+    )
+
+
+def _geometric_mean(values: Sequence[float]) -> float:
+    return math.exp(sum(math.log(value) for value in values) / len(values))
 
 
 def _count(rule: str, totals: Totals | None, draft_cost: float) -> RuleCount:
