@@ -557,6 +557,25 @@ def test_a_prompts_file_is_read_like_a_presets_prompts_table(tmp_path: Path) -> 
     assert len(unseen["editing"]) >= 5
 
 
+def test_the_unseen_prompts_are_in_no_preset() -> None:
+    """docs/unseen-prompts.toml checks that results hold beyond the presets' examples: a prompt
+    that a preset also holds (in any language) would be checked on what was tuned on."""
+    from specviz.models.presets import load_presets, load_prompts_file
+
+    unseen = load_prompts_file(Path(__file__).parent.parent / "docs" / "unseen-prompts.toml")
+    examples = {
+        " ".join(text.split())
+        for preset in load_presets().values()
+        for table in (preset.prompts, *preset.translated_prompts.values())
+        for texts in table.values()
+        for text in texts
+    }
+    shared = [
+        text for texts in unseen.values() for text in texts if " ".join(text.split()) in examples
+    ]
+    assert shared == []
+
+
 @pytest.mark.parametrize(
     ("text", "pattern"),
     [
