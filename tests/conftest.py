@@ -86,6 +86,9 @@ def load_tiny_models(monkeypatch: pytest.MonkeyPatch, cache_folder: Path) -> lis
 
     monkeypatch.setenv("SPECVIZ_CACHE", str(cache_folder))
     monkeypatch.setattr(loader, "load_model", load_model)
+    # A quiet machine, whatever else runs beside the tests: costs timed under load are not
+    # cached, and these tests read the cache back.
+    monkeypatch.setattr(loader, "OthersShare", lambda: SimpleNamespace(share=lambda: 0.0))
     monkeypatch.setattr(loader, "load_tokenizer", lambda *args: LoaderTokenizer())
     return read
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -195,6 +196,34 @@ def test_the_loader_measures_once_then_reads_the_cache(
 
     remeasured = loader.ModelCache().load_pair(tiny_preset(), device="cpu", remeasure_costs=True)
     assert remeasured.cost_report is not None and not remeasured.cost_report.cached
+
+
+def test_costs_timed_while_other_programs_took_the_cpu_are_used_but_not_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    load_tiny_models(monkeypatch, tmp_path)
+    shares = iter([0.6, 0.1])  # a busy machine at the first load, a quiet one at the second
+
+    def watching() -> SimpleNamespace:
+        share = next(shares)  # what this load's measurement will find
+        return SimpleNamespace(share=lambda: share)
+
+    monkeypatch.setattr(loader, "OthersShare", watching)
+    preset = tiny_local_preset(draft_quantization="int8wo")
+    busy = loader.ModelCache().load_pair(preset, device="cpu")
+    report = busy.cost_report
+    assert report is not None and report.busy and report.others_share == 0.6
+    assert busy.step_costs == report.costs  # this load still runs with what it measured
+    assert not list((tmp_path / "step-costs").glob("*.json"))
+    assert "other programs used 60% of the CPU, so not cached" in report.phrase().text("en")
+    assert "60%" in report.phrase().text("ja")
+
+    quiet = loader.ModelCache().load_pair(preset, device="cpu")
+    assert quiet.cost_report is not None and not quiet.cost_report.cached  # measured again
+    assert not quiet.cost_report.busy
+    assert list((tmp_path / "step-costs").glob("*.json"))
+    again = loader.ModelCache().load_pair(preset, device="cpu")
+    assert again.cost_report is not None and again.cost_report.cached
 
 
 class ScriptedMeasurer:

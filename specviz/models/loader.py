@@ -27,6 +27,7 @@ from specviz.core.cost_model import StepCosts
 from specviz.models.allocator import return_freed_memory
 from specviz.models.bf16_rows import choose_products, use_rows_kernel
 from specviz.models.bundled import BUNDLED, BundledModelError, Progress, assemble, cache_root
+from specviz.models.cpu_load import OthersShare
 from specviz.models.presets import ModelSource, Preset
 from specviz.models.quantize import (
     dual_rows,
@@ -226,11 +227,17 @@ class ModelCache:
             # the vocabularies and puts the kernel in the target too (torch's row-by-row products
             # made a 5-token forward 4.23 steps on the AVX2 EPYC, the kernel 1.40).
             draft_in(formats[0])  # kept in the cache: the first trial takes it from there
+            others = OthersShare()
             measurer = CostMeasurer(target, text_ids(target_tokenizer))
             known = measure_in_turn(
                 measurer, formats, draft_in, release, requested == "auto", products
             )
-            write_cached(key, known, costs_folder())
+            # Costs timed while other programs took the CPU serve this load only: the next
+            # load measures again rather than trust them (cpu_load's docstring has an example).
+            if torch_device.type == "cpu":
+                known = dataclasses.replace(known, others_share=others.share())
+            if not known.busy:
+                write_cached(key, known, costs_folder())
         self._costs[json.dumps(key, sort_keys=True)] = known
         draft = draft_in(known.draft_format)
         self._pairs[pair_key] = (

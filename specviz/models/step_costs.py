@@ -48,6 +48,7 @@ import torch
 from specviz.core.cost_model import StepCosts
 from specviz.core.model_steps import sync
 from specviz.models.bundled import cache_root
+from specviz.models.cpu_load import BUSY_SHARE
 from specviz.models.runner import ModelRunner
 from specviz.text import Joined, Phrase
 
@@ -132,6 +133,14 @@ class CostReport:
     # shape: later loads set them rather than time them again, so every process on this machine
     # takes the same product at each size (and a sampled run's path for a seed is the same).
     dual_rows: tuple[tuple[int, int, int], ...] = ()
+    # The share of the machine's CPU time other programs took while these costs were timed
+    # (cpu_load.OthersShare); None when not known (read from the cache, a GPU, no /proc/stat).
+    others_share: float | None = None
+
+    @property
+    def busy(self) -> bool:
+        """Timed while other programs held more than BUSY_SHARE of the CPU: not to be cached."""
+        return self.others_share is not None and self.others_share > BUSY_SHARE
 
     @property
     def draft_format(self) -> str:
@@ -161,9 +170,12 @@ class CostReport:
                 reference=REFERENCE_PROMPT,
                 steps=REFERENCE_STEPS,
             )
+        how = Phrase("costs.how.cached" if self.cached else "costs.how.measured")
+        if self.busy:
+            how = Phrase("costs.how.busy", share=f"{self.others_share:.0%}")
         return Phrase(
             "costs.summary",
-            how=Phrase("costs.how.cached" if self.cached else "costs.how.measured"),
+            how=how,
             target_ms=f"{costs.target_step_s * 1000:.0f}",
             verify=verify,
             k_max=len(costs.verify),
@@ -182,6 +194,7 @@ class CostReport:
             "auto": self.auto,
             "products": self.products,
             "dual_rows": [list(shape_rows) for shape_rows in self.dual_rows],
+            "others_share": self.others_share,
         }
 
     @classmethod

@@ -431,6 +431,10 @@ TABLE = MappingProxyType(
         "error.bf16_kernel_setting": "{name}={value} is not one of {choices}",
         "costs.how.measured": "measured at load",
         "costs.how.cached": "cached for this machine",
+        "costs.how.busy": (
+            "measured at load while other programs used {share} of the CPU, so not cached: the"
+            " next load measures again"
+        ),
         "costs.choice": (
             "; draft format chosen by measurement: of those agreeing with the target about as"
             " often as the best, the one that reads a {reference}-token prompt and takes {steps}"

@@ -310,6 +310,10 @@ TABLE = MappingProxyType(
         "error.bf16_kernel_setting": "{name}={value} は {choices} のいずれでもありません",
         "costs.how.measured": "読み込み時に測定",
         "costs.how.cached": "このマシンのキャッシュ",
+        "costs.how.busy": (
+            "読み込み時に測定。ほかのプログラムが CPU の {share} を使っていたため"
+            "キャッシュせず、次の読み込みで測り直します"
+        ),
         "costs.choice": (
             "。ドラフトの形式は {trials} から測定で選択（ターゲットとの一致率が最良とほぼ同じ形式"
             "のうち、{reference} トークンのプロンプトの読み込みと {steps} ステップが最も速いもの）"
