@@ -23,7 +23,7 @@ __all__ = ["BUSY_SHARE", "OthersShare", "machine_busy_seconds", "own_cpu_seconds
 
 # Other programs held more than this share of the machine's CPUs: timings taken then are not
 # kept. On the 2-core EPYC one other busy Python process (a test suite) took 0.40, the quiet
-# machine 0.0-0.05 (a temporary script timing bfloat16 products for 4 s in each state).
+# machine 0.00 (a temporary script timing bfloat16 products for 4 s in each state).
 BUSY_SHARE = 0.25
 
 PROC_STAT = Path("/proc/stat")
