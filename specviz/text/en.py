@@ -413,7 +413,10 @@ TABLE = MappingProxyType(
         "load.joining": "Joining {model} from {parts} packages",
         "load.ready": "Models ready",
         # --- issue 12 point 6: step costs measured at load, the draft format and γ they choose ---
-        "load.costs": "Measuring the step costs on this machine (first load only; cached)",
+        "load.costs": (
+            "Measuring the step costs on this machine (first load only; cached unless other"
+            " programs keep the CPU busy meanwhile)"
+        ),
         "costs.summary": (
             "Step costs ({how}): one target step {target_ms} ms; a target forward of k = 1…{k_max}"
             " new tokens costs {verify} steps; one draft step ({format}) costs {draft} of a"

@@ -292,7 +292,10 @@ TABLE = MappingProxyType(
         "load.joining": "{parts} 個のパッケージから {model} を結合中",
         "load.ready": "モデルの準備ができました",
         # --- step costs measured at load, the draft format and γ they choose --------------------
-        "load.costs": "このマシンでのステップのコストを測定中（初回のみ、結果はキャッシュされます）",
+        "load.costs": (
+            "このマシンでのステップのコストを測定中（初回のみ。ほかのプログラムが CPU を"
+            "使っていなければ結果はキャッシュされます）"
+        ),
         "costs.summary": (
             "ステップのコスト（{how}）：ターゲット1ステップ {target_ms} ms。新しいトークン "
             "k = 1…{k_max} 個のターゲットのフォワードは {verify} ステップ分。ドラフト1ステップ"
