@@ -36,6 +36,13 @@ def pair(tiny_pair: TinyPair) -> EncodingPair:
     )
 
 
+def prompts_file(folder: Path, text: str) -> Path:
+    """A --prompts-file in *folder* holding *text* (TOML)."""
+    path = folder / "prompts.toml"
+    path.write_text(text)
+    return path
+
+
 @pytest.fixture
 def tiny_loaded(pair: EncodingPair, monkeypatch: pytest.MonkeyPatch) -> EncodingPair:
     """Commands that load the preset's pair get the tiny pair and the tiny preset instead."""
@@ -158,8 +165,9 @@ def test_stop_rules_command_counts_every_prompt_of_a_file_at_the_measured_cost(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    prompts = tmp_path / "prompts.toml"
-    prompts.write_text('code = ["def add(a, b):", "def mul(a, b):"]\nstory = ["Once"]\n')
+    prompts = prompts_file(
+        tmp_path, 'code = ["def add(a, b):", "def mul(a, b):"]\nstory = ["Once"]\n'
+    )
     monkeypatch.setattr(tiny_loaded, "step_costs", StepCosts((1.0, 1.0), 0.25, 0.1), raising=False)
     args = ["measure", "stop-rules", "--prompts-file", str(prompts), "--max-new-tokens", "4"]
     assert main(args) == 0
@@ -232,8 +240,9 @@ def test_compare_command_decodes_the_groups_first_prompt_of_a_file(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    prompts = tmp_path / "prompts.toml"
-    prompts.write_text('rewriting = ["Make it formal: hi there", "Make it short: hello"]\n')
+    prompts = prompts_file(
+        tmp_path, 'rewriting = ["Make it formal: hi there", "Make it short: hello"]\n'
+    )
     encoded: list[str] = []
     encode = tiny_loaded.encode_prompt
 

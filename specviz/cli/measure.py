@@ -156,12 +156,16 @@ def _report(args: argparse.Namespace, record: Any, head: str | None, lines: Iter
     return 0
 
 
-def _preset_and_tasks(args: argparse.Namespace) -> tuple[Any, list[str]]:
-    """The preset and the tasks of --tasks (all the preset's, when empty), each with a prompt."""
+def _preset_and_tasks(
+    args: argparse.Namespace,
+) -> tuple[Any, list[str], Mapping[str, Sequence[str]]]:
+    """The preset, the tasks of --tasks (every group of the prompt table, when empty), each
+    checked to have a prompt, and the prompt table (_prompt_table)."""
     preset = preset_for(args)
-    tasks = _csv(args.tasks) if args.tasks else list(preset.prompts)
-    check_prompts(preset, tasks)
-    return preset, tasks
+    table = _prompt_table(args, preset)
+    tasks = _csv(args.tasks) if args.tasks else list(table)
+    check_prompts(preset, tasks, table)
+    return preset, tasks, table
 
 
 def _csv(text: str) -> list[str]:
@@ -169,10 +173,12 @@ def _csv(text: str) -> list[str]:
 
 
 def _prompt_table(args: argparse.Namespace, preset: Any) -> Mapping[str, Sequence[str]]:
-    """The prompts per task group: those of --prompts-file, else the preset's examples."""
+    """The prompts per task group: those of --prompts-file (where the command has it), else
+    the preset's examples."""
     from specviz.models.presets import load_prompts_file
 
-    return load_prompts_file(args.prompts_file) if args.prompts_file else preset.prompts
+    path = getattr(args, "prompts_file", None)
+    return load_prompts_file(path) if path else preset.prompts
 
 
 def _encoded(pair: Any, preset: Any, text: str) -> Any:
@@ -205,7 +211,7 @@ def _attention_fidelity(args: argparse.Namespace) -> int:
     from specviz.measure.attention import attention_fidelity
     from specviz.models.loader import ModelCache
 
-    preset, tasks = _preset_and_tasks(args)
+    preset, tasks, _ = _preset_and_tasks(args)
     models = ModelCache()
     pair = models.load_pair(preset, device=args.device, dtype=args.dtype)
     ids = torch.cat([task_prompt_ids(pair, preset, task) for task in tasks], dim=1)
@@ -256,7 +262,7 @@ def _draft_feeding(args: argparse.Namespace) -> int:
     from specviz.models.loader import ModelCache, pick_device, pick_dtype
     from specviz.models.presets import DRAFT_QUANTIZATIONS
 
-    preset, tasks = _preset_and_tasks(args)
+    preset, tasks, _ = _preset_and_tasks(args)
     modes = _csv(args.quantizations)
     unknown = [mode for mode in modes if mode not in DRAFT_QUANTIZATIONS]
     if unknown:
@@ -298,10 +304,7 @@ def _stop_rules(args: argparse.Namespace) -> int:
     from specviz.core.settings import GenerationSettings
     from specviz.measure.stop_rules import count_stop_rules, overall
 
-    preset = preset_for(args)
-    table = _prompt_table(args, preset)
-    tasks = _csv(args.tasks) if args.tasks else list(table)
-    check_prompts(preset, tasks, table)
+    preset, tasks, table = _preset_and_tasks(args)
     if args.cost is not None and args.cost < 0:
         raise UserError("error.stop_rules.draft_cost", cost=args.cost)
     settings = GenerationSettings(
