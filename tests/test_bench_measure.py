@@ -25,6 +25,7 @@ from specviz.measure.compare_transformers import (
 from specviz.measure.draft_feeding import feeding_difference
 from specviz.measure.lean_step import lean_step, time_lean_step
 from specviz.measure.stop_rules import RuleCount, StopRuleRow, count_stop_rules, overall
+from specviz.text import UserError
 
 PROMPT = torch.tensor([list(b"def fibonacci(n):")])
 
@@ -140,7 +141,7 @@ def test_stop_rules_count_both_rules(pair: EncodingPair) -> None:
     assert [row.gamma for row in rows] == ["3", "5", "7", "adaptive(5)"]
     for row in rows:
         per_token, cumulative = row.rules
-        assert (per_token.rule, cumulative.rule) == ("per-token", "+cumulative")
+        assert (per_token.rule, cumulative.rule) == ("per-token", "+cumulative 0.5")
         for count in row.rules:
             work = count.target_passes + 0.5 * count.draft_forwards
             assert count.tokens_per_work == pytest.approx(count.new_tokens / work)
@@ -148,15 +149,50 @@ def test_stop_rules_count_both_rules(pair: EncodingPair) -> None:
         assert cumulative.draft_forwards <= per_token.draft_forwards
 
 
+def test_stop_rules_count_each_threshold_asked_for(pair: EncodingPair) -> None:
+    # No per-token stop, so that only the cumulative stop ends a draft before γ.
+    settings = GenerationSettings(max_new_tokens=10, stop_on_eos=False)
+    gammas = ((5, False),)
+    rows = count_stop_rules(pair, [("code", PROMPT)], settings, 0.5, gammas, thresholds=(0.9, 0.5))
+    assert [count.rule for count in rows[0].rules] == [
+        "per-token",
+        "+cumulative 0.9",
+        "+cumulative 0.5",
+    ]
+    # Each threshold's counts are those of a run with that threshold alone.
+    for count in rows[0].rules[1:]:
+        stop = float(count.rule.split()[1])
+        alone = count_stop_rules(pair, [("code", PROMPT)], settings, 0.5, gammas, (stop,))
+        assert alone[0].rules[1] == count
+    # At 0.9 the stop bites: it drafts less than the per-token stop alone.
+    assert rows[0].rules[1].draft_forwards < rows[0].rules[0].draft_forwards
+    for wrong in ((0.0,), (1.0,), (0.2, -0.1)):
+        with pytest.raises(UserError):
+            count_stop_rules(pair, [("code", PROMPT)], settings, 0.5, gammas, wrong)
+    # Without thresholds the settings' own stop is counted, and it must be one.
+    with pytest.raises(UserError):
+        count_stop_rules(pair, [("code", PROMPT)], settings, 0.5, gammas)
+
+
 def test_stop_rules_command(tiny_loaded: EncodingPair, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["measure", "stop-rules", "--tasks", "code", "--max-new-tokens", "6"]) == 0
+    args = ["measure", "stop-rules", "--tasks", "code", "--max-new-tokens", "6"]
+    # The tiny preset has no cumulative stop of its own: the thresholds must be named.
+    assert main(args) == 2
+    assert "needs --thresholds" in capsys.readouterr().err
+    assert main([*args, "--thresholds", "0.3,0.1"]) == 0
     lines = capsys.readouterr().out.splitlines()
     # A pair loaded without step costs is counted at the default draft cost.
     assert lines[0].endswith(f"tokens / (P + {measure_cli.DEFAULT_DRAFT_COST:.3f} D)")
+    assert "cumulative 0.3, 0.1;" in lines[0]
     assert len(lines) == 6 and lines[1].startswith("code")
+    assert "+cumulative 0.3 P" in lines[1] and "+cumulative 0.1 P" in lines[1]
     assert lines[-1].startswith("geometric mean over 4 rows: per-token ")
+    assert "+cumulative 0.3 " in lines[-1] and "+cumulative 0.1 " in lines[-1]
+    for wrong in ("0.2,x", "1.5", "0"):
+        assert main([*args, "--thresholds", wrong]) == 2
+        assert "between 0 and 1" in capsys.readouterr().err
     assert main(["measure", "stop-rules", "--tasks", "poetry"]) == 2
-    assert main(["measure", "stop-rules", "--tasks", "code", "--cost", "-1"]) == 2
+    assert main([*args, "--cost", "-1", "--thresholds", "0.2"]) == 2
 
 
 def test_stop_rules_command_counts_every_prompt_of_a_file_at_the_measured_cost(
@@ -170,6 +206,7 @@ def test_stop_rules_command_counts_every_prompt_of_a_file_at_the_measured_cost(
     )
     monkeypatch.setattr(tiny_loaded, "step_costs", StepCosts((1.0, 1.0), 0.25, 0.1), raising=False)
     args = ["measure", "stop-rules", "--prompts-file", str(prompts), "--max-new-tokens", "4"]
+    args += ["--thresholds", "0.2"]
     assert main(args) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].endswith("tokens / (P + 0.250 D)")  # the draft cost measured at load
@@ -186,12 +223,13 @@ def test_overall_is_each_rules_geometric_mean() -> None:
     def row(per_token: float, cumulative: float) -> StopRuleRow:
         counts = (
             RuleCount("per-token", 1, 1, 1, per_token),
-            RuleCount("+cumulative", 1, 1, 1, cumulative),
+            RuleCount("+cumulative 0.2", 1, 1, 1, cumulative),
+            RuleCount("+cumulative 0.1", 1, 1, 1, cumulative * 2),
         )
         return StopRuleRow("code", "5", counts)
 
-    assert overall([row(1.0, 2.0), row(4.0, 2.0)]) == pytest.approx((2.0, 2.0))
-    assert overall([row(3.0, 1.5)]) == pytest.approx((3.0, 1.5))
+    assert overall([row(1.0, 2.0), row(4.0, 2.0)]) == pytest.approx((2.0, 2.0, 4.0))
+    assert overall([row(3.0, 1.5)]) == pytest.approx((3.0, 1.5, 3.0))
     with pytest.raises(ValueError):
         overall([])
 

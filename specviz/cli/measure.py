@@ -98,6 +98,12 @@ def add_measure_commands(commands: Any) -> None:
         metavar="TOML",
         help="every prompt of each group in this file instead of the preset's first example",
     )
+    stops.add_argument(
+        "--thresholds",
+        metavar="LIST",
+        help="comma-separated cumulative stops to count, each against the per-token stop alone "
+        "(default: the preset's)",
+    )
     stops.add_argument("--max-new-tokens", type=int, default=64)
 
     compare = measurement(
@@ -302,7 +308,7 @@ def _draft_feeding(args: argparse.Namespace) -> int:
 def _stop_rules(args: argparse.Namespace) -> int:
     from specviz.core.cost_model import step_costs_of
     from specviz.core.settings import GenerationSettings
-    from specviz.measure.stop_rules import count_stop_rules, overall
+    from specviz.measure.stop_rules import count_stop_rules, cumulative_stops, overall
 
     preset, tasks, table = _preset_and_tasks(args)
     if args.cost is not None and args.cost < 0:
@@ -312,6 +318,8 @@ def _stop_rules(args: argparse.Namespace) -> int:
         draft_stop_below=preset.settings.draft_stop_below,
         draft_stop_cumulative=preset.settings.draft_stop_cumulative,
     )
+    # Checked before the models load: a mistyped list should not cost a minute of loading.
+    thresholds = cumulative_stops(_thresholds(args.thresholds), settings)
     pair = load_pair_for(args, preset)
     # The draft's cost on this machine, as the cost schedule reads it: the stops trade draft
     # forwards for target passes at that rate here, not at another machine's.
@@ -325,8 +333,7 @@ def _stop_rules(args: argparse.Namespace) -> int:
         for task, texts in chosen.items()
         for n, text in enumerate(texts, 1)
     ]
-    rows = count_stop_rules(pair, prompts, settings, cost)
-    stops = preset.settings
+    rows = count_stop_rules(pair, prompts, settings, cost, thresholds=thresholds)
     lines = [
         f"{row.task:<12} γ={row.gamma:<12} "
         + " | ".join(
@@ -335,18 +342,29 @@ def _stop_rules(args: argparse.Namespace) -> int:
         )
         for row in rows
     ]
-    per_token, cumulative = overall(rows)
+    per_token, *cumulative = overall(rows)
     lines.append(
         f"geometric mean over {len(rows)} rows: per-token {per_token:.3f}, "
-        f"+cumulative {cumulative:.3f} ({cumulative / per_token - 1:+.1%})"
+        + ", ".join(
+            f"{count.rule} {mean:.3f} ({mean / per_token - 1:+.1%})"
+            for count, mean in zip(rows[0].rules[1:], cumulative, strict=True)
+        )
     )
     return _report(
         args,
         rows,
-        f"per-token stop {stops.draft_stop_below}, cumulative {stops.draft_stop_cumulative}; "
-        f"tokens / (P + {cost:.3f} D)",
+        f"per-token stop {settings.draft_stop_below}, cumulative "
+        f"{', '.join(f'{stop:g}' for stop in thresholds)}; tokens / (P + {cost:.3f} D)",
         lines,
     )
+
+
+def _thresholds(text: str | None) -> list[float]:
+    """--thresholds as numbers (none given: an empty list, the preset's stop)."""
+    try:
+        return [float(item) for item in _csv(text or "")]
+    except ValueError:
+        raise UserError("error.stop_rules.threshold", values=text) from None
 
 
 def _compare_transformers(args: argparse.Namespace) -> int:

@@ -1,9 +1,9 @@
 """What the cumulative draft stop changes, counted rather than timed (no timing noise).
 
-Each prompt and γ runs speculatively twice at the same settings: with the per-token draft stop
-alone, and with the per-token plus the cumulative stop. The counters compare them: target passes P,
-draft forwards D, and tokens per unit of work, tokens / (P + cost × D), where cost is a draft step's
-time relative to a target pass.
+Each prompt and γ runs speculatively at the same settings with the per-token draft stop alone, then
+with the per-token plus the cumulative stop at each threshold asked for (the settings' own by
+default). The counters compare them: target passes P, draft forwards D, and tokens per unit of
+work, tokens / (P + cost × D), where cost is a draft step's time relative to a target pass.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from specviz.measure.harness import measure
 from specviz.measure.methods import speculative_decoding
 from specviz.text import UserError
 
-__all__ = ["RuleCount", "StopRuleRow", "count_stop_rules", "overall"]
+__all__ = ["RuleCount", "StopRuleRow", "count_stop_rules", "cumulative_stops", "overall"]
 
 GAMMA_ROWS: tuple[tuple[int, bool], ...] = ((3, False), (5, False), (7, False), (5, True))
 
@@ -30,7 +30,7 @@ GAMMA_ROWS: tuple[tuple[int, bool], ...] = ((3, False), (5, False), (7, False), 
 class RuleCount:
     """One rule's counters on one prompt and γ."""
 
-    rule: str  # "per-token" or "+cumulative"
+    rule: str  # "per-token", or "+cumulative 0.2" for the cumulative stop at 0.2
     target_passes: int
     draft_forwards: int
     new_tokens: int
@@ -39,11 +39,11 @@ class RuleCount:
 
 @dataclass(frozen=True)
 class StopRuleRow:
-    """Both rules on one prompt at one γ."""
+    """Every rule on one prompt at one γ: the per-token stop alone first."""
 
     task: str
     gamma: str  # "5" or "adaptive(5)"
-    rules: tuple[RuleCount, RuleCount]
+    rules: tuple[RuleCount, ...]
 
 
 def count_stop_rules(
@@ -52,12 +52,17 @@ def count_stop_rules(
     settings: GenerationSettings,
     draft_cost: float,
     gammas: Sequence[tuple[int, bool]] = GAMMA_ROWS,
+    thresholds: Sequence[float] = (),
 ) -> list[StopRuleRow]:
-    """For each (task, prompt ids) and (γ, adaptive): the counters with and without the
-    cumulative stop. settings give the per-token and cumulative thresholds and the run length."""
+    """For each (task, prompt ids) and (γ, adaptive): the counters with the per-token stop alone,
+    then with the cumulative stop at each of thresholds (settings.draft_stop_cumulative when
+    empty). settings give the per-token threshold and the run length."""
     if draft_cost < 0:
         raise UserError("error.stop_rules.draft_cost", cost=draft_cost)
-    per_token = replace(settings, draft_stop_cumulative=0.0)
+    stops = cumulative_stops(thresholds, settings)
+    rules = [("per-token", replace(settings, draft_stop_cumulative=0.0))] + [
+        (f"+cumulative {stop:g}", replace(settings, draft_stop_cumulative=stop)) for stop in stops
+    ]
     rows = []
     for task, prompt_ids in prompts:
         for gamma, adaptive in gammas:
@@ -66,24 +71,33 @@ def count_stop_rules(
                 speculative_decoding(
                     pair, prompt_ids, replace(rule, gamma=gamma, adaptive_gamma=adaptive), name
                 )
-                for name, rule in (("per-token", per_token), ("+cumulative", settings))
+                for name, rule in rules
             ]
             measured = measure(methods)
-            first, second = (
+            counts = tuple(
                 _count(result.name, result.totals, draft_cost) for result in measured.methods
             )
-            rows.append(StopRuleRow(task, label, (first, second)))
+            rows.append(StopRuleRow(task, label, counts))
     return rows
 
 
-def overall(rows: Sequence[StopRuleRow]) -> tuple[float, float]:
-    """Each rule's geometric mean of tokens per unit of work over the rows (per-token alone, then
-    with the cumulative stop): one number per rule that no single long row dominates."""
+def cumulative_stops(thresholds: Sequence[float], settings: GenerationSettings) -> list[float]:
+    """The cumulative stops to count: thresholds, or the settings' own when none are given;
+    each must lie strictly between 0 (no stop) and 1 (a stop after every guess)."""
+    stops = list(thresholds) or [settings.draft_stop_cumulative]
+    if any(not 0.0 < stop < 1.0 for stop in stops):
+        raise UserError("error.stop_rules.threshold", values=", ".join(f"{s:g}" for s in stops))
+    return stops
+
+
+def overall(rows: Sequence[StopRuleRow]) -> tuple[float, ...]:
+    """Each rule's geometric mean of tokens per unit of work over the rows, in the rows' order of
+    rules (per-token alone first): one number per rule that no single long row dominates."""
     if not rows:
         raise ValueError("no rows to summarise")
-    return (
-        _geometric_mean([row.rules[0].tokens_per_work for row in rows]),
-        _geometric_mean([row.rules[1].tokens_per_work for row in rows]),
+    return tuple(
+        _geometric_mean([row.rules[rule].tokens_per_work for row in rows])
+        for rule in range(len(rows[0].rules))
     )
 
 

@@ -1438,6 +1438,10 @@ TABLE = MappingProxyType(
         ),
         "error.lean_step.counts": "context length, blocks and steps per block must be at least 1",
         "error.stop_rules.draft_cost": "the draft step's cost must be at least 0, got {cost}",
+        "error.stop_rules.threshold": (
+            "the cumulative stop's thresholds must lie between 0 and 1, got {values} (a preset "
+            "without a cumulative stop needs --thresholds)"
+        ),
         "error.harness.repeats": "repeats must be at least 1, got {repeats}",
         "error.harness.budget": "the time budget must be at least 0 s, got {seconds}",
         # Preset files: "<file>: field '<field>': <reason>", either prefix left out when unknown.

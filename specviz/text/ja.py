@@ -985,6 +985,10 @@ TABLE = MappingProxyType(
         "error.lean_step.not_applicable": "軽量ステップはこのモデル（系列または構成）には使えません",
         "error.lean_step.counts": "文脈長、ブロック数、ブロックあたりのステップ数は 1 以上でなければなりません",
         "error.stop_rules.draft_cost": "ドラフトステップのコストは 0 以上でなければなりません。指定：{cost}",
+        "error.stop_rules.threshold": (
+            "累積ストップのしきい値は 0 より大きく 1 より小さくなければなりません。指定：{values}"
+            "（累積ストップのないプリセットでは --thresholds で指定してください）"
+        ),
         "error.harness.repeats": "繰り返し回数は 1 以上です。指定：{repeats}",
         "error.harness.budget": "時間の上限は 0 秒以上です。指定：{seconds}",
         # Preset files: "<file>: field '<field>': <reason>", either prefix left out when unknown.
