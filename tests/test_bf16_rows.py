@@ -196,3 +196,22 @@ def test_no_kernel_on_a_cpu_without_avx2(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(bf16_rows, "_KERNEL", bf16_rows._Kernel())
     monkeypatch.setattr(bf16_rows, "_cpu_flags", lambda: {"sse4_2", "avx"})
     assert kernel() is None and "AVX2" in (kernel_problem() or "")
+
+
+@needs_kernel
+def test_a_damaged_cached_kernel_is_built_again_not_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
+    library = bf16_rows._build(None)
+    good = library.read_bytes()
+    info = library.stat()
+    damaged = bytearray(good)
+    damaged[len(damaged) // 2] ^= 0xFF  # one flipped byte, the mtime kept (as bit rot does)
+    library.write_bytes(bytes(damaged))
+    os.utime(library, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert bf16_rows._build(None) == library
+    assert library.read_bytes() != bytes(damaged)
+    assert library.with_suffix(".so.sha256").read_text() == bf16_rows.file_sha256(library)

@@ -40,7 +40,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from specviz.models.bundled import Progress, cache_root
+from specviz.models.bundled import Progress, cache_root, file_sha256
 from specviz.text import Phrase, UserError
 
 SOURCE = Path(__file__).with_name("bf16_rows.cpp")
@@ -105,7 +105,10 @@ def _build(progress: Progress | None) -> Path:
     source = SOURCE.read_bytes()
     digest = hashlib.sha256(source + version.encode() + " ".join(_FLAGS).encode()).hexdigest()
     library = cache_root() / "kernels" / f"bf16_rows-{digest[:16]}.so"
-    if library.exists():
+    # The weights pass through this library: a cached copy whose bytes no longer match the
+    # digest written when it was built is built again, never loaded.
+    recorded = library.with_suffix(".so.sha256")
+    if library.exists() and recorded.is_file() and recorded.read_text() == file_sha256(library):
         return library
     if progress is not None:
         progress(Phrase("load.kernel"), 0.0)
@@ -121,6 +124,7 @@ def _build(progress: Progress | None) -> Path:
         if result.returncode != 0:
             raise ValueError(f"{compiler} failed: {result.stderr.strip()[-500:]}")
         built.replace(library)  # atomic: another process never loads half a library
+    recorded.write_text(file_sha256(library))
     return library
 
 

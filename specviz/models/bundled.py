@@ -111,17 +111,23 @@ def part_files(model: BundledModel) -> list[Path]:
     return files
 
 
-def assemble(model: BundledModel, folder: Path, progress: Progress | None = None) -> Path:
+def assemble(
+    model: BundledModel, folder: Path, progress: Progress | None = None, verify: bool = False
+) -> Path:
     """Join the chunks into folder/<file_name>, verifying size and SHA-256; returns the path.
 
-    A file already there is trusted only if a stamp written after a successful check matches its
-    size and modification time; otherwise it is rebuilt. Nothing half-written is ever left under
-    the final name.
+    A file already there is reused if a stamp written after a successful check matches its size
+    and modification time, else joined again. Bit rot keeps both, so with verify (before a
+    conversion reads the file) its SHA-256 is checked as well, and a damaged file joined again.
+    Nothing half-written is ever left under the final name.
     """
     target = folder / model.file_name
     stamp = folder / f"{model.file_name}.sha256"
     if target.is_file() and stamp.is_file() and stamp.read_text() == _stamp_text(model, target):
-        return target
+        if not verify or file_sha256(target) == model.sha256:
+            return target
+        if progress:
+            progress(Phrase("load.gguf_damaged", file=target), 0.0)
     parts = part_files(model)
     folder.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(".partial")
@@ -151,6 +157,15 @@ def assemble(model: BundledModel, folder: Path, progress: Progress | None = None
     partial.replace(target)
     stamp.write_text(_stamp_text(model, target))
     return target
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file, read in _CHUNK pieces."""
+    digest = hashlib.sha256()
+    with path.open("rb") as source:
+        while chunk := source.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _stamp_text(model: BundledModel, path: Path) -> str:

@@ -24,9 +24,17 @@ import torch
 from safetensors import SafetensorError
 
 from specviz.core.cost_model import StepCosts
+from specviz.models import memory_room
 from specviz.models.allocator import return_freed_memory
 from specviz.models.bf16_rows import choose_products, use_rows_kernel
-from specviz.models.bundled import BUNDLED, BundledModelError, Progress, assemble, cache_root
+from specviz.models.bundled import (
+    BUNDLED,
+    BundledModelError,
+    Progress,
+    assemble,
+    cache_root,
+    file_sha256,
+)
 from specviz.models.cpu_load import OthersShare
 from specviz.models.presets import ModelSource, Preset
 from specviz.models.quantize import (
@@ -57,7 +65,11 @@ from specviz.text import Phrase, UserError
 # Bump when the conversion below changes, so stale caches are rebuilt rather than trusted.
 _CONVERSION_VERSION = 1
 _CONVERSION_STAMP = "specviz-conversion.json"
-_FILES_STAMP = "specviz-files.json"
+_FILES_STAMP = "specviz-files.json"  # every file the conversion wrote: its size and SHA-256
+# The SHA-256 this process last computed of each file, with the (size, mtime, ctime, inode) it had
+# then: each file is hashed once per process, not at every load of it (tokenizer, model, each
+# draft format), and any write since changes the ctime, which os.utime cannot set back.
+_HASHED: dict[Path, tuple[tuple[int, int, int, int], str]] = {}
 # What from_pretrained raises for files it cannot read (missing, truncated, garbled headers).
 _UNREADABLE = (OSError, ValueError, RuntimeError, SafetensorError)
 _CACHE_DTYPE = torch.bfloat16  # cached weights: half the disk and load time of float32
@@ -153,8 +165,11 @@ WEIGHT_ONLY: dict[str, Callable[[torch.nn.Module], torch.nn.Module]] = {
 class ModelCache:
     """Loaded models and tokenizers by source, so switching presets reuses what is in memory.
 
-    With *max_pairs* set (a hosted app keeps one), loading a pair beyond that many first drops
-    the least recently loaded pair's models and tokenizers that no remaining pair shares.
+    With *max_pairs* set (a hosted app keeps one), a pair beyond that many is loaded only when
+    its weights fit in the memory still free beside the pairs in use (``memory_room``), and the
+    least recently used pair's models and tokenizers that no remaining pair shares are dropped
+    only after the new pair has loaded: a pair that does not fit, or fails to load, leaves the
+    room's pair as it was.
     """
 
     def __init__(self, max_pairs: int | None = None) -> None:
@@ -186,10 +201,38 @@ class ModelCache:
         began = time.perf_counter()
         torch_device = pick_device(device)
         torch_dtype = pick_dtype(dtype or preset.dtype, torch_device)
-        trust = preset.trust_remote_code
         report = progress or _quiet
         pair_key = f"{preset.id}|{preset.draft_quantization}|{torch_device}|{torch_dtype}"
-        self._make_room(pair_key)
+        self._check_room(preset, pair_key, torch_device, torch_dtype)
+        try:
+            pair = self._load_pair(preset, torch_device, torch_dtype, report, remeasure_costs)
+        except BaseException:
+            self._drop_unpaired()  # a half-loaded pair's models: the pairs in use stay
+            raise
+        self._pairs[pair_key] = (
+            {
+                key
+                for key, model in self._models.items()
+                if model is pair.draft or model is pair.target
+            },
+            {str(preset.draft), str(preset.target)},
+        )
+        self._pairs.move_to_end(pair_key)
+        self._evict_beyond_limit()
+        report(Phrase("load.ready"), 1.0)
+        pair.load_seconds = time.perf_counter() - began
+        return pair
+
+    def _load_pair(
+        self,
+        preset: Preset,
+        torch_device: torch.device,
+        torch_dtype: torch.dtype,
+        report: Progress,
+        remeasure_costs: bool,
+    ) -> ModelPair:
+        """The preset's models from the cache or their sources, with their step costs."""
+        trust = preset.trust_remote_code
         target_tokenizer = self.tokenizer(preset.target, trust, report)
         draft_tokenizer = self.tokenizer(preset.draft, trust, report)
         check_tokenizers(draft_tokenizer, target_tokenizer, preset)
@@ -240,12 +283,6 @@ class ModelCache:
                 write_cached(key, known, costs_folder())
         self._costs[json.dumps(key, sort_keys=True)] = known
         draft = draft_in(known.draft_format)
-        self._pairs[pair_key] = (
-            {key for key, model in self._models.items() if model is draft or model is target},
-            {str(preset.draft), str(preset.target)},
-        )
-        self._pairs.move_to_end(pair_key)
-        report(Phrase("load.ready"), 1.0)
         return ModelPair(
             draft=draft,
             target=target,
@@ -254,7 +291,7 @@ class ModelCache:
             device=torch_device,
             dtype=torch_dtype,
             label=preset.label,
-            load_seconds=time.perf_counter() - began,
+            load_seconds=0.0,  # load_pair times the whole load
             cost_report=known,
         )
 
@@ -292,17 +329,47 @@ class ModelCache:
                 self._models[key] = load_model(source, device, dtype, trust, progress)
         return self._models[key]
 
-    def _make_room(self, pair_key: str) -> None:
-        """Drop least recently used pairs until loading *pair_key* keeps within max_pairs; the
-        memory is freed before the next pair loads (a visitor's run still holding an evicted
-        model keeps it alive until that run ends)."""
+    def _check_room(
+        self, preset: Preset, pair_key: str, device: torch.device, dtype: torch.dtype
+    ) -> None:
+        """With a pair limit, refuse a new pair whose models not yet loaded would not fit in the
+        memory free now, beside the pairs in use (which stay until it has loaded)."""
         if self.max_pairs is None or pair_key in self._pairs:
             return
-        evicted = False
-        while self._pairs and len(self._pairs) >= self.max_pairs:
+        loaded = {(name, dev) for name, dev, _ in self._models}
+        missing = [
+            source
+            for source in (preset.target, preset.draft)
+            if (str(source), str(device)) not in loaded
+        ]
+        if not missing:
+            return
+        weights = memory_room.pair_bytes(missing, dtype)
+        free = memory_room.available_bytes(device)
+        if weights is None:
+            raise ModelLoadError("error.load.size_unknown", label=preset.label)
+        needed = memory_room.needed_bytes(weights)
+        if free is not None and needed > free:
+            raise ModelLoadError(
+                "error.load.no_room",
+                label=preset.label,
+                needed=f"{needed / 2**30:.1f}",
+                free=f"{free / 2**30:.1f}",
+            )
+
+    def _evict_beyond_limit(self) -> None:
+        """Drop least recently used pairs beyond max_pairs (a visitor's run still holding an
+        evicted model keeps it alive until that run ends)."""
+        if self.max_pairs is None or len(self._pairs) <= self.max_pairs:
+            return
+        while len(self._pairs) > self.max_pairs:
             self._pairs.popitem(last=False)
-            evicted = True
-        if not evicted:
+        self._drop_unpaired()
+
+    def _drop_unpaired(self) -> None:
+        """Free the models and tokenizers no pair in ``_pairs`` holds (only with a pair limit:
+        without one every model stays cached for reuse)."""
+        if self.max_pairs is None:
             return
         kept_models = set().union(*(models for models, _ in self._pairs.values()))
         kept_tokenizers = set().union(*(tokenizers for _, tokenizers in self._pairs.values()))
@@ -311,6 +378,7 @@ class ModelCache:
         for name in [name for name in self._tokenizers if name not in kept_tokenizers]:
             del self._tokenizers[name]
         gc.collect()
+        return_freed_memory()
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
 
@@ -452,30 +520,48 @@ def _model_location(source: ModelSource, progress: Progress) -> tuple[str, dict[
             known = ", ".join(sorted(BUNDLED))
             raise ModelLoadError("error.load.unknown_bundled", name=repr(source.ref), known=known)
         folder = cache_root() / "bundled" / bundled.name
+
+        def checked() -> tuple[Path, str]:
+            return assemble(bundled, folder, progress, verify=True), bundled.sha256
+
         try:
-            gguf = assemble(bundled, folder, progress)
+            converted = converted_gguf(
+                folder / bundled.file_name, folder / "converted", progress, checked
+            )
         except BundledModelError as error:
             raise ModelLoadError(error.key, **error.values) from error
-        return str(converted_gguf(gguf, folder / "converted", progress)), {}
+        return str(converted), {}
     raise ModelLoadError("error.load.unknown_kind", kind=repr(source.kind))
 
 
-def converted_gguf(gguf: Path, folder: Path, progress: Progress = _quiet) -> Path:
+def converted_gguf(
+    gguf: Path,
+    folder: Path,
+    progress: Progress = _quiet,
+    checked: Callable[[], tuple[Path, str]] | None = None,
+) -> Path:
     """A save_pretrained folder (safetensors + tokenizer) converted from a GGUF file, cached.
 
     transformers dequantizes GGUF at load (tens of seconds for these models); the dense copy then
-    loads in about a second. A stamp naming the source file's size and mtime guards against reuse
-    after the GGUF changes.
+    loads in about a second. It is reused while its stamp names the GGUF's size and mtime and
+    every file it wrote has the size and SHA-256 recorded when it was written. Otherwise the GGUF
+    is converted again, after checked() gives it with its SHA-256 verified (a bundled model joins
+    a damaged file again); without checked, a GGUF that kept its size and mtime must keep the
+    SHA-256 recorded at its last conversion.
     """
-    stamp_path = folder / _CONVERSION_STAMP
-    files_path = folder / _FILES_STAMP
-    if stamp_path.is_file() and json.loads(stamp_path.read_text()) == _source_stamp(gguf):
-        if not files_path.is_file():
-            # Converted before its files were stamped: trusted as it is, and stamped from now on.
-            files_path.write_text(json.dumps(_files_stamp(folder)))
+    recorded = _read_json(folder / _CONVERSION_STAMP)
+    if isinstance(recorded, dict) and _same_source(recorded, gguf):
+        damaged = _damaged_files(folder)
+        if damaged == []:
             return folder
-        if json.loads(files_path.read_text()) == _files_stamp(folder):
-            return folder
+        if damaged:
+            progress(Phrase("load.damaged", path=folder, files=", ".join(damaged)), 0.0)
+    gguf, gguf_sha256 = checked() if checked else _checked_own_gguf(gguf, recorded)
+    return _convert(gguf, gguf_sha256, folder, progress)
+
+
+def _convert(gguf: Path, gguf_sha256: str, folder: Path, progress: Progress) -> Path:
+    """Dequantize the GGUF (its SHA-256 verified) into folder, recording what was written."""
     from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
     progress(Phrase("load.dequantizing", file=gguf.name), 0.0)
@@ -497,17 +583,24 @@ def converted_gguf(gguf: Path, folder: Path, progress: Progress = _quiet) -> Pat
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     folder.mkdir(parents=True, exist_ok=True)
-    stamp_path.unlink(missing_ok=True)
+    # The stamp goes first, the earlier conversion's files next: the record covers exactly the
+    # files written below.
+    (folder / _CONVERSION_STAMP).unlink(missing_ok=True)
+    for path in folder.iterdir():
+        if path.is_file():
+            path.unlink()
     model.save_pretrained(str(folder))
     tokenizer.save_pretrained(str(folder))
-    files_path.write_text(json.dumps(_files_stamp(folder)))
-    stamp_path.write_text(json.dumps(_source_stamp(gguf)))
+    (folder / _FILES_STAMP).write_text(json.dumps(_files_stamp(folder), indent=1))
+    (folder / _CONVERSION_STAMP).write_text(
+        json.dumps(_source_stamp(gguf) | {"sha256": gguf_sha256})
+    )
     progress(Phrase("load.cached", file=gguf.name), 1.0)
     return folder
 
 
 def _source_stamp(gguf: Path) -> dict[str, Any]:
-    """The GGUF a conversion was made from, by size and mtime."""
+    """The GGUF a conversion was made from, by size and mtime (its SHA-256 is added beside)."""
     info = gguf.stat()
     return {
         "version": _CONVERSION_VERSION,
@@ -517,14 +610,76 @@ def _source_stamp(gguf: Path) -> dict[str, Any]:
     }
 
 
-def _files_stamp(folder: Path) -> dict[str, list[int]]:
-    """Every file a conversion wrote, by size and mtime: one changed, truncated or deleted since
-    is noticed and the conversion made again."""
+def _same_source(recorded: dict[str, Any], gguf: Path) -> bool:
+    """Whether a conversion stamp names this GGUF as it is now (size and mtime, not content)."""
+    if not gguf.is_file():
+        return False
+    return {key: value for key, value in recorded.items() if key != "sha256"} == _source_stamp(gguf)
+
+
+def _checked_own_gguf(gguf: Path, recorded: Any) -> tuple[Path, str]:
+    """A user's GGUF with its SHA-256, refused when it is the file last converted (same size and
+    mtime) but its bytes changed since; a file with no recorded digest is taken as it is."""
+    digest = file_sha256(gguf)
+    if isinstance(recorded, dict) and _same_source(recorded, gguf):
+        expected = recorded.get("sha256")
+        if expected is not None and expected != digest:
+            raise ModelLoadError(
+                "error.load.gguf_damaged", path=gguf, expected=expected, digest=digest
+            )
+    return gguf, digest
+
+
+def _files_stamp(folder: Path) -> dict[str, dict[str, Any]]:
+    """Every file a conversion wrote, by size and SHA-256."""
     return {
-        path.name: [path.stat().st_size, path.stat().st_mtime_ns]
+        path.name: {"size": path.stat().st_size, "sha256": _hashed(path)}
         for path in sorted(folder.iterdir())
         if path.is_file() and path.name not in (_CONVERSION_STAMP, _FILES_STAMP)
     }
+
+
+def _damaged_files(folder: Path) -> list[str] | None:
+    """The files of a conversion that differ from their recorded size and SHA-256, are missing,
+    or were never recorded ([] when all match); None when there is no record to check against
+    (none written, or an earlier version's record of sizes and mtimes as lists)."""
+    record = folder / _FILES_STAMP
+    recorded = _read_json(record)
+    entries = list(recorded.values()) if isinstance(recorded, dict) else [None]
+    if not record.is_file() or all(isinstance(entry, list) for entry in entries):
+        return None
+    if not all(isinstance(entry, dict) for entry in entries):
+        return [_FILES_STAMP]  # the record itself is damaged
+    present = {
+        path.name: path
+        for path in folder.iterdir()
+        if path.is_file() and path.name not in (_CONVERSION_STAMP, _FILES_STAMP)
+    }
+    return [
+        name
+        for name in sorted(set(recorded) | set(present))
+        if name not in present
+        or recorded.get(name, {}).get("size") != present[name].stat().st_size
+        or recorded[name].get("sha256") != _hashed(present[name])
+    ]
+
+
+def _hashed(path: Path) -> str:
+    """The file's SHA-256, computed once per process while the file stays as it was (_HASHED)."""
+    info = path.stat()
+    state = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+    known = _HASHED.get(path)
+    if known is None or known[0] != state:
+        known = _HASHED[path] = (state, file_sha256(path))
+    return known[1]
+
+
+def _read_json(path: Path) -> Any:
+    """A stamp's content, None when it is missing or unreadable (a damaged stamp records nothing)."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def _out_of_memory(error: BaseException) -> bool:
