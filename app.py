@@ -1,11 +1,13 @@
 """Serve the specviz app: ``python app.py [--host H] [--port P] [--share] [--hosted]
-[--replay FILE]``; with --replay, the trace FILE plays in the live tab when a page opens.
+[--presets IDS] [--replay FILE]``; with --replay, the trace FILE plays in the live tab when a
+page opens.
 
 English at ``/``, Japanese at ``/ja/`` (``specviz.app.site``): a browser that prefers Japanese is
 sent there, and the switch at the top of each page changes language.
 
 On a Hugging Face Space (SPACE_ID or SYSTEM=spaces in the environment) or with ``--hosted`` the
-app runs in hosted mode: the hosted presets and caps of ``specviz.app.limits``; on ZeroGPU the
+app runs in hosted mode: the caps of ``specviz.app.limits`` and the presets the host allows
+(``--presets`` or $SPECVIZ_HOSTED_PRESETS; the bundled pair alone by default); on ZeroGPU the
 default pair is placed on the GPU at start-up (``specviz.app.zerogpu``).
 """
 
@@ -19,12 +21,12 @@ from pathlib import Path
 from gradio import networking
 
 from specviz.app import zerogpu
-from specviz.app.limits import hosted_presets, limits_for, on_spaces
+from specviz.app.limits import HOSTED_PRESETS_VARIABLE, hosted_presets, limits_for, on_spaces
 from specviz.app.site import bilingual_app, serve
 from specviz.export.trace import read_trace_file
 from specviz.models.allocator import steady_allocator
 from specviz.models.loader import ModelCache
-from specviz.models.presets import default_preset, load_presets
+from specviz.models.presets import default_preset, served_presets
 from specviz.text import UserError
 
 
@@ -40,6 +42,13 @@ def main() -> None:
         "--hosted",
         action="store_true",
         help="hosted mode for a public server (on by itself on a Hugging Face Space)",
+    )
+    parser.add_argument(
+        "--presets",
+        default=os.environ.get(HOSTED_PRESETS_VARIABLE),
+        metavar="IDS",
+        help="hosted mode: the presets visitors may choose, comma-separated ids or 'all' "
+        f"(default: ${HOSTED_PRESETS_VARIABLE}, else the bundled pair alone)",
     )
     parser.add_argument(
         "--replay",
@@ -61,7 +70,10 @@ def main() -> None:
             parser.exit(2, f"{args.replay}: {message}\n")
     hosted = args.hosted or on_spaces()
     limits = limits_for(hosted)
-    presets = hosted_presets(load_presets()) if hosted else load_presets()
+    try:
+        presets = hosted_presets(served_presets(), args.presets) if hosted else served_presets()
+    except UserError as error:
+        parser.exit(2, f"{error.message()}\n")
     cache = ModelCache(max_pairs=limits.pairs_in_memory)
     if zerogpu.zero_gpu():
         zerogpu.start()

@@ -74,9 +74,8 @@ def generate_endpoint(runs: Runs, default: Preset, engine_group: str) -> Any:
     gr.api(endpoint, api_name="generate", concurrency_id=engine_group, concurrency_limit=1)
     # gr.api takes no validator=: it is set on the event it registered (a public attribute).
     event = next(fn for fn in registered_events() if fn.api_name == "generate")
-    event.validator = refusing(
-        lambda *args, **kwargs: list(checked(*args, **kwargs)), len(event.inputs)
-    )
+    names = list(inspect.signature(checked).parameters)  # each refusal on its own parameter
+    event.validator = refusing(lambda *args, **kwargs: list(checked(*args, **kwargs)), names)
     return endpoint
 
 

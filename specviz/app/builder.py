@@ -42,11 +42,14 @@ ENGINE = "engine"  # the concurrency group every handler that runs a model belon
 
 def mount_options(limits: Limits = LOCAL) -> dict[str, Any]:
     """Keyword arguments for ``gr.mount_gradio_app``: Gradio 6 takes the theme and CSS there;
-    uploads are capped (the app takes no files, but Gradio's upload route is open)."""
+    uploads are capped (the app takes no files, but Gradio's upload route is open). A hosted
+    app never shows an exception's own text (mount's default shows it): a handler's gr.Error
+    is worded by the catalogue, anything else reaches a visitor as Gradio's bare "Error"."""
     return {
         "css_paths": [ASSETS / "specviz.css"],
         "theme": gr.themes.Soft(),
         "max_file_size": limits.max_file_size,
+        "show_error": not limits.hosted,
     }
 
 

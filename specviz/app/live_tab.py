@@ -14,7 +14,7 @@ import gradio as gr
 from specviz.app.gpu_work import Runs
 from specviz.app.lab_tabs import InspectorTab
 from specviz.app.race_panel import RacePanel, race_panel, race_updates, race_view, replay_frames
-from specviz.app.refusals import refusing
+from specviz.app.refusals import leave_refusals_to_app, refusing
 from specviz.app.run_controls import PRIVATE, RunControls, read_run_inputs
 from specviz.app.session import Session, Started, stats
 from specviz.app.session import final_text as run_text
@@ -297,11 +297,12 @@ def wire_live_run(
     # Loading progress and errors show on the status line, not as overlays on every output.
     shown = {"show_progress_on": live.status}
     run_inputs = controls.run_inputs() | {"race": controls.race} | controls.race_lanes.inputs()
-    # Refused before the queue: the run's inputs read as the handler reads them.
+    # Refused before the queue: the run's inputs read as the handler reads them, each refusal on
+    # the input it is about (the session first, then the run's inputs by name). A value past a
+    # control's range reaches that check rather than Gradio's bare "400 Bad Request".
+    leave_refusals_to_app(run_inputs.values())
     validator = refusing(
-        lambda _, **values: read_run_inputs(app, values),
-        1 + len(run_inputs),
-        shown_at=1 + list(run_inputs).index("prompt"),  # the session, then the run's inputs
+        lambda _, **values: read_run_inputs(app, values), ["session", *run_inputs], "prompt"
     )
     events = [
         button.click(
@@ -334,9 +335,10 @@ def wire_live_run(
 
 
 def reading_status(prefill: Prefill, lang: str = DEFAULT_LANGUAGE) -> str:
-    """The status line while a long prompt is read: "Reading the prompt: 512 / 1,024 tokens"."""
+    """The status line's words while a long prompt is read: "Reading the prompt: 512 / 1,024
+    tokens" (``LiveTab.views`` makes them the status line's HTML, as every status)."""
     done, total = f"{prefill.done:,}", f"{prefill.total:,}"
-    return render.status_html(t("app.status.reading_prompt", lang, done=done, total=total))
+    return t("app.status.reading_prompt", lang, done=done, total=total)
 
 
 def stopped_status(sess: Session | None, lang: str = DEFAULT_LANGUAGE) -> str:

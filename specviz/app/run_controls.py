@@ -103,6 +103,8 @@ def run_controls(presets: Mapping[str, Preset], lang: str, limits: Limits = LOCA
         settings = setting_controls(first.settings, lang, limits=limits)
 
     def on_preset(preset_id: str) -> dict[Any, Any]:
+        if preset_id not in presets:  # a hand-built request (the run's checks word it): no change
+            return {}
         chosen = presets[preset_id]
         chosen_tasks = example_tasks(chosen, lang)
         return {
@@ -129,7 +131,9 @@ def run_controls(presets: Mapping[str, Preset], lang: str, limits: Limits = LOCA
     ]
     preset.change(on_preset, preset, refreshed, **PRIVATE)
     task.change(
-        lambda name, preset_id: gr.Dataset(samples=example_samples(presets[preset_id], name, lang)),
+        lambda name, preset_id: gr.Dataset(
+            samples=example_samples(presets.get(preset_id, first), name, lang)
+        ),
         [task, preset],
         examples,
         **PRIVATE,

@@ -9,8 +9,10 @@ turning failures into plain-worded ``gr.Error``s.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import gradio as gr
 
 from specviz.app.limits import LOCAL, Limits
+from specviz.app.refusals import Refusal
 from specviz.core.detok import IncrementalDetokenizer, TokenizerLike, control_ids
 from specviz.core.engine import GenerationSettings, speculative_stream
 from specviz.core.events import Cycle, Prefill, Step
@@ -179,7 +182,9 @@ class App:
 
     def failure(self, doing_key: str, error: BaseException) -> gr.Error:
         """A gr.Error for an unexpected failure while doing ``doing_key``, in plain words: a
-        UserError in its own sentence, running out of memory with what to try, else the cause."""
+        UserError in its own sentence, running out of memory with what to try, else the cause;
+        in hosted mode no cause is shown (an arbitrary exception's text is the server's
+        internals): the visitor is told something went wrong and the cause goes to stderr."""
         if isinstance(error, UserError):
             return gr.Error(error.message(self.lang))
         doing = t(doing_key, self.lang)
@@ -189,6 +194,10 @@ class App:
             words in text.lower() for words in ("out of memory", "allocate memory")
         ):
             return self.error("error.out_of_memory", doing=doing)
+        if self.limits.hosted:
+            print(f"specviz: failed while {doing_key}:", file=sys.stderr)
+            traceback.print_exception(error, file=sys.stderr)
+            return self.error("error.failed_hosted", doing=doing)
         return self.error("error.failed", doing=doing, cause=text or type(error).__name__)
 
     # --- inputs, loading, running ---------------------------------------------------------------
@@ -215,12 +224,13 @@ class App:
         Every check here is cheap: a bad request is refused before any pair is loaded.
         """
         if not isinstance(preset_id, str) or preset_id not in self.presets:
-            raise self.error("error.app.unknown_preset", name=repr(preset_id))
+            refused = t("error.app.unknown_preset", self.lang, name=repr(preset_id))
+            raise Refusal.about("preset", refused)
         self.check_prompt(prompt)
         for name, switch in (("chat_template", chat), ("race", race)):
             if not isinstance(switch, bool):
                 got = describe_value(switch).text(self.lang)
-                raise self.error("error.app.switch", name=name, got=got)
+                raise Refusal.about(name, t("error.app.switch", self.lang, name=name, got=got))
         preset = self.presets[preset_id]
         try:  # the caps first: a value far past the cap is told the cap, not the schema's range
             self.limits.check_settings(
@@ -228,15 +238,28 @@ class App:
             )
             if not isinstance(settings, GenerationSettings):
                 settings = settings_from_mapping(settings, preset.settings, exact=False)
-        except SettingError as error:
-            raise self.error("error.app.settings", problems=error.message(self.lang)) from None
+        except SettingError as error:  # each setting's problem on its own input
+            fields = {
+                problem.name: t("error.app.settings", self.lang, problems=problem.phrase)
+                for problem in error.problems
+            }
+            whole = t("error.app.settings", self.lang, problems=error.message(self.lang))
+            raise Refusal(whole, fields) from None
         spec = str(drafter or "").strip() or preset.drafter  # 5 is checked as the spec "5"
         try:
             spec = str(check_drafter_spec(spec))
         except UserError as error:
-            raise self.error("error.app.drafter", problem=error.message(self.lang)) from None
-        lanes = self.race_lanes(race_drafters, spec)
-        repeats = self.race_repeat_count(race_repeats)
+            problem = error.message(self.lang)
+            refused = t("error.app.drafter", self.lang, problem=problem)
+            raise Refusal.about("drafter", refused) from None
+        try:
+            lanes = self.race_lanes(race_drafters, spec)
+        except gr.Error as error:
+            raise Refusal.about("race_drafters", str(error.message)) from None
+        try:
+            repeats = self.race_repeat_count(race_repeats)
+        except gr.Error as error:
+            raise Refusal.about("race_repeats", str(error.message)) from None
         return Inputs(preset, prompt, chat, settings, race, spec, lanes, repeats)
 
     def race_lanes(self, drafters: object, run_drafter: str) -> tuple[str, ...]:
@@ -280,16 +303,28 @@ class App:
 
     def check_prompt(self, prompt: object) -> None:
         """Refuse a prompt that is no text, blank, longer than the app's character cap, or that
-        holds control characters (tab and line breaks aside), in plain words."""
-        if not isinstance(prompt, str) or not prompt.strip():
-            raise self.error("error.app.prompt_empty")
-        if len(prompt) > self.limits.prompt_chars:
-            raise self.error(
-                "error.app.prompt_chars", chars=len(prompt), cap=self.limits.prompt_chars
-            )
-        control = next((char for char in prompt if is_control(char)), None)
-        if control is not None:
-            raise self.error("error.app.prompt_control", code=f"U+{ord(control):04X}")
+        holds a character the tokenizer cannot take or a prompt has no use for, in plain words:
+        a control character (tab and line breaks aside) or a lone surrogate (half of a UTF-16
+        pair, which a JSON request can carry but no text encoding can; the tokenizer fails on
+        it). Noncharacters such as U+FFFF are text like any other and pass."""
+        if not isinstance(prompt, str):
+            got = Phrase("value.null") if prompt is None else describe_value(prompt)
+            raise Refusal.about("prompt", t("error.app.prompt_type", self.lang, got=got))
+        if not prompt.strip():
+            raise Refusal.about("prompt", t("error.app.prompt_empty", self.lang))
+        cap = self.limits.prompt_chars
+        if len(prompt) > cap:
+            refused = t("error.app.prompt_chars", self.lang, chars=len(prompt), cap=cap)
+            raise Refusal.about("prompt", refused)
+        for char in prompt:
+            if is_control(char):
+                key = "error.app.prompt_control"
+            elif "\ud800" <= char <= "\udfff":  # a lone one: a whole pair is one char in Python
+                key = "error.app.prompt_surrogate"
+            else:
+                continue
+            refused = t(key, self.lang, code=f"U+{ord(char):04X}")
+            raise Refusal.about("prompt", refused)
 
     def progress_bar(self, progress: Callable[..., Any] | None) -> Callable[[float, Phrase], None]:
         """A (fraction, words) progress callback that moves a Gradio progress bar, its words in

@@ -26,6 +26,7 @@ from fastapi.responses import RedirectResponse
 from specviz.app.builder import build_demo, mount_options, queue_options
 from specviz.app.language_switch import CHOICE_PARAMETER, LANGUAGE_PATHS, browser_language
 from specviz.app.limits import LOCAL, Limits
+from specviz.app.server_queue import ServerQueue
 from specviz.app.session import App
 from specviz.app.startup import Startup
 from specviz.export.trace import Trace
@@ -42,7 +43,8 @@ def bilingual_app(
     startup: bool = False,
 ) -> fastapi.FastAPI:
     """One FastAPI app serving the demo in every language of ``LANGUAGE_PATHS``, all over one
-    model cache and one engine lock (so two pages never run two generations at once); a *replay*
+    model cache, one engine lock (so two pages never run two generations at once) and one queue
+    size (``ServerQueue``: the events waiting on all pages together); a *replay*
     trace plays on every page when it opens; with *startup* the default pair loads and warms up
     once, in the background, every page showing its progress."""
     cache = model_cache or ModelCache()
@@ -61,10 +63,14 @@ def bilingual_app(
                 return RedirectResponse(f"./{LANGUAGE_PATHS[preferred]}/", status_code=307)
         return await call_next(request)
 
+    # One waiting line for every page: the queue's size is the server's, not each language's.
+    waiting = ServerQueue(limits.queue_size)
+    site.state.queue = waiting
     # Starlette tries mounts in order: the root's catch-all comes last.
     for lang in sorted(LANGUAGE_PATHS, key=lambda code: LANGUAGE_PATHS[code] == ""):
         demo = build_demo(presets, cache, lang=lang, limits=limits, replay=replay, engine_lock=lock)
         demo.queue(**queue_options(limits))
+        waiting.join(demo._queue)
         options = mount_options(limits)
         gr.mount_gradio_app(site, demo, f"/{LANGUAGE_PATHS[lang]}", **options)
     if preload is not None:

@@ -22,6 +22,8 @@ from specviz.cli.options import (
     add_drafter_option,
     add_model_options,
     add_setting_options,
+    check_device,
+    check_output_paths,
     drafter_spec_for,
     load_pair_for,
     prepared_run,
@@ -41,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     lang = args.lang
     try:
+        if getattr(args, "checks_device", False):  # a command that loads models (--device)
+            check_device(args.device)
         return int(args.run(args))
     except KeyboardInterrupt:
         print("\n" + t("cli.interrupted", lang), file=sys.stderr)
@@ -140,9 +144,10 @@ def _parser(lang: str = DEFAULT_LANGUAGE) -> argparse.ArgumentParser:
 
 
 def _list_presets(args: argparse.Namespace) -> int:
-    from specviz.models.presets import load_presets
+    from specviz.models.presets import load_presets, warn_bad_preset
 
-    for preset in load_presets().values():
+    warn = functools.partial(warn_bad_preset, lang=args.lang)
+    for preset in load_presets(on_bad_file=warn).values():
         marker = "*" if preset.default else " "
         print(f"{marker} {preset.id:28} {preset.label}")
         print(
@@ -157,6 +162,7 @@ def _generate(args: argparse.Namespace) -> int:
     from specviz.drafters.registry import make_drafter
 
     lang = args.lang
+    check_output_paths(args, ("trace", "csv", "report"))  # written after the run: checked first
     preset, settings, pair, prompt_ids = prepared_run(args)
     cycles: list[Cycle] = []
     drafter = make_drafter(drafter_spec_for(args, preset), pair)

@@ -5,7 +5,9 @@ it imports none of them."""
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, is_dataclass
@@ -19,6 +21,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--preset", help="preset id (default: the bundled offline pair)")
     parser.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: GPU if present)")
+    parser.set_defaults(checks_device=True)  # main() checks --device before any work
     parser.add_argument("--dtype", choices=["auto", "bfloat16", "float16", "float32"])
     parser.add_argument(
         "--draft-quantization",
@@ -33,6 +36,46 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="measure the step costs on this machine again instead of reading them from the cache",
     )
+
+
+def check_device(name: str | None) -> None:
+    """Refuse a --device this machine does not have, in one line, before any work (torch would
+    only fail when the first model moves there, after loading it, with a long traceback)."""
+    if not name:
+        return
+    import torch
+
+    try:
+        device = torch.device(name)
+    except (RuntimeError, ValueError):
+        raise UserError("error.cli.device_name", device=name) from None
+    if device.type == "cpu":
+        return
+    backend = getattr(torch, device.type, None)  # torch.cuda, torch.mps, torch.xpu
+    available = getattr(backend, "is_available", None)
+    if available is None or not available():
+        raise UserError("error.cli.device_none", device=name, kind=device.type)
+    count = int(getattr(backend, "device_count", lambda: 1)())
+    if device.index is not None and device.index >= count:
+        raise UserError("error.cli.device_index", device=name, kind=device.type, count=count)
+
+
+def check_output_paths(args: argparse.Namespace, flags: tuple[str, ...]) -> None:
+    """Refuse an output file (--trace, --csv, --report: *flags* by their dest) whose folder is
+    missing or not writable, or that is a folder, in one line, before any model is loaded (the
+    file is written only after the whole run)."""
+    for flag in flags:
+        path = getattr(args, flag, None)
+        if path is None:
+            continue
+        option, folder = f"--{flag}", path.parent
+        if path.is_dir():
+            raise UserError("error.cli.output_is_folder", option=option, path=str(path))
+        if not folder.is_dir():
+            raise UserError("error.cli.output_folder", option=option, folder=str(folder))
+        writable = os.access(folder, os.W_OK | os.X_OK)
+        if not writable or (path.exists() and not os.access(path, os.W_OK)):
+            raise UserError("error.cli.output_unwritable", option=option, path=str(path))
 
 
 def add_setting_options(parser: argparse.ArgumentParser, lang: str = DEFAULT_LANGUAGE) -> None:
@@ -67,9 +110,9 @@ def preset_for(args: argparse.Namespace) -> Any:
     """The preset named by --preset (or the default), with command-line overrides applied."""
     from dataclasses import replace
 
-    from specviz.models.presets import default_preset, load_presets
+    from specviz.models.presets import default_preset, load_presets, warn_bad_preset
 
-    presets = load_presets()
+    presets = load_presets(on_bad_file=functools.partial(warn_bad_preset, lang=args.lang))
     if args.preset:
         if args.preset not in presets:
             raise UserError(

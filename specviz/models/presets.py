@@ -37,9 +37,10 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import tomllib
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -50,7 +51,7 @@ from specviz.core.settings import (
     settings_from_mapping,
     settings_schema,
 )
-from specviz.text import DEFAULT_LANGUAGE, TABLES, Phrase, UserError
+from specviz.text import DEFAULT_LANGUAGE, TABLES, Phrase, UserError, t
 
 __all__ = [
     "DEFAULT_DRAFTER",
@@ -66,8 +67,10 @@ __all__ = [
     "load_preset",
     "load_presets",
     "load_prompts_file",
+    "served_presets",
     "task_label",
     "task_words",
+    "warn_bad_preset",
 ]
 
 #: Prompt categories, in the order the UI lists them.  The acceptance rate of a
@@ -465,13 +468,19 @@ def load_prompts_file(path: str | os.PathLike[str]) -> Mapping[str, tuple[str, .
         raise exc.at(where) from None
 
 
-def load_presets(directory: str | os.PathLike[str] | None = None) -> dict[str, Preset]:
+def load_presets(
+    directory: str | os.PathLike[str] | None = None,
+    on_bad_file: Callable[[PresetError], None] | None = None,
+) -> dict[str, Preset]:
     """Load every ``*.toml`` preset in *directory* (default: the repo's presets/).
 
     The result maps id to preset, ordered with the default preset first and the
     rest by id, so a UI can use it directly as its dropdown order.  Raises
     PresetError if the directory is missing or empty, any file is invalid, two
     files share an id, or not exactly one preset sets ``default = true``.
+    With *on_bad_file* (a server, the command line: one bad file should not stop the
+    others), a file that is invalid or repeats an id is handed to it and left out instead
+    (``warn_bad_preset`` says so in one line); the default must still be among those left.
     """
     folder = PRESETS_DIR if directory is None else Path(directory)
     if not folder.is_dir():
@@ -484,13 +493,21 @@ def load_presets(directory: str | os.PathLike[str] | None = None) -> dict[str, P
     loaded: dict[str, Preset] = {}
     origin: dict[str, Path] = {}
     for file in files:
-        preset = load_preset(file)
-        if preset.id in loaded:
-            raise PresetError(
-                Phrase("error.preset.duplicate_id", id=repr(preset.id), other=origin[preset.id]),
-                path=str(file),
-                field="id",
-            )
+        try:
+            preset = load_preset(file)
+            if preset.id in loaded:
+                raise PresetError(
+                    Phrase(
+                        "error.preset.duplicate_id", id=repr(preset.id), other=origin[preset.id]
+                    ),
+                    path=str(file),
+                    field="id",
+                )
+        except PresetError as error:
+            if on_bad_file is None:
+                raise
+            on_bad_file(error)
+            continue
         loaded[preset.id] = preset
         origin[preset.id] = file
 
@@ -508,6 +525,34 @@ def load_presets(directory: str | os.PathLike[str] | None = None) -> dict[str, P
         )
     ordered = defaults + sorted(pid for pid in loaded if pid != defaults[0])
     return {pid: loaded[pid] for pid in ordered}
+
+
+def warn_bad_preset(error: PresetError, lang: str = DEFAULT_LANGUAGE) -> None:
+    """Say on stderr, in one line, that a preset file is left out and why (load_presets'
+    *on_bad_file* for a server or the command line)."""
+    print(t("error.preset.skipped", lang, problem=error.message(lang)), file=sys.stderr)
+
+
+def served_presets(lang: str = DEFAULT_LANGUAGE) -> dict[str, Preset]:
+    """The presets a server starts with (app.py): a bad file is left out with a one-line
+    warning naming it and the others are served. When none is left, or no default (the default
+    preset's own file is the bad one: which pair a page opens on is unknown), each bad file's
+    error is one line (else the error itself) and the process exits with status 2, no traceback.
+    """
+    skipped: list[PresetError] = []
+    try:
+        presets = load_presets(on_bad_file=skipped.append)
+    except PresetError as error:
+        # No default left after a bad file: that file's own error is the one to read.
+        no_default = (
+            error.reason.key == "error.preset.defaults" and not error.reason.values["count"]
+        )
+        for cause in skipped if skipped and no_default else [*skipped, error]:
+            print(t("cli.error", lang, message=cause.message(lang)), file=sys.stderr)
+        raise SystemExit(2) from None
+    for cause in skipped:
+        warn_bad_preset(cause, lang)
+    return presets
 
 
 def default_preset(presets: Mapping[str, Preset]) -> Preset:

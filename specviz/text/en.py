@@ -258,6 +258,26 @@ TABLE = MappingProxyType(
         ),
         "error.trace.record": "this trace is damaged at {where}: {problem}",
         "error.trace.no_cycles": "this trace holds no cycles to replay",
+        "error.trace.too_deep": (
+            "this file nests its JSON {depth} levels deep; a trace nests at most {cap}"
+        ),
+        "error.trace.range": "{got} is outside {low} to {high}",
+        "error.trace.too_many": "{count} entries, more than the {cap} a trace holds there",
+        "error.trace.too_long": "{count} characters, more than the {cap} a trace holds there",
+        "error.trace.goes_back": (
+            "its time, {got} s, is before the {before} s of the record before it (a run's time "
+            "only grows)"
+        ),
+        "error.trace.not_finite": "{got} is not a finite number",
+        "error.trace.nested": "nested more than {cap} levels deep",
+        "app.replay.faster": (
+            "The run took {measured} s; it plays {speed}× faster than measured, so the replay "
+            "lasts {seconds} s."
+        ),
+        "race.replay.faster": "replay · {seconds} s · {speed}× faster than measured",
+        "error.app.one_replay": (
+            "This session already has a replay playing. Wait for it to end, then upload again."
+        ),
         "cli.export.wrote": "wrote {path}",
         # --- the probability inspector (the dice roll) -------------------------------------------
         "inspector.explanation": (
@@ -410,6 +430,11 @@ TABLE = MappingProxyType(
         "load.caching": "Caching {file} as safetensors",
         "load.cached": "Cached {file}",
         "load.rebuilding": "The cached copy in {path} could not be read; rebuilding it",
+        "load.damaged": (
+            "The cached copy in {path} does not match the SHA-256 recorded when it was written"
+            " ({files}); rebuilding it"
+        ),
+        "load.gguf_damaged": "{file} does not match its SHA-256; joining it again from the packages",
         "load.joining": "Joining {model} from {parts} packages",
         "load.ready": "Models ready",
         # --- issue 12 point 6: step costs measured at load, the draft format and γ they choose ---
@@ -1284,6 +1309,7 @@ TABLE = MappingProxyType(
         "value.table": "table",
         "value.array": "array",
         "value.other": "{type}",
+        "value.null": "null",
         # --- the command line ---------------------------------------------------------------------
         "cli.description": "Speculative decoding, run for real and shown.",
         "cli.error": "error: {message}",
@@ -1329,6 +1355,10 @@ TABLE = MappingProxyType(
         "cli.projection.best": "  best γ {gamma}: about {speedup}×; c = {cost}",
         "cli.projection.assumes": "  assumes: {assumption}",
         # --- the load test (python -m specviz loadtest) -----------------------------------------
+        "cli.loadtest.abuse_needs_trace": (
+            "--abuse needs --trace FILE, a recorded trace (python -m specviz generate --trace "
+            "FILE), --hostile 0 or more and --hold above 0."
+        ),
         "cli.loadtest.bad_size": "--sessions, --max-new-tokens and --waves must each be at least 1.",
         "cli.loadtest.runs": (
             "{runs} runs ({sessions} visitors at once × {waves} waves, {tokens} tokens each): "
@@ -1370,6 +1400,17 @@ TABLE = MappingProxyType(
             " SPECVIZ_BF16_KERNEL=rows to use it anyway) and needs a C++ compiler"
         ),
         "error.prompt_empty": "the prompt is empty",
+        "error.cli.device_name": "--device {device} is not a device name; use cpu, cuda or cuda:N",
+        "error.cli.device_none": (
+            "--device {device}: this machine has no {kind} device; use --device cpu, or leave "
+            "--device out"
+        ),
+        "error.cli.device_index": (
+            "--device {device}: this machine has {count} {kind} device(s), numbered from 0"
+        ),
+        "error.cli.output_folder": "{option}: the folder {folder} does not exist",
+        "error.cli.output_unwritable": "{option}: {path} cannot be written here",
+        "error.cli.output_is_folder": "{option}: {path} is a folder; give a file name",
         "error.unknown_preset": "unknown preset {name}; known: {known}",
         "error.unknown_gpu": "unknown GPU {name}; known: {known}",
         "error.no_cycle": "the run has cycles 1..{count}; no cycle {number}",
@@ -1489,6 +1530,7 @@ TABLE = MappingProxyType(
         "error.preset.no_directory": "preset directory does not exist",
         "error.preset.no_files": "no *.toml preset files found",
         "error.preset.duplicate_id": "duplicate preset id {id}, also defined in {other}",
+        "error.preset.skipped": "warning: {problem} (this preset file is left out)",
         "error.preset.defaults": "exactly one preset must set default = true, found {count} ({found})",
         "error.preset.none": "none",
         "error.preset.unknown_field": "unknown field (typo?); known fields are {known}",
@@ -1515,6 +1557,11 @@ TABLE = MappingProxyType(
         "error.load.unknown_bundled": "Unknown bundled model {name}; bundled models: {known}.",
         "error.load.unknown_kind": "Unknown model source kind {kind}.",
         "error.load.gguf_unreadable": "Could not read GGUF file {path}: {cause}",
+        "error.load.gguf_damaged": (
+            "GGUF file {path} has changed since it was converted, though its size and modification"
+            " time have not (SHA-256 {digest}, was {expected}): it is probably damaged. Restore it"
+            " (or, if the change is intended, touch it) and try again."
+        ),
         "error.load.cache_unreadable": (
             "The cached copy in {path} could not be read even after rebuilding it from the GGUF "
             "file ({cause}). Delete that folder and try again."
@@ -1535,6 +1582,14 @@ TABLE = MappingProxyType(
         ),
         "error.load.vocab_rows": (
             "A model's output layer has {rows} rows, fewer than the tokenizer's {tokens}."
+        ),
+        "error.load.no_room": (
+            "{label} needs about {needed} GB of free memory to load beside the pair in use, and "
+            "{free} GB is free: the pair in use stays loaded. Try again when the server has room."
+        ),
+        "error.load.size_unknown": (
+            "{label}: the size of its models cannot be read before loading them, so this server "
+            "keeps the pair in use rather than risk running out of memory."
         ),
         "error.load.hub_offline": (
             "Cannot load {ref} from the Hugging Face hub: offline mode is on (HF_HUB_OFFLINE=1) "
@@ -1565,8 +1620,20 @@ TABLE = MappingProxyType(
             "programs."
         ),
         "error.failed": "Something went wrong while {doing}: {cause}",
+        "error.failed_hosted": (
+            "Something went wrong while {doing}. It has been noted on the server; try again, or "
+            "try other settings or another prompt."
+        ),
         "error.app.unknown_preset": "Unknown preset {name}. Pick one from the list.",
+        "error.app.hosted_presets": (
+            "Unknown preset {names} in the hosted presets; presets: {known}."
+        ),
+        "error.app.hosted_presets_none": (
+            "None of the hosted presets ({names}) can be offered to visitors: a hosted app offers "
+            "only hub or bundled models without remote code."
+        ),
         "error.app.prompt_empty": "The prompt is empty. Type one or click an example.",
+        "error.app.prompt_type": "The prompt must be text, got {got}.",
         "error.app.drafter": "Check the drafter: {problem}.",
         "error.app.settings": "Check the settings: {problems}.",
         "error.app.load": "Could not load the models: {cause}",
@@ -1590,6 +1657,10 @@ TABLE = MappingProxyType(
         ),
         "error.app.prompt_control": (
             "The prompt holds a control character ({code}). Remove it and try again."
+        ),
+        "error.app.prompt_surrogate": (
+            "The prompt holds a lone surrogate ({code}), half of a character that is no text. "
+            "Remove it and try again."
         ),
         "error.app.advisor_choice": "{control}: {got} is not among the choices offered",
         "error.app.lab_cap": "{control} must be at most {cap} here, got {got}.",

@@ -870,6 +870,7 @@ TABLE = MappingProxyType(
         "value.table": "テーブル",
         "value.array": "配列",
         "value.other": "{type}",
+        "value.null": "null（値なし）",
         # --- the command line ---------------------------------------------------------------------
         "cli.description": "投機的デコーディングを実際に動かして見せます。",
         "cli.error": "エラー：{message}",
@@ -924,6 +925,15 @@ TABLE = MappingProxyType(
             "計算する CPU のみ。それ以外でも使うには SPECVIZ_BF16_KERNEL=rows）、C++ コンパイラが必要です"
         ),
         "error.prompt_empty": "プロンプトが空です",
+        "error.cli.device_name": "--device {device} はデバイス名ではありません。cpu、cuda、cuda:N のいずれかを指定してください",
+        "error.cli.device_none": (
+            "--device {device}：このマシンには {kind} デバイスがありません。--device cpu を指定するか、"
+            "--device を省いてください"
+        ),
+        "error.cli.device_index": "--device {device}：このマシンの {kind} デバイスは {count} 台で、番号は 0 からです",
+        "error.cli.output_folder": "{option}：フォルダ {folder} がありません",
+        "error.cli.output_unwritable": "{option}：{path} にはここから書き込めません",
+        "error.cli.output_is_folder": "{option}：{path} はフォルダです。ファイル名を指定してください",
         "error.unknown_preset": "不明なプリセット {name}。既知のもの：{known}",
         "error.unknown_gpu": "不明な GPU {name}。既知のもの：{known}",
         "error.no_cycle": "この実行のサイクルは 1..{count} です。サイクル {number} はありません",
@@ -1034,6 +1044,7 @@ TABLE = MappingProxyType(
         "error.preset.no_directory": "プリセットのディレクトリがありません",
         "error.preset.no_files": "*.toml のプリセットファイルが見つかりません",
         "error.preset.duplicate_id": "プリセット ID {id} が重複しています（{other} でも定義）",
+        "error.preset.skipped": "警告：{problem}（このプリセットファイルは使いません）",
         "error.preset.defaults": "default = true のプリセットはちょうど1つでなければなりません。{count} 個（{found}）",
         "error.preset.none": "なし",
         "error.preset.unknown_field": "不明な項目です（入力ミス？）。既知の項目：{known}",
@@ -1058,6 +1069,11 @@ TABLE = MappingProxyType(
         "error.load.unknown_bundled": "不明な同梱モデル {name}。同梱モデル：{known}。",
         "error.load.unknown_kind": "不明なモデルソースの種類 {kind}。",
         "error.load.gguf_unreadable": "GGUF ファイル {path} を読めませんでした：{cause}",
+        "error.load.gguf_damaged": (
+            "GGUF ファイル {path} は、サイズと更新日時が変換時のままなのに内容が変わっています（SHA-256 "
+            "{digest}、変換時は {expected}）。壊れている可能性があります。元に戻して（意図した変更なら touch して）"
+            "やり直してください。"
+        ),
         "load.vocab.sizes": (
             "{first} と {second} は別のトークナイザーを使っています：{sizes} トークン。ドラフトは"
             "ターゲットと語彙を共有する必要があります（投機的デコーディングは同じ ID x について "
@@ -1075,6 +1091,15 @@ TABLE = MappingProxyType(
             "同じモデル系列からドラフトを選んでください。"
         ),
         "error.load.vocab_rows": "モデルの出力層が {rows} 行しかなく、トークナイザーの {tokens} より少ないです。",
+        "error.load.no_room": (
+            "{label} を使用中のペアと並べて読み込むには約 {needed} GB の空きメモリが必要ですが、"
+            "空きは {free} GB です。使用中のペアはそのまま残します。サーバーに余裕ができてから"
+            "もう一度お試しください。"
+        ),
+        "error.load.size_unknown": (
+            "{label}：読み込む前にモデルの大きさを読み取れないため、メモリ不足を避けて、"
+            "このサーバーは使用中のペアを残します。"
+        ),
         "error.load.hub_offline": (
             "Hugging Face Hub から {ref} を読み込めません：オフラインモード（HF_HUB_OFFLINE=1）で、"
             "ローカルのキャッシュにもありません。同梱のプリセットを使うか、インターネットに接続して "
@@ -1103,8 +1128,20 @@ TABLE = MappingProxyType(
             "ほかのプログラムを閉じてください。"
         ),
         "error.failed": "{doing}中に問題が起きました：{cause}",
+        "error.failed_hosted": (
+            "{doing}中に問題が起きました。サーバーに記録しました。もう一度試すか、別の設定や"
+            "プロンプトで試してください。"
+        ),
         "error.app.unknown_preset": "不明なプリセット {name}。一覧から選んでください。",
+        "error.app.hosted_presets": (
+            "公開用プリセットに知らないプリセット {names} があります。プリセット：{known}。"
+        ),
+        "error.app.hosted_presets_none": (
+            "公開用プリセット（{names}）はどれも訪問者に提供できません。公開モードで提供できるのは、"
+            "リモートコードを使わない Hub または同梱のモデルだけです。"
+        ),
         "error.app.prompt_empty": "プロンプトが空です。入力するか、例をクリックしてください。",
+        "error.app.prompt_type": "プロンプトはテキストでなければなりません。指定：{got}。",
         "error.app.drafter": "ドラフターを確認してください：{problem}。",
         "error.app.settings": "設定を確認してください：{problems}。",
         "error.app.load": "モデルを読み込めませんでした：{cause}",
@@ -1125,6 +1162,10 @@ TABLE = MappingProxyType(
             "短くしてください。"
         ),
         "error.app.prompt_control": "プロンプトに制御文字（{code}）が含まれています。取り除いてやり直してください。",
+        "error.app.prompt_surrogate": (
+            "プロンプトに対になっていないサロゲート（{code}）が含まれています。文字の半分だけで、"
+            "テキストになりません。取り除いてやり直してください。"
+        ),
         "error.app.advisor_choice": "{control}：{got} は選択肢にありません",
         "error.app.lab_cap": "{control} はここでは {cap} までです。指定：{got}。",
         # task hosted: one run per session, a time limit per run
@@ -1216,6 +1257,16 @@ TABLE = MappingProxyType(
         "error.trace.version": "このトレースは形式バージョン {got} です。この specviz が読めるのはバージョン {supported} です",
         "error.trace.record": "このトレースは {where} で壊れています: {problem}",
         "error.trace.no_cycles": "このトレースにはリプレイするサイクルがありません",
+        "error.trace.too_deep": "このファイルの JSON は {depth} 階層の入れ子です。トレースの入れ子は最大 {cap} 階層までです",
+        "error.trace.range": "{got} は {low} から {high} の範囲外です",
+        "error.trace.too_many": "{count} 個あり、トレースがここに持てる {cap} 個を超えています",
+        "error.trace.too_long": "{count} 文字あり、トレースがここに持てる {cap} 文字を超えています",
+        "error.trace.goes_back": "時刻 {got} 秒が直前の記録の {before} 秒より前です（実行の時刻は増える一方です）",
+        "error.trace.not_finite": "{got} は有限の数ではありません",
+        "error.trace.nested": "{cap} 階層を超える入れ子です",
+        "app.replay.faster": "この実行は {measured} 秒かかりました。実測の {speed} 倍の速さで再生するので、リプレイは {seconds} 秒で終わります。",
+        "race.replay.faster": "リプレイ · {seconds} 秒 · 実測の {speed} 倍速",
+        "error.app.one_replay": "このセッションではすでにリプレイを再生中です。終わるのを待ってから、もう一度アップロードしてください。",
         "cli.export.wrote": "{path} を書き出しました",
         "chart.acceptance.placeholder": "実行またはステップを押すと、ドラフトの各位置でターゲットモデルが受理した推測の割合がここに表示されます",
         "chart.accepted_length.placeholder": "実行またはステップを押すと、各サイクルで残ったドラフトトークンの数がここに表示されます",
@@ -1225,6 +1276,8 @@ TABLE = MappingProxyType(
         ),
         "chart.time.placeholder": "実行またはステップを押すと、各サイクルのドラフト・検証・その他にかかったミリ秒がここに表示されます",
         "load.rebuilding": "{path} のキャッシュを読めなかったため、作り直しています",
+        "load.damaged": "{path} のキャッシュが書き込み時に記録した SHA-256 と一致しないため（{files}）、作り直しています",
+        "load.gguf_damaged": "{file} が SHA-256 と一致しないため、パッケージから結合し直しています",
         "tasks.speedup.range": "{median}×（{low}–{high}）",
         "tasks.repeats_note": "各プロンプトを両方の方法で {repeats} 回、交互に実行しました。高速化は反復の中央値で、括弧内はその範囲です。",
         "tasks.noisy": (
@@ -1407,6 +1460,10 @@ TABLE = MappingProxyType(
             "を終えます。"
         ),
         "app.doing.race": "ドラフターと通常デコーディングのレースを実行中",
+        "cli.loadtest.abuse_needs_trace": (
+            "--abuse には --trace FILE（記録したトレース：python -m specviz generate --trace FILE）、"
+            "0 以上の --hostile、0 より大きい --hold が必要です。"
+        ),
         "cli.loadtest.bad_size": "--sessions、--max-new-tokens、--waves はそれぞれ 1 以上にしてください。",
         "cli.loadtest.runs": (
             "実行 {runs} 回（同時に {sessions} 人 × {waves} 波、各 {tokens} トークン）：完了"

@@ -1,0 +1,113 @@
+"""One queue size for the whole server: the English and Japanese pages' waiting events count
+together, so a hosted server holds Limits.queue_size events, not that many per language."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+
+import pytest
+
+from specviz.app.server_queue import ServerQueue
+
+PROMPT = "Hello"
+
+
+class _Page:
+    """A page's queue as ServerQueue sees it: its waiting events and its own push."""
+
+    def __init__(self, waiting: int) -> None:
+        self.waiting, self.max_size, self.pushed = waiting, 40, 0
+
+    def __len__(self) -> int:
+        return self.waiting
+
+    async def push(self, body, request, username):
+        self.pushed += 1
+        self.waiting += 1
+        return True, "event", "success"
+
+
+def test_the_waiting_events_of_every_page_count_against_one_size() -> None:
+    english, japanese = _Page(2), _Page(1)
+    line = ServerQueue(4)
+    line.join(english)
+    line.join(japanese)
+    assert english.max_size is None and japanese.max_size is None  # the pages' own caps lifted
+    assert asyncio.run(japanese.push(None, None, None))[2] == "success"  # 2 + 1 waiting: room
+    refused = asyncio.run(english.push(None, None, None))  # 2 + 2 waiting: full
+    assert refused[0] is False and refused[2] == "queue_full"
+    assert (english.pushed, japanese.pushed, line.waiting()) == (0, 1, 4)
+
+
+def test_a_server_without_a_queue_size_takes_every_event() -> None:
+    page = _Page(10_000)
+    ServerQueue(None).join(page)
+    assert asyncio.run(page.push(None, None, None))[2] == "success" and page.pushed == 1
+
+
+def test_the_site_joins_every_language_page_to_the_hosted_queue_size() -> None:
+    from hosted_fixtures import TinyCache
+
+    from specviz.app.limits import HOSTED
+    from specviz.app.site import bilingual_app
+    from specviz.models.presets import load_presets
+
+    site = bilingual_app(load_presets(), TinyCache(), limits=HOSTED)  # type: ignore[arg-type]
+    line = site.state.queue
+    assert line.max_size == HOSTED.queue_size == 40
+    assert len(line.queues) == 2 and all(queue.max_size is None for queue in line.queues)
+
+
+@pytest.mark.parametrize("full_page", ["", "ja/"])
+def test_a_request_on_one_page_is_refused_when_the_other_page_fills_the_queue(
+    full_page: str,
+) -> None:
+    from gradio_client import Client
+    from hosted_fixtures import TinyCache
+
+    from specviz.app.limits import HOSTED
+    from specviz.app.site import bilingual_app, serve
+    from specviz.models.presets import load_presets
+
+    limits = dataclasses.replace(HOSTED, queue_size=1)  # one waiting request fills it
+    running = serve(bilingual_app(load_presets(), TinyCache(), limits=limits))  # type: ignore[arg-type]
+    other_page = "ja/" if full_page == "" else ""
+    try:
+        busy, waiting = (Client(running.url + full_page, verbose=False) for _ in range(2))
+        refused = Client(running.url + other_page, verbose=False)
+        long_run = {"max_new_tokens": 256, "gamma": 1}
+        first = busy.submit(PROMPT, api_name="/generate", **long_run)
+        _wait_for(first, "PROCESSING", "ITERATING")  # the engine is busy
+        second = waiting.submit(PROMPT, api_name="/generate", **long_run)
+        _wait_for(second, "IN_QUEUE")
+        with pytest.raises(Exception, match="Queue is full"):
+            refused.predict(PROMPT, max_new_tokens=4, api_name="/generate")
+        first.cancel()
+        second.cancel()
+        _text, stats = _later(refused)  # once the line has emptied, the other page serves
+        assert stats["totals"]["new_tokens"] >= 1
+    finally:
+        running.close()
+
+
+def _later(client, within_s: float = 120.0):
+    """The client's request, tried again while the line is still full (a test failure after
+    *within_s*)."""
+    deadline = time.perf_counter() + within_s
+    while True:
+        try:
+            return client.predict(PROMPT, max_new_tokens=4, api_name="/generate")
+        except Exception as error:
+            if "Queue is full" not in str(error) or time.perf_counter() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def _wait_for(job, *states: str, within_s: float = 60.0) -> None:
+    """Wait until the job's status is one of *states* (a test failure after *within_s*)."""
+    deadline = time.perf_counter() + within_s
+    while job.status().code.name not in states:
+        assert time.perf_counter() < deadline, f"still {job.status().code.name}, not {states}"
+        time.sleep(0.05)
