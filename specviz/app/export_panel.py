@@ -5,13 +5,23 @@ A replay loads no model: the trace's records go through the live tab's own rende
 (``LiveTab.views``, the race's ``replay_frame``), cycle by cycle at the engine times they were
 measured at, so colours, cards, counters and the race look exactly as they did live. The status
 line says it is a replay and where and when the run was recorded.
+
+A replay is bounded: a trace is checked when read (``specviz.export.trace``: its size, its
+nesting, every number's range), a run longer than ``Limits.replay_seconds`` plays faster (and
+the status line says so), replays share a small queue of their own (``Limits.replay_concurrency``)
+and a visitor plays one at a time. Each frame is sent, even one that changes nothing, because
+Gradio's queue learns that a tab has closed only when the handler yields: it then closes the
+generator there, and the replay ends with it.
 """
 
 from __future__ import annotations
 
+import bisect
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +30,7 @@ import gradio as gr
 from gradio.utils import get_upload_folder
 
 from specviz.app.lab_tabs import InspectorTab
+from specviz.app.limits import HOSTED
 from specviz.app.live_tab import LiveTab, done_message
 from specviz.app.race_panel import REPLAY_FPS
 from specviz.app.run_controls import PRIVATE, RunControls
@@ -91,28 +102,81 @@ def replay_session(trace: Trace) -> Session:
     return Session(cycles=list(trace.cycles), drafter=trace.drafter, race=trace.race)
 
 
-def replay_frames(trace: Trace, lang: str) -> Iterator[tuple[Session, str, float]]:
-    """The replay as (session so far, race HTML, seconds since the start), REPLAY_FPS times a
-    second of real time; a frame's session changes only when a cycle's measured time is reached.
-    The last frame holds the whole run."""
+def replay_duration(trace: Trace) -> float:
+    """The engine seconds a replay shows: until the last cycle, or the race's slowest lane."""
     race = trace.race
-    duration = max(
-        trace.cycles[-1].totals.elapsed_s,
-        race_views.replay_duration(race) if race is not None else 0.0,
-    )
+    race_s = race_views.replay_duration(race) if race is not None else 0.0
+    return max(trace.cycles[-1].totals.elapsed_s, race_s)
+
+
+def replay_frames(
+    trace: Trace, lang: str, max_seconds: float = HOSTED.replay_seconds
+) -> Iterator[tuple[Session, str, float]]:
+    """The replay as (session so far, race HTML, engine seconds since the start), REPLAY_FPS
+    times a second of real time; a frame's session changes only when a cycle's measured time is
+    reached. A run longer than *max_seconds* plays faster, to end in that time. The last frame
+    holds the whole run."""
+    race = trace.race
+    duration = replay_duration(trace)
+    speed = race_views.replay_speed(duration, max_seconds)
+    times = [cycle.totals.elapsed_s for cycle in trace.cycles]  # in order: read_trace checks
 
     def race_frame(at_s: float) -> str:
-        return race_views.replay_frame(race, at_s, lang=lang) if race is not None else ""
+        if race is None:
+            return ""
+        return race_views.replay_frame(race, at_s, lang=lang, speed=speed)
 
     began = time.perf_counter()
     sess = Session(drafter=trace.drafter)
-    while (elapsed := time.perf_counter() - began) < duration:
-        shown = [cycle for cycle in trace.cycles if cycle.totals.elapsed_s <= elapsed]
-        if len(shown) != len(sess.cycles):
-            sess = Session(cycles=shown, drafter=trace.drafter)
-        yield sess, race_frame(elapsed), elapsed
+    while (at_s := (time.perf_counter() - began) * speed) < duration:
+        shown = bisect.bisect_right(times, at_s)  # the cycles measured by now
+        if shown != len(sess.cycles):
+            sess = Session(cycles=list(trace.cycles[:shown]), drafter=trace.drafter)
+        yield sess, race_frame(at_s), at_s
         time.sleep(1 / REPLAY_FPS)
     yield replay_session(trace), race_frame(duration), duration
+
+
+def replay_note(trace: Trace, max_seconds: float, lang: str) -> str:
+    """The status line's words on a replay sped up to its cap ("plays 3.2× faster"), or ""."""
+    duration = replay_duration(trace)
+    speed = race_views.replay_speed(duration, max_seconds)
+    if speed <= 1:
+        return ""
+    return t(
+        "app.replay.faster",
+        lang,
+        measured=f"{duration:,.0f}",
+        speed=f"{speed:.1f}",
+        seconds=f"{max_seconds:.0f}",
+    )
+
+
+class OneReplayEach:
+    """The browser sessions with a replay playing, one each: a second replay from the same
+    session while one plays is refused in words (it holds session ids, never a trace)."""
+
+    def __init__(self, lang: str) -> None:
+        self.lang = lang
+        self._playing: set[str] = set()
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def hold(self, visitor: str | None) -> Iterator[None]:
+        """Hold *visitor*'s place while a replay plays; the replay's generator closed (at its
+        end, or by Gradio when the tab closed) gives it back. None: no visitor to tell apart (a
+        direct call)."""
+        if visitor is not None:
+            with self._lock:
+                if visitor in self._playing:
+                    raise gr.Error(t("error.app.one_replay", self.lang))
+                self._playing.add(visitor)
+        try:
+            yield
+        finally:
+            if visitor is not None:
+                with self._lock:
+                    self._playing.discard(visitor)
 
 
 def wire_exports(
@@ -141,26 +205,34 @@ def wire_exports(
 
     outputs = [session, *live.outputs, live.race.group, *inspector.outputs]
     outputs += [live.final_text, live.final_stats, controls.prompt, controls.race]
+    limits = app.limits
+    playing = OneReplayEach(lang)
 
     def replay(trace: Trace) -> Iterator[dict[Any, Any]]:
         label = str(trace.models.get("label", ""))
         where = {"label": label, "date": trace.recorded_at, "where": trace.where()}
-        status = t("app.replay.status", lang, **where)
+        faster = replay_note(trace, limits.replay_seconds, lang)
+        status = " ".join(filter(None, [t("app.replay.status", lang, **where), faster]))
         race = {live.race.group: gr.Group(visible=trace.race is not None)}
         # The recorded prompt in the prompt box, and Race ticked when the run raced: what a
         # visitor presses Run on to run it again here.
         yield {controls.prompt: trace.prompt, controls.race: trace.race is not None}
         shown = -1
-        for sess, race_html, _ in replay_frames(trace, lang):
+        for sess, race_html, _ in replay_frames(trace, lang, limits.replay_seconds):
             update: dict[Any, Any] = {live.race.view: race_html} if trace.race else {}
             if len(sess.cycles) != shown:  # the live tab's views, redrawn when a cycle arrives
                 shown = len(sess.cycles)
                 update |= live.views(sess, status, "info", charts_too=False) | race
-            if update:  # Gradio reads an empty dict as one output value, not as no updates
-                yield update
+            # Every frame is sent, gr.skip() when nothing changed (Gradio reads an empty dict as
+            # one output value): only at a yield does Gradio's queue end a closed tab's replay.
+            yield update or gr.skip()
+        # The session keeps what the inspector and the race's Replay read (the cycles, the
+        # race's shown runs), not the trace: its settings, machine and summary go with it.
         final = replay_session(trace)
         summary = done_message(final, lang)
-        done = t("app.replay.done", lang, summary=summary, **where)
+        done = " ".join(
+            filter(None, [t("app.replay.done", lang, summary=summary, **where), faster])
+        )
         yield (
             live.views(final, done, "done", charts_too=True)
             | inspector.latest(final)
@@ -168,19 +240,27 @@ def wire_exports(
             | {session: final, live.race.replay: gr.Button(interactive=final.race_done)}
         )
 
-    def replay_upload(path: str | None) -> Iterator[dict[Any, Any]]:
+    def replay_upload(path: str | None, request: gr.Request) -> Iterator[dict[Any, Any]]:
         if path is None:
             return
-        try:
-            trace = read_trace_file(Path(path))
-        except UserError as error:
-            raise gr.Error(error.message(lang)) from None
-        yield from replay(trace)
+        with playing.hold(request.session_hash):
+            try:  # read here, in the visitor's one place: one trace parsed per visitor at a time
+                trace = read_trace_file(Path(path), limits.trace_bytes)
+            except UserError as error:
+                raise gr.Error(error.message(lang)) from None
+            yield from replay(trace)
 
-    def replay_recorded() -> Iterator[dict[Any, Any]]:
+    def replay_recorded(request: gr.Request) -> Iterator[dict[Any, Any]]:
         if replay_on_load is not None:
-            yield from replay(replay_on_load)
+            with playing.hold(request.session_hash):
+                yield from replay(replay_on_load)
 
-    panel.upload.upload(replay_upload, panel.upload, outputs, concurrency_limit=None, **PRIVATE)
+    # Replays have a queue of their own, apart from the engine's: a replay runs no model, and
+    # each holds a worker thread while it plays (at most Limits.replay_seconds).
+    queue: dict[str, Any] = {
+        "concurrency_id": "replay",
+        "concurrency_limit": limits.replay_concurrency,
+    }
+    panel.upload.upload(replay_upload, panel.upload, outputs, **queue, **PRIVATE)
     if replay_on_load is not None:
-        demo.load(replay_recorded, None, outputs, concurrency_limit=None, **PRIVATE)
+        demo.load(replay_recorded, None, outputs, **queue, **PRIVATE)

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import os
 import types
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from specviz.core.engine import PREFILL_CHUNK
 from specviz.core.settings import SettingError, settings_schema
 from specviz.export.trace import MAX_TRACE_BYTES
-from specviz.models.presets import Preset
+from specviz.models.presets import Preset, default_preset
 from specviz.text import Phrase, UserError
 
 
@@ -61,8 +61,15 @@ class Limits:
     run_seconds: float | None = None
     # Prompt tokens per forward while a long prompt is read: Stop waits at most one chunk.
     prefill_chunk: int = PREFILL_CHUNK
-    # Gradio's cap on an upload: the one file the app takes is a trace to replay.
-    max_file_size: str = f"{MAX_TRACE_BYTES // 2**20}mb"
+    # The largest trace read for a replay, in whole MB of bytes: Gradio's cap on an upload (the
+    # one file the app takes) and read_trace's own, since Gradio's holds per request.
+    trace_bytes: int = MAX_TRACE_BYTES
+    # A replay plays at its measured speed for at most this long; a longer run plays faster
+    # (and says so), so an upload holds a worker thread for this long at most.
+    replay_seconds: float = 300.0
+    # Replays playing at once (uploads and --replay pages share the "replay" queue), each one
+    # a worker thread while it plays; a visitor plays one at a time.
+    replay_concurrency: int = 16
     # Gradio's temporary files: every hour, those older than an hour are deleted.
     delete_cache: tuple[int, int] = (3600, 3600)
     # Visitor sessions Gradio keeps, least recently used dropped first (a dropped visitor's paused
@@ -70,6 +77,11 @@ class Limits:
     # (0.35 MB on this page) and Gradio drops none before this many (its default is 10,000), so a
     # Space serving strangers would only grow (docs/hosting.md, "Memory over many runs").
     sessions_kept: int = 10_000
+
+    @property
+    def max_file_size(self) -> str:
+        """Gradio's cap on an upload ("12mb"): the largest trace this app reads."""
+        return f"{self.trace_bytes // 2**20}mb"
 
     def cap(self, name: str) -> int | None:
         """The app's highest value for a setting, or None where the schema's range holds."""
@@ -145,6 +157,14 @@ HOSTED = Limits(
     pairs_in_memory=1,
     run_seconds=120,
     sessions_kept=120,  # a room of 30 to 60, each reloading a few times
+    # A hosted run's trace (256 tokens, a race of 2 drafters and plain decoding, γ up to 8) is
+    # 3.0 MB at γ 5 when 9 drafts in 10 pass, 4.8 MB at 7 in 10, 6.7 MB at γ 8 and 7 in 10, 10.5
+    # MB at γ 8 and 5 in 10; only a run whose drafts mostly fail goes past (20 MB when every
+    # first draft fails). Read back, a trace holds about 1.6 times its size (3.4 times while it is
+    # parsed), and a visitor's session keeps it after the replay.
+    trace_bytes=12 * 2**20,
+    replay_seconds=60.0,  # the room's visitors wait for replays' threads at most this long
+    replay_concurrency=4,
 )
 
 
@@ -158,12 +178,35 @@ def on_spaces(environ: Mapping[str, str] = os.environ) -> bool:
     return bool(environ.get("SPACE_ID")) or environ.get("SYSTEM") == "spaces"
 
 
-def hosted_presets(presets: Mapping[str, Preset]) -> dict[str, Preset]:
-    """The presets a hosted app offers: models from the hub or the bundle only (no folder or GGUF
-    path of the server's), never with remote code. Visitors choose among these by id only."""
-    return {
+# The hosted presets a host allows (comma-separated ids, or "all"): the pair a room shares is the
+# host's choice; without this only the default (the bundled pair) is offered.
+HOSTED_PRESETS_VARIABLE = "SPECVIZ_HOSTED_PRESETS"
+
+
+def hosted_presets(
+    presets: Mapping[str, Preset], allowed: Collection[str] | str | None = None
+) -> dict[str, Preset]:
+    """The presets a hosted app offers: those the host *allowed* (ids, or "all"; None: the
+    default preset alone), and of those only models from the hub or the bundle (no folder or
+    GGUF path of the server's), never with remote code. Visitors choose among these by id only;
+    an allowed id that is not a preset raises a UserError naming it."""
+    if allowed is None or allowed == "":
+        allowed = [default_preset(presets).id]
+    elif isinstance(allowed, str):
+        allowed = list(presets) if allowed.strip() == "all" else allowed.split(",")
+    wanted = [name.strip() for name in allowed if name.strip()]
+    unknown = [name for name in wanted if name not in presets]
+    if unknown:
+        raise UserError(
+            "error.app.hosted_presets", names=", ".join(unknown), known=", ".join(presets)
+        )
+    offered = {
         preset_id: preset
         for preset_id, preset in presets.items()
-        if not preset.trust_remote_code
+        if preset_id in wanted
+        and not preset.trust_remote_code
         and all(source.kind in ("hub", "bundled") for source in (preset.draft, preset.target))
     }
+    if not offered:
+        raise UserError("error.app.hosted_presets_none", names=", ".join(wanted))
+    return offered

@@ -291,7 +291,7 @@ def wire_live_run(
     def replay(sess: Session | None) -> Iterator[str]:
         if sess is None or not sess.race_done:
             raise app.error("error.app.no_race")
-        yield from replay_frames(sess, lang)
+        yield from replay_frames(sess, lang, app.limits.replay_seconds)
 
     heavy = {"concurrency_id": engine_group, "concurrency_limit": 1}
     # Loading progress and errors show on the status line, not as overlays on every output.
@@ -321,7 +321,12 @@ def wire_live_run(
         button.click(lambda: gr.Tabs(selected="live"), None, tabs, queue=False, **PRIVATE)
     events.append(
         live.race.replay.click(
-            replay, session, live.race.view, api_name="replay", concurrency_limit=None
+            replay,
+            session,
+            live.race.view,
+            api_name="replay",
+            concurrency_id="replay",  # the trace uploads' group: replays hold no engine
+            concurrency_limit=app.limits.replay_concurrency,
         )
     )
     controls.race.change(

@@ -17,7 +17,7 @@ from typing import Any
 import gradio as gr
 
 from specviz.app.gpu_work import Runs
-from specviz.app.limits import Limits, at_most
+from specviz.app.limits import HOSTED, Limits, at_most
 from specviz.app.session import Inputs, Session
 from specviz.measure.spread import DEFAULT_REPEATS
 from specviz.text import t
@@ -124,15 +124,19 @@ def race_updates(
     }
 
 
-def replay_frames(sess: Session, lang: str) -> Iterator[str]:
+def replay_frames(
+    sess: Session, lang: str, max_seconds: float = HOSTED.replay_seconds
+) -> Iterator[str]:
     """The finished race played back at measured speed: every lane moves at its own pace, under
-    the final headline."""
+    the final headline. A race longer than *max_seconds* (the app's Limits.replay_seconds; the
+    hosted cap unless told) plays faster, to end in that time, and says so."""
     race = sess.race
     if race is None:  # pragma: no cover - the handler checks race_done first
         return
     duration = race_html.replay_duration(race)
+    speed = race_html.replay_speed(duration, max_seconds)
     began = time.perf_counter()
-    while (elapsed := time.perf_counter() - began) < duration:
-        yield race_html.replay_frame(race, elapsed, lang=lang)
+    while (at_s := (time.perf_counter() - began) * speed) < duration:
+        yield race_html.replay_frame(race, at_s, lang=lang, speed=speed)
         time.sleep(1 / REPLAY_FPS)
-    yield race_html.replay_frame(race, duration, lang=lang)
+    yield race_html.replay_frame(race, duration, lang=lang, speed=speed)

@@ -18,6 +18,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from specviz.cli.options import print_json, say
@@ -365,6 +366,29 @@ def add_loadtest_command(commands: Any) -> None:
         help="skip repeating each completed run alone (the cross-talk check)",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--abuse",
+        action="store_true",
+        help="hostile trace uploads and eviction attempts beside --sessions honest visitors; "
+        "exit 1 unless every honest run completes, /health answers within 2 s, every hostile "
+        "upload is refused and memory ends within 5 %% of its start",
+    )
+    parser.add_argument(
+        "--trace",
+        type=Path,
+        metavar="FILE",
+        help="with --abuse: a recorded trace the hostile uploads are made from "
+        "(python -m specviz generate --trace FILE)",
+    )
+    parser.add_argument(
+        "--hostile", type=int, default=100, help="with --abuse: hostile uploads (default 100)"
+    )
+    parser.add_argument(
+        "--hold",
+        type=float,
+        default=15.0,
+        help="with --abuse: seconds each hostile upload reads before dropping (default 15)",
+    )
     parser.set_defaults(run=run_loadtest)
 
 
@@ -374,6 +398,8 @@ def run_loadtest(args: argparse.Namespace) -> int:
     if args.sessions < 1 or args.max_new_tokens < 1 or args.waves < 1:
         say("cli.loadtest.bad_size", args.lang)
         return 2
+    if args.abuse:
+        return run_abuse(args)
     report = load_test(
         args.url, args.sessions, args.max_new_tokens, args.waves, check=not args.no_alone_check
     )
@@ -451,3 +477,41 @@ def print_report(report: Report, lang: str) -> None:
     for visit in report.visits:
         if visit.outcome == "failed":
             say("cli.loadtest.failure", lang, index=visit.index, error=visit.error)
+
+
+def run_abuse(args: argparse.Namespace) -> int:
+    """``loadtest --abuse``: the hostile wave beside honest visitors; exit 1 if a goal failed."""
+    from specviz.cli.abuse import abuse_failed, abuse_test, report_lines
+
+    if args.trace is None or not args.trace.is_file() or args.hostile < 0 or args.hold <= 0:
+        say("cli.loadtest.abuse_needs_trace", args.lang)
+        return 2
+    report = abuse_test(
+        args.url,
+        args.trace.read_text(encoding="utf-8"),
+        hostile=args.hostile,
+        honest=args.sessions,
+        max_new_tokens=args.max_new_tokens,
+        hold_s=args.hold,
+    )
+    problems = abuse_failed(report)
+    if args.json:
+        print_json(
+            {
+                "honest": report.counts(report.honest),
+                "hostile": report.counts(report.hostile),
+                "hostile_uploads": [asdict(upload) for upload in report.hostile],
+                "evictions": report.evictions,
+                "health_worst_s": report.health.worst_s,
+                "health_failures": report.health.failures,
+                "rss_before": report.rss_before,
+                "rss_after": report.rss_after,
+                "problems": problems,
+            }
+        )
+    else:
+        for line in report_lines(report):
+            print(line)
+        for problem in problems:
+            print(f"FAILED: {problem}")
+    return 1 if problems else 0

@@ -4,13 +4,16 @@ The file holds the run's settings, models, drafter, the machine and software it 
 prompt, every cycle (tokens, ids, origins, q, p, u, verdicts, timings, drafter detail) as
 ``Cycle.to_dict`` writes it, the plain-decoding lane when the run raced one, and the summary in
 vLLM's and llama.cpp's names (``specviz.export.summary``). ``read_trace`` checks a file from
-outside (size, JSON, schema, each record's fields) and answers a bad one with a ``UserError``
-worded for the reader, never a traceback.
+outside (size, nesting, JSON, schema, each record's fields and their bounds, time order) and
+answers a bad one with a ``UserError`` worded for the reader, never a traceback: a trace is data,
+and a number past what a run of specviz can hold (a replay paced by 10¹² seconds, a negative
+count, an id past any vocabulary, NaN) is refused where it is read, naming the field.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -20,7 +23,13 @@ from typing import Any
 from specviz.core.events import Cycle, Step
 from specviz.export import machine
 from specviz.export.records import (
+    MAX_COUNT,
+    MAX_CYCLES,
+    MAX_TEXT,
+    MAX_TOKENS,
     RecordError,
+    check_length,
+    check_range,
     cycle_from_dict,
     step_from_dict,
     totals_from_dict,
@@ -28,13 +37,25 @@ from specviz.export.records import (
 from specviz.export.summary import run_summary
 from specviz.measure.harness import Outcome
 from specviz.measure.race import PLAIN_LANE, Lane, LaneRun, RaceResult
-from specviz.text import UserError
+from specviz.text import Phrase, UserError
 
 SCHEMA = "specviz.trace"
 SCHEMA_VERSION = 1
-# A trace takes about 2.5 kB a generated token (draft tokens with their top-6 of q and p): 4096
-# tokens, the most a run may ask for, is about 10 MB; anything far larger is not a trace.
+# Every drafted token carries the top 10 of q and of p (about 2.5 kB of this indented JSON), so a
+# trace takes 3.5 to 23 kB a generated token, by γ and how many drafts are rejected: a run of 256
+# tokens at γ 8 with a race of two drafters is 3.6 MB when 9 drafts in 10 pass, 20 MB when none
+# does (measured on records shaped as the engine writes them). This cap is the CLI's and the
+# local app's; a hosted app reads less (specviz.app.limits, Limits.trace_bytes).
 MAX_TRACE_BYTES = 20 * 1024 * 1024
+# Nesting: a trace nests 12 deep (race, lanes, runs, events, drafted, top_q, a bar). Refused
+# before parsing, since the parser recurses once a level.
+MAX_DEPTH = 32
+# The app races at most 3 drafters (plain decoding one more) and 5 repeats (specviz.app.limits);
+# twice that leaves room.
+MAX_LANES = 8
+MAX_REPEATS = 10
+# A prompt's characters: eight times the app's own cap (a command-line prompt has the shell's).
+MAX_PROMPT_CHARS = 2**18
 
 
 @dataclass(frozen=True)
@@ -153,33 +174,36 @@ def race_to_dict(race: RaceResult) -> dict[str, Any]:
 
 
 def race_from_dict(data: object, where: str = "race") -> RaceResult:
-    """The race that ``race_to_dict`` wrote; RecordError for a damaged one."""
+    """The race that ``race_to_dict`` wrote; RecordError for a damaged one (or one larger than
+    the app races: MAX_LANES, MAX_REPEATS, MAX_CYCLES events a run)."""
     raw = _record_mapping(data, where)
-    lanes = []
-    for i, lane_raw in enumerate(_record_list(raw.get("lanes"), f"{where}.lanes")):
-        lane_at = f"{where}.lanes[{i}]"
-        lane_map = _record_mapping(lane_raw, lane_at)
-        name = str(lane_map.get("name", ""))
-        runs = []
-        for j, run_raw in enumerate(_record_list(lane_map.get("runs"), f"{lane_at}.runs")):
-            run_at = f"{lane_at}.runs[{j}]"
-            run_map = _record_mapping(run_raw, run_at)
-            convert = step_from_dict if name == PLAIN_LANE else cycle_from_dict
-            events = tuple(
-                convert(item, f"{run_at}.events[{k}]")
-                for k, item in enumerate(run_map.get("events") or [])
-            )
-            outcome = Outcome(
-                new_tokens=int(run_map.get("new_tokens", 0)),
-                totals=totals_from_dict(run_map.get("totals"), f"{run_at}.totals"),
-                complete=bool(run_map.get("complete", True)),
-                events=events,
-            )
-            runs.append(LaneRun(int(run_map.get("repeat", j)), outcome))
-        lanes.append(Lane(name, tuple(runs)))
+    lanes_raw = _record_list(raw.get("lanes"), f"{where}.lanes", MAX_LANES)
+    lanes = tuple(_lane_from_dict(lane, f"{where}.lanes[{i}]") for i, lane in enumerate(lanes_raw))
     if not lanes:
         raise RecordError(where, "no lanes")
-    return RaceResult(tuple(lanes), int(raw.get("repeats", 1)), bool(raw.get("complete", True)))
+    repeats = _whole(raw.get("repeats", 1), f"{where}.repeats", 1, MAX_REPEATS)
+    return RaceResult(lanes, repeats, _flag(raw.get("complete", True), f"{where}.complete"))
+
+
+def _lane_from_dict(data: object, where: str) -> Lane:
+    lane = _record_mapping(data, where)
+    name = _text(lane.get("name", ""), f"{where}.name", MAX_TEXT)
+    convert = step_from_dict if name == PLAIN_LANE else cycle_from_dict
+    runs = []
+    for j, run_raw in enumerate(_record_list(lane.get("runs"), f"{where}.runs", MAX_REPEATS)):
+        at = f"{where}.runs[{j}]"
+        run = _record_mapping(run_raw, at)
+        events_raw = _record_list(run.get("events") or [], f"{at}.events", MAX_CYCLES)
+        events = tuple(convert(item, f"{at}.events[{k}]") for k, item in enumerate(events_raw))
+        _in_time_order(events, f"{at}.events")
+        outcome = Outcome(
+            new_tokens=_whole(run.get("new_tokens", 0), f"{at}.new_tokens", 0, MAX_TOKENS),
+            totals=totals_from_dict(run.get("totals"), f"{at}.totals"),
+            complete=_flag(run.get("complete", True), f"{at}.complete"),
+            events=events,
+        )
+        runs.append(LaneRun(_whole(run.get("repeat", j), f"{at}.repeat", 0, MAX_REPEATS), outcome))
+    return Lane(name, tuple(runs))
 
 
 def single_race(drafter: str, cycles: Sequence[Cycle], steps: Sequence[Step]) -> RaceResult:
@@ -231,31 +255,59 @@ class Trace:
         return str(gpu or cpu or self.hardware.get("device") or "?")
 
 
-def read_trace_file(path: Path) -> Trace:
-    """The trace in the file at *path*, its size checked before it is read; TraceError as
-    ``read_trace`` (an unreadable file raises OSError)."""
+def read_trace_file(path: Path, max_bytes: int = MAX_TRACE_BYTES) -> Trace:
+    """The trace in the file at *path*, its size checked against *max_bytes* (a hosted app's is
+    smaller) before it is read; TraceError as ``read_trace`` (an unreadable file raises
+    OSError)."""
     size = path.stat().st_size
-    if size > MAX_TRACE_BYTES:
-        raise _too_big(size)
-    return read_trace(path.read_bytes())
+    if size > max_bytes:
+        raise _too_big(size, max_bytes)
+    return read_trace(path.read_bytes(), max_bytes)
 
 
-def _too_big(size: int) -> TraceError:
-    return TraceError(
-        "error.trace.too_big", size=f"{size / 2**20:.0f}", cap=f"{MAX_TRACE_BYTES / 2**20:.0f}"
-    )
+def _too_big(size: int, cap: int) -> TraceError:
+    return TraceError("error.trace.too_big", size=f"{size / 2**20:.1f}", cap=f"{cap / 2**20:.0f}")
 
 
-def read_trace(data: str | bytes) -> Trace:
-    """A trace from a file's contents; TraceError when it is too big, not JSON, not a specviz
-    trace, of another schema version, or has a damaged record."""
-    if len(data) > MAX_TRACE_BYTES:
-        raise _too_big(len(data))
+def read_trace(data: str | bytes, max_bytes: int = MAX_TRACE_BYTES) -> Trace:
+    """A trace from a file's contents; TraceError when it is larger than *max_bytes*, nested
+    deeper than MAX_DEPTH, not JSON, not a specviz trace, of another schema version, or has a
+    damaged record or a number out of its bounds."""
+    if len(data) > max_bytes:
+        raise _too_big(len(data), max_bytes)
+    depth = json_depth(data.encode(errors="replace") if isinstance(data, str) else data)
+    if depth > MAX_DEPTH:
+        raise TraceError("error.trace.too_deep", depth=f"{depth:,}", cap=MAX_DEPTH)
     try:
-        raw = json.loads(data)
+        raw = json.loads(data)  # NaN and Infinity parse: the bounds below refuse them by name
+    except RecursionError:  # pragma: no cover - the scan above refuses such nesting first
+        raise TraceError("error.trace.too_deep", depth=f"> {MAX_DEPTH}", cap=MAX_DEPTH) from None
     except (ValueError, UnicodeDecodeError) as error:
         raise TraceError("error.trace.not_json", problem=str(error)[:120]) from None
     return trace_from_dict(raw)
+
+
+_NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b'[]{}"')))
+
+
+def json_depth(data: bytes) -> int:
+    """How deep JSON text nests its arrays and objects, counted on the brackets outside strings
+    without parsing (0.1 s and one copy for 20 MB): the parser recurses once a level, so a file
+    nested 100,000 deep is refused by this count, not by a RecursionError."""
+    # Escapes first (an escaped backslash, then an escaped quote), so every quote left opens or
+    # closes a string; then only quotes and brackets. Two quotes side by side hold nothing:
+    # dropping them leaves every other byte inside or outside a string as it was.
+    text = data.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_STRUCTURE)
+    text = text.replace(b'""', b"")
+    depth = deepest = 0
+    inside = False
+    for byte in text:
+        if byte == ord('"'):
+            inside = not inside
+        elif not inside:
+            depth += 1 if byte in b"[{" else -1
+            deepest = max(deepest, depth)
+    return deepest
 
 
 def trace_from_dict(raw: object) -> Trace:
@@ -264,19 +316,30 @@ def trace_from_dict(raw: object) -> Trace:
         raise TraceError("error.trace.not_trace", schema=SCHEMA)
     if raw.get("schema_version") != SCHEMA_VERSION:
         raise TraceError(
-            "error.trace.version", got=repr(raw.get("schema_version")), supported=SCHEMA_VERSION
+            "error.trace.version",
+            got=f"{raw.get('schema_version')!r:.40}",
+            supported=SCHEMA_VERSION,
         )
     try:
+        for name in ("settings", "models", "hardware", "versions", "summary", "prompt"):
+            _check_section(raw.get(name), name)
         cycles = tuple(
             cycle_from_dict(item, f"cycles[{i}]") for i, item in enumerate(_list(raw, "cycles"))
         )
+        if not cycles:
+            raise TraceError("error.trace.no_cycles")
+        _in_time_order(cycles, "cycles")
         plain = raw.get("plain") or []
         steps = tuple(
             step_from_dict(item, f"plain[{i}]")
             for i, item in enumerate(_list({"plain": plain}, "plain"))
         )
+        _in_time_order(steps, "plain")
+        # The generated text is the cycles' emitted tokens (build_trace): it holds as many.
+        emitted = sum(len(cycle.emitted) for cycle in cycles)
+        _text(raw.get("text", ""), "text", emitted * MAX_TEXT)
         prompt = _mapping(raw, "prompt")
-        drafter = str(raw.get("drafter", ""))
+        drafter = _text(raw.get("drafter", ""), "drafter", MAX_TEXT)
         race = None
         if raw.get("race") is not None:
             race = race_from_dict(raw["race"])
@@ -286,7 +349,7 @@ def trace_from_dict(raw: object) -> Trace:
             cycles=cycles,
             steps=steps,
             race=race,
-            recorded_at=str(raw.get("recorded_at", "")),
+            recorded_at=_text(raw.get("recorded_at", ""), "recorded_at", MAX_TEXT),
             prompt=str(prompt.get("text", "")),
             settings=_mapping(raw, "settings"),
             models=_mapping(raw, "models"),
@@ -297,23 +360,71 @@ def trace_from_dict(raw: object) -> Trace:
         )
     except RecordError as error:
         raise TraceError("error.trace.record", where=error.where, problem=error.problem) from None
-    if not trace.cycles:
-        raise TraceError("error.trace.no_cycles")
     return trace
 
 
 def _list(raw: Mapping[str, Any], name: str) -> list[Any]:
-    return _record_list(raw.get(name), name)
+    return _record_list(raw.get(name), name, MAX_CYCLES)
 
 
 def _mapping(raw: Mapping[str, Any], name: str) -> dict[str, Any]:
     return _record_mapping(raw.get(name), name)
 
 
-def _record_list(value: object, where: str) -> list[Any]:
+def _record_list(value: object, where: str, cap: int) -> list[Any]:
     if not isinstance(value, list):
         raise RecordError(where, f"expected a list, got {type(value).__name__}")
+    check_length(value, where, cap)
     return value
+
+
+def _whole(value: object, where: str, low: int, high: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise RecordError(where, f"expected an integer, got {value!r:.40}")
+    check_range(value, where, low, high)
+    return value
+
+
+def _flag(value: object, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise RecordError(where, f"expected true or false, got {value!r:.40}")
+    return value
+
+
+def _text(value: object, where: str, cap: int) -> str:
+    if not isinstance(value, str):
+        raise RecordError(where, f"expected a string, got {value!r:.40}")
+    check_length(value, where, cap)
+    return value
+
+
+def _in_time_order(records: Sequence[Cycle | Step], where: str) -> None:
+    """Refuse records whose engine time goes back: a run's elapsed_s only grows."""
+    for i in range(1, len(records)):
+        before, now = records[i - 1].totals.elapsed_s, records[i].totals.elapsed_s
+        if now < before:
+            phrase = Phrase("error.trace.goes_back", got=f"{now:g}", before=f"{before:g}")
+            raise RecordError(f"{where}[{i}].totals.elapsed_s", phrase)
+
+
+def _check_section(value: object, where: str, depth: int = 0) -> None:
+    """A part of the trace the replay only shows (settings, models, machine, summary, prompt):
+    every number finite, every string and list bounded (it is shown, or sent to the page)."""
+    if depth > MAX_DEPTH:
+        raise RecordError(where, Phrase("error.trace.nested", cap=MAX_DEPTH))
+    if isinstance(value, float) and not math.isfinite(value):
+        raise RecordError(where, Phrase("error.trace.not_finite", got=str(value)))
+    if isinstance(value, str):
+        check_length(value, where, MAX_PROMPT_CHARS)
+    elif isinstance(value, list):
+        check_length(value, where, MAX_COUNT)
+        for i, item in enumerate(value):
+            _check_section(item, f"{where}[{i}]", depth + 1)
+    elif isinstance(value, dict):
+        check_length(list(value), where, MAX_COUNT)
+        for key, item in value.items():
+            check_length(key, f"{where}.{key:.40}", MAX_TEXT)
+            _check_section(item, f"{where}.{key}", depth + 1)
 
 
 def _record_mapping(value: object, where: str) -> dict[str, Any]:

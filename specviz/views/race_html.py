@@ -210,8 +210,20 @@ def replay_duration(result: RaceResult) -> float:
     return max((run.seconds for run in runs if run is not None), default=0.0)
 
 
-def replay_frame(result: RaceResult, at_s: float, *, lang: str = DEFAULT_LANGUAGE) -> str:
+def replay_speed(duration_s: float, max_seconds: float) -> float:
+    """How many times faster than measured a replay of *duration_s* engine seconds plays so that
+    it lasts at most *max_seconds* of the visitor's time: 1 when it fits."""
+    return max(1.0, duration_s / max_seconds)
+
+
+def replay_frame(
+    result: RaceResult, at_s: float, *, lang: str = DEFAULT_LANGUAGE, speed: float = 1.0
+) -> str:
     """The race as it stood *at_s* engine seconds into every lane's run, under the final
-    headline (for Replay)."""
-    status = t("race.replay", lang, seconds=f"{at_s:.1f}")
+    headline (for Replay); a *speed* above 1 (a replay sped up to its cap) is said."""
+    seconds = f"{at_s:.1f}"
+    if speed > 1:
+        status = t("race.replay.faster", lang, seconds=seconds, speed=f"{speed:.1f}")
+    else:
+        status = t("race.replay", lang, seconds=seconds)
     return race_html(result, status=status, at_s=at_s, lang=lang)
