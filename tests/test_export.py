@@ -36,7 +36,7 @@ from specviz.export.trace import (
     single_race,
     trace_text,
 )
-from specviz.measure.race import engine_seconds
+from specviz.measure.race_records import engine_seconds
 from specviz.models.presets import DEFAULT_DRAFTER
 from specviz.views import race_html as race_views
 from specviz.views import run_html as render

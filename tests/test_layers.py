@@ -7,6 +7,9 @@ as much as one at the top of a module. The order is docs/design.md's diagram.
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -141,3 +144,47 @@ def test_the_scan_sees_the_engines_imports() -> None:
     # The negative control: the scan reads real imports, so an empty graph cannot pass the checks.
     engine = import_graph()["specviz.core.engine"]
     assert "specviz.core.sampling" in engine and "specviz.core.proposal" in engine
+
+
+# Views draw records and text words them: neither needs torch or transformers, and importing them
+# must not load either (the UI never reaches into torch), nor must the events they draw. The
+# records views import from other layers (measure.race_records) are checked through the views.
+TORCH_FREE_LAYERS = ("views", "text")
+TORCH_FREE_MODULES = ("specviz.core.events",)
+HEAVY = ("torch", "transformers")
+
+_IMPORT_EACH = """
+import importlib, json, sys
+heavy = {heavy!r}
+found = {{}}
+for name in {modules!r}:
+    before = {{h for h in heavy if h in sys.modules}}
+    importlib.import_module(name)
+    found[name] = sorted({{h for h in heavy if h in sys.modules}} - before)
+print(json.dumps(found))
+"""
+
+
+def heavy_imports(modules: list[str]) -> dict[str, list[str]]:
+    """Import modules in order in one fresh interpreter; for each, the HEAVY packages it loaded
+    that were not loaded before it (so an offender is named, the modules after it show none)."""
+    script = _IMPORT_EACH.format(heavy=HEAVY, modules=modules)
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=PACKAGE.parent, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    found: dict[str, list[str]] = json.loads(done.stdout.splitlines()[-1])
+    return found
+
+
+def test_views_text_and_events_load_no_torch() -> None:
+    modules = sorted(
+        name for name in package_modules() if layer_of(name) in TORCH_FREE_LAYERS
+    ) + list(TORCH_FREE_MODULES)
+    loaded = {name: heavy for name, heavy in heavy_imports(modules).items() if heavy}
+    assert not loaded, "\n".join(f"{name} loads {', '.join(h)}" for name, h in loaded.items())
+
+
+def test_the_torch_check_sees_torch() -> None:
+    # The negative control: a module that does import torch is reported.
+    assert heavy_imports(["specviz.core.sampling"]) == {"specviz.core.sampling": ["torch"]}

@@ -17,9 +17,9 @@ import torch
 from conftest import BYTE_VOCAB, tiny_config, tiny_qwen
 from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
-from specviz.core.model_steps import new_cache
 from specviz.drafters.draft_model import ModelDrafter
 from specviz.models.lean_forward import LeanCache, lean_support_problem, supports_lean_decoding
+from specviz.models.model_steps import new_cache
 from specviz.models.quantize import quantize_int8_weight_only
 from specviz.models.runner import ModelRunner
 

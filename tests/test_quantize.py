@@ -10,9 +10,9 @@ import torch
 from conftest import EOS_ID, ByteTokenizer, TinyPair, tiny_qwen
 
 from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
-from specviz.core.model_steps import new_cache, prefill
 from specviz.drafters.registry import make_drafter
 from specviz.models import quantize
+from specviz.models.model_steps import new_cache, prefill
 from specviz.models.presets import DEFAULT_DRAFTER
 from specviz.models.quantize import (
     Int4DualLinear,

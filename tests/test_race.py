@@ -12,7 +12,8 @@ from conftest import TinyPair
 from ui_events import plain_run, race_result, sample_run
 
 from specviz.core.settings import GenerationSettings
-from specviz.measure.race import PLAIN_LANE, iter_race
+from specviz.measure.race import iter_race
+from specviz.measure.race_records import PLAIN_LANE
 from specviz.measure.spread import NOISY_SPREAD, Spread
 from specviz.views import race_html
 from specviz.views import run_html as render

@@ -11,9 +11,9 @@ import pytest
 import torch
 from conftest import BYTE_VOCAB, EOS_ID, ByteTokenizer, MarkovLM, random_transition, tiny_qwen
 
-from specviz.core.model_steps import new_cache
 from specviz.models import lean_forward
 from specviz.models.loader import ModelPair
+from specviz.models.model_steps import new_cache
 from specviz.models.runner import ModelRunner, choose_forward
 
 PROMPT = torch.tensor([list(b"def add(a, b):")])

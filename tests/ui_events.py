@@ -18,8 +18,8 @@ from specviz.core.events import (
     TokenProb,
     Totals,
 )
-from specviz.measure.harness import Outcome
-from specviz.measure.race import PLAIN_LANE, Lane, LaneRun, RaceResult
+from specviz.measure.outcome import Outcome
+from specviz.measure.race_records import PLAIN_LANE, Lane, LaneRun, RaceResult
 
 XSS = '<script>alert("x")</script>'
 XSS_IMG = "<img src=x onerror=alert(1)>"

@@ -10,7 +10,7 @@ page here. The models themselves never cross: the worker has them from the fork,
 A live generator and its KV caches cannot come back either, so on ZeroGPU a paused run goes on by
 replaying it: the worker runs it again from its inputs, keeps quiet through the cycles the session
 already has, and yields the next ones. The replay is the same run because every random draw comes
-from a generator seeded by the settings (``GenerationSettings.sampler``; the seed is a setting,
+from a generator seeded by the settings (``Sampler.from_settings``; the seed is a setting,
 0 unless chosen); the worker checks the tokens it replayed against the session's and refuses to
 go on if they differ. Off ZeroGPU nothing is decorated, the session keeps its live generator and
 nothing is replayed.
@@ -24,7 +24,7 @@ from typing import Any
 from specviz.app import zerogpu
 from specviz.app.session import App, Inputs, Session, Started
 from specviz.core.events import Cycle, Prefill
-from specviz.measure.race import RaceProgress
+from specviz.measure.race_records import RaceProgress
 
 RunRecord = Started | Prefill | Cycle
 # A lab's model work: (the lab's validated inputs, its own values, a Gradio progress bar or None)

@@ -28,7 +28,8 @@ from specviz.core.events import Cycle, Prefill, Step
 from specviz.core.settings import SettingError, describe_value, settings_from_mapping
 from specviz.drafters.registry import check_drafter_spec, drafter_kind, make_drafter
 from specviz.export.trace import RunSetup, run_setup
-from specviz.measure.race import LaneGain, RaceProgress, RaceResult, iter_race
+from specviz.measure.race import iter_race
+from specviz.measure.race_records import LaneGain, RaceProgress, RaceResult
 from specviz.measure.spread import DEFAULT_REPEATS, Spread
 from specviz.models.allocator import return_freed_memory
 from specviz.models.loader import ModelCache, ModelLoadError, ModelPair

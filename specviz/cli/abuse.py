@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specviz.cli.loadtest import Visit, percentile, plan_visits, run_visit
+from specviz.cli.visitors import Visit, health, percentile, plan_visits, run_visit
 
 UPLOAD_ELEM_ID = "sv-replay-upload"  # the replay upload's elem_id (specviz.app.export_panel)
 # Presets a visitor may ask for by id that a hosted server does not offer by default: each would
@@ -245,8 +245,6 @@ def try_evictions(url: str, presets: Sequence[str]) -> dict[str, str]:
 
 
 def _rss(url: str) -> int | None:
-    from specviz.cli.loadtest import health
-
     rss = health(url).get("rss_bytes")
     return int(rss) if rss else None
 

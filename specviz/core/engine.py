@@ -29,6 +29,7 @@ from typing import Protocol, runtime_checkable
 import torch
 
 from specviz.core.detok import IncrementalDetokenizer, TokenizerLike
+from specviz.core.device import device_of, sync
 from specviz.core.events import (
     Cycle,
     DraftToken,
@@ -41,9 +42,9 @@ from specviz.core.events import (
     TokenProb,
     Totals,
 )
-from specviz.core.model_steps import device_of, sync
 from specviz.core.proposal import Drafter
 from specviz.core.sampling import (
+    Sampler,
     Verdict,
     top_entries,
     top_entries_per_row,
@@ -161,7 +162,7 @@ class _Run:
         self.settings = settings
         self.device = device_of(pair.target)
         self.prompt_len = prompt_ids.shape[1]
-        self.sampler = settings.sampler(self.device)
+        self.sampler = Sampler.from_settings(settings, self.device)
         self.detok = IncrementalDetokenizer(pair.tokenizer, prompt_ids[0].tolist())
         # The target's forward and KV cache, as the pair runs it (the lean step where it applies).
         self.target = pair.target_runner()

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import torch
 
+from specviz.core.settings import GenerationSettings
+
 # Bars kept per distribution in a Rejection record: enough for a readable chart.
 TOP_N = 10
 # Bars kept per drafted position for the probability inspector (γ positions per cycle, so fewer).
@@ -29,6 +31,13 @@ class Sampler:
     top_k: int
     top_p: float
     generator: torch.Generator
+
+    @classmethod
+    def from_settings(cls, settings: GenerationSettings, device: torch.device) -> Sampler:
+        """The settings' transform with a fresh random stream on device, seeded from them."""
+        generator = torch.Generator(device=device)
+        generator.manual_seed(settings.seed)
+        return cls(settings.temperature, settings.top_k, settings.top_p, generator)
 
     @property
     def greedy(self) -> bool:

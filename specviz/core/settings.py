@@ -27,9 +27,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import torch
-
-from specviz.core.sampling import Sampler
 from specviz.text import DEFAULT_LANGUAGE, Joined, Phrase, UserError, t
 
 GAMMA_MIN, GAMMA_MAX = 1, 16  # γ's limits; the adaptive schedule also stays inside them
@@ -290,12 +287,6 @@ class GenerationSettings:
         values = {name: getattr(self, name) for name in schema}
         for name, value in _checked(schema, values, exact=True).items():
             object.__setattr__(self, name, value)  # frozen: a float setting given 1 keeps 1.0
-
-    def sampler(self, device: torch.device) -> Sampler:
-        """A sampler with a fresh random stream seeded from the settings."""
-        generator = torch.Generator(device=device)
-        generator.manual_seed(self.seed)
-        return Sampler(self.temperature, self.top_k, self.top_p, generator)
 
 
 def settings_schema(

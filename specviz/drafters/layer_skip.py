@@ -53,8 +53,8 @@ from dataclasses import dataclass
 
 import torch
 
+from specviz.core.device import device_of, sync
 from specviz.core.engine import ModelPairLike, TargetRunner
-from specviz.core.model_steps import device_of, sync
 from specviz.core.proposal import Proposal
 from specviz.core.sampling import Sampler
 from specviz.core.settings import GenerationSettings

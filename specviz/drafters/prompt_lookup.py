@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import torch
 
 from specviz.core.cost_model import StepCosts, step_costs_of
+from specviz.core.device import device_of
 from specviz.core.engine import ModelPairLike
-from specviz.core.model_steps import device_of
 from specviz.core.proposal import Proposal
 from specviz.core.sampling import Sampler
 from specviz.core.settings import GenerationSettings

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from specviz.core.events import Cycle, Step
-from specviz.measure.race import engine_seconds
+from specviz.measure.race_records import engine_seconds
 
 
 def vllm_summary(cycles: Sequence[Cycle], num_spec_tokens: int) -> dict[str, Any]:

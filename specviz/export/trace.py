@@ -35,8 +35,8 @@ from specviz.export.records import (
     totals_from_dict,
 )
 from specviz.export.summary import run_summary
-from specviz.measure.harness import Outcome
-from specviz.measure.race import PLAIN_LANE, Lane, LaneRun, RaceResult
+from specviz.measure.outcome import Outcome
+from specviz.measure.race_records import PLAIN_LANE, Lane, LaneRun, RaceResult
 from specviz.text import Phrase, UserError
 
 SCHEMA = "specviz.trace"

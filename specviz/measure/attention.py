@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import torch
 from transformers.models.qwen2.modeling_qwen2 import eager_attention_forward
 
-from specviz.core.model_steps import new_cache
 from specviz.measure.harness import Method, Outcome, Trial, measure
 from specviz.measure.lean_step import lean_step
 from specviz.models.lean_forward import grouped_attention
+from specviz.models.model_steps import new_cache
 
 __all__ = [
     "AttentionShape",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from specviz.core.model_steps import new_cache, prefill
+from specviz.models.model_steps import new_cache, prefill
 
 __all__ = ["FeedingDifference", "feeding_difference"]
 

@@ -35,8 +35,9 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import torch
 
-from specviz.core.events import Cycle, Step, Totals
+from specviz.core.events import Cycle, Totals
 from specviz.core.settings import GenerationSettings
+from specviz.measure.outcome import Event, Outcome
 from specviz.text import Phrase, UserError
 
 __all__ = [
@@ -59,7 +60,6 @@ __all__ = [
 ]
 
 Progress = Callable[[float, Phrase], None]  # (fraction of runs done, what runs next in words)
-Event = Cycle | Step
 
 
 def never() -> bool:
@@ -92,21 +92,6 @@ class Trial:
     settings: GenerationSettings  # the method's settings with seed + repeat when sampling
     deadline: float  # a time.perf_counter() value; inf without a budget
     should_stop: Callable[[], bool] = never  # the caller wants everything to stop: abandon the run
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one run produced."""
-
-    new_tokens: int  # tokens generated (or steps taken): what the throughput divides
-    totals: Totals | None = None  # the engine's counters; None for a method without them
-    text: str = ""
-    token_ids: tuple[int, ...] = ()  # the new tokens, when the method reports them
-    complete: bool = True  # False when the run stopped at its deadline before its end
-    events: tuple[Event, ...] = ()  # the engine's records, when the method has them
-    # Seconds of work the run reused instead of doing (a prompt read once, before the runs, and
-    # copied into each): its throughput counts them as if the run had done that work itself.
-    reused_s: float = 0.0
 
 
 @dataclass(frozen=True)

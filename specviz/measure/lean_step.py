@@ -14,9 +14,9 @@ from typing import Any
 
 import torch
 
-from specviz.core.model_steps import new_cache
 from specviz.measure.harness import Method, Outcome, Trial, measure
 from specviz.models.lean_forward import LeanDecoder, lean_support_problem
+from specviz.models.model_steps import new_cache
 from specviz.text import UserError
 
 __all__ = ["LeanStepTiming", "StepTiming", "lean_step", "time_lean_step"]

@@ -14,13 +14,13 @@ from typing import Any
 
 import torch
 
+from specviz.core.device import device_of
 from specviz.core.engine import (
     DraftModelPairLike,
     ModelPairLike,
     autoregressive_generate,
     speculative_generate,
 )
-from specviz.core.model_steps import device_of
 from specviz.core.settings import GenerationSettings
 from specviz.drafters.base import DrafterSpec
 from specviz.drafters.draft_model import ModelDrafter

@@ -12,150 +12,19 @@ tokens/s over plain decoding's in the same repeat (a paired ratio), with that ra
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import torch
 
 from specviz.core.engine import DraftModelPairLike
-from specviz.core.events import Totals
 from specviz.core.settings import GenerationSettings
-from specviz.measure.harness import Outcome, Update, iter_measurements, never, warm_up_settings
+from specviz.measure.harness import Update, iter_measurements, never, warm_up_settings
 from specviz.measure.methods import plain_decoding, speculative_decoding
-from specviz.measure.spread import DEFAULT_REPEATS, Spread
+from specviz.measure.race_records import PLAIN_LANE, Lane, LaneRun, RaceProgress, RaceResult
+from specviz.measure.spread import DEFAULT_REPEATS
 from specviz.text import Phrase
 
-__all__ = [
-    "PLAIN_LANE",
-    "Lane",
-    "LaneGain",
-    "LaneRun",
-    "RaceProgress",
-    "RaceResult",
-    "engine_seconds",
-    "iter_race",
-]
-
-PLAIN_LANE = "plain"  # the baseline lane's name; a drafter's lane is named by its spec
-
-
-def engine_seconds(totals: Totals) -> float:
-    """A run's engine time: its compute time plus a drafter's own preparation."""
-    return totals.elapsed_s + totals.prefill_s
-
-
-@dataclass(frozen=True)
-class LaneRun:
-    """One repeat of one lane: the engine's records and counters."""
-
-    repeat: int
-    outcome: Outcome
-
-    @property
-    def totals(self) -> Totals:
-        if self.outcome.totals is None:  # pragma: no cover - engine runs always count
-            raise RuntimeError("an engine run reported no counters")
-        return self.outcome.totals
-
-    @property
-    def seconds(self) -> float:
-        return engine_seconds(self.totals)
-
-    @property
-    def tokens_per_s(self) -> float:
-        return self.totals.new_tokens / self.seconds if self.seconds > 0 else 0.0
-
-
-@dataclass(frozen=True)
-class Lane:
-    """One lane's runs, in repeat order."""
-
-    name: str  # PLAIN_LANE, or the drafter spec it drafts with
-    runs: tuple[LaneRun, ...]
-
-    @property
-    def is_plain(self) -> bool:
-        return self.name == PLAIN_LANE
-
-    @property
-    def tokens_per_s(self) -> Spread | None:
-        """Median engine tokens/s over the repeats, with its range; None before any run."""
-        return Spread.of([run.tokens_per_s for run in self.runs]) if self.runs else None
-
-    @property
-    def shown(self) -> LaneRun | None:
-        """The run the race shows and replays: the median by speed (the upper middle of an even
-        count), so the lane moves at its median measured speed."""
-        order = sorted(self.runs, key=lambda run: run.tokens_per_s)
-        return order[len(order) // 2] if order else None
-
-
-@dataclass(frozen=True)
-class LaneGain:
-    """What a drafter's lane gained over plain decoding, repeat by repeat."""
-
-    speedup: Spread  # the lane's tokens/s ÷ plain's in the same repeat
-    seconds_saved: Spread  # plain's time for the lane's tokens minus the lane's own time
-
-
-@dataclass(frozen=True)
-class RaceResult:
-    """Every lane (plain first, then the drafters in the order asked) and how far it got."""
-
-    lanes: tuple[Lane, ...]
-    repeats: int  # repeats planned per lane
-    complete: bool  # every planned run finished
-
-    @property
-    def plain(self) -> Lane:
-        return self.lanes[0]
-
-    @property
-    def drafters(self) -> tuple[Lane, ...]:
-        return self.lanes[1:]
-
-    def lane(self, name: str) -> Lane | None:
-        """The lane named *name* (a drafter spec or PLAIN_LANE), if it ran in this race."""
-        return next((lane for lane in self.lanes if lane.name == name), None)
-
-    def gain(self, name: str) -> LaneGain | None:
-        """The drafter lane's speedup and seconds saved, paired with plain decoding by repeat;
-        None for no such lane or before a repeat has both."""
-        lane = self.lane(name)
-        if lane is None or lane.is_plain:
-            return None
-        plain_runs = {run.repeat: run for run in self.plain.runs}
-        pairs = [(run, plain_runs[run.repeat]) for run in lane.runs if run.repeat in plain_runs]
-        pairs = [(run, plain) for run, plain in pairs if plain.tokens_per_s > 0]
-        if not pairs:
-            return None
-        ratios = [run.tokens_per_s / plain.tokens_per_s for run, plain in pairs]
-        # The same tokens at plain decoding's pace, less the time the lane took for them.
-        saved = [run.totals.new_tokens / plain.tokens_per_s - run.seconds for run, plain in pairs]
-        return LaneGain(Spread.of(ratios), Spread.of(saved))
-
-    @property
-    def noisy(self) -> bool:
-        """Some lane's speed, or some drafter's speedup, scattered past the noise threshold."""
-        speeds = [lane.tokens_per_s for lane in self.lanes]
-        gains = [self.gain(lane.name) for lane in self.drafters]
-        spreads = [s for s in speeds if s is not None] + [g.speedup for g in gains if g is not None]
-        return any(spread.noisy for spread in spreads)
-
-    @property
-    def widest_spread(self) -> float:
-        """The largest relative range of any lane's tokens/s (0 before any run)."""
-        speeds = [lane.tokens_per_s for lane in self.lanes]
-        return max((s.relative for s in speeds if s is not None), default=0.0)
-
-
-@dataclass(frozen=True)
-class RaceProgress:
-    """Where the race stands: before the warm-up, before each run and at the end."""
-
-    fraction: float  # runs done / runs planned
-    message: Phrase  # the run about to start, "done" or "stopped"
-    result: RaceResult  # every run finished so far
-    finished: bool = False
+__all__ = ["iter_race"]
 
 
 def iter_race(

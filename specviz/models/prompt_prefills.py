@@ -29,7 +29,7 @@ from typing import Protocol
 import torch
 from transformers import DynamicCache
 
-from specviz.core.model_steps import sync
+from specviz.core.device import sync
 from specviz.models.lean_forward import LeanCache
 
 

@@ -21,8 +21,9 @@ from typing import Literal
 import torch
 from transformers import DynamicCache
 
-from specviz.core.model_steps import device_of, new_cache
+from specviz.core.device import device_of
 from specviz.models.lean_forward import LeanCache, LeanDecoder, lean_support_problem
+from specviz.models.model_steps import new_cache
 from specviz.models.prompt_prefills import installed_prefills
 from specviz.text import Phrase
 

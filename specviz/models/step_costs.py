@@ -46,7 +46,7 @@ from typing import Any
 import torch
 
 from specviz.core.cost_model import StepCosts
-from specviz.core.model_steps import sync
+from specviz.core.device import sync
 from specviz.models.bundled import cache_root
 from specviz.models.cpu_load import BUSY_SHARE
 from specviz.models.runner import ModelRunner

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from specviz.core.events import Cycle, Step
-from specviz.measure.race import Lane, LaneGain, RaceResult, engine_seconds
+from specviz.measure.race_records import Lane, LaneGain, RaceResult, engine_seconds
 from specviz.measure.spread import NOISY_SPREAD, Spread
 from specviz.text import DEFAULT_LANGUAGE, Html, t, t_html
 from specviz.views.run_html import plain_stream_html, stream_html

@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from specviz.core.events import Cycle, DraftToken, EmittedToken, Origin, Rejection, Step, Totals
-from specviz.drafters.draft_model import ModelDrafter
-from specviz.measure.race import LaneGain
+from specviz.drafters.base import DRAFT_MODEL_KIND
+from specviz.measure.race_records import LaneGain
 from specviz.text import DEFAULT_LANGUAGE, Html, t, t_html
 from specviz.views.draft_length import drafted_words, short_draft_reason
 from specviz.views.token_text import (
@@ -183,7 +183,7 @@ def cycle_tokens_html(
     """
     if joined is None:
         joined = joined_characters(cycle.emitted)
-    by = cycle.drafter if cycle.drafter != ModelDrafter.kind else ""
+    by = cycle.drafter if cycle.drafter != DRAFT_MODEL_KIND else ""
     if by:
         named = f"{by} {cycle.drafter_detail}".strip()  # layer skip adds its layers: "skip=8-15"
         title = t_html("stream.cycle_mark.by", lang, cycle=cycle.index + 1, drafter=named)

@@ -40,6 +40,7 @@ from typing import Any
 
 import torch
 
+from specviz.core.device import device_of
 from specviz.core.engine import (
     PREFILL_CHUNK,
     DraftModelPairLike,
@@ -47,7 +48,6 @@ from specviz.core.engine import (
     speculative_generate,
 )
 from specviz.core.events import Cycle, Step, Totals
-from specviz.core.model_steps import device_of
 from specviz.core.settings import GenerationSettings
 from specviz.drafters.registry import drafter_kind, make_drafter
 from specviz.measure.harness import (

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import torch
 
+from specviz.core.device import device_of
 from specviz.core.engine import DraftModelPairLike
-from specviz.core.model_steps import device_of
 from specviz.core.sampling import (
     Sampler,
     acceptance_probs,
@@ -151,7 +151,7 @@ def iter_exactness_lab(
     the first next()."""
     _check(prompt_ids, settings, samples, tokens, rule)
     began = time.perf_counter()
-    sampler = settings.sampler(device_of(pair.target))
+    sampler = Sampler.from_settings(settings, device_of(pair.target))
     target = _Scorer(pair.target, prompt_ids, sampler)
     draft = _Scorer(pair.draft, prompt_ids, sampler)
     # Samples by (prefix, state): state PLAIN for the plain arm, else the drafts accepted so far

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
-from specviz.core.model_steps import sync
+from specviz.core.device import sync
 from specviz.measure.harness import Staged, staged_result
 from specviz.models.runner import ModelRunner, RunnerKind
 from specviz.text import Phrase, UserError

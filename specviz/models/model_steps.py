@@ -1,4 +1,4 @@
-"""Small steps every decoder takes with a causal LM: find its device, make and fill a KV cache.
+"""Small steps every decoder takes with a transformers causal LM: make and fill a KV cache.
 
 specviz.models.runner.ModelRunner owns the forward and cache the engine and labs use; these
 helpers serve it and the scripts that drive transformers' forward directly.
@@ -9,26 +9,12 @@ from __future__ import annotations
 import torch
 from transformers import DynamicCache
 
-
-def device_of(model: torch.nn.Module) -> torch.device:
-    """The device a model's weights (or, for weightless models, its buffers) live on."""
-    for tensor in (*model.parameters(), *model.buffers()):
-        return tensor.device
-    return torch.device("cpu")
-
-
-def sync(device: torch.device) -> None:
-    """Wait for queued GPU work so that wall-clock timings mean what they say."""
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
+__all__ = ["new_cache", "prefill"]
 
 
 def new_cache(model: torch.nn.Module) -> DynamicCache:
     """A fresh KV cache laid out for the model (sliding-window layers where its config says so)."""
     return DynamicCache(config=getattr(model, "config", None))
-
-
-__all__ = ["device_of", "new_cache", "prefill", "sync"]
 
 
 @torch.inference_mode()
