@@ -9,8 +9,10 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
+from browser_checks import WAIT_MS, at_least, settled
 
 CHROMIUM = Path("/usr/bin/chromium")
 # Screenshots go to a temporary folder unless SPECVIZ_SCREENSHOTS names one (use "assets" to
@@ -34,15 +36,38 @@ pytestmark = [
 ]
 
 
+class PatientBrowser:
+    """A launched chromium whose new contexts and pages wait up to WAIT_MS for anything (a
+    selector, a click's target, a navigation) instead of Playwright's 30 s: on a machine whose
+    cores are busy, a page can take that long to draw."""
+
+    def __init__(self, browser: Any) -> None:
+        self._browser = browser
+
+    def new_context(self, **options: Any) -> Any:
+        context = self._browser.new_context(**options)
+        context.set_default_timeout(WAIT_MS)
+        return context
+
+    def new_page(self, **options: Any) -> Any:
+        page = self._browser.new_page(**options)
+        page.set_default_timeout(WAIT_MS)
+        return page
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._browser, name)
+
+
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=WAIT_MS)  # an expect(...) waits as long as any other wait
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=str(CHROMIUM), headless=True, args=ARGS
         )
-        yield browser
+        yield PatientBrowser(browser)
         browser.close()
 
 
@@ -81,7 +106,7 @@ def run_example(page, task: str, example: str, max_new_tokens: int, timeout_ms: 
     page.locator("#sv-examples").get_by_text(example, exact=False).first.click()
     # The click fills the prompt through a server event: wait for it (a busy machine is slow).
     expect(page.locator("#sv-prompt textarea")).to_have_value(
-        re.compile(re.escape(example)), timeout=30_000
+        re.compile(re.escape(example)), timeout=WAIT_MS
     )
     _set_number(page, "sv-max-new-tokens", max_new_tokens)
     page.locator("#sv-run").click()
@@ -89,10 +114,12 @@ def run_example(page, task: str, example: str, max_new_tokens: int, timeout_ms: 
 
 
 def test_run_a_code_example_then_step(page, tmp_path):
+    from playwright.sync_api import expect
+
     run_example(page, "code", "fibonacci", 24, 120_000)
     stream = page.locator("#sv-stream .sv-stream")
-    assert stream.locator(".sv-tok.sv-accepted").count() > 0
-    assert stream.locator(".sv-tok.sv-resampled, .sv-tok.sv-bonus").count() > 0
+    at_least(stream.locator(".sv-tok.sv-accepted"), 1)
+    at_least(stream.locator(".sv-tok.sv-resampled, .sv-tok.sv-bonus"), 1)
     tokens = int(page.locator('#sv-counters [data-stat="tokens"] .sv-stat-value').inner_text())
     passes = int(
         page.locator('#sv-counters [data-stat="target_forwards"] .sv-stat-value').inner_text()
@@ -102,15 +129,15 @@ def test_run_a_code_example_then_step(page, tmp_path):
     tip = stream.locator(".sv-tok.sv-accepted").first.get_attribute("data-tip")
     # The preset decodes greedily: the argmaxes decide, in the inspector's words.
     assert "q_draft" in tip and "p_target" in tip and "top choice" in tip
-    page.wait_for_timeout(1500)  # let the cards' flip animation and the charts settle
+    settled(page, "#sv-tab-live", charts=5)  # the cards' flip animation ends, the charts drawn
     folder = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
     page.screenshot(path=str(folder / "screenshot-run.png"), full_page=True)
     assert (folder / "screenshot-run.png").stat().st_size > 50_000
 
     page.locator("#sv-step").click()
     page.wait_for_selector("#sv-status :text('Paused after cycle 1')", timeout=60_000)
-    assert page.locator("#sv-stream .sv-cut").count() == 1
-    assert page.locator("#sv-cards .sv-card").count() >= 2
+    expect(page.locator("#sv-stream .sv-cut")).to_have_count(1)
+    at_least(page.locator("#sv-cards .sv-card"), 2)
 
 
 def test_model_output_with_markup_is_shown_as_text(page):
@@ -123,7 +150,7 @@ def test_model_output_with_markup_is_shown_as_text(page):
     _set_number(page, "sv-max-new-tokens", 24)
     page.locator("#sv-run").click()
     page.wait_for_selector("#sv-status .sv-status-done", timeout=120_000)
-    page.wait_for_timeout(500)
+    settled(page, "#sv-tab-live", charts=5)  # everything the run shows is drawn
 
     text = page.locator("#sv-stream .sv-stream").inner_text()
     assert re.search(r"<(img|script)", text), f"the model did not echo the markup: {text!r}"
@@ -133,6 +160,8 @@ def test_model_output_with_markup_is_shown_as_text(page):
 
 
 def test_a_race_with_three_drafter_lanes(page, tmp_path):
+    from playwright.sync_api import expect
+
     page.goto(page.url.split("?")[0] + "?__theme=dark")  # the README's race picture is dark
     page.wait_for_selector("#sv-run")
     # A short prompt: on a shared 2-core CPU each of the race's 16 runs (warm-ups included) reads
@@ -153,8 +182,8 @@ def test_a_race_with_three_drafter_lanes(page, tmp_path):
     finally:
         page.screenshot(path=str(tmp_path / "race-last-seen.png"), full_page=True)
     race = page.locator("#sv-race")
-    assert race.locator(".sv-race-panel").count() == 4
-    assert race.locator(".sv-race-head [data-speedup]").count() == 3
-    page.wait_for_timeout(1500)  # the charts settle
+    expect(race.locator(".sv-race-panel")).to_have_count(4)
+    expect(race.locator(".sv-race-head [data-speedup]")).to_have_count(3)
+    settled(page, "#sv-tab-live", charts=5)  # the charts drawn, nothing moving
     page.screenshot(path=str(folder / "screenshot-race.png"), full_page=True)
     assert (folder / "screenshot-race.png").stat().st_size > 50_000

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from browser_checks import WAIT_MS
 from hosted_fixtures import tiny_app
 from test_browser import CHROMIUM, tick_only
 from test_browser import browser as browser  # the module's chromium, a fixture
@@ -19,6 +20,8 @@ pytestmark = [
 
 
 def test_the_advisor_ranks_the_candidates_and_recommends_one(browser):
+    from playwright.sync_api import expect
+
     page = browser.new_page(viewport={"width": 1280, "height": 1000})
     page.goto(tiny_app(hosted=False))
     page.locator("#sv-tab-advisor-button").click()
@@ -34,12 +37,12 @@ def test_the_advisor_ranks_the_candidates_and_recommends_one(browser):
     page.locator("#sv-advisor-run").click()
     page.wait_for_selector("#sv-advisor-status .sv-status-done", timeout=120_000)
     result = page.locator("#sv-advisor-result")
-    text = result.inner_text()
     # Two proposers at γ 2, 3 and adaptive: six ranked rows (the tab has no cost-schedule rows).
-    assert result.locator("tbody tr").count() == 6
+    expect(result.locator("tbody tr")).to_have_count(6, timeout=WAIT_MS)
+    text = result.inner_text()
     assert text.startswith("Use ") and ("Runner-up" in text or "plain decoding" in text)
     assert "draft-model[int8wo] γ=2" in text and "lookup γ=3" in text
-    assert page.locator("#sv-advisor-plot .js-plotly-plot").count() == 1
+    expect(page.locator("#sv-advisor-plot .js-plotly-plot")).to_have_count(1, timeout=WAIT_MS)
     folder = os.environ.get("SPECVIZ_SCREENSHOTS")
     if folder:
         page.locator("#sv-tab-advisor").screenshot(path=str(Path(folder) / "lab-advisor.png"))

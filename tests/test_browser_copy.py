@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+from browser_checks import WAIT_MS, settled
 from test_browser import CHROMIUM, SCREENSHOTS, run_example
 from test_browser import browser as browser  # the module's chromium, a fixture
 
@@ -51,6 +52,8 @@ def page(browser):
 
 
 def test_hovering_a_copy_lights_its_source_in_the_prompt(page, tmp_path):
+    from playwright.sync_api import expect
+
     drafter = page.locator("#sv-drafter")
     drafter.locator("input").click()
     page.get_by_role("option", name="Prompt lookup (copies)", exact=True).click()
@@ -84,7 +87,7 @@ def test_hovering_a_copy_lights_its_source_in_the_prompt(page, tmp_path):
     )
 
     if SCREENSHOTS:
-        page.wait_for_timeout(300)
+        settled(page, "#sv-tab-live")  # the tooltip and the lit source drawn in full
         folder = Path(SCREENSHOTS)
         page.screenshot(
             path=str(folder / "screenshot-copy.png"), clip=_region(page), full_page=True
@@ -92,7 +95,7 @@ def test_hovering_a_copy_lights_its_source_in_the_prompt(page, tmp_path):
         assert (folder / "screenshot-copy.png").stat().st_size > 30_000
 
     page.mouse.move(5, 5)  # off the copy: its source goes dark again
-    assert strip.locator(".sv-src").count() == 0
+    expect(strip.locator(".sv-src")).to_have_count(0, timeout=WAIT_MS)
 
 
 def _region(page) -> dict[str, float]:

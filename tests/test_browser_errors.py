@@ -7,6 +7,7 @@ any model is needed, so this runs in seconds.
 from __future__ import annotations
 
 import pytest
+from browser_checks import WAIT_MS, settled
 from test_browser import CHROMIUM
 from test_browser import browser as browser  # the module's chromium, a fixture
 
@@ -40,13 +41,17 @@ def test_a_refused_prompt_is_told_beside_it_and_stays(browser, url):
     page.goto(url)
     page.wait_for_selector("#sv-run")
     page.locator("#sv-prompt textarea").fill("   ")
-    page.locator("#sv-step").click()
+    # The server refuses the Step's event when it is sent (HTTP 422): wait for that answer.
+    with page.expect_response(lambda response: "/queue/join" in response.url, timeout=WAIT_MS):
+        page.locator("#sv-step").click()
     prompt = page.locator("#sv-prompt")
     page.wait_for_function(
         "() => document.querySelector('#sv-prompt').innerText.includes('prompt is empty')",
-        timeout=30_000,
+        timeout=WAIT_MS,
     )
-    page.wait_for_timeout(4_000)
+    # Once everything that answer set going has played out on the page (a toast's countdown, a
+    # progress overlay fading out), the words are still there.
+    settled(page, "html")
     assert "The prompt is empty" in prompt.inner_text()
     assert "sv-status-error" not in page.locator("#sv-status").inner_html()  # nothing ran
     page.close()

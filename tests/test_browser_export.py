@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import test_browser
+from browser_checks import WAIT_MS, settled
 from test_browser import SCREENSHOTS
 from test_browser import pytestmark as pytestmark  # browser, slow, needs Debian's chromium
 
@@ -99,6 +100,8 @@ def shown_tokens(page: Any, selector: str) -> list[tuple[str, str]]:
 
 
 def test_a_recorded_trace_replays_with_its_tokens_and_colours(browser, recorded, tmp_path):
+    from playwright.sync_api import expect
+
     trace = json.loads(recorded["t.json"].read_text())
     assert trace["plain"], "the run was recorded with its plain lane"
     demo = replay_app(recorded["t.json"])
@@ -127,8 +130,8 @@ def test_a_recorded_trace_replays_with_its_tokens_and_colours(browser, recorded,
         race = page.locator("#sv-race")
         speedup = float(race.locator(".sv-speedup").get_attribute("data-speedup"))
         assert speedup == pytest.approx(trace["summary"]["specviz"]["speedup"], abs=1e-3)
-        assert race.locator(".sv-plain .sv-tok").count() == len(trace["plain"])
-        page.wait_for_timeout(1200)
+        expect(race.locator(".sv-plain .sv-tok")).to_have_count(len(trace["plain"]))
+        settled(page, "#sv-tab-live", charts=5)  # the cards' flip ends, the charts drawn
         folder = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
         page.screenshot(path=str(folder / "screenshot-replay.png"), full_page=True)
 
@@ -150,16 +153,18 @@ def test_a_recorded_trace_replays_with_its_tokens_and_colours(browser, recorded,
 
 
 def test_the_report_draws_its_charts_offline(browser, recorded):
+    from playwright.sync_api import expect
+
     context = browser.new_context(viewport={"width": 1200, "height": 900}, offline=True)
     page = context.new_page()
     requests: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
     page.goto(recorded["report.html"].as_uri())
-    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=30_000)
-    assert page.locator(".js-plotly-plot").count() == 4
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=WAIT_MS)
+    expect(page.locator(".js-plotly-plot")).to_have_count(4, timeout=WAIT_MS)
+    settled(page, "body", charts=4)  # all four drawn, nothing moving
     assert [url for url in requests if not url.startswith("file:")] == []
-    assert page.locator(".sv-race .sv-speedup[data-speedup]").count() == 1
-    page.wait_for_timeout(500)
+    expect(page.locator(".sv-race .sv-speedup[data-speedup]")).to_have_count(1, timeout=WAIT_MS)
     folder = Path(SCREENSHOTS) if SCREENSHOTS else recorded["report.html"].parent
     page.screenshot(path=str(folder / "report.png"), full_page=True)
     context.close()

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from browser_checks import at_least, settled
 from test_browser import SCREENSHOTS, run_example
 from test_browser import browser as browser  # the module's chromium, a fixture
 from test_browser import pytestmark as pytestmark  # browser, slow, needs chromium
@@ -45,7 +46,7 @@ def test_a_japanese_browser_runs_the_app_in_japanese_and_switches(browser, site,
     run_example(page, "翻訳", "Translate into Japanese", 24, 240_000)
     assert "終了：" in page.locator("#sv-status").inner_text()
     stream = page.locator("#sv-stream .sv-stream")
-    assert stream.locator(".sv-tok").count() > 0
+    at_least(stream.locator(".sv-tok"), 1)
     assert "駅" in stream.inner_text()  # the model's own Japanese, drawn with a Japanese font
     cards = page.locator("#sv-cards").inner_text()
     assert "サイクル" in cards and "ターゲット1パスで" in cards
@@ -53,7 +54,7 @@ def test_a_japanese_browser_runs_the_app_in_japanese_and_switches(browser, site,
     tip = stream.locator(".sv-tok.sv-accepted").first.get_attribute("data-tip")
     assert "q_draft" in tip and "ターゲットの第1候補" in tip
 
-    page.wait_for_timeout(1500)  # let the cards' flip animation and the charts settle
+    settled(page, "#sv-tab-live", charts=5)  # the cards' flip animation ends, the charts drawn
     page.locator("#sv-status").scroll_into_view_if_needed()
     folder = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
     page.screenshot(path=str(folder / "screenshot-ja.png"))

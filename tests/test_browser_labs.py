@@ -4,6 +4,7 @@ draws its charts, and the exactness lab's wrong rule is caught in the browser to
 from __future__ import annotations
 
 import pytest
+from browser_checks import WAIT_MS, at_least
 from test_browser import ARGS, CHROMIUM, _set_number
 from test_browser import pytestmark as pytestmark  # browser, slow, needs Debian's chromium
 
@@ -12,14 +13,16 @@ from specviz.models.presets import TASKS
 
 @pytest.fixture(scope="module")
 def page():
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
     from ui_fixtures import live_app
 
+    expect.set_options(timeout=WAIT_MS)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=str(CHROMIUM), headless=True, args=ARGS
         )
         page = browser.new_page(viewport={"width": 1440, "height": 1400})
+        page.set_default_timeout(WAIT_MS)
         page.goto(live_app())
         page.wait_for_selector("#sv-run")
         yield page
@@ -31,9 +34,9 @@ def _open(page, tab: str) -> None:
     page.wait_for_selector(f"#sv-tab-{tab}", state="visible")
 
 
-def _bars(page, plot: str) -> int:
+def _bars(page, plot: str):
     """Drawn Plotly points (one per bar, one per scatter marker) inside one plot component."""
-    return page.locator(f"{plot} .js-plotly-plot .point").count()
+    return page.locator(f"{plot} .js-plotly-plot .point")
 
 
 def test_inspector_opens_the_clicked_cycle(page):
@@ -45,9 +48,9 @@ def test_inspector_opens_the_clicked_cycle(page):
     second.locator(".sv-tok").first.click()
     page.wait_for_selector('#sv-inspect [data-cycle="2"]', timeout=30_000)
     assert page.locator("#sv-tab-inspector").is_visible()
+    at_least(page.locator("#sv-inspect tbody tr"), 1)
     rows = page.locator("#sv-inspect tbody tr").count()
-    assert rows >= 1
-    assert _bars(page, "#sv-inspect-plot") >= 2 * rows
+    at_least(_bars(page, "#sv-inspect-plot"), 2 * rows)
 
 
 def test_exactness_lab_passes_the_rule_and_catches_the_wrong_one(page):
@@ -56,7 +59,8 @@ def test_exactness_lab_passes_the_rule_and_catches_the_wrong_one(page):
     _set_number(page, "sv-exact-n", 300)
     page.locator("#sv-exact-run").click()
     page.wait_for_selector("#sv-exact-status .sv-status-done", timeout=240_000)
-    assert _bars(page, "#sv-exact-first") > 0 and _bars(page, "#sv-exact-pairs") > 0
+    at_least(_bars(page, "#sv-exact-first"), 1)
+    at_least(_bars(page, "#sv-exact-pairs"), 1)
     assert "300 samples per arm" in page.locator("#sv-exact-summary").inner_text()
 
     page.locator("#sv-rule").get_by_text("Wrong rule", exact=False).click()
@@ -75,24 +79,26 @@ def test_speedup_and_cost_labs_measure_and_project(page):
     page.wait_for_selector("#sv-speedup-status .sv-status-done", timeout=300_000)
     summary = page.locator("#sv-speedup-summary").inner_text()
     assert "Pooled α" in summary and "predicted" in summary
-    assert _bars(page, "#sv-speedup-plot") >= 2  # the measured points at γ = 1 and 3
+    at_least(_bars(page, "#sv-speedup-plot"), 2)  # the measured points at γ = 1 and 3
 
     _open(page, "cost")
     _set_number(page, "sv-cost-sizes", 4)
     page.locator("#sv-cost-run").click()
     page.wait_for_selector("#sv-cost-status .sv-status-done", timeout=300_000)
-    assert _bars(page, "#sv-cost-plot") >= 4
+    at_least(_bars(page, "#sv-cost-plot"), 4)
     page.locator("#sv-project").click()
     page.wait_for_selector("#sv-projection-note :text('PROJECTION, not a measurement')")
-    assert _bars(page, "#sv-projection-plot") >= 16
+    at_least(_bars(page, "#sv-projection-plot"), 16)
 
 
 def test_task_dependence_lab_runs_every_task(page):
+    from playwright.sync_api import expect
+
     _set_number(page, "sv-max-new-tokens", 6)
     _open(page, "tasks")
     _set_number(page, "sv-tasks-repeats", 1)  # one run of each method per task: the lab's path
     page.locator("#sv-tasks-run").click()
     page.wait_for_selector("#sv-tasks-status .sv-status-done", timeout=400_000)
     tasks = len(TASKS)  # the bundled preset has prompts for every task group
-    assert page.locator("#sv-tasks-table tbody tr").count() == tasks
-    assert _bars(page, "#sv-tasks-plot") == 3 * tasks  # α, τ and speedup for each task
+    expect(page.locator("#sv-tasks-table tbody tr")).to_have_count(tasks)
+    expect(_bars(page, "#sv-tasks-plot")).to_have_count(3 * tasks)  # α, τ, speedup per task

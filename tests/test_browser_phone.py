@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from browser_checks import no_horizontal_scroll, top
+from browser_checks import WAIT_MS, app_requests, at_least, no_horizontal_scroll, settled, top
 from test_browser import CHROMIUM, _set_number
 from test_browser import browser as browser  # the module's chromium, a fixture
 from test_browser_present import url as url  # the tiny app, a fixture
@@ -50,8 +50,8 @@ def test_the_phone_shows_the_run_first_and_never_scrolls_sideways(phone, tmp_pat
     assert top(phone, "#sv-stream") < 844  # on the first screen
     _set_number(phone, "sv-max-new-tokens", 16)
     phone.locator("#sv-run").tap()
-    phone.wait_for_selector("#sv-status .sv-status-done", timeout=60_000)
-    phone.wait_for_timeout(800)
+    phone.wait_for_selector("#sv-status .sv-status-done", timeout=WAIT_MS)
+    settled(phone, "#sv-page", charts=5)  # laid out: the run drawn, the charts too
     assert no_horizontal_scroll(phone)
     # Counters in two columns: the first two side by side, the third on the next row.
     stats = phone.locator("#sv-counters .sv-stat")
@@ -66,13 +66,21 @@ def test_the_phone_shows_the_run_first_and_never_scrolls_sideways(phone, tmp_pat
 
 
 def test_a_tap_shows_the_token_before_the_inspector(phone):
+    from playwright.sync_api import expect
+
     _set_number(phone, "sv-max-new-tokens", 16)
     phone.locator("#sv-run").tap()
-    phone.wait_for_selector("#sv-status .sv-status-done", timeout=60_000)
+    phone.wait_for_selector("#sv-status .sv-status-done", timeout=WAIT_MS)
     token = phone.locator("#sv-stream .sv-cycle").nth(1).locator(".sv-tok").first
+    settled(phone, "#sv-page", charts=5)  # nothing left of the run to draw
+    sent = app_requests(phone)
     token.tap()
-    phone.wait_for_timeout(800)
-    # The first tap opens the token's details (its tooltip shows on focus) and stays put.
+    # The first tap opens the token's details (its tooltip shows on focus) and stays put: the
+    # page's tap handler focuses the token and sends nothing (a click on the inspector would go
+    # to the server from that same handler).
+    expect(token).to_be_focused()
+    settled(phone, "#sv-page")
+    assert sent == [], sent
     assert token.evaluate("(el) => el === document.activeElement")
     tip = token.evaluate("(el) => getComputedStyle(el, '::after').content")
     assert "q_draft" in tip or "p_target" in tip
@@ -95,10 +103,10 @@ def test_hosted_mode_on_a_phone(browser, tmp_path):
     assert "at most 256 here" in page.locator("#sv-max-new-tokens").inner_text()
     _set_number(page, "sv-max-new-tokens", 16)
     page.locator("#sv-run").tap()
-    page.wait_for_selector("#sv-status .sv-status-done", timeout=60_000)
-    page.wait_for_timeout(800)
+    page.wait_for_selector("#sv-status .sv-status-done", timeout=WAIT_MS)
+    settled(page, "#sv-page", charts=5)  # laid out: the run drawn, the charts too
     assert no_horizontal_scroll(page)
-    assert page.locator("#sv-stream .sv-tok").count() > 0
+    at_least(page.locator("#sv-stream .sv-tok"), 1)
     assert page.locator("#sv-counters .sv-stat").first.is_visible()
     run = page.locator("#sv-run").bounding_box()
     assert run is not None and run["x"] >= 0 and run["x"] + run["width"] <= 390

@@ -12,7 +12,16 @@ import time
 from pathlib import Path
 
 import pytest
-from browser_checks import NOTES, STYLE_JS, contrast, no_horizontal_scroll, top
+from browser_checks import (
+    NOTES,
+    STYLE_JS,
+    WAIT_MS,
+    contrast,
+    events_over,
+    no_horizontal_scroll,
+    settled,
+    top,
+)
 from test_browser import CHROMIUM, _set_number
 from test_browser import browser as browser  # the module's chromium, a fixture
 
@@ -49,7 +58,7 @@ def run(page, tokens: int = 24) -> int:
     """Press Run with *tokens* new tokens and wait for the end; the cycles it took."""
     _set_number(page, "sv-max-new-tokens", tokens)
     page.locator("#sv-run").click()
-    page.wait_for_selector("#sv-status .sv-status-done", timeout=60_000)
+    page.wait_for_selector("#sv-status .sv-status-done", timeout=WAIT_MS)
     return cycles_shown(page)
 
 
@@ -63,6 +72,8 @@ def present_on(page) -> None:
 
 
 def test_presentation_mode_reads_from_the_back_of_the_room(page, tmp_path):
+    from playwright.sync_api import expect
+
     _set_number(page, "sv-max-new-tokens", 24)  # the controls hide in presentation mode
     page.locator("#sv-race-toggle input").check()  # the race shows above the charts too
     present_on(page)
@@ -72,14 +83,15 @@ def test_presentation_mode_reads_from_the_back_of_the_room(page, tmp_path):
     assert summary.locator(".sv-present-summary").bounding_box()["height"] < 30  # one line
     # No empty chart: before a run every live chart says what will appear, with no axes.
     live = page.locator("#sv-tab-live")
-    assert live.locator(".js-plotly-plot").count() == 5
-    assert live.locator(".js-plotly-plot .xtick").count() == 0
-    assert live.locator(".js-plotly-plot .annotation-text").count() == 5
+    expect(live.locator(".js-plotly-plot")).to_have_count(5)  # Plotly draws them after load
+    expect(live.locator(".js-plotly-plot .annotation-text")).to_have_count(5)
+    settled(page, "#sv-tab-live", charts=5)
+    assert live.locator(".js-plotly-plot .xtick").count() == 0  # drawn, and without axes
 
     page.locator("#sv-run").click()
-    page.wait_for_selector("#sv-status .sv-status-done", timeout=60_000)
-    page.wait_for_selector("#sv-race .sv-race-status:text('finished')", timeout=60_000)
-    page.wait_for_timeout(800)
+    page.wait_for_selector("#sv-status .sv-status-done", timeout=WAIT_MS)
+    page.wait_for_selector("#sv-race .sv-race-status:text('finished')", timeout=WAIT_MS)
+    settled(page, "#sv-page", charts=5)  # the cards' flip ends, the charts redrawn
 
     stream = page.locator("#sv-stream .sv-stream").evaluate(
         "(el) => parseFloat(getComputedStyle(el).fontSize)"
@@ -110,7 +122,8 @@ def test_presentation_mode_reads_from_the_back_of_the_room(page, tmp_path):
     folder = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
     for name, size in (("1280x720", (1280, 720)), ("1440x900", (1440, 900))):
         page.set_viewport_size({"width": size[0], "height": size[1]})
-        page.wait_for_timeout(400)
+        page.wait_for_function("(width) => window.innerWidth === width", arg=size[0])
+        settled(page, "#sv-page", charts=5)  # the charts have followed the new width
         assert no_horizontal_scroll(page), name
         page.evaluate("window.scrollTo(0, 0)")
         page.screenshot(path=str(folder / f"present-{name}.png"))
@@ -118,6 +131,8 @@ def test_presentation_mode_reads_from_the_back_of_the_room(page, tmp_path):
 
 @pytest.mark.parametrize("zoom", ["viewport", "device"])
 def test_presentation_mode_at_150_percent_zoom(browser, url, tmp_path, zoom):
+    from playwright.sync_api import expect
+
     # 150 % zoom of a 1280x720 screen: CSS sees 853x480 (drawn at 1.5 device pixels each).
     scale = 1.5 if zoom == "device" else 1
     context = browser.new_context(viewport={"width": 853, "height": 480}, device_scale_factor=scale)
@@ -130,13 +145,15 @@ def test_presentation_mode_at_150_percent_zoom(browser, url, tmp_path, zoom):
     _set_number(page, "sv-max-new-tokens", 16)
     present_on(page)
     page.locator("#sv-run").click()
-    page.wait_for_selector("#sv-status .sv-status-done", timeout=60_000)
-    page.wait_for_timeout(500)
+    page.wait_for_selector("#sv-status .sv-status-done", timeout=WAIT_MS)
+    settled(page, "#sv-page", charts=5)  # laid out: the run drawn, the charts too
     assert no_horizontal_scroll(page)
     # Every tab keeps its button on the page (they wrap, never fold into a "⋯" menu).
     buttons = page.locator("#sv-tabs [role=tab]")
     # Live run, Inspector, Exactness, Speedup, Verification cost, Tasks, Advisor, Production configs
-    assert buttons.count() == 8 and all(button.is_visible() for button in buttons.all())
+    expect(buttons).to_have_count(8)
+    for button in buttons.all():
+        expect(button).to_be_visible()
     assert page.locator("#sv-tabs .overflow-menu:visible").count() == 0
     assert top(page, "#sv-stream") < 480  # the stream starts on the first screen
     folder = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
@@ -158,8 +175,8 @@ def test_step_back_and_forward_through_a_finished_run(page):
     page.wait_for_selector(f'#sv-stream .sv-stream[data-cycles="{total - 1}"]')
     page.locator("#sv-forward").click()
     page.wait_for_selector(f'#sv-stream .sv-stream[data-cycles="{total}"]')
-    page.locator("#sv-forward").click()  # past the end it stays on the last cycle
-    page.wait_for_timeout(500)
+    with events_over(page):  # the server has answered the click, and the page shows it
+        page.locator("#sv-forward").click()  # past the end it stays on the last cycle
     assert cycles_shown(page) == total
     page.locator("#sv-back").click()
     page.wait_for_selector(f'#sv-stream .sv-stream[data-cycles="{total - 1}"]')
@@ -182,23 +199,26 @@ def test_autoplay_keeps_its_pace_and_pause_holds_the_cycle(page):
     took = time.perf_counter() - began
     # Cycle 1 shows at once and three more follow at 2 per second: about 1.5 s.
     assert 1.2 <= took <= 6, took
-    page.locator("#sv-pause").click()
-    page.wait_for_timeout(300)
+    # Pause cancels the autoplay: once the server has ended its event, no frame can follow.
+    with events_over(page):
+        page.locator("#sv-pause").click()
     held = cycles_shown(page)
-    page.wait_for_timeout(1500)
-    assert cycles_shown(page) == held < total  # paused: no more cycles
+    assert held < total  # paused: no more cycles
     page.locator("#sv-back").click()  # the player remembers where the pause left it
     page.wait_for_selector(f'#sv-stream .sv-stream[data-cycles="{held - 1}"]')
 
 
 def test_the_player_steps_from_the_cycle_the_page_holds(page):
+    from playwright.sync_api import expect
+
     # The page, not the server, holds the player's position: a frame that Pause cancelled
     # after the server yielded it never reached the page, and Back must step from the cycle on
     # screen. Here the page's position is set by hand, as such a frame would leave it.
     total = run(page, 24)
     assert total >= 4
     box = page.locator("#sv-player-position input")
-    assert box.count() == 1 and not box.is_visible()
+    expect(box).to_have_count(1)
+    assert not box.is_visible()
     box.evaluate(
         "(el, v) => { el.value = v; el.dispatchEvent(new Event('input', {bubbles: true}));"
         " el.dispatchEvent(new Event('change', {bubbles: true})); }",

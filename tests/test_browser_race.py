@@ -5,6 +5,7 @@ counters lead with time."""
 from __future__ import annotations
 
 import pytest
+from browser_checks import WAIT_MS, events_over
 from test_browser import CHROMIUM
 from test_browser import browser as browser  # the module's chromium, a fixture
 
@@ -44,6 +45,8 @@ def _headlines(page) -> list[dict]:
 
 
 def test_the_headline_is_the_final_ratio_while_the_lanes_replay(browser, url):
+    from playwright.sync_api import expect
+
     page = browser.new_page(viewport={"width": 1440, "height": 1400})
     page.goto(url)
     page.wait_for_selector("#sv-run")
@@ -62,7 +65,7 @@ def test_the_headline_is_the_final_ratio_while_the_lanes_replay(browser, url):
     page.locator("#sv-run").click()
     page.wait_for_selector("#sv-race .sv-race-status:text('finished')", timeout=120_000)
     race = page.locator("#sv-race")
-    assert race.locator(".sv-race-panel").count() == 4  # plain and three drafters
+    expect(race.locator(".sv-race-panel")).to_have_count(4)  # plain and three drafters
     final = [
         f"{span.get_attribute('data-lane')}={span.get_attribute('data-speedup')}"
         for span in race.locator(".sv-race-head [data-speedup]").all()
@@ -79,9 +82,9 @@ def test_the_headline_is_the_final_ratio_while_the_lanes_replay(browser, url):
     assert "work, not time" in counters.nth(1).inner_text()
 
     page.evaluate(RECORD_HEADLINES)
-    page.locator("#sv-replay").click()
-    page.wait_for_selector("#sv-race .sv-race-status:text('replay')", timeout=30_000)
-    page.wait_for_timeout(2_000)  # the tiny lanes replay in well under a second
+    with events_over(page):  # every replay frame has reached the page
+        page.locator("#sv-replay").click()
+        page.wait_for_selector("#sv-race .sv-race-status:text('replay')", timeout=WAIT_MS)
     frames = _headlines(page)
     assert frames and all(frame["ratios"] == final for frame in frames)
     assert "runs after the speculative run" not in race.inner_text()
