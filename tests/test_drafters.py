@@ -11,7 +11,7 @@ from specviz.core.events import Origin
 from specviz.drafters.base import DrafterSpec
 from specviz.drafters.draft_model import ModelDrafter
 from specviz.drafters.policy import DraftPolicy, next_gamma
-from specviz.drafters.registry import DRAFTERS, make_drafter
+from specviz.drafters.registry import DRAFTERS, DrafterEntry, Drafts, make_drafter
 from specviz.models.presets import DEFAULT_DRAFTER
 
 V = 8
@@ -180,9 +180,6 @@ def lookup_kind(monkeypatch: pytest.MonkeyPatch) -> str:
 
     class CopyRule:
         kind = "copy-rule"
-        samples_in_exactness_lab = False
-        uses_draft_model = False
-        compared_at_every_format = False
 
         @classmethod
         def check_spec(cls, spec: DrafterSpec) -> None:
@@ -192,7 +189,14 @@ def lookup_kind(monkeypatch: pytest.MonkeyPatch) -> str:
         def from_spec(cls, spec: DrafterSpec, pair: object) -> RuleDrafter:
             return RuleDrafter(copy_after_last_match, cls.kind)
 
-    monkeypatch.setitem(DRAFTERS, CopyRule.kind, CopyRule)
+    entry = DrafterEntry(
+        CopyRule.kind,
+        lambda: CopyRule,
+        Drafts.BY_RULE,
+        uses_draft_model=False,
+        copies_from_text=True,
+    )
+    monkeypatch.setitem(DRAFTERS, CopyRule.kind, entry)
     return CopyRule.kind
 
 

@@ -74,7 +74,11 @@ def test_greedy_cycles_compare_argmaxes(tiny_pair: TinyPair) -> None:
     assert decision_text(cycle, token).startswith("the target's top choice is ")
     assert "top choice" in extra_text(cycle)
     lines = inspector_lines(cycle)
-    assert len(lines) == 1 + 3 * cycle.gamma + 1 + (1 if draft_end_text(cycle) else 0)
+    # The head, three lines a position, the extra token, why the draft ended, who drafted.
+    assert len(lines) == 1 + 3 * cycle.gamma + 1 + (1 if draft_end_text(cycle) else 0) + 1
+    assert lines[-1] == "  Drafted by Draft model (guesses): " + (
+        "a draft model's guesses, q(x) its probability of each."
+    )
     assert lines[0].endswith("(greedy)")
 
 

@@ -26,7 +26,7 @@ from specviz.drafters.layer_skip import (
     layers_kept,
     layers_option,
 )
-from specviz.drafters.registry import DRAFTERS, check_drafter_spec, drafter_kind, make_drafter
+from specviz.drafters.registry import DRAFTERS, check_drafter_spec, drafter_entry, make_drafter
 from specviz.models.lean_forward import LeanCache
 from specviz.models.runner import ModelRunner
 from specviz.views.run_html import cycle_tokens_html
@@ -343,12 +343,12 @@ def test_a_target_without_the_lean_step_is_refused() -> None:
 
 def test_every_drafter_checks_its_own_spec_and_says_if_the_exactness_lab_samples_it() -> None:
     assert list(DRAFTERS) == ["draft-model", "lookup", "hybrid", "layerskip"]
-    assert DRAFTERS["layerskip"] is LayerSkipDrafter
+    assert DRAFTERS["layerskip"].load() is LayerSkipDrafter
     sampled = {kind for kind, registered in DRAFTERS.items() if registered.samples_in_exactness_lab}
     assert sampled == {"draft-model"}
-    assert drafter_kind("layerskip:exit=3") is LayerSkipDrafter
+    assert drafter_entry("layerskip:exit=3").load() is LayerSkipDrafter
     for kind, registered in DRAFTERS.items():
-        registered.check_spec(DrafterSpec(kind))  # every kind runs with no options
+        registered.load().check_spec(DrafterSpec(kind))  # every kind runs with no options
         assert registered.kind == kind
 
 

@@ -107,12 +107,23 @@ def _setting_keys() -> set[str]:
     return {key for item in settings_schema() for key in (item.label_key, item.help_key)}
 
 
+def _drafter_keys() -> set[str]:
+    """The label keys of the registered drafters (``drafter.<kind>``, looked up by convention)."""
+    from specviz.drafters.registry import DRAFTERS
+
+    return {entry.label_key for entry in DRAFTERS.values()}
+
+
 def test_every_setting_is_worded_in_the_english_table() -> None:
     assert sorted(_setting_keys() - set(ENGLISH)) == []
 
 
+def test_every_registered_drafter_is_worded_in_the_english_table() -> None:
+    assert sorted(_drafter_keys() - set(ENGLISH)) == []
+
+
 def test_every_english_text_is_used_somewhere() -> None:
-    used = {key for _, key in _key_literals()} | _setting_keys()
+    used = {key for _, key in _key_literals()} | _setting_keys() | _drafter_keys()
     assert sorted(set(ENGLISH) - used) == []
 
 

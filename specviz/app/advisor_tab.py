@@ -17,12 +17,12 @@ from specviz.app.lab_tabs import LabRun, LabWiring, chart, lab_tab, run_button, 
 from specviz.app.lab_tabs import status_line as lab_status
 from specviz.app.run_controls import drafter_choices, task_choices
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN
+from specviz.drafters.registry import default_drafters
 from specviz.labs.advisor import charts as advisor_charts
 from specviz.labs.advisor import panel as advisor_panel
 from specviz.labs.advisor.advice import (
     ADVISOR_GAMMAS,
     DEFAULT_BUDGET_S,
-    DEFAULT_DRAFTERS,
     DEFAULT_TOKENS,
     AdvicePlan,
     AdviceUpdate,
@@ -60,7 +60,7 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
         with gr.Row():
             drafters = gr.CheckboxGroup(
                 drafter_choices(preset, lang),
-                value=list(DEFAULT_DRAFTERS),
+                value=list(default_drafters()),
                 label=t("app.advisor.drafters", lang),
                 elem_id="sv-advisor-drafters",
             )

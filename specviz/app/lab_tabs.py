@@ -271,7 +271,7 @@ def exactness_tab(wiring: LabWiring) -> None:
                     lab.pair,
                     lab.prompt_ids,
                     lab.inputs.settings,
-                    lab.inputs.drafter,  # the visitor's drafter: every drafter must equal plain
+                    str(lab.inputs.drafter),  # the visitor's: every drafter must equal plain
                     prefill_chunk=wiring.app.limits.prefill_chunk,
                 ),
                 "app.doing.greedy",
@@ -354,7 +354,7 @@ def tasks_tab(wiring: LabWiring) -> None:
             lab.inputs.settings,
             int(per_task_value or 1),
             warm_up=wiring.warm_up(lab.inputs),
-            drafter=lab.inputs.drafter,
+            drafter=str(lab.inputs.drafter),
             repeats=int(repeats_value or 1),
         )
         updates = task_dependence.iter_task_measurements(plan)

@@ -16,19 +16,11 @@ from specviz.app.limits import LOCAL, Limits
 from specviz.app.race_panel import RaceControls, race_controls
 from specviz.app.session import App, Inputs
 from specviz.app.setting_controls import SettingControls, setting_controls
-from specviz.drafters.registry import DRAFTERS
+from specviz.drafters.registry import DRAFTERS, drafter_label
 from specviz.models.presets import TASKS, Preset, default_preset, task_label
 from specviz.text import DEFAULT_LANGUAGE, t
 
 PRIVATE: dict[str, Any] = {"api_visibility": "private"}  # UI-only events stay out of the API
-
-# Each registered drafter kind in words (a kind without an entry is shown by its name).
-DRAFTER_LABELS: Mapping[str, str] = {
-    "draft-model": "drafter.draft_model",
-    "lookup": "drafter.lookup",
-    "hybrid": "drafter.hybrid",
-    "layerskip": "drafter.layerskip",
-}
 
 
 @dataclass
@@ -165,10 +157,7 @@ def read_run_inputs(app: App, values: dict[str, Any]) -> Inputs:
 def drafter_choices(preset: Preset, lang: str) -> list[tuple[str, str]]:
     """The drafter dropdown's (label in *lang*, spec) choices: every registered kind, and the
     preset's own spec when it sets options ("lookup:max_ngram=3")."""
-    choices = [
-        (t(DRAFTER_LABELS[kind], lang) if kind in DRAFTER_LABELS else kind, kind)
-        for kind in DRAFTERS
-    ]
+    choices = [(drafter_label(kind, lang), kind) for kind in DRAFTERS]
     if preset.drafter not in DRAFTERS:
         choices.append((preset.drafter, preset.drafter))
     return choices

@@ -26,7 +26,8 @@ from specviz.core.detok import IncrementalDetokenizer, TokenizerLike, control_id
 from specviz.core.engine import GenerationSettings, speculative_stream
 from specviz.core.events import Cycle, Prefill, Step
 from specviz.core.settings import SettingError, describe_value, settings_from_mapping
-from specviz.drafters.registry import check_drafter_spec, drafter_kind, make_drafter
+from specviz.drafters.base import DrafterSpec
+from specviz.drafters.registry import check_drafter_spec, drafter_entry, make_drafter
 from specviz.export.trace import RunSetup, run_setup
 from specviz.measure.race import iter_race
 from specviz.measure.race_records import LaneGain, RaceProgress, RaceResult
@@ -57,7 +58,7 @@ class Started:
     costs: Phrase | None  # the pair's step costs and the draft format they chose, in words
     no_chat_template: bool  # the chat template was asked for, but the tokenizer has none
     # The prompt as the target reads it (chat template applied), one token each, for a drafter
-    # that copies from it (its class says copies_from_text); () for any other.
+    # that copies from it (its registry entry says copies_from_text); () for any other.
     prompt: tuple[PromptToken, ...] = ()
 
 
@@ -94,7 +95,7 @@ class Session:
 
     def begin(self, inputs: Inputs, started: Started) -> None:
         """Forget the last run and hold what this one began with (its cycles come later)."""
-        self.key, self.setup, self.drafter = inputs.key, started.setup, inputs.drafter
+        self.key, self.setup, self.drafter = inputs.key, started.setup, str(inputs.drafter)
         self.forwards, self.costs = dict(started.forwards), started.costs
         self.prompt = started.prompt
         self.cycles, self.race, self.engine_s = [], None, 0.0
@@ -126,7 +127,7 @@ class Inputs:
     chat: bool
     settings: GenerationSettings
     race: bool
-    drafter: str  # the drafter spec the run drafts with (the preset's unless the visitor chose)
+    drafter: DrafterSpec  # what the run drafts with (the preset's unless the visitor chose)
     race_drafters: tuple[str, ...] = ()  # the race's drafter lanes, checked specs
     race_repeats: int = DEFAULT_REPEATS  # the race's repeats per lane
 
@@ -246,15 +247,15 @@ class App:
             }
             whole = t("error.app.settings", self.lang, problems=error.message(self.lang))
             raise Refusal(whole, fields) from None
-        spec = str(drafter or "").strip() or preset.drafter  # 5 is checked as the spec "5"
+        chosen = str(drafter or "").strip() or preset.drafter  # 5 is checked as the spec "5"
         try:
-            spec = str(check_drafter_spec(spec))
+            spec = check_drafter_spec(chosen)
         except UserError as error:
             problem = error.message(self.lang)
             refused = t("error.app.drafter", self.lang, problem=problem)
             raise Refusal.about("drafter", refused) from None
         try:
-            lanes = self.race_lanes(race_drafters, spec)
+            lanes = self.race_lanes(race_drafters, str(spec))
         except gr.Error as error:
             raise Refusal.about("race_drafters", str(error.message)) from None
         try:
@@ -373,7 +374,7 @@ class App:
         prompt_ids = self.prompt_ids(inputs, pair)
         started = Started(
             run_setup(
-                inputs.preset, pair, inputs.settings, inputs.drafter, inputs.prompt, inputs.chat,
+                inputs.preset, pair, inputs.settings, str(inputs.drafter), inputs.prompt, inputs.chat,
                 int(prompt_ids.shape[1]),
             ),
             pair.forward_choices(),
@@ -491,10 +492,10 @@ class App:
 
 
 def copy_source(
-    drafter: str, tokenizer: TokenizerLike, prompt_ids: list[int]
+    drafter: str | DrafterSpec, tokenizer: TokenizerLike, prompt_ids: list[int]
 ) -> tuple[PromptToken, ...]:
     """The prompt's tokens as text for a drafter that copies from it, () for any other."""
-    if not drafter_kind(drafter).copies_from_text:
+    if not drafter_entry(drafter).copies_from_text:
         return ()
     return prompt_tokens(tokenizer, prompt_ids)
 

@@ -29,8 +29,8 @@ from specviz.text import DEFAULT_LANGUAGE, UserError, t
 
 def add_advise_command(commands: Any, lang: str = DEFAULT_LANGUAGE) -> None:
     """Register `advise` on the CLI's subparsers."""
-    from specviz.drafters.registry import DRAFTERS
-    from specviz.labs.advisor.advice import DEFAULT_BUDGET_S, DEFAULT_DRAFTERS
+    from specviz.drafters.registry import DRAFTERS, default_drafters
+    from specviz.labs.advisor.advice import DEFAULT_BUDGET_S
     from specviz.models.presets import DRAFT_QUANTIZATIONS
 
     advise = commands.add_parser(
@@ -51,9 +51,9 @@ def add_advise_command(commands: Any, lang: str = DEFAULT_LANGUAGE) -> None:
     advise.add_argument(
         "--drafters",
         metavar="SPECS",
-        default=",".join(DEFAULT_DRAFTERS),
+        default=",".join(default_drafters()),
         help=f"comma-separated drafter specs to compare, any of {', '.join(DRAFTERS)} "
-        f"(default: {','.join(DEFAULT_DRAFTERS)})",
+        f"(default: {','.join(default_drafters())})",
     )
     advise.add_argument(
         "--draft-formats",

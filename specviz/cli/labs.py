@@ -108,7 +108,7 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def _exactness(args: argparse.Namespace) -> int:
-    from specviz.drafters.registry import drafter_kind
+    from specviz.drafters.registry import drafter_entry
     from specviz.labs.exactness.experiment import iter_exactness_lab
     from specviz.labs.exactness.greedy import greedy_equality
     from specviz.measure.harness import staged_result
@@ -130,7 +130,7 @@ def _exactness(args: argparse.Namespace) -> int:
         say("cli.exactness.greedy_speculative", lang, text=f"{greedy.speculative_text!r}")
         say("cli.exactness.greedy_plain", lang, text=f"{greedy.plain_text!r}")
         return 0
-    if not drafter_kind(drafter).samples_in_exactness_lab:
+    if not drafter_entry(drafter).samples_in_exactness_lab:
         raise UserError("error.exactness_drafter", drafter=drafter)
     stages = iter_exactness_lab(pair, prompt_ids, settings, args.samples, args.tokens, args.rule)
     report = staged_result(stages, progress_line(args.lang))

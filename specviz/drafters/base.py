@@ -10,10 +10,6 @@ from dataclasses import dataclass
 
 from specviz.text import Phrase, UserError
 
-# The kind of the drafter that drafts with the pair's draft model (ModelDrafter), the default:
-# views leave its cycles unmarked and name any other drafter's.
-DRAFT_MODEL_KIND = "draft-model"
-
 
 @dataclass(frozen=True)
 class DrafterSpec:

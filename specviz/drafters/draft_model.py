@@ -16,7 +16,7 @@ from specviz.core.engine import ModelPairLike
 from specviz.core.proposal import Proposal
 from specviz.core.sampling import Sampler
 from specviz.core.settings import GenerationSettings
-from specviz.drafters.base import DRAFT_MODEL_KIND, DrafterSpec
+from specviz.drafters.base import DrafterSpec
 from specviz.drafters.policy import DraftPolicy, draft_autoregressively
 from specviz.models.runner import ModelRunner
 from specviz.text import UserError
@@ -25,11 +25,7 @@ from specviz.text import UserError
 class ModelDrafter:
     """A small causal LM that drafts autoregressively from its own KV cache."""
 
-    kind = DRAFT_MODEL_KIND
-    uses_draft_model = True  # holds the pair's draft model (the advisor counts its weights)
-    copies_from_text = False  # it guesses
-    compared_at_every_format = True  # the advisor's rows per draft format are this drafter's
-    samples_in_exactness_lab = True  # the lab's sampled arm draws from this very model
+    kind = "draft-model"
 
     @classmethod
     def check_spec(cls, spec: DrafterSpec) -> None:

@@ -48,11 +48,6 @@ class HybridDrafter:
     """Prompt lookup when the text's suffix occurred before, the draft model otherwise."""
 
     kind = "hybrid"
-    uses_draft_model = True  # holds the pair's draft model (the advisor counts its weights)
-    copies_from_text = True  # its lookup cycles copy
-    # The draft model's own rows compare the formats; the hybrid is measured at the preset's.
-    compared_at_every_format = False
-    samples_in_exactness_lab = False  # its lookup cycles draft no q the lab's sampled arm draws
 
     @classmethod
     def check_spec(cls, spec: DrafterSpec) -> None:

@@ -196,11 +196,6 @@ class LayerSkipDrafter:
     """Drafts with the target's own layers minus a skip set, reading the target's KV cache."""
 
     kind = "layerskip"
-    # The sampled exactness lab draws from the pair's draft model; layer skip has none.
-    samples_in_exactness_lab = False
-    uses_draft_model = False  # drafts with the target itself: no extra weights
-    copies_from_text = False  # it guesses, with the target's own layers
-    compared_at_every_format = False  # no draft model, so no format
 
     def __init__(self, options: LayerSkipOptions, layer_count: int) -> None:
         self.options = options

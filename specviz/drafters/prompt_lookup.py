@@ -137,10 +137,6 @@ class PromptLookupDrafter:
     """Proposes the tokens that followed the longest earlier occurrence of the text's suffix."""
 
     kind = "lookup"
-    uses_draft_model = False  # drafts with no model: nothing for the advisor to count
-    copies_from_text = True  # every draft is a copy
-    compared_at_every_format = False  # no draft model, so no format
-    samples_in_exactness_lab = False  # the lab's sampled arm draws from a draft model
 
     @classmethod
     def check_spec(cls, spec: DrafterSpec) -> None:

@@ -1,53 +1,32 @@
-"""make_drafter(spec, pair): the one place a drafter is built, from a kind name and its options.
+"""The drafter registry: every drafter kind by name, with what the rest of specviz may know of it.
 
-Adding a drafter is a new module in specviz/drafters (a class with the DrafterKind members) and
-one entry in DRAFTERS.
+Adding a drafter is one module in specviz/drafters (a class with ``check_spec`` and
+``from_spec``) and one ``DrafterEntry`` in ``DRAFTERS``: its label (``drafter.<kind>`` in each
+text table), the default lists, the serving engines' equivalent, the fable's and inspector's
+wording, the advisor's candidates, the exactness lab's sampled arm and the race's lanes all read
+the entry's capabilities, never the kind's name. ``make_drafter(spec, pair)`` builds one.
+
+This module loads no torch (views ask it how a cycle's drafter drafts): an entry imports its
+class only when a drafter is first checked or built.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Protocol
 
-from specviz.core.engine import ModelPairLike
-from specviz.core.proposal import Drafter
 from specviz.drafters.base import DrafterSpec
-from specviz.drafters.draft_model import ModelDrafter
-from specviz.drafters.hybrid import HybridDrafter
-from specviz.drafters.layer_skip import LayerSkipDrafter
-from specviz.drafters.prompt_lookup import PromptLookupDrafter
-from specviz.text import UserError
+from specviz.text import TABLES, UserError, t
+
+if TYPE_CHECKING:
+    from specviz.core.engine import ModelPairLike
+    from specviz.core.proposal import Drafter
 
 
 class DrafterKind(Protocol):
-    """What the registry needs of a drafter class: its name, its capabilities, its factory."""
-
-    @property
-    def kind(self) -> str:
-        """The name a spec, a preset and Cycle.drafter use."""
-        ...
-
-    @property
-    def samples_in_exactness_lab(self) -> bool:
-        """Whether the exactness lab's sampled arm can draft as this drafter does (it draws
-        from the pair's draft model)."""
-        ...
-
-    @property
-    def uses_draft_model(self) -> bool:
-        """Whether it drafts with the pair's draft model (whose weights it then adds to memory)."""
-        ...
-
-    @property
-    def copies_from_text(self) -> bool:
-        """Whether it copies from the committed text, the prompt included (the live tab then
-        shows the prompt as tokens, where the copies come from)."""
-        ...
-
-    @property
-    def compared_at_every_format(self) -> bool:
-        """Whether the advisor measures it at every draft format loaded, not only the preset's
-        (true for the drafter whose speed is the draft model's alone)."""
-        ...
+    """What the registry needs of a drafter class: a check of its spec and a factory."""
 
     def check_spec(self, spec: DrafterSpec) -> None:
         """UserError for an option the spec sets wrongly, checked without a model."""
@@ -58,17 +37,144 @@ class DrafterKind(Protocol):
         ...
 
 
+class Drafts(Enum):
+    """Where a drafter's tokens and their q come from: the fable and the inspector word this."""
+
+    WITH_DRAFT_MODEL = "draft_model"  # a second, smaller model guesses; q is its probability
+    WITH_TARGET_LAYERS = "target_layers"  # the target's own first layers guess; q is theirs
+    BY_RULE = "rule"  # tokens chosen by a rule (a copy of earlier text, ...): q = 1 each
+    BY_PART = "by_part"  # its parts take turns; each cycle is recorded under its part's kind
+
+
+class ServingMethod(Enum):
+    """A speculative method the serving engines offer (specviz.production writes its flags)."""
+
+    DRAFT_MODEL = "draft_model"  # a separate draft model: every engine
+    NGRAM = "ngram"  # n-gram prompt lookup with the spec's lookup options: every engine
+    EARLY_EXIT = "early_exit"  # the target's first exit=N layers: transformers alone
+
+
+@dataclass(frozen=True)
+class ServingEquivalent:
+    """One way a serving engine can run a drafter like this one."""
+
+    method: ServingMethod
+    exact: bool = True  # False: the nearest the engines have, and the config's notes say so
+
+
+@dataclass(frozen=True)
+class DrafterEntry:
+    """One drafter kind and its capabilities: everything outside its module may ask of it."""
+
+    kind: str  # the name a spec, a preset and Cycle.drafter use
+    load: Callable[[], DrafterKind]  # its class, imported on first use
+    drafts: Drafts
+    uses_draft_model: bool  # drafts with the pair's draft model (the advisor counts its weights)
+    copies_from_text: bool  # copies from the text: the live tab shows the prompt as tokens
+    # The advisor measures it at every draft format loaded, not only the preset's (true for the
+    # drafter whose speed is the draft model's alone).
+    compared_at_every_format: bool = False
+    # The exactness lab's sampled arm (which draws from the pair's draft model) is its drafting.
+    samples_in_exactness_lab: bool = False
+    in_default_lists: bool = True  # raced by the advisor unless the user names the drafters
+    # What a serving engine runs in its place, tried in order; () when no engine has one.
+    serving: tuple[ServingEquivalent, ...] = ()
+
+    @property
+    def label_key(self) -> str:
+        """Its label's catalogue key: drafter.<kind>, a - written _ ("drafter.draft_model")."""
+        return "drafter." + self.kind.replace("-", "_")
+
+
+def _model_drafter() -> DrafterKind:
+    from specviz.drafters.draft_model import ModelDrafter
+
+    return ModelDrafter
+
+
+def _prompt_lookup() -> DrafterKind:
+    from specviz.drafters.prompt_lookup import PromptLookupDrafter
+
+    return PromptLookupDrafter
+
+
+def _hybrid() -> DrafterKind:
+    from specviz.drafters.hybrid import HybridDrafter
+
+    return HybridDrafter
+
+
+def _layer_skip() -> DrafterKind:
+    from specviz.drafters.layer_skip import LayerSkipDrafter
+
+    return LayerSkipDrafter
+
+
+_BUILT_IN = (
+    DrafterEntry(
+        "draft-model",
+        _model_drafter,
+        Drafts.WITH_DRAFT_MODEL,
+        uses_draft_model=True,
+        copies_from_text=False,
+        compared_at_every_format=True,  # the advisor's rows per draft format are this drafter's
+        samples_in_exactness_lab=True,  # the lab's sampled arm draws from this very model
+        serving=(ServingEquivalent(ServingMethod.DRAFT_MODEL),),
+    ),
+    DrafterEntry(
+        "lookup",
+        _prompt_lookup,
+        Drafts.BY_RULE,
+        uses_draft_model=False,
+        copies_from_text=True,
+        serving=(ServingEquivalent(ServingMethod.NGRAM),),
+    ),
+    DrafterEntry(
+        "hybrid",
+        _hybrid,
+        Drafts.BY_PART,  # its cycles say "lookup" or "draft-model"
+        uses_draft_model=True,
+        copies_from_text=True,
+        # No engine switches between the two per cycle: its draft model stands in.
+        serving=(ServingEquivalent(ServingMethod.DRAFT_MODEL, exact=False),),
+    ),
+    DrafterEntry(
+        "layerskip",
+        _layer_skip,
+        Drafts.WITH_TARGET_LAYERS,
+        uses_draft_model=False,  # drafts with the target itself: no extra weights
+        copies_from_text=False,
+        serving=(
+            ServingEquivalent(ServingMethod.EARLY_EXIT),  # transformers, with exit=N
+            ServingEquivalent(ServingMethod.DRAFT_MODEL, exact=False),
+        ),
+    ),
+)
+
 # Every drafter kind by name, in the order the app's dropdown lists them.
-DRAFTERS: dict[str, DrafterKind] = {
-    ModelDrafter.kind: ModelDrafter,
-    PromptLookupDrafter.kind: PromptLookupDrafter,
-    HybridDrafter.kind: HybridDrafter,
-    LayerSkipDrafter.kind: LayerSkipDrafter,
-}
+DRAFTERS: dict[str, DrafterEntry] = {entry.kind: entry for entry in _BUILT_IN}
 
 
-def drafter_kind(spec: str | DrafterSpec) -> DrafterKind:
-    """The registered class of spec's kind; UserError naming the known kinds if unknown."""
+def register_drafter(entry: DrafterEntry) -> None:
+    """Add a drafter kind (ValueError if its name is taken): every list, view and config
+    derives from the entry from then on."""
+    if entry.kind in DRAFTERS:
+        raise ValueError(f"a drafter kind {entry.kind!r} is registered already")
+    DRAFTERS[entry.kind] = entry
+
+
+def unregister_drafter(kind: str) -> None:
+    """Remove a drafter kind registered with register_drafter."""
+    del DRAFTERS[kind]
+
+
+def find_drafter(kind: str) -> DrafterEntry | None:
+    """The entry of a kind a record names (Cycle.drafter), None if not registered here."""
+    return DRAFTERS.get(kind)
+
+
+def drafter_entry(spec: str | DrafterSpec) -> DrafterEntry:
+    """The entry of spec's kind; UserError naming the known kinds if unknown."""
     parsed = DrafterSpec.parse(spec) if isinstance(spec, str) else spec
     registered = DRAFTERS.get(parsed.kind)
     if registered is None:
@@ -77,14 +183,28 @@ def drafter_kind(spec: str | DrafterSpec) -> DrafterKind:
     return registered
 
 
+def default_drafters() -> tuple[str, ...]:
+    """The kinds the advisor compares unless the user names others, in registry order."""
+    return tuple(kind for kind, entry in DRAFTERS.items() if entry.in_default_lists)
+
+
+def drafter_label(kind: str, lang: str) -> str:
+    """The kind's label in *lang* (its entry's label key), the kind itself where the table or
+    the registry has none."""
+    entry = DRAFTERS.get(kind)
+    if entry is None or entry.label_key not in TABLES.get(lang, {}):
+        return kind
+    return t(entry.label_key, lang)
+
+
 def check_drafter_spec(spec: str | DrafterSpec) -> DrafterSpec:
     """spec parsed, its kind known and its options valid; UserError otherwise."""
     parsed = DrafterSpec.parse(spec) if isinstance(spec, str) else spec
-    drafter_kind(parsed).check_spec(parsed)
+    drafter_entry(parsed).load().check_spec(parsed)
     return parsed
 
 
 def make_drafter(spec: str | DrafterSpec, pair: ModelPairLike) -> Drafter:
     """A fresh drafter of spec's kind for pair; UserError naming the known kinds if unknown."""
     parsed = DrafterSpec.parse(spec) if isinstance(spec, str) else spec
-    return drafter_kind(parsed).from_spec(parsed, pair)
+    return drafter_entry(parsed).load().from_spec(parsed, pair)

@@ -23,6 +23,7 @@ from specviz.core.events import (
     Origin,
     TokenProb,
 )
+from specviz.drafters.registry import Drafts, drafter_label, find_drafter
 from specviz.text import DEFAULT_LANGUAGE, Html, t, t_html
 from specviz.views.draft_length import cumulative_factors
 from specviz.views.run_charts import (
@@ -70,6 +71,26 @@ def extra_text(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> str:
         return t("inspector.extra.bonus", lang, gamma=cycle.gamma, token=token, prob=prob)
     key = "inspector.extra.greedy" if cycle.greedy else "inspector.extra.residual"
     return t(key, lang, position=cycle.accepted_len + 1, token=token, prob=prob)
+
+
+# Where the drafts and their q come from, by how the cycle's drafter drafts (its registry entry).
+_DRAFTS_WORDS = {
+    Drafts.WITH_DRAFT_MODEL: "inspector.drafts.draft_model",
+    Drafts.WITH_TARGET_LAYERS: "inspector.drafts.target_layers",
+    Drafts.BY_RULE: "inspector.drafts.rule",
+}
+
+
+def drafter_text(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> str:
+    """Who drafted the cycle and what its q means ('' for a record that names no drafter)."""
+    if not cycle.drafter:
+        return ""
+    entry = find_drafter(cycle.drafter)
+    drafter = drafter_label(cycle.drafter, lang)
+    how = _DRAFTS_WORDS.get(entry.drafts) if entry is not None else None
+    if how is None:
+        return t("inspector.drafter.unknown", lang, drafter=drafter)
+    return t("inspector.drafter", lang, drafter=drafter, how=t(how, lang))
 
 
 def draft_end_text(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> str:
@@ -138,6 +159,8 @@ def inspector_lines(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> list[str]:
     if ended := draft_end_text(cycle, lang):
         lines.append(f"  {ended}")
     lines.append(f"  {extra_text(cycle, lang)}")
+    if drafted_by := drafter_text(cycle, lang):
+        lines.append(f"  {drafted_by}")
     if cycle.rejection is not None and cycle.rejection.top_residual:
         lines.append(
             t("inspector.lines.top_residual", lang, entries=_entries(cycle.rejection.top_residual))
@@ -200,6 +223,8 @@ def inspector_html(
     foot = f'<div class="sv-inspect-foot{extra_css}">{esc(extra_text(cycle, lang))}</div>'
     if ended := draft_end_text(cycle, lang):
         foot = f'<div class="sv-inspect-note">{esc(ended)}</div>{foot}'
+    if drafted_by := drafter_text(cycle, lang):
+        foot += f'<div class="sv-inspect-drafter">{esc(drafted_by)}</div>'
     return f'<div class="sv-inspect" data-cycle="{cycle.index + 1}">{head}{table}{foot}</div>'
 
 

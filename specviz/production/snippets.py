@@ -2,9 +2,11 @@
 
 ``production_snippets(preset, drafter, settings)`` gives one ``Snippet`` per engine in
 ``specviz.production.engines.ENGINES``: the command or code, the version it was written for, and
-notes for what the engine cannot carry over (the cumulative stop everywhere; layer skip outside
-transformers; the cost γ schedule). Every option a snippet writes passes through
-``engines.flag``, so each is a row of the one documented table.
+notes for what the engine cannot carry over (the cumulative stop everywhere; a drafter the engine
+has only a stand-in for; the cost γ schedule). Which method a snippet configures is the drafter's
+registry entry's ``serving``, the first of its equivalents the engine has; a drafter with none
+gets no code and a note saying so. Every option a snippet writes passes through ``engines.flag``,
+so each is a row of the one documented table.
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from specviz.core.settings import GenerationSettings
 from specviz.drafters.base import DrafterSpec
 from specviz.drafters.prompt_lookup import LookupOptions
+from specviz.drafters.registry import ServingEquivalent, ServingMethod, drafter_entry
 from specviz.models.bundled import BUNDLED
 from specviz.models.presets import ModelSource, Preset
 from specviz.production.engines import (
@@ -68,19 +71,40 @@ def model_names(source: ModelSource) -> ModelNames:
     return ModelNames(source.ref, f"{stem}.gguf", True)
 
 
+# A separate draft model: the method a Setup configures until production_snippets picks one.
+DRAFT_MODEL = ServingEquivalent(ServingMethod.DRAFT_MODEL)
+
+
 @dataclass(frozen=True)
 class Setup:
-    """What the snippets are built from: the pair's names, the drafter and the settings."""
+    """What the snippets are built from: the pair's names, the drafter, the settings, and the
+    serving method that stands for the drafter in the engine at hand."""
 
     target: ModelNames
     draft: ModelNames
     drafter: DrafterSpec
     settings: GenerationSettings
+    serving: ServingEquivalent = DRAFT_MODEL  # production_snippets sets it per engine
+
+    def equivalent(self, engine: str) -> ServingEquivalent | None:
+        """The first of the drafter's serving equivalents *engine* has, None if it has none
+        (early exit: transformers alone, and only for a spec that sets exit=N)."""
+        for equivalent in drafter_entry(self.drafter).serving:
+            if equivalent.method is not ServingMethod.EARLY_EXIT:
+                return equivalent
+            if engine == TRANSFORMERS and self.exit_layers:
+                return equivalent
+        return None
+
+    @property
+    def exit_layers(self) -> int:
+        """The spec's exit=N (the first N layers draft), 0 when it sets none."""
+        return int(self.drafter.option("exit", "0"))
 
     @property
     def copies(self) -> bool:
-        """Whether the drafter copies from the text (prompt lookup) instead of a draft model."""
-        return self.drafter.kind == "lookup"
+        """Whether the engine copies from the text (n-gram lookup) instead of a draft model."""
+        return self.serving.method is ServingMethod.NGRAM
 
     @property
     def lookup(self) -> LookupOptions:
@@ -89,10 +113,8 @@ class Setup:
 
     @property
     def early_exit(self) -> int:
-        """Layer skip's exit=N (the first N layers draft), 0 for any other drafter or option."""
-        if self.drafter.kind != "layerskip":
-            return 0
-        return int(self.drafter.option("exit", "0"))
+        """exit=N where the engine drafts with the target's first N layers, else 0."""
+        return self.exit_layers if self.serving.method is ServingMethod.EARLY_EXIT else 0
 
 
 def _shell(program: list[str], options: list[str]) -> str:
@@ -113,8 +135,7 @@ def _common_notes(
     """Notes on the settings *engine* has no option for (stop_below / schedule: it has one)."""
     settings, notes = setup.settings, []
     label = engine.label
-    early_exit = engine.name == TRANSFORMERS and bool(setup.early_exit)
-    if setup.drafter.kind in ("hybrid", "layerskip") and not early_exit:
+    if not setup.serving.exact:
         notes.append(Phrase("production.note.drafter", engine=label, drafter=setup.drafter.kind))
     if settings.draft_stop_below > 0 and not stop_below:
         notes.append(
@@ -343,4 +364,18 @@ def production_snippets(
     """One snippet per engine for *preset*'s pair run with *drafter* and *settings*."""
     spec = DrafterSpec.parse(drafter) if isinstance(drafter, str) else drafter
     setup = Setup(model_names(preset.target), model_names(preset.draft), spec, settings)
-    return tuple(build(setup) for build in SNIPPETS.values())
+    snippets = []
+    for name, build in SNIPPETS.items():
+        equivalent = setup.equivalent(name)
+        if equivalent is None:
+            snippets.append(no_equivalent(ENGINES[name], spec))
+        else:
+            snippets.append(build(replace(setup, serving=equivalent)))
+    return tuple(snippets)
+
+
+def no_equivalent(engine: Engine, drafter: DrafterSpec) -> Snippet:
+    """No config: *engine* has nothing that drafts as *drafter* does, and the note says so."""
+    note = Phrase("production.note.no_equivalent", engine=engine.label, drafter=drafter.kind)
+    language = "python" if engine.name == TRANSFORMERS else "shell"
+    return Snippet(engine, language, "", (note,))

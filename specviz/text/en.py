@@ -348,6 +348,13 @@ TABLE = MappingProxyType(
             "the stream)."
         ),
         "inspector.cycle": "Cycle {cycle}",
+        "inspector.drafter": "Drafted by {drafter}: {how}.",
+        "inspector.drafter.unknown": "Drafted by {drafter}.",
+        "inspector.drafts.draft_model": "a draft model's guesses, q(x) its probability of each",
+        "inspector.drafts.target_layers": (
+            "the target's own first layers' guesses, q(x) their probability of each"
+        ),
+        "inspector.drafts.rule": "chosen by rule, so q(x) = 1 and min(1, p/q) is p itself",
         "inspector.of_count": " of {count}",
         "inspector.summary": " · γ = {gamma} drafted · {accepted} accepted",
         "inspector.summary.greedy": " · greedy",
@@ -1022,6 +1029,10 @@ TABLE = MappingProxyType(
             "The apprentice does not guess this time but copies {count} from an earlier page, "
             "where the same words led on like this (from token {start} of the text): {words}."
         ),
+        "fable.draft.rule": (
+            "The apprentice does not guess this time but writes {count} by a fixed rule, sure of "
+            "each one (q = 1): {words}."
+        ),
         "fable.draft.hurry": (
             "No apprentice this time: the master drafts {count} in a hurry, reading only part of "
             "the library ({detail}): {words}."
@@ -1235,6 +1246,10 @@ TABLE = MappingProxyType(
         "production.written_for": "{engine}, written for {version}",
         "production.note.drafter": (
             "{engine} has no {drafter} drafter: this config drafts with the pair's draft model."
+        ),
+        "production.note.no_equivalent": (
+            "{engine} has no serving-engine equivalent of the {drafter} drafter: there is no "
+            "config to write."
         ),
         "production.note.stop_below": (
             "{engine} has no per-token draft stop: the stop at {value} is left out."

@@ -217,6 +217,11 @@ TABLE = MappingProxyType(
             "（ストリームのトークンをクリックしても選べます）。"
         ),
         "inspector.cycle": "サイクル {cycle}",
+        "inspector.drafter": "ドラフト：{drafter}（{how}）。",
+        "inspector.drafter.unknown": "ドラフト：{drafter}。",
+        "inspector.drafts.draft_model": "ドラフトモデルの推測。q(x) は各トークンへのその確率",
+        "inspector.drafts.target_layers": "ターゲット自身の前半の層による推測。q(x) は各トークンへのその確率",
+        "inspector.drafts.rule": "規則で選んだトークン。q(x) = 1 なので min(1, p/q) は p そのもの",
         "inspector.of_count": " / {count}",
         "inspector.summary": " · ドラフト γ = {gamma} · 受理 {accepted}",
         "inspector.summary.greedy": " · 貪欲法",
@@ -1370,6 +1375,7 @@ TABLE = MappingProxyType(
             "今回の見習いは推測せず、前のページで同じ言葉の後に続いていた{count}を書き写します"
             "（テキストの{start}番目のトークンから）：{words}。"
         ),
+        "fable.draft.rule": "今回の見習いは推測せず、決まった規則で{count}を書きます。どれも確信しています（q = 1）：{words}。",
         "fable.draft.hurry": (
             "今回は見習いがいません。師匠が蔵書の一部だけを手に（{detail}）、自ら{count}を急いで下書きします：{words}。"
         ),
@@ -1517,6 +1523,7 @@ TABLE = MappingProxyType(
         ),
         "production.written_for": "{engine}（{version} 向け）",
         "production.note.drafter": "{engine} には {drafter} ドラフターがありません。この設定はペアのドラフトモデルで下書きします。",
+        "production.note.no_equivalent": "{engine} には {drafter} ドラフターに相当するサービングエンジンの機能がありません。書ける設定はありません。",
         "production.note.stop_below": "{engine} にはトークンごとのドラフト停止がありません。{value} の停止は省いています。",
         "production.note.cumulative": "{engine} には累積ドラフト停止がありません。{value} の停止は省いています。",
         "production.note.schedule": "{engine} にはこの γ スケジュールに当たるものがありません。γ は {gamma} のままです。",

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from specviz.core.events import Cycle, DraftToken, EmittedToken, Origin
+from specviz.drafters.registry import Drafts, find_drafter
 from specviz.text import DEFAULT_LANGUAGE, Html, Phrase, t, t_html
 from specviz.views.draft_length import draft_end_values
 from specviz.views.token_text import num, quoted, shown, special_words
@@ -132,11 +133,16 @@ def _drafting(cycle: Cycle) -> list[Line]:
         return [Line(key), Line("fable.alone", {"verify_ms": _ms(cycle.timing.verify_s)})]
     slate = Words(tuple(_word(token, "draft") for token in cycle.drafted))
     values: dict[str, object] = {"count": _count(len(cycle.drafted)), "words": slate}
-    if cycle.copied_from:  # prompt lookup (alone or as the hybrid's first choice) copied them
+    # How the cycle's drafter drafts, as its registry entry says (an unknown one guesses).
+    entry = find_drafter(cycle.drafter)
+    drafts = entry.drafts if entry is not None else Drafts.WITH_DRAFT_MODEL
+    if cycle.copied_from:  # a copy of the text (lookup alone or as the hybrid's first choice)
         line = Line("fable.draft.copy", values | {"start": cycle.copied_from[0] + 1})
-    elif cycle.drafter == "layerskip":
+    elif drafts is Drafts.WITH_TARGET_LAYERS:
         detail = cycle.drafter_detail or "—"
         line = Line("fable.draft.hurry", values | {"detail": detail})
+    elif drafts is Drafts.BY_RULE:
+        line = Line("fable.draft.rule", values)
     else:
         line = Line("fable.draft.guess", values)
     lines = [line]

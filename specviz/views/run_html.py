@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from specviz.core.events import Cycle, DraftToken, EmittedToken, Origin, Rejection, Step, Totals
-from specviz.drafters.base import DRAFT_MODEL_KIND
+from specviz.drafters.registry import Drafts, find_drafter
 from specviz.measure.race_records import LaneGain
 from specviz.text import DEFAULT_LANGUAGE, Html, t, t_html
 from specviz.views.draft_length import drafted_words, short_draft_reason
@@ -183,15 +183,21 @@ def cycle_tokens_html(
     """
     if joined is None:
         joined = joined_characters(cycle.emitted)
-    by = cycle.drafter if cycle.drafter != DRAFT_MODEL_KIND else ""
+    # A draft model's cycles are the ordinary case and go unmarked; any other proposer (one not
+    # registered here too, in a trace read back) is named on its cycles' marks.
+    entry = find_drafter(cycle.drafter)
+    drafts = entry.drafts if entry is not None else None
+    by = "" if drafts is Drafts.WITH_DRAFT_MODEL or not cycle.drafter else cycle.drafter
     if by:
         named = f"{by} {cycle.drafter_detail}".strip()  # layer skip adds its layers: "skip=8-15"
         title = t_html("stream.cycle_mark.by", lang, cycle=cycle.index + 1, drafter=named)
     else:
         title = t_html("stream.cycle_mark", lang, cycle=cycle.index + 1)
     # A cycle drafted by a proposer other than the draft model (lookup's copies, per cycle in
-    # the hybrid) gets its mark styled by that proposer, so the stream shows who drafted.
+    # the hybrid) gets its mark styled by how it drafts, so the stream shows who drafted.
     by_attr = f' data-drafter="{esc(by)}"' if by else ""
+    if by and drafts is not None:
+        by_attr += f' data-drafts="{drafts.value}"'
     parts = [
         f'<span class="sv-cut" data-cycle="{cycle.index + 1}"{by_attr} '
         f'title="{title}">{cycle.index + 1}</span>'

@@ -49,7 +49,7 @@ from specviz.core.engine import (
 )
 from specviz.core.events import Cycle, Step, Totals
 from specviz.core.settings import GenerationSettings
-from specviz.drafters.registry import drafter_kind, make_drafter
+from specviz.drafters.registry import drafter_entry, make_drafter
 from specviz.measure.harness import (
     Measurements,
     Method,
@@ -71,7 +71,6 @@ from specviz.text import DEFAULT_LANGUAGE, Phrase, UserError, t
 __all__ = [
     "ADVISOR_GAMMAS",
     "DEFAULT_BUDGET_S",
-    "DEFAULT_DRAFTERS",
     "DEFAULT_TOKENS",
     "Advice",
     "AdvicePlan",
@@ -92,8 +91,6 @@ ADVISOR_GAMMAS = (2, 3, 5, 8)
 # size").
 DEFAULT_TOKENS = 32
 DEFAULT_BUDGET_S = 90.0
-# The drafters compared unless the user names others: every kind the bundled pair can run.
-DEFAULT_DRAFTERS = ("draft-model", "lookup", "hybrid", "layerskip")
 _PLAIN = "plain"
 # Runner-up within this fraction of the winner's speedup: the recommendation says the two are a
 # tie at this size of measurement. Repeats of one candidate on a quiet 2-core Xeon with AMX spread
@@ -257,7 +254,7 @@ def candidates(plan: AdvicePlan) -> list[Candidate]:
     """Every candidate of the plan: proposers in the order given, each at every γ, then adaptive,
     then the cost schedule.
 
-    A drafter is a proposer per draft format loaded when its registered class is compared at
+    A drafter is a proposer per draft format loaded when its registry entry is compared at
     every format (the draft model); another that drafts with the draft model (the hybrid) drafts
     with the first format, the preset's, so the table grows by one row set per format.
     """
@@ -536,12 +533,12 @@ def _warm_ups(plan: AdvicePlan, chosen: Sequence[Candidate], reads: PromptPrefil
 
 
 def _formats_of(drafter: str, formats: Sequence[str]) -> Sequence[str]:
-    """The draft formats the drafter spec is measured at, as its registered class says: every
+    """The draft formats the drafter spec is measured at, as its registry entry says: every
     one loaded, the preset's (the first) only, or none ("") when it drafts without the model."""
-    kind = drafter_kind(drafter)
-    if not kind.uses_draft_model:
+    entry = drafter_entry(drafter)
+    if not entry.uses_draft_model:
         return [""]
-    return formats if kind.compared_at_every_format else formats[:1]
+    return formats if entry.compared_at_every_format else formats[:1]
 
 
 def _measures(verdict: Verdict, lang: str) -> str:
