@@ -37,9 +37,10 @@ ROWS = {
     "trace upload and read, MB": lambda lim: lim.trace_bytes // 2**20,
     "replay, longest wall time": lambda lim: lim.replay_seconds,
     "replays playing at once": lambda lim: lim.replay_concurrency,
+    "replays waiting, in a line of their own": lambda lim: lim.replay_waiting,
     "visitor sessions kept": lambda lim: lim.sessions_kept,
 }
-UNLIMITED = ("all", "unbounded", "no limit")
+UNLIMITED = ("all", "unbounded", "no limit", "in the queue")
 
 
 def cap_table() -> dict[str, tuple[str, str]]:
@@ -75,6 +76,7 @@ def test_every_row_of_the_cap_table_is_the_codes_number() -> None:
 
 def test_the_prose_quotes_the_same_numbers() -> None:
     assert f"against `Limits.queue_size` ({HOSTED.queue_size} hosted)" in DOC
+    assert f"(`Limits.replay_waiting`, {HOSTED.replay_waiting} hosted)" in DOC
     assert f"**Uploads capped** at {HOSTED.trace_bytes // 2**20} MB" in DOC
     assert f"a replay plays at most\n  {HOSTED.replay_seconds:.0f} s" in DOC
     assert f"has held the engine for {HOSTED.run_seconds:.0f} s" in DOC

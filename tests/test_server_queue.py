@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+import types
 
 import pytest
 
@@ -14,37 +15,62 @@ from specviz.app.server_queue import ServerQueue
 PROMPT = "Hello"
 
 
-class _Page:
-    """A page's queue as ServerQueue sees it: its waiting events and its own push."""
-
+class _Line:
     def __init__(self, waiting: int) -> None:
-        self.waiting, self.max_size, self.pushed = waiting, 40, 0
+        self.queue = [None] * waiting
 
-    def __len__(self) -> int:
-        return self.waiting
+
+class _Page:
+    """A page's queue as ServerQueue sees it: its waiting events by concurrency group, and its
+    own push (which queues the event in the group the body names)."""
+
+    def __init__(self, engine: int, replay: int = 0) -> None:
+        self.event_queue_per_concurrency_id = {"engine": _Line(engine), "replay": _Line(replay)}
+        self.max_size, self.pushed, self.blocks = 40, 0, None
 
     async def push(self, body, request, username):
         self.pushed += 1
-        self.waiting += 1
+        self.event_queue_per_concurrency_id[body or "engine"].queue.append(None)
         return True, "event", "success"
 
 
-def test_the_waiting_events_of_every_page_count_against_one_size() -> None:
+@pytest.fixture
+def groups(monkeypatch):
+    """Each pushed body is the name of its event's concurrency group."""
+    monkeypatch.setattr(ServerQueue, "group_of", staticmethod(lambda queue, body: body))
+
+
+def test_the_waiting_events_of_every_page_count_against_one_size(groups) -> None:
     english, japanese = _Page(2), _Page(1)
     line = ServerQueue(4)
     line.join(english)
     line.join(japanese)
     assert english.max_size is None and japanese.max_size is None  # the pages' own caps lifted
-    assert asyncio.run(japanese.push(None, None, None))[2] == "success"  # 2 + 1 waiting: room
-    refused = asyncio.run(english.push(None, None, None))  # 2 + 2 waiting: full
+    assert asyncio.run(japanese.push("engine", None, None))[2] == "success"  # 2 + 1: room
+    refused = asyncio.run(english.push("engine", None, None))  # 2 + 2 waiting: full
     assert refused[0] is False and refused[2] == "queue_full"
-    assert (english.pushed, japanese.pushed, line.waiting()) == (0, 1, 4)
+    assert (english.pushed, japanese.pushed, line.waiting("engine")) == (0, 1, 4)
 
 
-def test_a_server_without_a_queue_size_takes_every_event() -> None:
+def test_replays_wait_in_a_line_of_their_own(groups) -> None:
+    english, japanese = _Page(engine=4, replay=0), _Page(engine=0, replay=1)
+    line = ServerQueue(4, {"replay": 2})
+    line.join(english)
+    line.join(japanese)
+    # The main line is full, yet a replay still finds room in its own line...
+    assert asyncio.run(english.push("replay", None, None))[2] == "success"
+    # ...until its own line is full, which leaves the main line alone.
+    assert asyncio.run(japanese.push("replay", None, None))[2] == "queue_full"
+    assert asyncio.run(japanese.push("engine", None, None))[2] == "queue_full"
+    assert (line.waiting("replay"), line.waiting("engine")) == (2, 4)
+    english.event_queue_per_concurrency_id["engine"].queue.clear()  # the runs started
+    assert asyncio.run(japanese.push("engine", None, None))[2] == "success"
+
+
+def test_a_server_without_a_queue_size_takes_every_event(groups) -> None:
     page = _Page(10_000)
     ServerQueue(None).join(page)
-    assert asyncio.run(page.push(None, None, None))[2] == "success" and page.pushed == 1
+    assert asyncio.run(page.push("engine", None, None))[2] == "success" and page.pushed == 1
 
 
 def test_the_site_joins_every_language_page_to_the_hosted_queue_size() -> None:
@@ -57,7 +83,12 @@ def test_the_site_joins_every_language_page_to_the_hosted_queue_size() -> None:
     site = bilingual_app(load_presets(), TinyCache(), limits=HOSTED)  # type: ignore[arg-type]
     line = site.state.queue
     assert line.max_size == HOSTED.queue_size == 40
+    assert line.own_lines == {"replay": HOSTED.replay_waiting}
     assert len(line.queues) == 2 and all(queue.max_size is None for queue in line.queues)
+    page = line.queues[0]
+    index = next(i for i, fn in page.blocks.fns.items() if fn.concurrency_id == "replay")
+    body = types.SimpleNamespace(fn_index=index, session_hash=None)
+    assert line.group_of(page, body) == "replay"  # what push reads of a real page
 
 
 @pytest.mark.parametrize("full_page", ["", "ja/"])

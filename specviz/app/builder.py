@@ -38,6 +38,7 @@ from specviz.text import DEFAULT_LANGUAGE, t
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 ENGINE = "engine"  # the concurrency group every handler that runs a model belongs to
+REPLAY_GROUP = "replay"  # the trace replays' group (export_panel, live_tab): no model runs there
 
 
 def mount_options(limits: Limits = LOCAL) -> dict[str, Any]:

@@ -70,6 +70,9 @@ class Limits:
     # Replays playing at once (uploads and --replay pages share the "replay" queue), each one
     # a worker thread while it plays; a visitor plays one at a time.
     replay_concurrency: int = 16
+    # Replays waiting at most, in a line of their own beside the queue (ServerQueue): a burst of
+    # uploads never takes a visitor's place in the line to run a model. None: the main line.
+    replay_waiting: int | None = None
     # Gradio's temporary files: every hour, those older than an hour are deleted.
     delete_cache: tuple[int, int] = (3600, 3600)
     # Visitor sessions Gradio keeps, least recently used dropped first (a dropped visitor's paused
@@ -165,6 +168,7 @@ HOSTED = Limits(
     trace_bytes=12 * 2**20,
     replay_seconds=60.0,  # the room's visitors wait for replays' threads at most this long
     replay_concurrency=4,
+    replay_waiting=8,
 )
 
 

@@ -21,9 +21,9 @@ from typing import Any
 import fastapi
 import gradio as gr
 import uvicorn
-from fastapi.responses import RedirectResponse
+from fastapi.responses import PlainTextResponse, RedirectResponse
 
-from specviz.app.builder import build_demo, mount_options, queue_options
+from specviz.app.builder import REPLAY_GROUP, build_demo, mount_options, queue_options
 from specviz.app.language_switch import CHOICE_PARAMETER, LANGUAGE_PATHS, browser_language
 from specviz.app.limits import LOCAL, Limits
 from specviz.app.server_queue import ServerQueue
@@ -56,6 +56,14 @@ def bilingual_app(
 
     @site.middleware("http")
     async def follow_the_browser(request: fastapi.Request, call_next: Any) -> Any:
+        # An upload that says it is past the cap is refused before its body is read: Gradio's
+        # own cap reads (and parses) up to the cap first, which a burst of large uploads turns
+        # into seconds of a busy server.
+        if request.url.path.endswith(UPLOAD_ROUTE) and too_large(request, limits.trace_bytes):
+            return PlainTextResponse(
+                f"File size exceeded maximum allowed size of {limits.trace_bytes} bytes.",
+                status_code=413,
+            )
         # The bare root sends a browser that prefers another language to that language's page.
         if request.url.path == "/" and CHOICE_PARAMETER not in request.query_params:
             preferred = browser_language(request.headers.get("accept-language"))
@@ -64,7 +72,9 @@ def bilingual_app(
         return await call_next(request)
 
     # One waiting line for every page: the queue's size is the server's, not each language's.
-    waiting = ServerQueue(limits.queue_size)
+    # Replays wait in a line of their own, so uploads never crowd out visitors' runs.
+    own = {REPLAY_GROUP: limits.replay_waiting} if limits.replay_waiting is not None else {}
+    waiting = ServerQueue(limits.queue_size, own)
     site.state.queue = waiting
     # Starlette tries mounts in order: the root's catch-all comes last.
     for lang in sorted(LANGUAGE_PATHS, key=lambda code: LANGUAGE_PATHS[code] == ""):
@@ -76,6 +86,18 @@ def bilingual_app(
     if preload is not None:
         preload.start()
     return site
+
+
+UPLOAD_ROUTE = "/gradio_api/upload"
+# A multipart request carries its boundaries and headers beside the file itself.
+_MULTIPART_SLACK = 64 * 1024
+
+
+def too_large(request: fastapi.Request, cap: int) -> bool:
+    """Whether the request's declared length is past *cap* bytes of file (plus the multipart
+    framing); a request without a length is left to Gradio's own cap."""
+    declared = request.headers.get("content-length", "")
+    return declared.isdigit() and int(declared) > cap + _MULTIPART_SLACK
 
 
 @dataclass

@@ -98,6 +98,8 @@ class HealthLog:
 
     latencies: list[float] = field(default_factory=list)
     failures: int = 0
+    errors: list[str] = field(default_factory=list)
+    worst_at_s: float | None = None  # seconds into the wave when the slowest answer was asked
 
     @property
     def worst_s(self) -> float | None:
@@ -212,20 +214,25 @@ def _read_until(
 
 
 def poll_health(url: str, stop: threading.Event, log: HealthLog, every_s: float = 0.5) -> None:
-    """``/health`` every *every_s* until *stop*: each answer's latency, or a failure."""
+    """``/health`` every *every_s* until *stop*, as a host's monitor calls it (``/run/health``,
+    outside the queue): each answer's latency, or a failure with its words."""
     import httpx
 
-    endpoint = url.rstrip("/") + "/gradio_api/call/health"
+    endpoint = url.rstrip("/") + "/gradio_api/run/health"
+    began_all = time.perf_counter()
     while not stop.is_set():
         began = time.perf_counter()
         try:
             with httpx.Client(timeout=30) as http:
-                event = http.post(endpoint, json={"data": []}).json()["event_id"]
-                answer = http.get(f"{endpoint}/{event}")
+                answer = http.post(endpoint, json={"data": []})
                 answer.raise_for_status()
-            log.latencies.append(time.perf_counter() - began)
-        except Exception:
+            latency = time.perf_counter() - began
+            log.latencies.append(latency)
+            if latency >= max(log.latencies):
+                log.worst_at_s = began - began_all
+        except Exception as error:
             log.failures += 1
+            log.errors.append(str(error)[:200] or type(error).__name__)
         stop.wait(every_s)
 
 
@@ -312,7 +319,8 @@ def report_lines(report: AbuseReport) -> list[str]:
         f"hostile uploads: {len(report.hostile)}: "
         + ", ".join(f"{name} {count}" for name, count in sorted(hostile.items())),
         f"/health: {len(report.health.latencies)} answers, {report.health.failures} failed, "
-        f"p95 {_s(p95)}, worst {_s(worst)}",
+        f"p95 {_s(p95)}, worst {_s(worst)} (asked at {_s(report.health.worst_at_s)})"
+        + "".join(f"; {error}" for error in sorted(set(report.health.errors))),
         f"server memory: {_mb(report.rss_before)} MB before, {_mb(report.rss_after)} MB after "
         f"({'—' if change is None else f'{change:+.1%}'}); wave {report.wall_s:.1f} s",
     ]
