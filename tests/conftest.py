@@ -54,6 +54,27 @@ class ByteTokenizer:
         return text
 
 
+class OneWordVocab:
+    """The tokenizer calls load_pair makes, over one shared vocabulary: a stand-in for load_tokenizer
+    where the models are tiny stand-ins too."""
+
+    eos_token_id = 0
+    unk_token_id = None
+
+    def get_vocab(self) -> dict[str, int]:
+        return {"a": 0}
+
+    def __len__(self) -> int:
+        return 257
+
+    def convert_tokens_to_ids(self, token: str) -> None:
+        return None
+
+    def encode(self, text: str) -> list[int]:
+        """Ids for the step costs' agreement text (the tiny models read any id below 257)."""
+        return [byte % 200 + 1 for byte in text.encode("utf-8")]
+
+
 class LoaderTokenizer(ByteTokenizer):
     """What the loader and a run ask of a transformers tokenizer, over the byte vocabulary."""
 
@@ -338,3 +359,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("forks"):
             item.add_marker(isolated)
+
+
+@pytest.fixture(scope="module")
+def url() -> str:
+    """The app on the tiny pair in hosted mode, served once per session (hosted_fixtures);
+    a module that serves something else defines its own url."""
+    from hosted_fixtures import tiny_app
+
+    return tiny_app(True)
+
+
+@pytest.fixture(scope="module")
+def client(url: str) -> Any:
+    """A gradio_client Client of *url*."""
+    from gradio_client import Client
+
+    return Client(url, verbose=False)

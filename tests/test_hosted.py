@@ -100,31 +100,11 @@ def test_a_lab_size_past_its_cap_is_refused() -> None:
 # --- the model cache keeps at most max_pairs pairs ------------------------------------------------
 
 
-class _Vocab:
-    """The tokenizer calls load_pair makes, over one shared vocabulary."""
-
-    eos_token_id = 0
-    unk_token_id = None
-
-    def get_vocab(self) -> dict[str, int]:
-        return {"a": 0}
-
-    def __len__(self) -> int:
-        return 257
-
-    def convert_tokens_to_ids(self, token: str) -> None:
-        return None
-
-    def encode(self, text: str) -> list[int]:
-        """Ids for the step costs' agreement text (the tiny models read any id below 257)."""
-        return [byte % 200 + 1 for byte in text.encode("utf-8")]
-
-
 @pytest.fixture
 def counted_loads(monkeypatch, tmp_path) -> list[str]:
     """load_model and load_tokenizer replaced by tiny stand-ins that record each source loaded;
     the step costs measured at load are cached under tmp_path."""
-    from conftest import tiny_qwen
+    from conftest import OneWordVocab, tiny_qwen
 
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
     loads: list[str] = []
@@ -134,7 +114,7 @@ def counted_loads(monkeypatch, tmp_path) -> list[str]:
         return tiny_qwen(len(loads))
 
     monkeypatch.setattr(loader, "load_model", load_model)
-    monkeypatch.setattr(loader, "load_tokenizer", lambda source, trust, progress: _Vocab())
+    monkeypatch.setattr(loader, "load_tokenizer", lambda source, trust, progress: OneWordVocab())
     monkeypatch.setattr(memory_room, "source_parameters", lambda source: 10**6)  # fits
     return loads
 

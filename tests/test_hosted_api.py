@@ -73,20 +73,6 @@ ACCEPTED = [
 ]
 
 
-@pytest.fixture(scope="module")
-def url() -> str:
-    from hosted_fixtures import tiny_app
-
-    return tiny_app(True)
-
-
-@pytest.fixture(scope="module")
-def client(url: str):
-    from gradio_client import Client
-
-    return Client(url, verbose=False)
-
-
 def _serves(client) -> None:
     """The server still answers a good request."""
     _text, stats = client.predict(PROMPT, max_new_tokens=4, api_name="/generate")

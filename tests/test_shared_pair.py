@@ -90,25 +90,6 @@ def test_the_bundled_models_have_a_size_before_they_are_joined(tmp_path, monkeyp
 # --- the one-pair cache --------------------------------------------------------------------------
 
 
-class _Vocab:
-    """The tokenizer calls load_pair makes, over one shared vocabulary."""
-
-    eos_token_id = 0
-    unk_token_id = None
-
-    def get_vocab(self) -> dict[str, int]:
-        return {"a": 0}
-
-    def __len__(self) -> int:
-        return 257
-
-    def convert_tokens_to_ids(self, token: str) -> None:
-        return None
-
-    def encode(self, text: str) -> list[int]:
-        return [byte % 200 + 1 for byte in text.encode("utf-8")]
-
-
 @dataclasses.dataclass
 class Room:
     """What the stand-in loader saw: each source loaded with the pairs then in memory; the
@@ -123,7 +104,7 @@ class Room:
 
 @pytest.fixture
 def room(monkeypatch, tmp_path) -> Room:
-    from conftest import tiny_qwen
+    from conftest import OneWordVocab, tiny_qwen
 
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
     cache = ModelCache(max_pairs=1)
@@ -136,7 +117,7 @@ def room(monkeypatch, tmp_path) -> Room:
         return tiny_qwen(len(state.loads))
 
     monkeypatch.setattr(loader, "load_model", load_model)
-    monkeypatch.setattr(loader, "load_tokenizer", lambda source, trust, progress: _Vocab())
+    monkeypatch.setattr(loader, "load_tokenizer", lambda source, trust, progress: OneWordVocab())
     monkeypatch.setattr(
         memory_room, "source_parameters", lambda source: state.parameters.get(str(source), 10**6)
     )

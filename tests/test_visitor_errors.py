@@ -37,20 +37,6 @@ PRESET = "qwen2.5-coder-bundled"
 AT = {"prompt": 2, "gamma": 4, "temperature": 7, "seed": 10, "max_new_tokens": 11}
 
 
-@pytest.fixture(scope="module")
-def url() -> str:
-    from hosted_fixtures import tiny_app
-
-    return tiny_app(True)
-
-
-@pytest.fixture(scope="module")
-def client(url: str):
-    from gradio_client import Client
-
-    return Client(url, verbose=False)
-
-
 def run_args(**values: object) -> list[object]:
     """/run's (and /step's) positional inputs with some replaced by name."""
     args = list(RUN)
