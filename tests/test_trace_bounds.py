@@ -343,7 +343,7 @@ def test_a_replay_longer_than_its_cap_plays_faster_and_ends_in_time(clock: FakeC
     assert counts == sorted(counts) and counts[-1] == 3 and counts[len(counts) // 2] == 2
     assert "faster than measured" in frames[1][1]  # the race's status says so
     note = export_panel.replay_note(trace, 60, "en")
-    assert "plays 1440.0× faster than measured, so the replay lasts 60 s" in note
+    assert "longer than the 60 s a replay may last here: it plays 1440.0× faster" in note
     assert "倍" in export_panel.replay_note(trace, 60, "ja")
 
 

@@ -271,8 +271,8 @@ TABLE = MappingProxyType(
         "error.trace.not_finite": "{got} is not a finite number",
         "error.trace.nested": "nested more than {cap} levels deep",
         "app.replay.faster": (
-            "The run took {measured} s; it plays {speed}× faster than measured, so the replay "
-            "lasts {seconds} s."
+            "Except that this run took {measured} s, longer than the {seconds} s a replay may last "
+            "here: it plays {speed}× faster than measured."
         ),
         "race.replay.faster": "replay · {seconds} s · {speed}× faster than measured",
         "error.app.one_replay": (

@@ -1269,7 +1269,7 @@ TABLE = MappingProxyType(
         "error.trace.goes_back": "時刻 {got} 秒が直前の記録の {before} 秒より前です（実行の時刻は増える一方です）",
         "error.trace.not_finite": "{got} は有限の数ではありません",
         "error.trace.nested": "{cap} 階層を超える入れ子です",
-        "app.replay.faster": "この実行は {measured} 秒かかりました。実測の {speed} 倍の速さで再生するので、リプレイは {seconds} 秒で終わります。",
+        "app.replay.faster": "ただしこの実行は {measured} 秒かかり、ここでリプレイできる {seconds} 秒より長いため、実測の {speed} 倍の速さで再生します。",
         "race.replay.faster": "リプレイ · {seconds} 秒 · 実測の {speed} 倍速",
         "error.app.one_replay": "このセッションではすでにリプレイを再生中です。終わるのを待ってから、もう一度アップロードしてください。",
         "cli.export.wrote": "{path} を書き出しました",
