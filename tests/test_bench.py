@@ -25,6 +25,7 @@ class EncodingPair(TinyPair):
 
     device: torch.device = field(default_factory=lambda: torch.device("cpu"))
     dtype: torch.dtype = torch.float32
+    cost_report: None = None  # no step costs measured for the tiny pair
 
     def encode_prompt(self, text: str, chat: bool = True) -> torch.Tensor:
         return torch.tensor([self.tokenizer.encode(text)])

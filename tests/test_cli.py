@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from specviz.export.trace import read_trace
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -74,10 +76,12 @@ def test_generate_json_prints_a_real_trace() -> None:
     )
     assert result.returncode == 0, result.stderr
     trace = json.loads(result.stdout)
-    assert trace["preset"] == "qwen2.5-coder-bundled"
-    assert trace["totals"]["new_tokens"] == len(
+    assert (trace["schema"], trace["schema_version"]) == ("specviz.trace", 1)
+    assert trace["models"]["preset"] == "qwen2.5-coder-bundled"
+    assert trace["cycles"][-1]["totals"]["new_tokens"] == len(
         [token for cycle in trace["cycles"] for token in cycle["emitted"]]
     )
+    read_trace(result.stdout)  # what --json prints replays as a --trace file does
     first = trace["cycles"][0]
     assert {"drafted", "emitted", "timing", "totals", "target_cache_len"} <= set(first)
     assert first["drafter"] == "draft-model"
@@ -100,7 +104,7 @@ def test_generate_drafts_with_the_drafter_named(
     code = main(["generate", "--prompt", prompt, "--drafter", "hybrid", "--json", "--raw"])
     assert code == 0
     trace = json.loads(capsys.readouterr().out)
-    assert trace["drafter"] == "hybrid"
+    assert trace["schema"] == "specviz.trace" and trace["drafter"] == "hybrid"
     assert {cycle["drafter"] for cycle in trace["cycles"]} <= {"lookup", "draft-model"}
     assert any(cycle["copied_from"] for cycle in trace["cycles"])
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import os
 import sys
 from dataclasses import asdict
@@ -99,7 +98,11 @@ def _parser(lang: str = DEFAULT_LANGUAGE) -> argparse.ArgumentParser:
     generate.add_argument("--prompt", required=True, help="the prompt text")
     add_setting_options(generate, lang)
     add_drafter_option(generate)
-    generate.add_argument("--json", action="store_true", help="print the full event trace as JSON")
+    generate.add_argument(
+        "--json",
+        action="store_true",
+        help="print the run as its trace (JSON, as --trace writes it)",
+    )
     generate.add_argument(
         "--plain", action="store_true", help="also run plain decoding of the target and compare"
     )
@@ -179,39 +182,24 @@ def _generate(args: argparse.Namespace) -> int:
             print(_cycle_line(cycle, lang), flush=True)
     text = "".join(token.text for cycle in cycles for token in cycle.emitted)
     totals = cycles[-1].totals
-    summary: dict[str, Any] = cycles[-1].to_dict()["totals"]  # counters plus α, τ, tokens/s
-    summary["stop_reason"] = cycles[-1].stop_reason
     plain: dict[str, Any] | None = None
     steps: list[Step] = []
     if args.plain:
         steps = list(autoregressive_generate(pair, prompt_ids, settings))
         plain_totals = steps[-1].totals
         plain = {
-            "text": "".join(step.token.text for step in steps),
-            "new_tokens": plain_totals.new_tokens,
             "tokens_per_s": plain_totals.tokens_per_s,
             "identical_tokens": [s.token.token_id for s in steps]
             == [t.token_id for c in cycles for t in c.emitted],
+            "speedup": totals.tokens_per_s / max(plain_totals.tokens_per_s, 1e-9),
         }
-        summary["speedup"] = totals.tokens_per_s / max(plain_totals.tokens_per_s, 1e-9)
-    _write_exports(args, preset, pair, settings, int(prompt_ids.shape[1]), cycles, steps)
-    if args.json:
-        trace = {
-            "preset": preset.id,
-            "device": str(pair.device),
-            "dtype": str(pair.dtype).removeprefix("torch."),
-            "draft_quantization": preset.draft_quantization,
-            "drafter": drafter_spec_for(args, preset),
-            "settings": asdict(settings),
-            "prompt": args.prompt,
-            "prompt_tokens": int(prompt_ids.shape[1]),
-            "text": text,
-            "totals": summary,
-            "plain": plain,
-            "cycles": [cycle.to_dict() for cycle in cycles],
-        }
-        json.dump(trace, sys.stdout, ensure_ascii=False, indent=1)
-        print()
+    if args.json or args.trace or args.csv or args.report:
+        trace = _run_trace(args, preset, pair, settings, int(prompt_ids.shape[1]), cycles, steps)
+        _write_exports(args, trace)
+    if args.json:  # the versioned trace (docs/exports.md), as --trace writes it
+        from specviz.export.trace import trace_text
+
+        print(trace_text(trace), end="")
         return 0
     print("\n" + text)
     print(
@@ -233,13 +221,13 @@ def _generate(args: argparse.Namespace) -> int:
             "cli.generate.plain",
             lang,
             tps=f"{plain['tokens_per_s']:.2f}",
-            speedup=f"{summary['speedup']:.2f}",
+            speedup=f"{plain['speedup']:.2f}",
             same=t(same, lang),
         )
     return 0
 
 
-def _write_exports(
+def _run_trace(
     args: argparse.Namespace,
     preset: Any,
     pair: Any,
@@ -247,18 +235,25 @@ def _write_exports(
     prompt_tokens: int,
     cycles: list[Cycle],
     steps: list[Step],
-) -> None:
+) -> dict[str, Any]:
+    """The run as the versioned trace (``specviz.export.trace``): what --json prints and --trace
+    writes."""
+    from specviz.export.trace import build_trace, run_setup
+
+    chat = preset.chat_template and not args.raw
+    drafter = drafter_spec_for(args, preset)
+    setup = run_setup(preset, pair, settings, drafter, args.prompt, chat, prompt_tokens)
+    return build_trace(setup, cycles, steps)
+
+
+def _write_exports(args: argparse.Namespace, trace: dict[str, Any]) -> None:
     """Write the trace, CSV and report that --trace, --csv and --report ask for, if any."""
     from specviz.export.files import ExportPaths, write_exports
-    from specviz.export.trace import build_trace, run_setup
 
     paths = ExportPaths(trace=args.trace, csv=args.csv, report=args.report)
     if paths == ExportPaths():
         return
-    chat = preset.chat_template and not args.raw
-    drafter = drafter_spec_for(args, preset)
-    setup = run_setup(preset, pair, settings, drafter, args.prompt, chat, prompt_tokens)
-    for path in write_exports(build_trace(setup, cycles, steps), paths, args.lang):
+    for path in write_exports(trace, paths, args.lang):
         print(t("cli.export.wrote", args.lang, path=str(path)), file=sys.stderr, flush=True)
 
 
