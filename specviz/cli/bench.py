@@ -1,7 +1,9 @@
 """`python -m specviz bench`: its flags, the table it prints and the JSON it writes.
 
 The measurement itself is specviz.measure.bench; this module turns flags into a BenchGrid and the
-rows into text.
+rows into text. `--markdown` also prints the run as a Markdown table, `--from-json` renders saved
+runs without loading a model, and `--render-doc` re-renders a document's marked tables from the
+JSON they name (specviz.measure.bench_markdown; docs/performance.md's tables are made this way).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import shlex
 import sys
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
@@ -20,6 +23,7 @@ import torch
 from specviz.cli.options import add_model_options, load_pair_for, preset_for, progress_line
 from specviz.core.settings import add_setting_arguments, settings_from_args
 from specviz.drafters.registry import check_drafter_spec
+from specviz.export.machine import vector_flags
 from specviz.measure.bench import (
     BenchGrid,
     BenchResult,
@@ -28,7 +32,9 @@ from specviz.measure.bench import (
     run_bench_grid,
     task_prompts,
 )
+from specviz.measure.bench_markdown import ALPHA_TAU, render_document, render_report
 from specviz.models.presets import TASKS, load_prompts_file
+from specviz.models.step_costs import cpu_model_and_flags
 from specviz.text import DEFAULT_LANGUAGE, UserError
 
 # The settings each row sets itself, and the bench's defaults where they differ from the preset's.
@@ -97,6 +103,31 @@ def add_bench_arguments(parser: argparse.ArgumentParser, lang: str = DEFAULT_LAN
         help="seconds, at most; measurements past it are cut and listed (default: no limit)",
     )
     parser.add_argument("--out", default="bench-results/bench.json", help="JSON output path")
+    parser.add_argument(
+        "--markdown",
+        action="store_true",
+        help="also print the results as a Markdown table with its caption and command",
+    )
+    parser.add_argument(
+        "--" + ALPHA_TAU,
+        dest="alpha_tau",
+        action="store_true",
+        help="with a Markdown table: α and τ in every cell",
+    )
+    parser.add_argument(
+        "--from-json",
+        nargs="+",
+        metavar="JSON",
+        help="print the Markdown table of each saved bench JSON instead of measuring "
+        "(no model is loaded)",
+    )
+    parser.add_argument(
+        "--render-doc",
+        metavar="MARKDOWN",
+        help="re-render, in place, every table of a Markdown file marked "
+        "'<!-- bench-table: JSON [alpha-tau] -->' ... '<!-- /bench-table -->' from the JSON it "
+        "names (relative to the file's folder), instead of measuring",
+    )
 
 
 def bench_grid(args: argparse.Namespace, preset: Any) -> BenchGrid:
@@ -144,7 +175,9 @@ def split_drafter_specs(text: str) -> tuple[str, ...]:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    """Run the benchmark grid, print the table, write JSON."""
+    """Run the benchmark grid, print the table, write JSON (or render saved results only)."""
+    if args.from_json or args.render_doc:
+        return render_saved(args)
     preset = preset_for(args)
     grid = bench_grid(args, preset)
     check_prompts(preset, grid.tasks, grid.prompt_table(preset))  # before minutes of loading
@@ -159,9 +192,36 @@ def run_bench(args: argparse.Namespace) -> int:
         on_row=lambda row: print(format_row(row), flush=True),
         progress=progress_line(args.lang),
     )
-    _write_json(Path(args.out), grid, preset, pair, result)
+    report = bench_report(grid, preset, pair, result)
+    _write_json(Path(args.out), report)
     print(summary(result))
+    if args.markdown:
+        print("\n" + render_report(report, args.alpha_tau))
     return 0
+
+
+def render_saved(args: argparse.Namespace) -> int:
+    """Print each --from-json file's Markdown table, then re-render the --render-doc file."""
+    tables = [
+        render_report(_read_json(Path(path)), args.alpha_tau, path) for path in args.from_json or ()
+    ]
+    if tables:
+        print("\n\n".join(tables))
+    if args.render_doc:
+        doc = Path(args.render_doc)
+        text = doc.read_text()
+        updated = render_document(text, lambda source: _read_json(doc.parent / source))
+        if updated != text:
+            doc.write_text(updated)
+        print(f"{doc}: {'re-rendered' if updated != text else 'up to date'}", file=sys.stderr)
+    return 0
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    report = json.loads(path.read_text())
+    if not isinstance(report, dict) or not isinstance(report.get("rows"), list):
+        raise ValueError(f"{path} is not a bench JSON (no rows)")
+    return report
 
 
 def header() -> str:
@@ -242,14 +302,14 @@ def drafter_ranking(rows: list[Row]) -> list[str]:
 def _costs_json(pair: Any) -> dict[str, Any] | None:
     """The step costs measured at load, for the JSON (None for a pair that has none)."""
     report = getattr(pair, "cost_report", None)
-    return None if report is None else report.to_json()  # type: ignore[no-any-return]
+    return None if report is None else report.to_json()
 
 
-def _write_json(out: Path, grid: BenchGrid, preset: Any, pair: Any, result: BenchResult) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    report = {
+def bench_report(grid: BenchGrid, preset: Any, pair: Any, result: BenchResult) -> dict[str, Any]:
+    """What a run writes as JSON: the settings, the machine and every row."""
+    return {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": "python -m specviz bench " + " ".join(sys.argv[2:]),
+        "command": "python -m specviz bench " + shlex.join(sys.argv[2:]),
         "preset": preset.id,
         "draft_quantization": preset.draft_quantization,
         "step_costs": _costs_json(pair),
@@ -258,6 +318,7 @@ def _write_json(out: Path, grid: BenchGrid, preset: Any, pair: Any, result: Benc
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
         "machine": platform.processor() or platform.machine(),
+        "cpu": cpu_json(),
         "max_new_tokens": grid.base.max_new_tokens,
         "prompts": {
             task: list(task_prompts(grid.prompt_table(preset), task, grid.prompts_per_task))
@@ -278,5 +339,30 @@ def _write_json(out: Path, grid: BenchGrid, preset: Any, pair: Any, result: Benc
             for row in result.rows
         ],
     }
+
+
+def cpu_json() -> dict[str, Any]:
+    """The CPU as /proc/cpuinfo names it: model name, family and model numbers (None where it
+    does not say), and the flags of its vector and matrix units."""
+    name, flags = cpu_model_and_flags()
+    numbers: dict[str, int | None] = {"cpu family": None, "model": None}
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        key, _, value = (part.strip() for part in line.partition(":"))
+        if key in numbers and numbers[key] is None and value.isdigit():
+            numbers[key] = int(value)
+    return {
+        "name": name,
+        "family": numbers["cpu family"],
+        "model": numbers["model"],
+        "flags": vector_flags(flags),
+    }
+
+
+def _write_json(out: Path, report: dict[str, Any]) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1))
     print(f"\nwrote {out}", file=sys.stderr)
