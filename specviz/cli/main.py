@@ -30,6 +30,7 @@ from specviz.cli.options import (
     print_json,
     say,
 )
+from specviz.cli.screenshots import add_screenshots_command
 from specviz.core.events import Cycle, Origin, Step
 from specviz.text import DEFAULT_LANGUAGE, TABLES, UserError, supported_language, t
 from specviz.views.fable import narrate, story_text
@@ -143,6 +144,7 @@ def _parser(lang: str = DEFAULT_LANGUAGE) -> argparse.ArgumentParser:
     add_loadtest_command(commands)
     add_gpu_check_command(commands)
     add_measure_commands(commands)
+    add_screenshots_command(commands)
     return parser
 
 
@@ -307,9 +309,9 @@ def _cycle_line(cycle: Cycle, lang: str) -> str:
         "cli.cycle",
         lang,
         index=f"{cycle.index:3d}",
-        gamma=f"{cycle.gamma:2d}",
+        gamma=f"{cycle.draft_len:2d}",
         accepted=cycle.accepted_len,
-        drafted=cycle.gamma,
+        drafted=cycle.draft_len,
         marks=" ".join(marks),
         extra=tail,
     )

@@ -7,6 +7,7 @@
     stop-rules            target passes and draft forwards with and without the cumulative stop
     compare-transformers  what specviz and transformers' assisted generation each do (counts)
     copy-headroom         tokens per target pass of prompt lookup against the most copying allows
+    lookup-options        tokens per target pass of prompt lookup's options, on replayed answers
     app-speed             the app's tokens/s against the engine alone, first cycle shown
     bf16-rows             the target's forward of 1..n tokens: torch's bfloat16 product vs the kernel
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, replace
+from itertools import groupby
 from typing import Any
 
 from specviz.cli.options import add_model_options, load_pair_for, preset_for, print_json
@@ -26,8 +28,8 @@ from specviz.text import Phrase, UserError
 
 _TASKS_FIDELITY = "story,code,rewriting"
 # stop-rules' draft cost for a pair loaded without measured step costs: a draft step over a target
-# step, as measured for the int8 draft on the development machine (docs/performance.md, "The draft
-# stops"); a pair loaded with its costs uses its own.
+# step, as measured for the int8 draft on the development machine
+# (docs/performance.md#the-draft-stops); a pair loaded with its costs uses its own.
 DEFAULT_DRAFT_COST = 0.18
 
 
@@ -128,13 +130,18 @@ def add_measure_commands(commands: Any) -> None:
         "tokens per target pass of prompt lookup against the most copying could give",
         _copy_headroom,
     )
-    headroom.add_argument("--tasks", default="editing", help="comma-separated task groups")
-    headroom.add_argument(
-        "--prompts-file", metavar="TOML", help="prompts per task group instead of the preset's"
-    )
+    _add_task_groups(headroom)
     headroom.add_argument("--gamma", type=int, default=16, help="the most tokens one copy holds")
     headroom.add_argument("--max-new-tokens", type=int, default=64)
     headroom.add_argument("--lookup", default="lookup", help="the lookup spec run for real")
+
+    lookup = measurement(
+        "lookup-options",
+        "tokens per target pass of each prompt-lookup option, greedy answers replayed",
+        _lookup_options,
+    )
+    _add_task_groups(lookup)
+    lookup.add_argument("--max-new-tokens", type=int, default=96)
 
     products = measurement(
         "bf16-rows",
@@ -148,6 +155,14 @@ def add_measure_commands(commands: Any) -> None:
     app.add_argument("--task", default="code")
     app.add_argument("--max-new-tokens", type=int, default=64)
     app.add_argument("--repeats", type=int, default=3)
+
+
+def _add_task_groups(parser: argparse.ArgumentParser) -> None:
+    """--tasks (every prompt of each group, the editing group by default) and --prompts-file."""
+    parser.add_argument("--tasks", default="editing", help="comma-separated task groups")
+    parser.add_argument(
+        "--prompts-file", metavar="TOML", help="prompts per task group instead of the preset's"
+    )
 
 
 def _report(args: argparse.Namespace, record: Any, head: str | None, lines: Iterable[str]) -> int:
@@ -438,6 +453,38 @@ def _copy_headroom(args: argparse.Namespace) -> int:
     )
 
 
+def _lookup_options(args: argparse.Namespace) -> int:
+    from specviz.measure.lookup_options import compare_lookup_options, greedy_answers
+
+    preset, tasks, table = _preset_and_tasks(args)
+    settings = replace(preset.settings, max_new_tokens=args.max_new_tokens)
+    pair = load_pair_for(args, preset)
+    prompts = [_encoded(pair, preset, text) for task in tasks for text in table[task]]
+    answers = greedy_answers(pair, prompts, settings)
+    if not args.json:  # the answers the counts are on, to read
+        for run in answers:
+            print(
+                f"--- {len(run.answer)} tokens:\n{pair.tokenizer.decode(run.answer)}\n", flush=True
+            )
+    rows = compare_lookup_options(answers)
+    lines: list[str] = []
+    for (gamma, adaptive), group in groupby(rows, key=lambda row: (row.gamma, row.adaptive)):
+        lines.append(
+            f"γ={gamma}{' adaptive' if adaptive else ''}: tokens per target forward per prompt"
+        )
+        lines += [
+            f"  {row.options:44} mean {row.mean_tau:.2f}  {[round(tau, 2) for tau in row.taus]}"
+            for row in group
+        ]
+    record = {
+        "answers": [
+            {"prompt_tokens": len(run.prompt), "new_tokens": len(run.answer)} for run in answers
+        ],
+        "rows": [asdict(row) | {"mean_tau": row.mean_tau} for row in rows],
+    }
+    return _report(args, record, None, lines)
+
+
 def _app_speed(args: argparse.Namespace) -> int:
     import statistics
 
@@ -489,5 +536,5 @@ def _bf16_rows(args: argparse.Namespace) -> int:
     )
 
 
-def _quiet(message: Phrase, fraction: float) -> None:
+def _quiet(fraction: float, message: Phrase) -> None:
     """Loading progress nobody needs to see (the pair's own loading already reported)."""

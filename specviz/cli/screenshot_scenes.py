@@ -1,0 +1,337 @@
+"""The scenes `python -m specviz screenshots` takes: each drives the app in chromium to one picture.
+
+A scene opens fresh pages on a ``Stage``, sets up a run as a visitor would (an example, a few
+settings, a button), waits on conditions in the page only (``specviz.cli.browser_waits``: a
+status line saying done, the event stream over, the cards' flip and the charts settled) and
+writes its PNG files. The command and the list of scenes: ``specviz.cli.screenshots``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from specviz.cli.browser_waits import NEXT_FRAME_JS, WAIT_MS, at_least, events_over, settled
+from specviz.text import t
+
+# A run, a race or a lab on the bundled pair, on a shared 2-core CPU with the browser drawing
+# beside it, can take many minutes: the wait for its end, not for the page's own work.
+RUN_MS = 30 * 60_000
+FIBONACCI = "fibonacci"  # the code example the live run, the race and the greedy labs use
+
+
+@dataclass
+class Stage:
+    """What a scene works with: the browser, the app, and the pages it opened (closed after)."""
+
+    browser: Any
+    url: Callable[[], str]  # the app's address, served on first use
+    contexts: list[Any] = field(default_factory=list)
+
+    def context(self, width: int, height: int, **options: Any) -> Any:
+        """A fresh browser context whose every wait lasts up to WAIT_MS."""
+        context = self.browser.new_context(viewport={"width": width, "height": height}, **options)
+        context.set_default_timeout(WAIT_MS)
+        self.contexts.append(context)
+        return context
+
+    def open(self, width: int, height: int, path: str = "", **options: Any) -> Any:
+        """A page of the app at *path* (``?fable=1``, ``ja/``), its controls drawn."""
+        page = self.context(width, height, **options).new_page()
+        page.goto(self.url() + path)
+        page.wait_for_selector("#sv-run")
+        return page
+
+    def close_pages(self) -> None:
+        """Close every page the scene opened."""
+        for context in self.contexts:
+            context.close()
+        self.contexts.clear()
+
+
+def _set_number(page: Any, elem_id: str, value: float) -> None:
+    """Type into a slider's number box (Gradio pairs a range with a number input)."""
+    box = page.locator(f"#{elem_id} input[type=number]")
+    box.fill(str(value))
+    box.press("Enter")
+
+
+def _example(
+    page: Any, task: str, text: str, tokens: int, temperature: float | None = None, lang: str = "en"
+) -> None:
+    """Pick the example of *task* that holds *text*, then set the new tokens (and temperature)."""
+    from playwright.sync_api import expect
+
+    page.get_by_role("radio", name=t(f"task.{task}", lang), exact=True).check()
+    page.locator("#sv-examples").get_by_text(text, exact=False).first.click()
+    # The click fills the prompt through a server event.
+    expect(page.locator("#sv-prompt textarea")).to_have_value(re.compile(re.escape(text)))
+    _set_number(page, "sv-max-new-tokens", tokens)
+    if temperature is not None:
+        _set_number(page, "sv-temperature", temperature)
+
+
+def _finish(page: Any, button: str, status: str = "#sv-status") -> None:
+    """Press *button* and wait until *status* says the work is done; its words if it failed."""
+    page.locator(button).click()
+    page.wait_for_selector(
+        f"{status} .sv-status-done, {status} .sv-status-error, .toast-body.error", timeout=RUN_MS
+    )
+    if page.locator(f"{status} .sv-status-done").count() == 0:
+        raise RuntimeError(f"{button} failed: {page.locator(status).inner_text()}")
+
+
+def _tab(page: Any, name: str) -> None:
+    """Open the tab *name* (live, inspector, exactness, ..., configs)."""
+    from playwright.sync_api import expect
+
+    page.locator(f"#sv-tab-{name}-button").click()
+    expect(page.locator(f"#sv-tab-{name}")).to_be_visible()
+
+
+def _tab_shot(page: Any, name: str, out: Path) -> None:
+    """The tab *name* alone, once its charts are drawn and nothing in it moves."""
+    settled(page, f"#sv-tab-{name}")
+    page.locator(f"#sv-tab-{name}").screenshot(path=str(out))
+
+
+def live_run(stage: Stage, out: Path) -> None:
+    """The live tab after a 24-token greedy run of the code example, the whole page."""
+    page = stage.open(1440, 1800)
+    _example(page, "code", FIBONACCI, 24)
+    _finish(page, "#sv-run")
+    settled(page, "#sv-tab-live", charts=5)
+    page.screenshot(path=str(out), full_page=True)
+
+
+def race(stage: Stage, out: Path) -> None:
+    """A race of the draft model, lookup and the hybrid against plain decoding, dark theme."""
+    from playwright.sync_api import expect
+
+    page = stage.open(1440, 1800, "?__theme=dark")
+    _example(page, "code", FIBONACCI, 32)
+    page.locator("#sv-race-toggle input").check()
+    for drafter in ("lookup", "hybrid"):
+        page.locator("#sv-race-drafters input").click()
+        page.get_by_role("option", name=t(f"drafter.{drafter}"), exact=True).click()
+    page.locator("#sv-run").click()
+    page.wait_for_selector("#sv-race .sv-race-status:text('finished')", timeout=RUN_MS)
+    expect(page.locator("#sv-race .sv-race-panel")).to_have_count(4)
+    settled(page, "#sv-tab-live", charts=5)
+    page.screenshot(path=str(out), full_page=True)
+
+
+# The first kept copy of a word from the prompt whose cycle copied three tokens or more (a span
+# to see), left of the stream's middle (its tooltip opens to the right and below); marked with an
+# id, its span returned.
+_PICK_COPY_JS = """() => {
+  const stream = document.querySelector('#sv-stream .sv-stream').getBoundingClientRect();
+  const copies = [...document.querySelectorAll('#sv-stream .sv-tok.sv-accepted[data-from-seq]')];
+  const picked = copies.find((tok) => Number(tok.dataset.fromSeq) < 0
+    && tok.dataset.fromSpan.split(' ').length >= 3 && /\\w\\w/.test(tok.textContent)
+    && tok.getBoundingClientRect().left < stream.left + stream.width / 2);
+  if (!picked) return null;
+  picked.id = 'sv-picked-copy';
+  return picked.dataset.fromSpan;
+}"""
+
+# The prompt strip, the stream and the picked copy's tooltip, with a margin, in the page's
+# coordinates (a full-page screenshot's clip).
+_COPY_REGION_JS = """() => {
+  const box = (sel) => document.querySelector(sel).getBoundingClientRect();
+  const strip = box('#sv-prompt-strip'), stream = box('#sv-stream');
+  const copy = document.querySelector('#sv-picked-copy');
+  const at = copy.getBoundingClientRect();
+  const tip = parseFloat(getComputedStyle(copy, '::after').height) || 200;
+  const left = Math.min(strip.left, stream.left) - 12;
+  const top = strip.top - 12 + window.scrollY;
+  const bottom = Math.max(stream.bottom, at.bottom + tip + 40) + 12 + window.scrollY;
+  return {x: left, y: top, width: Math.max(strip.right, stream.right) + 12 - left,
+          height: bottom - top};
+}"""
+
+
+def copy(stage: Stage, out: Path) -> None:
+    """Prompt lookup on the first editing example: a copy hovered, its tooltip, its source lit."""
+    page = stage.open(1440, 1200, device_scale_factor=1)
+    page.locator("#sv-drafter input").click()
+    page.get_by_role("option", name=t("drafter.lookup"), exact=True).click()
+    _example(page, "editing", "Fix the bugs in this code: average", 56)
+    _finish(page, "#sv-run")
+    if not page.evaluate(_PICK_COPY_JS):
+        raise RuntimeError("no cycle copied three or more tokens from the prompt")
+    page.locator("#sv-picked-copy").hover()
+    at_least(page.locator("#sv-prompt-strip .sv-src"), 1)  # its source lit up
+    settled(page, "#sv-tab-live")  # the tooltip drawn in full
+    page.screenshot(path=str(out), clip=page.evaluate(_COPY_REGION_JS), full_page=True)
+
+
+def japanese(stage: Stage, out: Path) -> None:
+    """The Japanese page (a ja-JP browser) after a translation run."""
+    page = stage.open(1280, 800, "ja/", locale="ja-JP")
+    _example(page, "translation", "Translate into Japanese", 24, lang="ja")
+    _finish(page, "#sv-run")
+    settled(page, "#sv-tab-live", charts=5)
+    page.locator("#sv-status").scroll_into_view_if_needed()
+    page.evaluate(NEXT_FRAME_JS)
+    page.screenshot(path=str(out))
+
+
+STEPS = 8  # fable: Step presses at most, looking for a cycle with a crossing-out
+
+
+def fable(stage: Stage, out: Path) -> None:
+    """Fable mode, stepped to a cycle with a crossing-out, the story first."""
+    page = stage.open(1280, 900, "?fable=1")
+    page.wait_for_selector("#sv-fable .sv-fable", state="visible")
+    story = page.locator("#sv-fable .sv-fable-current")
+    # A cycle with a rejection (the crossing-out, the master's own word, the wiped slate) past
+    # the first two, else the last of STEPS.
+    for step in range(1, STEPS + 1):
+        page.locator("#sv-step").click()
+        page.wait_for_selector(f"#sv-fable .sv-fable-current[data-cycle='{step}']", timeout=RUN_MS)
+        if story.locator(".sv-rejected").count() and step > 2:
+            break
+    settled(page, "#sv-tab-live")
+    page.add_style_tag(content=".toast-wrap { display: none !important; }")
+    page.evaluate("document.querySelector('#sv-stream').scrollIntoView()")
+    page.evaluate(NEXT_FRAME_JS)
+    page.screenshot(path=str(out))
+
+
+def _viewport(page: Any, width: int, height: int) -> None:
+    """Resize the page, wait until it has laid itself out again, and scroll to its top."""
+    page.set_viewport_size({"width": width, "height": height})
+    page.wait_for_function("(width) => window.innerWidth === width", arg=width)
+    settled(page, "#sv-page", charts=5)  # the charts have followed the new width
+    page.evaluate("window.scrollTo(0, 0)")
+    page.evaluate(NEXT_FRAME_JS)
+
+
+def present(stage: Stage, out: Path, phone: Path) -> None:
+    """Presentation mode at 1280x720 after a 32-token race; the live tab on a 390x844 phone."""
+    page = stage.open(1280, 720)
+    _set_number(page, "sv-max-new-tokens", 32)  # the controls hide in presentation mode
+    page.locator("#sv-race-toggle input").check()
+    page.locator("#sv-present-toggle input").check()
+    page.wait_for_selector("#sv-page.sv-present")
+    page.locator("#sv-run").click()
+    page.wait_for_selector("#sv-race .sv-race-status:text('finished')", timeout=RUN_MS)
+    _viewport(page, 1280, 720)
+    page.screenshot(path=str(out))
+    page.locator("#sv-present-toggle input").uncheck()
+    page.wait_for_selector("#sv-page:not(.sv-present)")
+    _viewport(page, 390, 844)
+    page.screenshot(path=str(phone))
+
+
+def configs(stage: Stage, out: Path) -> None:
+    """The production configs tab for the default preset."""
+    page = stage.open(1440, 1200)
+    _tab(page, "configs")
+    _tab_shot(page, "configs", out)
+
+
+def _sampled(page: Any) -> None:
+    """The robot story, sampled at temperature 1, 32 tokens: rejections to inspect."""
+    _example(page, "story", "robot", 32, temperature=1)
+
+
+def _greedy(page: Any, tokens: int = 48) -> None:
+    """The fibonacci example, greedy."""
+    _example(page, "code", FIBONACCI, tokens, temperature=0)
+
+
+def _lab(page: Any, name: str, button: str, status: str, out: Path) -> None:
+    """Open the lab *name*, press *button*, wait for *status* to say done, shoot the tab."""
+    _tab(page, name)
+    _finish(page, button, status)
+    _tab_shot(page, name, out)
+
+
+def inspector(stage: Stage, out: Path) -> None:
+    """The inspector on the first rejected draft of a sampled story run."""
+    from playwright.sync_api import expect
+
+    page = stage.open(1440, 1200)
+    _sampled(page)
+    _finish(page, "#sv-run")
+    rejected = page.locator("#sv-stream .sv-tok.sv-rejected")
+    if rejected.count() == 0:
+        raise RuntimeError("the sampled run had no rejected draft to inspect; take it again")
+    rejected.first.click()  # opens the inspector on it
+    page.wait_for_selector("#sv-inspect .sv-inspect-table")
+    expect(page.locator("#sv-tab-inspector")).to_be_visible()
+    _tab_shot(page, "inspector", out)
+
+
+def exactness(stage: Stage, out: Path) -> None:
+    """The exactness lab on the sampled story."""
+    page = stage.open(1440, 1200)
+    _sampled(page)
+    _lab(page, "exactness", "#sv-exact-run", "#sv-exact-status", out)
+
+
+def speedup(stage: Stage, out: Path) -> None:
+    """The speedup lab on the greedy code example."""
+    page = stage.open(1440, 1200)
+    _greedy(page)
+    _lab(page, "speedup", "#sv-speedup-run", "#sv-speedup-status", out)
+
+
+def cost(stage: Stage, out: Path) -> None:
+    """The verification-cost lab, then its projection onto the default GPU."""
+    page = stage.open(1440, 1200)
+    _greedy(page)
+    _tab(page, "cost")
+    _finish(page, "#sv-cost-run", "#sv-cost-status")
+    with events_over(page):
+        page.locator("#sv-project").click()  # the roofline projection onto the default GPU
+    _tab_shot(page, "cost", out)
+
+
+def tasks(stage: Stage, out: Path) -> None:
+    """The tasks lab, 32 tokens per task."""
+    page = stage.open(1440, 1200)
+    _greedy(page, tokens=32)
+    _lab(page, "tasks", "#sv-tasks-run", "#sv-tasks-status", out)
+
+
+def advisor(stage: Stage, out: Path) -> None:
+    """The advisor on the editing prompts."""
+    page = stage.open(1440, 1200)
+    _greedy(page, tokens=32)
+    _tab(page, "advisor")
+    page.locator("#sv-advisor-task input").click()
+    page.get_by_role("option", name=t("task.editing"), exact=True).click()
+    # The default size (every drafter, the preset's draft format, γ 2, 3, 5, 8 and adaptive, 32
+    # tokens) but a 240 s budget: with the browser sharing the cores no run is cut short.
+    _set_number(page, "sv-advisor-budget", 240)
+    _finish(page, "#sv-advisor-run", "#sv-advisor-status")
+    _tab_shot(page, "advisor", out)
+
+
+def report(stage: Stage, out: Path) -> None:
+    """The HTML report of a 16-token run with its plain lane, opened offline."""
+    from playwright.sync_api import expect
+
+    with tempfile.TemporaryDirectory() as folder:
+        html = Path(folder) / "report.html"
+        command = [sys.executable, "-m", "specviz", "generate", "--prompt", "def fibonacci(n):"]
+        command += ["--max-new-tokens", "16", "--plain", "--report", str(html)]
+        env = {**os.environ, "TOKENIZERS_PARALLELISM": "false"}
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"generate --report failed: {done.stderr.strip()[-2000:]}")
+        page = stage.context(1200, 900, offline=True).new_page()  # the report needs no network
+        page.goto(html.as_uri())
+        expect(page.locator(".js-plotly-plot")).to_have_count(4)
+        settled(page, "body", charts=4)
+        page.screenshot(path=str(out), full_page=True)
