@@ -76,7 +76,7 @@ def test_generate_json_prints_a_real_trace() -> None:
     )
     assert result.returncode == 0, result.stderr
     trace = json.loads(result.stdout)
-    assert (trace["schema"], trace["schema_version"]) == ("specviz.trace", 1)
+    assert (trace["schema"], trace["schema_version"]) == ("specviz.trace", 2)
     assert trace["models"]["preset"] == "qwen2.5-coder-bundled"
     assert trace["cycles"][-1]["totals"]["new_tokens"] == len(
         [token for cycle in trace["cycles"] for token in cycle["emitted"]]

@@ -188,7 +188,7 @@ def sample_with_cost_schedule(samples: int) -> tuple[Counter[tuple[int, ...]], C
         )
         drafter = ModelDrafter(pair.draft, STEEP)
         cycles = list(speculative_generate(pair, prompt, settings, drafter))
-        gammas.update(cycle.gamma for cycle in cycles)
+        gammas.update(cycle.draft_len for cycle in cycles)
         counts[tuple(token.token_id for cycle in cycles for token in cycle.emitted)] += 1
     return counts, gammas
 

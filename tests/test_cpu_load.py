@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from specviz.models.cpu_load import OthersShare, machine_busy_seconds
+from specviz.core.machine import machine_busy_seconds
+from specviz.models.cpu_load import OthersShare
 
 STAT = """cpu  1000 20 300 5000 40 0 10 70 0 0
 cpu0 500 10 150 2500 20 0 5 35 0 0

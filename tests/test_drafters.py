@@ -251,4 +251,4 @@ def test_a_deterministic_proposer_stops_at_a_drafted_end_of_sequence(tiny_pair: 
     cycles = list(speculative_generate(tiny_pair, PROMPT, settings, drafter))
     ended = [cycle for cycle in cycles if cycle.draft_end != "budget"]  # not the last few
     assert len(ended) >= 3
-    assert all(cycle.gamma == 1 and cycle.draft_end == "eos" for cycle in ended)
+    assert all(cycle.draft_len == 1 and cycle.draft_end == "eos" for cycle in ended)

@@ -96,7 +96,7 @@ def test_cache_invariants_after_every_cycle(tiny_pair: TinyPair, temperature: fl
         # rejected drafts.
         assert cycle.target_cache_len == cycle.context_len - 1
         # The draft has not fed the newest token, nor the last draft after a full accept.
-        unseen = 2 if cycle.accepted_len == cycle.gamma > 0 else 1
+        unseen = 2 if cycle.accepted_len == cycle.draft_len > 0 else 1
         assert cycle.draft_cache_len == cycle.context_len - unseen
 
 
@@ -109,16 +109,16 @@ def test_cycle_records_are_consistent(tiny_pair: TinyPair, temperature: float) -
     seq = 0
     tested = accepted = 0
     for cycle in cycles:
-        assert [d.position for d in cycle.drafted] == list(range(1, cycle.gamma + 1))
+        assert [d.position for d in cycle.drafted] == list(range(1, cycle.draft_len + 1))
         assert [d.accepted for d in cycle.drafted] == [
-            i < cycle.accepted_len for i in range(cycle.gamma)
+            i < cycle.accepted_len for i in range(cycle.draft_len)
         ]
         origins = [t.origin for t in cycle.emitted]
         assert origins[: cycle.accepted_len] == [Origin.ACCEPTED] * cycle.accepted_len
         if not cycle.finished:
-            extra = Origin.BONUS if cycle.accepted_len == cycle.gamma else Origin.RESAMPLED
+            extra = Origin.BONUS if cycle.accepted_len == cycle.draft_len else Origin.RESAMPLED
             assert origins[-1] == extra
-            assert (cycle.rejection is None) == (cycle.accepted_len == cycle.gamma)
+            assert (cycle.rejection is None) == (cycle.accepted_len == cycle.draft_len)
         for token in cycle.emitted:
             assert token.seq_index == seq
             seq += 1
@@ -130,7 +130,7 @@ def test_cycle_records_are_consistent(tiny_pair: TinyPair, temperature: float) -
                 assert draft.accept_prob == pytest.approx(
                     min(1.0, draft.p_target / draft.q_draft), rel=1e-5
                 )
-        tested += min(cycle.accepted_len + 1, cycle.gamma)
+        tested += min(cycle.accepted_len + 1, cycle.draft_len)
         accepted += cycle.accepted_len
         assert cycle.timing.draft_s > 0 and cycle.timing.verify_s > 0
     totals = cycles[-1].totals
@@ -139,7 +139,7 @@ def test_cycle_records_are_consistent(tiny_pair: TinyPair, temperature: float) -
     assert totals.tested_positions == tested and totals.accepted_positions == accepted
     assert totals.acceptance_rate == pytest.approx(accepted / tested)
     assert totals.tokens_per_target_pass == pytest.approx(50 / len(cycles))
-    assert totals.draft_forwards == sum(c.gamma for c in cycles)
+    assert totals.draft_forwards == sum(c.draft_len for c in cycles)
     assert cycles[-1].stop_reason == "max_new_tokens"
     cycles[-1].to_dict()  # JSON-ready
 
@@ -443,7 +443,7 @@ def test_draft_stops_end_drafts_where_their_measure_first_falls_below_the_thresh
             continue
         values = measure(cycle)
         assert all(value >= threshold for value in values[:-1])
-        if cycle.gamma < 8:
+        if cycle.draft_len < 8:
             shortened += 1
             assert values[-1] < threshold
             assert cycle.draft_end == end

@@ -121,6 +121,6 @@ def test_the_draft_reads_the_chunks_too(tiny_pair: TinyPair, drafter: str) -> No
         cycles = speculative_generate(
             tiny_pair, LONG_PROMPT, GREEDY, make_drafter(drafter, tiny_pair), prefill_chunk=chunk
         )
-        return [(cycle.gamma, cycle.accepted_len) for cycle in cycles]
+        return [(cycle.draft_len, cycle.accepted_len) for cycle in cycles]
 
     assert verdicts(8) == verdicts(LONG_PROMPT.shape[1])

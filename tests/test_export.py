@@ -18,11 +18,11 @@ from ui_events import XSS, XSS_IMG, draft, make_cycle, plain_run, sample_run
 
 from specviz.core.engine import autoregressive_generate, speculative_generate
 from specviz.core.events import Cycle, Origin, Step, Totals
+from specviz.core.machine import vector_flags
 from specviz.core.settings import GenerationSettings
 from specviz.drafters.registry import make_drafter
 from specviz.export.draft_csv import COLUMNS, draft_csv, draft_rows
 from specviz.export.files import ExportPaths, write_exports
-from specviz.export.machine import vector_flags
 from specviz.export.report import report_html
 from specviz.export.summary import llama_cpp_summary, vllm_summary
 from specviz.export.trace import (
@@ -200,6 +200,25 @@ def test_a_file_that_is_no_trace_gets_a_sentence(contents: str, words: str) -> N
     with pytest.raises(TraceError) as caught:
         read_trace(contents)
     assert words in caught.value.message("en")
+
+
+def test_a_version_1_trace_still_reads_its_gamma_as_draft_len() -> None:
+    cycles, steps = sample_run(), plain_run()
+    race = single_race("draft-model", cycles, steps)
+    trace = build_trace(setup_for(), cycles, steps, race=race, hardware=HARDWARE, versions=VERSIONS)
+    assert trace["schema_version"] == 2
+    assert [cycle["draft_len"] for cycle in trace["cycles"]] == [4, 4, 1]
+    assert not any("gamma" in cycle for cycle in trace["cycles"])
+    # Version 1 wrote the same records with the count of drafted tokens named "gamma".
+    old = json.loads(trace_text(trace))
+    old["schema_version"] = 1
+    for cycle in [*old["cycles"], *old["race"]["lanes"][1]["runs"][0]["events"]]:
+        cycle["gamma"] = cycle.pop("draft_len")
+    as_written = json.dumps(old)
+    back = read_trace(as_written)
+    assert list(back.cycles) == cycles and [cycle.draft_len for cycle in back.cycles] == [4, 4, 1]
+    assert back.race is not None and back.race.lanes[1].runs[0].outcome.events == tuple(cycles)
+    assert json.dumps(old) == as_written  # read from a copy: the caller's dict is as it was
 
 
 def test_a_damaged_record_is_named_where_it_is_damaged() -> None:

@@ -65,15 +65,15 @@ def test_each_cycle_records_which_part_proposed(tiny_pair: TinyPair, temperature
     kinds = [cycle.drafter for cycle in cycles]
     assert set(kinds) == {"lookup", "draft-model"}
     for cycle in cycles:
-        if cycle.gamma == 0:  # only where the budget leaves no room for a draft
+        if cycle.draft_len == 0:  # only where the budget leaves no room for a draft
             assert cycle.draft_end == "budget"
         elif cycle.drafter == "lookup":  # copied: no forward, a source position per draft
-            assert len(cycle.copied_from or ()) == cycle.gamma
+            assert len(cycle.copied_from or ()) == cycle.draft_len
             assert all(token.q_draft == 1.0 for token in cycle.drafted)
         else:  # guessed: the draft model's forwards and its q, nothing copied
             assert cycle.copied_from is None
     forwards = [cycle.totals.draft_forwards for cycle in cycles]
-    guessed = [c.gamma for c in cycles if c.drafter == "draft-model"]
+    guessed = [c.draft_len for c in cycles if c.drafter == "draft-model"]
     assert forwards[-1] == sum(guessed)
 
 

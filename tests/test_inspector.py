@@ -34,11 +34,11 @@ def real_cycles(pair: TinyPair, temperature: float) -> list[Cycle]:
 
 def test_panels_show_q_and_p_with_the_drafted_token_marked(tiny_pair: TinyPair) -> None:
     cycles = real_cycles(tiny_pair, 1.0)
-    cycle = next(c for c in cycles if c.rejection is not None and c.gamma >= 2)
+    cycle = next(c for c in cycles if c.rejection is not None and c.draft_len >= 2)
     fig = inspector_figure(cycle)
     bars = [trace for trace in fig.data if trace.type == "bar"]
     # q and p on every position, plus the residual on the rejected one.
-    assert len(bars) == 2 * cycle.gamma + 1
+    assert len(bars) == 2 * cycle.draft_len + 1
     q_bars = [trace for trace in bars if trace.name == "q (draft)"]
     p_bars = [trace for trace in bars if trace.name == "p (target)"]
     for token, q_bar, p_bar in zip(cycle.drafted, q_bars, p_bars, strict=True):
@@ -61,7 +61,7 @@ def test_table_states_each_decision(tiny_pair: TinyPair) -> None:
     cycle = next(c for c in real_cycles(tiny_pair, 1.0) if c.rejection is not None)
     page = inspector_html(cycle, 9)
     assert f"Cycle {cycle.index + 1}</b> of 9" in page
-    assert page.count("<tr class=") == cycle.gamma
+    assert page.count("<tr class=") == cycle.draft_len
     rejected = cycle.drafted[cycle.accepted_len]
     assert f"{rejected.uniform:.3f} ≥ min(1, p/q) = {rejected.accept_prob:.3f} → rejected" in page
     assert "residual norm(max(0, p − q))" in page
@@ -75,7 +75,7 @@ def test_greedy_cycles_compare_argmaxes(tiny_pair: TinyPair) -> None:
     assert "top choice" in extra_text(cycle)
     lines = inspector_lines(cycle)
     # The head, three lines a position, the extra token, why the draft ended, who drafted.
-    assert len(lines) == 1 + 3 * cycle.gamma + 1 + (1 if draft_end_text(cycle) else 0) + 1
+    assert len(lines) == 1 + 3 * cycle.draft_len + 1 + (1 if draft_end_text(cycle) else 0) + 1
     assert lines[-1] == "  Drafted by Draft model (guesses): " + (
         "a draft model's guesses, q(x) its probability of each."
     )
@@ -100,7 +100,7 @@ def test_the_inspector_says_why_a_draft_stopped_itself(
     )
     cycle = next(c for c in cycles if c.draft_end == end)
     text = draft_end_text(cycle)
-    assert words in text and f"after {cycle.gamma}:" in text
+    assert words in text and f"after {cycle.draft_len}:" in text
     if end == "cumulative":  # the product is written out and matches the records
         product = 1.0
         for token in cycle.drafted:
@@ -138,7 +138,7 @@ def test_the_inspector_says_a_draft_ended_at_an_end_of_sequence_guess() -> None:
         )
         if cycle.draft_end == "eos"
     )
-    assert f"stopped after {cycle.gamma}: its last guess ends the text" in draft_end_text(cycle)
+    assert f"stopped after {cycle.draft_len}: its last guess ends the text" in draft_end_text(cycle)
     assert "sv-inspect-note" in inspector_html(cycle)
 
 

@@ -94,7 +94,7 @@ def test_the_target_cache_is_plain_decodings_after_accepts_and_rejections(
     for cycle in speculative_generate(pair, PROMPT, settings, layer_skip(pair, spec)):
         committed += [token.token_id for token in cycle.emitted]
         accepts += cycle.accepted_len > 0
-        rejections += cycle.accepted_len < cycle.gamma
+        rejections += cycle.accepted_len < cycle.draft_len
         assert pair.runners is not None
         cache = cache_of(pair.runners[-1])
         length = cycle.target_cache_len
@@ -161,8 +161,8 @@ def test_the_target_drafting_with_every_layer_is_always_right(pair: TinyPair) ->
     cycles = list(
         speculative_generate(pair, PROMPT, settings, layer_skip(pair, "layerskip:skip=none"))
     )
-    assert all(cycle.accepted_len == cycle.gamma for cycle in cycles)
-    assert sum(cycle.gamma for cycle in cycles) > 20
+    assert all(cycle.accepted_len == cycle.draft_len for cycle in cycles)
+    assert sum(cycle.draft_len for cycle in cycles) > 20
 
 
 VOCAB, TOKENS = 3, 4  # the joint law of the first four tokens over a 3-token vocabulary
@@ -271,7 +271,7 @@ def test_cycles_record_the_drafter_and_its_layers(pair: TinyPair) -> None:
     assert all(cycle.drafter == "layerskip" for cycle in cycles)
     assert all(cycle.drafter_detail == "skip=1-2" for cycle in cycles)
     assert all(cycle.draft_cache_len == 0 for cycle in cycles)
-    assert rest[-1].totals.draft_forwards == sum(cycle.gamma for cycle in rest)
+    assert rest[-1].totals.draft_forwards == sum(cycle.draft_len for cycle in rest)
     assert cycles[1].to_dict()["drafter_detail"] == "skip=1-2"
     assert "layerskip skip=1-2" in cycle_tokens_html(cycles[1])  # the stream's cycle mark
     exits = speculative_generate(pair, PROMPT, settings, layer_skip(pair, "layerskip:exit=3"))

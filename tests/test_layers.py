@@ -150,7 +150,7 @@ def test_the_scan_sees_the_engines_imports() -> None:
 # must not load either (the UI never reaches into torch), nor must the events they draw. The
 # records views import from other layers (measure.race_records) are checked through the views.
 TORCH_FREE_LAYERS = ("views", "text")
-TORCH_FREE_MODULES = ("specviz.core.events",)
+TORCH_FREE_MODULES = ("specviz.core.events", "specviz.core.machine")
 HEAVY = ("torch", "transformers")
 
 _IMPORT_EACH = """

@@ -193,8 +193,8 @@ def test_no_match_is_a_plain_step_and_copies_are_recorded(tiny_pair: TinyPair) -
         speculative_generate(tiny_pair, PROMPT, settings, make_drafter("lookup", tiny_pair))
     )
     context = PROMPT[0].tolist() + [t.token_id for c in cycles for t in c.emitted]
-    plain_steps = [cycle for cycle in cycles if cycle.gamma == 0]
-    copies = [cycle for cycle in cycles if cycle.gamma > 0]
+    plain_steps = [cycle for cycle in cycles if cycle.draft_len == 0]
+    copies = [cycle for cycle in cycles if cycle.draft_len > 0]
     assert plain_steps and copies
     for cycle in plain_steps:  # nothing drafted: one target forward, one token from p
         assert cycle.draft_end == "no_match" and cycle.drafted == ()
@@ -202,7 +202,7 @@ def test_no_match_is_a_plain_step_and_copies_are_recorded(tiny_pair: TinyPair) -
     for cycle in cycles:
         assert cycle.drafter == "lookup" and cycle.draft_cache_len == 0
         assert cycle.totals.draft_forwards == 0
-        assert len(cycle.copied_from or ()) == cycle.gamma
+        assert len(cycle.copied_from or ()) == cycle.draft_len
         # Every copied token is the token at its source position, which precedes the cycle.
         start = cycle.context_len - len(cycle.emitted)
         for draft, source in zip(cycle.drafted, cycle.copied_from or (), strict=True):

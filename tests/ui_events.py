@@ -72,7 +72,7 @@ def make_cycle(
     emitted.append(EmittedToken(start + len(accepted), 7, extra[0], extra[1], 0.42))
     return Cycle(
         index=index,
-        gamma=len(drafted),
+        draft_len=len(drafted),
         greedy=greedy,
         drafted=tuple(drafted),
         accepted_len=len(accepted),

@@ -70,10 +70,8 @@ __all__ = [
 
 # Prompt tokens per forward when a long prompt is read before the first cycle: the longest
 # stretch of work a consumer waits through before it can stop the run. Chunking costs no speed on
-# a CPU: a 1,024-token prompt through four layers of Qwen2.5-0.5B's shape took 5.7 s in one
-# forward, 4.0 s in chunks of 512, 2.9 s in chunks of 256 and 2.5 s in chunks of 128 (one thread,
-# a shared machine; a shorter chunk's attention scores are smaller). 256 keeps a Stop's wait to
-# a quarter of a 1,024-token prompt.
+# a CPU (docs/performance.md#verification-cost-prefill-and-prompt-chunks); 256 keeps a Stop's
+# wait to a quarter of a 1,024-token prompt.
 PREFILL_CHUNK = 256
 
 
@@ -291,7 +289,7 @@ def speculative_stream(
         )
         yield Cycle(
             index=index,
-            gamma=n,
+            draft_len=n,
             greedy=run.sampler.greedy,
             drafted=drafted,
             accepted_len=accepted_len,

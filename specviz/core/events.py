@@ -158,10 +158,13 @@ class Cycle:
     """One draft/verify cycle of speculative decoding."""
 
     index: int  # 0-based cycle number
-    gamma: int  # number of tokens drafted this cycle (may be below the setting near the end/EOS)
+    # How many tokens were drafted this cycle: len(drafted), at most this cycle's γ (draft_gamma),
+    # fewer near the token budget, after an end-of-sequence draft or a stop rule, 0 for a plain
+    # step. Named as accepted_len is, since drafted holds the tokens and γ is the setting.
+    draft_len: int
     greedy: bool
     drafted: tuple[DraftToken, ...]
-    accepted_len: int  # how many drafted tokens were accepted (0..gamma)
+    accepted_len: int  # how many drafted tokens were accepted (0..draft_len)
     emitted: tuple[
         EmittedToken, ...
     ]  # accepted drafts then the resampled/bonus token, truncated at stop

@@ -2,28 +2,23 @@
 
 A trace carries these so that a replay can say where its speeds were measured: the same run is
 several times faster on a GPU, and on a CPU the vector units (AVX2, AVX-512, AMX) decide which
-kernels torch runs.
+kernels torch runs. The CPU's facts are specviz.core.machine's; torch adds its threads and the
+GPU's name.
 """
 
 from __future__ import annotations
 
-import os
 import platform
 import subprocess
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-# The /proc/cpuinfo flags that decide which matrix kernels run: x86's vector and matrix units,
-# Arm's SIMD and SVE.
-_VECTOR_FLAG_PREFIXES = ("avx", "amx", "fma", "f16c", "asimd", "sve", "bf16", "i8mm")
+from specviz.core.machine import read_machine, vector_flags
+
+__all__ = ["hardware", "specviz_commit", "vector_flags", "versions"]
+
 _PACKAGE_ROOT = Path(__file__).resolve().parents[2]
-
-
-def vector_flags(flags: list[str]) -> list[str]:
-    """The flags among *flags* that name vector or matrix units (avx2, avx512_bf16, amx_tile...),
-    sorted."""
-    return sorted({flag for flag in flags if flag.startswith(_VECTOR_FLAG_PREFIXES)})
 
 
 def hardware(device: str) -> dict[str, Any]:
@@ -31,20 +26,18 @@ def hardware(device: str) -> dict[str, Any]:
     name when *device* is a CUDA device (None otherwise), and the device string itself."""
     import torch
 
-    from specviz.models.step_costs import cpu_model_and_flags
-
-    cpu, flags = cpu_model_and_flags()
+    machine = read_machine()
     gpu = None
     if device.startswith("cuda") and torch.cuda.is_available():
         gpu = torch.cuda.get_device_name(torch.device(device))
     return {
         "device": device,
-        "cpu": cpu,
-        "cpu_flags": vector_flags(flags),
-        "cores": os.cpu_count(),
+        "cpu": machine.cpu_name,
+        "cpu_flags": vector_flags(machine.cpu_flags),
+        "cores": machine.cores,
         "torch_threads": torch.get_num_threads(),
         "gpu": gpu,
-        "system": f"{platform.system()} {platform.machine()}",
+        "system": machine.system,
     }
 
 

@@ -64,7 +64,7 @@ RANGES: dict[str, tuple[float, float]] = {
     **dict.fromkeys(_LENGTHS, (0, MAX_CONTEXT)),
     "new_tokens": (0, MAX_TOKENS),
     "token_id": (0, MAX_TOKEN_ID),
-    "gamma": (0, GAMMA_MAX),
+    "draft_len": (0, GAMMA_MAX),
     "draft_gamma": (0, GAMMA_MAX),
     "accepted_len": (0, GAMMA_MAX),
     "position": (1, GAMMA_MAX),  # a draft position, 1..γ
@@ -252,7 +252,7 @@ def cycle_from_dict(data: object, where: str = "cycle") -> events.Cycle:
     )
     drafted = len(cycle.drafted)
     for i, token in enumerate(cycle.drafted):  # the views count by position, up to γ
-        check_range(token.position, f"{where}.drafted[{i}].position", 1, cycle.gamma)
+        check_range(token.position, f"{where}.drafted[{i}].position", 1, cycle.draft_len)
     check_range(cycle.accepted_len, f"{where}.accepted_len", 0, drafted)
     check_length(list(cycle.emitted), f"{where}.emitted", drafted + 1)
     if cycle.rejection is not None:

@@ -40,7 +40,10 @@ from specviz.measure.race_records import PLAIN_LANE, Lane, LaneRun, RaceResult
 from specviz.text import Phrase, UserError
 
 SCHEMA = "specviz.trace"
-SCHEMA_VERSION = 1
+# Version 2 names a cycle's count of drafted tokens draft_len; version 1 called it "gamma", and
+# still reads (_upgrade_v1), the count landing in Cycle.draft_len.
+SCHEMA_VERSION = 2
+OLDEST_READ = 1
 # Every drafted token carries the top 10 of q and of p (about 2.5 kB of this indented JSON), so a
 # trace takes 3.5 to 23 kB a generated token, by γ and how many drafts are rejected: a run of 256
 # tokens at γ 8 with a race of two drafters is 3.6 MB when 9 drafts in 10 pass, 20 MB when none
@@ -292,8 +295,9 @@ _NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b'[]{}"')))
 
 def json_depth(data: bytes) -> int:
     """How deep JSON text nests its arrays and objects, counted on the brackets outside strings
-    without parsing (0.1 s and one copy for 20 MB): the parser recurses once a level, so a file
-    nested 100,000 deep is refused by this count, not by a RecursionError."""
+    without parsing (bytes methods, then one loop over the quotes and brackets left): the parser
+    recurses once a level, so a file nested 100,000 deep is refused by this count, not by a
+    RecursionError."""
     # Escapes first (an escaped backslash, then an escaped quote), so every quote left opens or
     # closes a string; then only quotes and brackets. Two quotes side by side hold nothing:
     # dropping them leaves every other byte inside or outside a string as it was.
@@ -314,12 +318,15 @@ def trace_from_dict(raw: object) -> Trace:
     """A trace from its parsed JSON (``build_trace``'s dict); TraceError as ``read_trace``."""
     if not isinstance(raw, dict) or raw.get("schema") != SCHEMA:
         raise TraceError("error.trace.not_trace", schema=SCHEMA)
-    if raw.get("schema_version") != SCHEMA_VERSION:
+    version = raw.get("schema_version")
+    if isinstance(version, bool) or version not in range(OLDEST_READ, SCHEMA_VERSION + 1):
         raise TraceError(
             "error.trace.version",
-            got=f"{raw.get('schema_version')!r:.40}",
-            supported=SCHEMA_VERSION,
+            got=f"{version!r:.40}",
+            supported=f"{OLDEST_READ}–{SCHEMA_VERSION}",
         )
+    if version == 1:
+        raw = _upgrade_v1(raw)
     try:
         for name in ("settings", "models", "hardware", "versions", "summary", "prompt"):
             _check_section(raw.get(name), name)
@@ -361,6 +368,35 @@ def trace_from_dict(raw: object) -> Trace:
     except RecordError as error:
         raise TraceError("error.trace.record", where=error.where, problem=error.problem) from None
     return trace
+
+
+def _upgrade_v1(raw: dict[str, Any]) -> dict[str, Any]:
+    """A version-1 trace as version 2 writes it: each cycle's "gamma" (how many tokens it
+    drafted) under "draft_len". A copy: the caller's dict is left as it was; anything of the
+    wrong shape is passed on as it is, for the checks that follow to name."""
+
+    def cycle(record: object) -> object:
+        if not isinstance(record, dict) or "gamma" not in record or "draft_len" in record:
+            return record
+        return {("draft_len" if key == "gamma" else key): value for key, value in record.items()}
+
+    def records(items: object) -> object:
+        return [cycle(item) for item in items] if isinstance(items, list) else items
+
+    def lane(data: object) -> object:
+        if not isinstance(data, dict) or not isinstance(data.get("runs"), list):
+            return data
+        runs = [
+            {**run, "events": records(run.get("events"))} if isinstance(run, dict) else run
+            for run in data["runs"]
+        ]
+        return {**data, "runs": runs}
+
+    upgraded = {**raw, "schema_version": SCHEMA_VERSION, "cycles": records(raw.get("cycles"))}
+    race = raw.get("race")
+    if isinstance(race, dict) and isinstance(race.get("lanes"), list):
+        upgraded["race"] = {**race, "lanes": [lane(data) for data in race["lanes"]]}
+    return upgraded
 
 
 def _list(raw: Mapping[str, Any], name: str) -> list[Any]:

@@ -68,7 +68,7 @@ def extra_text(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> str:
         return t("inspector.extra.none", lang)
     token, prob = tip_name(extra.text, extra.special), f"{extra.prob:.3f}"
     if extra.origin is Origin.BONUS:
-        return t("inspector.extra.bonus", lang, gamma=cycle.gamma, token=token, prob=prob)
+        return t("inspector.extra.bonus", lang, gamma=cycle.draft_len, token=token, prob=prob)
     key = "inspector.extra.greedy" if cycle.greedy else "inspector.extra.residual"
     return t(key, lang, position=cycle.accepted_len + 1, token=token, prob=prob)
 
@@ -135,7 +135,7 @@ def inspector_lines(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> list[str]:
         "inspector.lines.head",
         lang,
         cycle=cycle.index + 1,
-        gamma=cycle.gamma,
+        gamma=cycle.draft_len,
         accepted=cycle.accepted_len,
     )
     lines = [head + (t("inspector.lines.greedy", lang) if cycle.greedy else "")]
@@ -196,7 +196,7 @@ def inspector_html(
         )
     title = t_html("inspector.cycle", lang, cycle=cycle.index + 1)
     of_count = t_html("inspector.of_count", lang, count=cycle_count) if cycle_count else ""
-    summary = t_html("inspector.summary", lang, gamma=cycle.gamma, accepted=cycle.accepted_len)
+    summary = t_html("inspector.summary", lang, gamma=cycle.draft_len, accepted=cycle.accepted_len)
     greedy = t_html("inspector.summary.greedy", lang) if cycle.greedy else ""
     head = f'<div class="sv-inspect-head"><b>{title}</b>{of_count}{summary}{greedy}</div>'
     rows = []

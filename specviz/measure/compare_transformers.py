@@ -79,7 +79,7 @@ def compare_with_transformers(
         spec.tokens_per_s,
         spec.outcome.new_tokens,
         len(cycles),
-        sum(cycle.gamma + 1 for cycle in cycles),
+        sum(cycle.draft_len + 1 for cycle in cycles),
         spec.outcome.totals.draft_forwards if spec.outcome.totals else 0,
         spec.outcome.token_ids == plain_ids,
     )

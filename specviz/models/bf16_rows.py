@@ -1,13 +1,11 @@
 """bfloat16 products on CPUs without native bfloat16: a small AVX2 kernel.
 
 Why: on an x86 CPU with AVX2 but neither AVX512-BF16 nor AMX, torch 2.13 multiplies a bfloat16
-weight by k rows at about k times the cost of one row (one (8960 x 1536) projection of the bundled
-target: 1.7 ms for 1 row, 9.3 ms for 6, on a 2-core AMD EPYC), so verifying γ drafts costs about
-γ + 1 plain steps and speculation cannot gain (docs/performance.md, "A CPU without AVX-512").
-bf16_rows.cpp reads each weight row once per group of up to 6 rows and widens it to float32 in
-registers: 2.0 ms for 1 row and 3.6 ms for 6 on the same projection, so a verification forward
-costs what it does on CPUs that compute bfloat16 natively. A prompt's prefill gains too: 128 rows
-took 43 ms against torch's 195.
+weight by k rows at about k times the cost of one row, so verifying γ drafts costs about γ + 1
+plain steps and speculation cannot gain. bf16_rows.cpp reads each weight row once per group of up
+to 6 rows and widens it to float32 in registers, so a verification forward costs little more than
+one step, as on CPUs that compute bfloat16 natively, and a prompt's prefill gains too
+(docs/performance.md#why-specviz-multiplies-bfloat16-with-its-own-kernel-on-avx2).
 
 The kernel computes the same product as torch (float32 sums of exact bfloat16 values, the result
 rounded to bfloat16); only the order of the additions differs, by at most a unit in the last place
@@ -40,8 +38,10 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from specviz.models.bundled import Progress, cache_root, file_sha256
+from specviz.core.machine import read_machine
+from specviz.models.bundled import cache_root, file_sha256
 from specviz.text import Phrase, UserError
+from specviz.text.progress import Progress
 
 SOURCE = Path(__file__).with_name("bf16_rows.cpp")
 SETTING = "SPECVIZ_BF16_KERNEL"
@@ -50,9 +50,7 @@ _FLAGS = ("-O3", "-mavx2", "-mfma", "-fopenmp", "-shared", "-fPIC")
 
 
 def _cpu_flags() -> set[str]:
-    from specviz.models.step_costs import cpu_model_and_flags
-
-    return set(cpu_model_and_flags()[1])
+    return set(read_machine().cpu_flags)
 
 
 def _avx2_cpu() -> bool:
@@ -111,7 +109,7 @@ def _build(progress: Progress | None) -> Path:
     if library.exists() and recorded.is_file() and recorded.read_text() == file_sha256(library):
         return library
     if progress is not None:
-        progress(Phrase("load.kernel"), 0.0)
+        progress(0.0, Phrase("load.kernel"))
     library.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=library.parent) as folder:
         built = Path(folder) / library.name
@@ -161,7 +159,7 @@ def choose_products(device: torch.device, dtype: torch.dtype, progress: Progress
     if not wanted or device.type != "cpu" or dtype != torch.bfloat16:
         return "torch"
     if kernel(progress) is None:
-        progress(Phrase("load.kernel_unbuilt", problem=kernel_problem() or "?"), 0.0)
+        progress(0.0, Phrase("load.kernel_unbuilt", problem=kernel_problem() or "?"))
         return "torch"
     return "rows"
 

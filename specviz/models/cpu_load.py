@@ -2,14 +2,14 @@
 
 Step costs are ratios of times taken under the same load, but a load that comes and goes while
 they are timed (a test suite, another benchmark, a browser) skews them, and cached costs are
-trusted at every later load. On a 2-core AMD EPYC, costs timed while two other Python processes
-ran said one target step took 1747 ms and a draft step 0.50 of it; timed on the quiet machine,
-225 ms and 0.089. So the loader watches the measurement and does not cache a busy one.
+trusted at every later load: costs timed beside two other busy Python processes came out several
+times too dear (docs/performance.md#step-costs-measured-at-load). So the loader watches the
+measurement and does not cache a busy one.
 
 Linux's /proc/stat counts the busy time of every CPU of the machine (a hypervisor's steal
-included); this process's own CPU time (os.times) is taken out, and what is left over the
-interval's wall time and the CPU count is the share of the machine other programs took. Where
-/proc/stat cannot be read nothing is known (None).
+included; specviz.core.machine.machine_busy_seconds reads it); this process's own CPU time
+(os.times) is taken out, and what is left over the interval's wall time and the CPU count is the
+share of the machine other programs took. Where /proc/stat cannot be read nothing is known (None).
 """
 
 from __future__ import annotations
@@ -17,32 +17,15 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-__all__ = ["BUSY_SHARE", "OthersShare", "machine_busy_seconds", "own_cpu_seconds"]
+from specviz.core.machine import machine_busy_seconds
+
+__all__ = ["BUSY_SHARE", "OthersShare", "own_cpu_seconds"]
 
 # Other programs held more than this share of the machine's CPUs: timings taken then are not
-# kept. On the 2-core EPYC one other busy Python process (a test suite) took 0.40, the quiet
-# machine 0.00 (a temporary script timing bfloat16 products for 4 s in each state).
+# kept. One other busy process (a test suite) on a 2-core machine takes more
+# (docs/performance.md#step-costs-measured-at-load).
 BUSY_SHARE = 0.25
-
-PROC_STAT = Path("/proc/stat")
-
-
-def machine_busy_seconds(stat: Path = PROC_STAT) -> tuple[float, int] | None:
-    """(busy CPU seconds of the whole machine since boot, number of CPUs), None if unknown."""
-    try:
-        lines = stat.read_text().splitlines()
-    except OSError:
-        return None
-    fields = lines[0].split() if lines else []
-    cpus = sum(line.startswith("cpu") and line[3:4].isdigit() for line in lines)
-    if len(fields) < 9 or fields[0] != "cpu" or cpus == 0:
-        return None
-    # user nice system idle iowait irq softirq steal: all but idle and iowait kept a CPU busy.
-    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(f) for f in fields[1:9])
-    ticks = user + nice + system + irq + softirq + steal
-    return ticks / os.sysconf("SC_CLK_TCK"), cpus
 
 
 def own_cpu_seconds() -> float:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from specviz.core.machine import read_machine
 from specviz.models.presets import ModelSource
 
 # What a loaded model holds beyond its weights (buffers, a run's caches and activations, the
@@ -119,23 +120,14 @@ def available_bytes(device: torch.device) -> int | None:
     if device.type == "cuda":
         free, _ = torch.cuda.mem_get_info(device)
         return int(free)
-    candidates = [value for value in (_mem_available(), _cgroup_room()) if value is not None]
+    kernel = read_machine().memory_available_bytes
+    candidates = [value for value in (kernel, _cgroup_room()) if value is not None]
     return min(candidates) if candidates else None
 
 
 def needed_bytes(weights: int) -> int:
     """What a pair of *weights* bytes needs free to load and run: the margin and the reserve."""
     return int(weights * MARGIN) + RESERVE_BYTES
-
-
-def _mem_available() -> int | None:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
 
 
 def _cgroup_room() -> int | None:

@@ -1,8 +1,9 @@
 """A pair's step costs on this machine, measured at load and cached: v(k), c, and the draft format.
 
-Whether speculation pays depends on the machine: on a CPU with AVX512-BF16 a target forward of 6
-new tokens costs about 1.2 single steps, on an AVX2-only CPU about 4.7, so the best γ and the best
-draft format differ from machine to machine (docs/performance.md, "Step costs measured at load").
+Whether speculation pays depends on the machine: a target forward of several new tokens costs
+about one single step on a CPU with AVX512-BF16 and several on an AVX2-only one without specviz's
+kernel, so the best γ and the best draft format differ from machine to machine
+(docs/performance.md#step-costs-measured-at-load).
 This module measures, through each model's ModelRunner (the forward the app runs):
 
 - the target's v(k) for k = 1, 2, ...: one forward of k new tokens after a cached context, over
@@ -36,7 +37,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import platform
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -47,6 +47,7 @@ import torch
 
 from specviz.core.cost_model import StepCosts
 from specviz.core.device import sync
+from specviz.core.machine import read_machine
 from specviz.models.bundled import cache_root
 from specviz.models.cpu_load import BUSY_SHARE
 from specviz.models.runner import ModelRunner
@@ -392,10 +393,11 @@ def machine_key(device: torch.device) -> dict[str, Any]:
     if device.type == "cuda":
         key["gpu"] = torch.cuda.get_device_name(device)
     else:
-        model, flags = cpu_model_and_flags()
-        key["cpu"] = model
+        machine = read_machine()
+        key["cpu"] = machine.cpu_name
         # The flags decide which kernels run (avx512_bf16, amx...); a hash keeps the key short.
-        key["cpu_flags"] = hashlib.sha256(" ".join(sorted(flags)).encode()).hexdigest()[:16]
+        flags = " ".join(sorted(machine.cpu_flags))
+        key["cpu_flags"] = hashlib.sha256(flags.encode()).hexdigest()[:16]
     return key
 
 
@@ -456,16 +458,7 @@ def write_cached(key: Mapping[str, Any], report: CostReport, folder: Path) -> No
 
 
 def cpu_model_and_flags() -> tuple[str, list[str]]:
-    """The CPU's model name and feature flags from /proc/cpuinfo (platform's words elsewhere)."""
-    model, flags = platform.processor() or platform.machine(), list[str]()
-    try:
-        lines = Path("/proc/cpuinfo").read_text().splitlines()
-    except OSError:
-        return model, flags
-    for line in lines:
-        name, _, value = line.partition(":")
-        if name.strip() == "model name" and value.strip():
-            model = value.strip()
-        elif name.strip() in ("flags", "Features") and not flags:
-            flags = value.split()
-    return model, flags
+    """The CPU's model name and feature flags, as specviz.core.machine reads them (for callers
+    that want only these two; read_machine gives the whole record)."""
+    machine = read_machine()
+    return machine.cpu_name, list(machine.cpu_flags)

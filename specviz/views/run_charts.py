@@ -110,15 +110,15 @@ def acceptance_by_position(cycles: Sequence[Cycle], *, lang: str = DEFAULT_LANGU
         return placeholder_chart(
             t("chart.acceptance.title", lang), t("chart.acceptance.placeholder", lang)
         )
-    max_gamma = max((cycle.gamma for cycle in cycles), default=0)
-    tested = [0] * max_gamma
-    accepted = [0] * max_gamma
+    longest_draft = max((cycle.draft_len for cycle in cycles), default=0)
+    tested = [0] * longest_draft
+    accepted = [0] * longest_draft
     for cycle in cycles:
         for token in cycle.drafted:
             if token.tested:
                 tested[token.position - 1] += 1
                 accepted[token.position - 1] += token.accepted
-    positions = list(range(1, max_gamma + 1))
+    positions = list(range(1, longest_draft + 1))
     rates = [a / t if t else 0.0 for a, t in zip(accepted, tested, strict=True)]
     fig = go.Figure(
         go.Bar(
@@ -152,17 +152,17 @@ def accepted_length_histogram(
         return placeholder_chart(
             t("chart.accepted_length.title", lang), t("chart.accepted_length.placeholder", lang)
         )
-    max_gamma = max((cycle.gamma for cycle in cycles), default=0)
-    counts = [0] * (max_gamma + 1)
+    longest_draft = max((cycle.draft_len for cycle in cycles), default=0)
+    counts = [0] * (longest_draft + 1)
     for cycle in cycles:
         counts[cycle.accepted_len] += 1
     fig = go.Figure(
         go.Bar(
             name=t("chart.accepted_length.series", lang),
-            x=list(range(max_gamma + 1)),
+            x=list(range(longest_draft + 1)),
             y=counts,
             marker_color=[
-                BONUS if n == max_gamma and n else ACCEPTED for n in range(max_gamma + 1)
+                BONUS if n == longest_draft and n else ACCEPTED for n in range(longest_draft + 1)
             ],
             hovertemplate=hover(
                 "chart.accepted_length.hover", lang, cycles="%{y}", accepted="%{x}"

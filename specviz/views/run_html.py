@@ -98,7 +98,7 @@ def _draft_span(
             lang,
             cycle=cycle.index + 1,
             position=token.position,
-            gamma=cycle.gamma,
+            gamma=cycle.draft_len,
         ),
         t("tip.q_and_p", lang, q=num(token.q_draft), p=num(token.p_target)),
     ]
@@ -356,7 +356,7 @@ def _extra_card(cycle: Cycle, token: EmittedToken, lang: str) -> str:
     verdict = "card.verdict.bonus" if kind == "bonus" else "card.verdict.resampled"
     numbers = f"{t_html('card.probability', lang, prob=num(token.prob, 2))}<br>{t_html(why, lang)}"
     return (
-        f'<div class="sv-card sv-card-extra {_KINDS[kind].css}" style="--i:{cycle.gamma}" '
+        f'<div class="sv-card sv-card-extra {_KINDS[kind].css}" style="--i:{cycle.draft_len}" '
         f'data-origin="{kind}">'
         f'<div class="sv-card-pos">{t_html(_KINDS[kind].label, lang)}</div>'
         f'<div class="sv-card-tok">{shown(token.text, token.special, lang)}</div>'
