@@ -268,6 +268,29 @@ def test_draft_formats_are_the_presets_unless_named_and_unknown_ones_are_refused
         advice_draft_formats(ns, preset)
 
 
+def test_the_setup_loads_each_draft_format_once_naming_auto_by_the_format_it_chose() -> None:
+    from types import SimpleNamespace
+
+    from specviz.labs.advisor.setup import format_pairs
+
+    preset = replace(default_preset(load_presets()), draft_quantization="auto")
+    chose = SimpleNamespace(cost_report=SimpleNamespace(draft_format="int8wo"))
+    unmeasured = SimpleNamespace(cost_report=None)
+    asked: list[str] = []
+
+    def load(formatted: object) -> object:
+        asked.append(formatted.draft_quantization)  # type: ignore[attr-defined]
+        return chose if asked[-1] == "auto" else unmeasured
+
+    # The CLI: every format loaded, "auto" named by the format its step costs chose.
+    pairs = format_pairs(preset, ["auto", "none"], load)  # type: ignore[arg-type]
+    assert pairs == {"int8wo": chose, "none": unmeasured} and asked == ["auto", "none"]
+    # The tab: the preset's own pair is loaded already, and only the other format is loaded.
+    asked.clear()
+    pairs = format_pairs(preset, ["none", "int8wo"], load, {"int8wo": chose})  # type: ignore[arg-type, dict-item]
+    assert list(pairs) == ["none", "int8wo"] and pairs["int8wo"] is chose and asked == ["none"]
+
+
 class VocabTokenizer:
     def __init__(self, vocab: dict[str, int]) -> None:
         self.vocab = vocab

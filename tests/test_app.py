@@ -77,14 +77,36 @@ def test_the_draft_stops_are_controls_starting_at_the_presets_values() -> None:
 
 def test_inputs_read_the_controls_through_the_schema_over_the_preset() -> None:
     app = App(PRESETS, ModelCache())
-    inputs = app.inputs(DEFAULT.id, "hi", {"gamma": 3.0, "temperature": 1}, chat=False, race=True)
+    inputs = app.checks.inputs(
+        DEFAULT.id, "hi", {"gamma": 3.0, "temperature": 1}, chat=False, race=True
+    )
     assert inputs.settings == GenerationSettings(
         **{**vars(DEFAULT.settings), "gamma": 3, "temperature": 1.0}
     )
     assert inputs.settings.draft_stop_below == DEFAULT.settings.draft_stop_below == 0.3
     assert (inputs.chat, inputs.race) == (False, True)
     settings = GenerationSettings(gamma=2)
-    assert app.inputs(DEFAULT.id, "hi", settings).settings is settings
+    assert app.checks.inputs(DEFAULT.id, "hi", settings).settings is settings
+
+
+def test_a_request_is_checked_once_the_validator_keeping_its_inputs_for_the_handler() -> None:
+    from specviz.app.request_checks import RequestChecks
+
+    checks = RequestChecks(PRESETS)
+    checked: list[str] = []
+    real = checks.inputs
+    checks.inputs = lambda *args, **kwargs: checked.append(args[1]) or real(*args, **kwargs)  # type: ignore[method-assign]
+    values = {"preset": DEFAULT.id, "prompt": "hi", "chat_template": False, "gamma": 3}
+    ahead = checks.read_ahead(values)
+    assert checks.read(dict(values)) is ahead and checked == ["hi"]  # taken, not checked again
+    assert checks.read(values) == ahead and checked == ["hi", "hi"]  # taken once only
+    # Python counts True and 1 equal; the schema refuses 1 for a switch, and so does the read.
+    checks.read_ahead(values | {"adaptive_gamma": True})
+    with pytest.raises(gr.Error, match="Adaptive γ must be true or false, got integer 1"):
+        checks.read(values | {"adaptive_gamma": 1})
+    with pytest.raises(gr.Error, match="The prompt is empty"):  # a refusal keeps nothing
+        checks.read_ahead(values | {"prompt": " "})
+    assert checks.read(values | {"race_drafters": ["lookup"]}).race_drafters == ("lookup",)
 
 
 @pytest.mark.parametrize(
@@ -93,7 +115,7 @@ def test_inputs_read_the_controls_through_the_schema_over_the_preset() -> None:
      (" hybrid:max_ngram=3 ", "hybrid:max_ngram=3")],
 )  # fmt: skip
 def test_the_run_drafts_with_the_chosen_drafter_or_the_presets(chosen, expected) -> None:
-    inputs = App(PRESETS, ModelCache()).inputs(DEFAULT.id, "hi", {}, drafter=chosen)
+    inputs = App(PRESETS, ModelCache()).checks.inputs(DEFAULT.id, "hi", {}, drafter=chosen)
     assert str(inputs.drafter) == expected
     assert inputs.drafter in inputs.key  # another drafter is another run, not a continuation
 
@@ -105,7 +127,7 @@ def test_the_run_drafts_with_the_chosen_drafter_or_the_presets(chosen, expected)
 )  # fmt: skip
 def test_a_bad_drafter_is_a_plain_error(chosen: str, message: str) -> None:
     with pytest.raises(gr.Error, match=message):
-        App(PRESETS, ModelCache()).inputs(DEFAULT.id, "hi", {}, drafter=chosen)
+        App(PRESETS, ModelCache()).checks.inputs(DEFAULT.id, "hi", {}, drafter=chosen)
 
 
 def test_the_drafter_dropdown_offers_every_registered_kind_worded() -> None:
@@ -131,7 +153,7 @@ def test_bad_inputs_are_plain_errors(
     preset: str, prompt: str, settings: dict, message: str
 ) -> None:
     with pytest.raises(gr.Error, match=message):
-        App(PRESETS, ModelCache()).inputs(preset, prompt, settings)
+        App(PRESETS, ModelCache()).checks.inputs(preset, prompt, settings)
 
 
 def test_the_status_line_names_each_models_forward_and_why_not_lean() -> None:
@@ -223,10 +245,10 @@ def test_a_lab_handler_gets_a_lab_run_and_may_answer_once_or_stream() -> None:
 
 def test_the_race_lanes_and_repeats_are_checked_within_the_caps() -> None:
     app = App(PRESETS, ModelCache())
-    inputs = app.inputs(DEFAULT.id, "hi", {}, drafter="lookup")
+    inputs = app.checks.inputs(DEFAULT.id, "hi", {}, drafter="lookup")
     assert (inputs.race_drafters, inputs.race_repeats) == (("lookup",), 3)  # the run's drafter
     lanes = ["draft-model", " hybrid:max_ngram=3 ", "lookup"]
-    chosen = app.inputs(DEFAULT.id, "hi", {}, race_drafters=lanes, race_repeats=5.0)
+    chosen = app.checks.inputs(DEFAULT.id, "hi", {}, race_drafters=lanes, race_repeats=5.0)
     assert chosen.race_drafters == ("draft-model", "hybrid:max_ngram=3", "lookup")
     assert chosen.race_repeats == 5
     refused = [
@@ -241,18 +263,18 @@ def test_the_race_lanes_and_repeats_are_checked_within_the_caps() -> None:
     ]
     for values, message in refused:
         with pytest.raises(gr.Error, match=message):
-            app.inputs(DEFAULT.id, "hi", {}, **values)
+            app.checks.inputs(DEFAULT.id, "hi", {}, **values)
 
 
 def test_hosted_mode_allows_fewer_lanes_and_repeats() -> None:
     from specviz.app.limits import HOSTED
 
     app = App(PRESETS, ModelCache(), limits=HOSTED)
-    assert app.inputs(DEFAULT.id, "hi", {}).race_repeats == 3
+    assert app.checks.inputs(DEFAULT.id, "hi", {}).race_repeats == 3
     with pytest.raises(gr.Error, match="from 1 to 2 drafters here, got 3"):
-        app.inputs(DEFAULT.id, "hi", {}, race_drafters=["draft-model", "lookup", "hybrid"])
+        app.checks.inputs(DEFAULT.id, "hi", {}, race_drafters=["draft-model", "lookup", "hybrid"])
     with pytest.raises(gr.Error, match="from 1 to 3, got 4"):
-        app.inputs(DEFAULT.id, "hi", {}, race_repeats=4)
+        app.checks.inputs(DEFAULT.id, "hi", {}, race_repeats=4)
 
 
 def test_a_race_asks_zerogpu_for_each_of_its_runs() -> None:
@@ -260,8 +282,10 @@ def test_a_race_asks_zerogpu_for_each_of_its_runs() -> None:
     from specviz.app.gpu_work import race_seconds, run_seconds
 
     app = App(PRESETS, ModelCache())
-    inputs = app.inputs(DEFAULT.id, "hi", {"max_new_tokens": 8}, race=True)
+    inputs = app.checks.inputs(DEFAULT.id, "hi", {"max_new_tokens": 8}, race=True)
     assert run_seconds(inputs) == zerogpu.gpu_seconds(8)
     assert race_seconds(inputs) == zerogpu.gpu_seconds(8 * 2 * 3)  # plain and its drafter, 3 times
-    lanes = app.inputs(DEFAULT.id, "hi", {"max_new_tokens": 8}, race_drafters=["lookup", "hybrid"])
+    lanes = app.checks.inputs(
+        DEFAULT.id, "hi", {"max_new_tokens": 8}, race_drafters=["lookup", "hybrid"]
+    )
     assert race_seconds(lanes) == zerogpu.gpu_seconds(8 * 3 * 3)

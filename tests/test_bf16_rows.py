@@ -165,7 +165,7 @@ def test_a_missing_compiler_leaves_torch_in_charge(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("CXX", "/nonexistent/c++")
     monkeypatch.setenv("SPECVIZ_BF16_KERNEL", "rows")
     said: list[object] = []
-    assert choose_products(CPU, torch.bfloat16, lambda phrase, _: said.append(phrase)) == "torch"
+    assert choose_products(CPU, torch.bfloat16, lambda _, phrase: said.append(phrase)) == "torch"
     assert kernel_problem()
     assert [getattr(p, "key", "") for p in said][-1] == "load.kernel_unbuilt"
     assert use_rows_kernel(tiny_qwen(1).to(torch.bfloat16)) == 0

@@ -16,6 +16,7 @@ from conftest import RuleDrafter
 from hosted_fixtures import TinyCache
 
 from specviz.app.configs_panel import current_snippets
+from specviz.app.gpu_work import Runs
 from specviz.app.session import App, Session
 from specviz.cli.main import main
 from specviz.core.events import Cycle
@@ -69,11 +70,10 @@ def always_e() -> Iterator[str]:
 def session_run(app: App, kind: str) -> tuple[Session, list[Cycle]]:
     """A greedy run of *kind* through the app's session on the tiny pair, to its end."""
     settings = {"max_new_tokens": 24, "temperature": 0.0}
-    inputs = app.inputs(PRESET.id, "the tree", settings, chat=False, drafter=kind)
+    inputs = app.checks.inputs(PRESET.id, "the tree", settings, chat=False, drafter=kind)
     sess = Session()
-    app.start(sess, inputs, app.load(inputs.preset))
-    assert sess.cycles_iter is not None
-    sess.cycles = [event for event in sess.cycles_iter if isinstance(event, Cycle)]
+    for _ in Runs(app, remote=False).play(sess, inputs):  # as the Run button plays it
+        pass
     return sess, sess.cycles
 
 
@@ -143,11 +143,11 @@ def test_the_dropdowns_choices_lack_it_unregistered() -> None:
 def test_it_runs_as_a_race_lane(always_e: str) -> None:
     app = App(PRESETS, TinyCache())  # type: ignore[arg-type]
     settings = {"max_new_tokens": 12, "temperature": 0.0}
-    inputs = app.inputs(
+    inputs = app.checks.inputs(
         PRESET.id, "the tree", settings, chat=False, race=True, race_drafters=[KIND], race_repeats=1
     )
     assert inputs.race_drafters == (KIND,)
-    updates = list(app.race(Session(), inputs))
+    updates = list(app.race(inputs))
     result = updates[-1].result
     assert result.complete
     assert [lane.name for lane in result.drafters] == [KIND]

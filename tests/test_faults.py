@@ -14,7 +14,9 @@ from conftest import tiny_qwen
 from hosted_fixtures import TinyCache
 from safetensors import SafetensorError
 
-from specviz.app.session import App
+from specviz.app.gpu_work import Runs
+from specviz.app.session import App, Session, Started
+from specviz.core.events import Cycle
 from specviz.models import loader
 from specviz.models.loader import ModelLoadError, converted_gguf, forget_conversion
 from specviz.models.presets import ModelSource, default_preset, load_presets
@@ -172,9 +174,11 @@ def test_a_model_that_cannot_load_leaves_the_app_serving(
 
 
 def run_to_end(app: App, prompt: str, seed: int) -> str:
-    inputs = app.inputs(default_preset(app.presets).id, prompt, {"seed": seed, "max_new_tokens": 8})
-    session = app.prepare(None, inputs, None)
-    while app.advance(session) is not None:
+    """A run as the browser's Run button plays it (``Runs.play``), to its end; its text."""
+    settings = {"seed": seed, "max_new_tokens": 8}
+    inputs = app.checks.inputs(default_preset(app.presets).id, prompt, settings)
+    session = Session()
+    for _ in Runs(app, remote=False).play(session, inputs):
         pass
     return "".join(token.text for cycle in session.cycles for token in cycle.emitted)
 
@@ -183,8 +187,10 @@ def test_an_exception_mid_run_releases_the_engine_and_names_the_fault() -> None:
     presets, default, _ = presets_and_other()
     app = App(presets, TinyCache())  # type: ignore[arg-type]
     expected = run_to_end(app, "abc", seed=3)
-    inputs = app.inputs(default.id, "abc", {"seed": 3, "max_new_tokens": 8})
-    session = app.prepare(None, inputs, None)
+    inputs = app.checks.inputs(default.id, "abc", {"seed": 3, "max_new_tokens": 8})
+    session = Session()
+    records = Runs(app, remote=False).play(session, inputs)
+    assert isinstance(next(records), Started)  # begun: its cycles not yet run
     real = session.cycles_iter
     assert real is not None
 
@@ -193,9 +199,9 @@ def test_an_exception_mid_run_releases_the_engine_and_names_the_fault() -> None:
         raise RuntimeError("injected fault in the second cycle")
 
     session.cycles_iter = faulty()
-    assert app.advance(session) is not None
+    assert isinstance(next(records), Cycle)
     with pytest.raises(gr.Error, match="injected fault"):
-        app.advance(session)
+        next(records)
     assert not app.engine_lock.locked()
     assert app.advance(session) is None  # the broken run is over, not half-alive
     assert run_to_end(app, "abc", seed=3) == expected  # and the engine serves the next run

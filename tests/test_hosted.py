@@ -50,7 +50,7 @@ def test_hosted_presets_take_no_path_and_no_remote_code() -> None:
     offered = hosted_presets({**PRESETS, "mine": local, "gguf": gguf, "remote": remote}, "all")
     assert set(offered) == set(PRESETS)  # the repository's presets are all hub or bundled
     with pytest.raises(gr.Error, match="Unknown preset 'mine'"):
-        App(offered, ModelCache(), limits=HOSTED).inputs("mine", "hi", {})
+        App(offered, ModelCache(), limits=HOSTED).checks.inputs("mine", "hi", {})
 
 
 def test_each_cap_bounds_its_control_and_is_stated_beside_it() -> None:
@@ -72,7 +72,7 @@ def test_each_cap_bounds_its_control_and_is_stated_beside_it() -> None:
 )  # fmt: skip
 def test_requests_past_a_cap_are_refused(limits, settings: dict, message: str) -> None:
     with pytest.raises(gr.Error, match=message):
-        App(PRESETS, ModelCache(), limits=limits).inputs(DEFAULT.id, "hi", settings)
+        App(PRESETS, ModelCache(), limits=limits).checks.inputs(DEFAULT.id, "hi", settings)
 
 
 def test_a_prompt_longer_than_the_token_cap_is_refused(tiny_pair) -> None:
@@ -80,21 +80,23 @@ def test_a_prompt_longer_than_the_token_cap_is_refused(tiny_pair) -> None:
 
     app = App(PRESETS, TinyCache(), limits=HOSTED)  # type: ignore[arg-type]
     pair = app.load(DEFAULT)
-    fits = app.inputs(DEFAULT.id, "a" * HOSTED.prompt_tokens, {}, chat=False)
+    fits = app.checks.inputs(DEFAULT.id, "a" * HOSTED.prompt_tokens, {}, chat=False)
     assert app.prompt_ids(fits, pair).shape == (1, HOSTED.prompt_tokens)
-    long = app.inputs(DEFAULT.id, "a" * (HOSTED.prompt_tokens + 1), {}, chat=False)
+    long = app.checks.inputs(DEFAULT.id, "a" * (HOSTED.prompt_tokens + 1), {}, chat=False)
     with pytest.raises(gr.Error, match="1025 tokens long; this app takes at most 1024"):
         app.prompt_ids(long, pair)
 
 
 def test_a_lab_size_past_its_cap_is_refused() -> None:
     app = App(PRESETS, ModelCache(), limits=HOSTED)
-    app.check_lab_size(HOSTED.exactness_samples, HOSTED.exactness_samples, "app.exactness.samples")
+    app.checks.check_lab_size(
+        HOSTED.exactness_samples, HOSTED.exactness_samples, "app.exactness.samples"
+    )
     for sent in (5000, "abc", None):
         with pytest.raises(
             gr.Error, match=f"N samples per arm must be at most 2000 here, got {sent!r}"
         ):
-            app.check_lab_size(sent, HOSTED.exactness_samples, "app.exactness.samples")
+            app.checks.check_lab_size(sent, HOSTED.exactness_samples, "app.exactness.samples")
 
 
 # --- the model cache keeps at most max_pairs pairs ------------------------------------------------

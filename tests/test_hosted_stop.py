@@ -199,7 +199,7 @@ def test_the_cost_and_greedy_labs_free_the_engine_between_forwards(
     presets, lock = load_presets(), threading.Lock()
     demo = build_demo(presets, TinyCache(), limits=HOSTED, engine_lock=lock)  # type: ignore[arg-type]
     app = App(presets, TinyCache(), limits=HOSTED)  # type: ignore[arg-type]
-    inputs = app.inputs(default_preset(presets).id, "def fib(n):", settings)
+    inputs = app.checks.inputs(default_preset(presets).id, "def fib(n):", settings)
     updates = lab_handler(demo, status_id)(lambda fraction, desc: None, inputs, *lab_values)
     for _ in range(3):
         update = next(updates)
@@ -326,7 +326,7 @@ def test_the_apps_greedy_check_drafts_with_the_visitors_drafter() -> None:
     presets = load_presets()
     demo = build_demo(presets, TinyCache(), limits=HOSTED, engine_lock=threading.Lock())  # type: ignore[arg-type]
     app = App(presets, TinyCache(), limits=HOSTED)  # type: ignore[arg-type]
-    inputs = app.inputs(
+    inputs = app.checks.inputs(
         default_preset(presets).id, "def fib(n): fib(n)", {"temperature": 0.0}, drafter="lookup"
     )
     handler = lab_handler(demo, "sv-exact-status")

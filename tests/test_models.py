@@ -48,7 +48,7 @@ def test_assemble_joins_parts_in_order_and_reuses_the_verified_file(
     fake_packages(tmp_path, "specviz_fake_part", chunks, monkeypatch)
     model = model_for(chunks)
     seen: list[float] = []
-    path = assemble(model, tmp_path / "cache", lambda message, fraction: seen.append(fraction))
+    path = assemble(model, tmp_path / "cache", lambda fraction, message: seen.append(fraction))
     assert path.read_bytes() == b"".join(chunks)
     assert seen and seen[-1] == pytest.approx(1.0)
     assert "specviz_fake_part1" not in sys.modules  # located, never imported

@@ -16,6 +16,7 @@ from conftest import ByteTokenizer
 from hosted_fixtures import TinyCache
 from ui_events import XSS, XSS_IMG, sample_run
 
+from specviz.app.gpu_work import Runs
 from specviz.app.session import App, Session, prompt_tokens
 from specviz.models.presets import load_presets
 from specviz.views import run_html as render
@@ -139,9 +140,9 @@ def test_the_session_carries_the_prompt_for_a_copying_drafter_only(
     presets = load_presets()
     app = App(presets, TinyCache())  # type: ignore[arg-type]
     preset = next(iter(presets))
-    inputs = app.inputs(preset, "fix <b>this</b>", {}, chat=False, drafter=drafter)
+    inputs = app.checks.inputs(preset, "fix <b>this</b>", {}, chat=False, drafter=drafter)
     sess = Session()
-    started = app.start(sess, inputs, app.load(inputs.preset))
+    started = Runs(app, remote=False).begin(sess, inputs)  # as Run begins it
     assert sess.prompt == started.prompt
     if shown:
         assert "".join(text for text, _ in sess.prompt) == "fix <b>this</b>"

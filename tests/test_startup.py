@@ -10,8 +10,10 @@ import pytest
 from conftest import load_tiny_models, tiny_local_preset
 
 from specviz.app.builder import build_demo
-from specviz.app.session import App
+from specviz.app.gpu_work import Runs
+from specviz.app.session import App, Session, Started
 from specviz.app.startup import Startup
+from specviz.core.events import Cycle
 from specviz.core.settings import GenerationSettings
 from specviz.models import loader
 from specviz.text import Phrase
@@ -30,9 +32,10 @@ def tiny_models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def first_step(app: App) -> None:
-    inputs = app.inputs(PRESET.id, "def fib(n):", {}, chat=False, race=False)
-    session = app.prepare(None, inputs, None)
-    assert app.advance(session) is not None
+    """One Step as the browser's Step button asks for it (``Runs.play``, one cycle)."""
+    inputs = app.checks.inputs(PRESET.id, "def fib(n):", {}, chat=False, race=False)
+    records = list(Runs(app, remote=False).play(Session(), inputs, take=1))
+    assert isinstance(records[0], Started) and isinstance(records[-1], Cycle)
 
 
 def test_the_first_step_after_start_up_loads_no_model(tiny_models: list[str]) -> None:
@@ -56,7 +59,7 @@ def test_without_start_up_the_first_step_loads_the_pair(tiny_models: list[str]) 
 def test_the_page_says_what_start_up_is_doing(tiny_models: list[str]) -> None:
     startup = Startup(App({PRESET.id: PRESET}, loader.ModelCache()), PRESET)
     startup.phase = "loading"
-    startup._report(Phrase("load.target", ref="target"), 0.4)
+    startup._report(0.4, Phrase("load.target", ref="target"))
     loading = startup.banner_html("en")
     assert 'data-phase="loading"' in loading and "40%" in loading and "target" in loading
     startup.phase = "warming"

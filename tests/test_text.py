@@ -429,17 +429,17 @@ def test_bad_settings_in_the_app_are_worded_in_its_language(pseudo_language: str
     presets = load_presets()
     preset = default_preset(presets).id
     with pytest.raises(gr.Error) as english:
-        App(presets, ModelCache()).inputs(preset, "hi", {"gamma": 0})
+        App(presets, ModelCache()).checks.inputs(preset, "hi", {"gamma": 0})
     assert english.value.message == "Check the settings: γ must be between 1 and 16, got 0."
     with pytest.raises(gr.Error) as pseudo:
-        App(presets, ModelCache(), lang=pseudo_language).inputs(preset, "hi", {"gamma": 0})
+        App(presets, ModelCache(), lang=pseudo_language).checks.inputs(preset, "hi", {"gamma": 0})
     # Every part is worded in the app's language: the frame, the label, the reason, the range.
     message = pseudo.value.message
     assert message.startswith("⟦Check the settings: ")
     for part in ("⟦γ⟧", "⟦must be ⟦between 1 and 16⟧, got 0⟧"):
         assert part in message
     with pytest.raises(gr.Error) as empty:
-        App(presets, ModelCache(), lang=pseudo_language).inputs(preset, " ", {})
+        App(presets, ModelCache(), lang=pseudo_language).checks.inputs(preset, " ", {})
     assert empty.value.message.startswith("⟦The prompt is empty")
 
 

@@ -56,16 +56,16 @@ def refused_fields(message: str) -> list[str]:
 def test_a_lone_surrogate_is_refused_in_words_in_both_languages() -> None:
     for lang, words in (("en", "lone surrogate (U+D800)"), ("ja", "サロゲート（U+D800）")):
         with pytest.raises(Refusal) as refused:
-            App(PRESETS, ModelCache(), lang=lang, limits=HOSTED).check_prompt("\ud800abc")
+            App(PRESETS, ModelCache(), lang=lang, limits=HOSTED).checks.check_prompt("\ud800abc")
         assert words in refused.value.message
         assert refused.value.fields.keys() == {"prompt"}
     with pytest.raises(Refusal, match="U\\+DFFF"):
-        App(PRESETS, ModelCache()).check_prompt("ok \udfff")
+        App(PRESETS, ModelCache()).checks.check_prompt("ok \udfff")
 
 
 def test_noncharacters_and_surrogate_pairs_are_text() -> None:
     # The tokenizer takes U+FFFE, U+FFFF and U+FDD0; a pair (an emoji) is one character.
-    App(PRESETS, ModelCache(), limits=HOSTED).check_prompt("a\ufffe\uffff\ufdd0 😀 b")
+    App(PRESETS, ModelCache(), limits=HOSTED).checks.check_prompt("a\ufffe\uffff\ufdd0 😀 b")
 
 
 def test_a_lone_surrogate_is_refused_before_the_queue(client, url: str) -> None:
@@ -110,7 +110,7 @@ def test_a_prompt_that_is_no_text_is_told_so(client, prompt: object, got: str) -
 
 def test_a_prompt_that_is_no_text_is_told_so_in_japanese() -> None:
     with pytest.raises(Refusal) as refused:
-        App(PRESETS, ModelCache(), lang="ja").check_prompt(5)
+        App(PRESETS, ModelCache(), lang="ja").checks.check_prompt(5)
     assert refused.value.message.startswith("プロンプトはテキストでなければなりません")
 
 

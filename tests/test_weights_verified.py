@@ -118,7 +118,7 @@ class Heard:
     def __init__(self) -> None:
         self.keys: list[str] = []
 
-    def __call__(self, message: Any, fraction: float) -> None:
+    def __call__(self, fraction: float, message: Any) -> None:
         self.keys.append(message.key)
 
 

@@ -69,7 +69,7 @@ def spaces(monkeypatch) -> list[tuple[str, int]]:
 def local_run() -> list[Cycle]:
     """The seeded run off ZeroGPU, in this process: the reference."""
     app = App(PRESETS, TinyCache(), limits=HOSTED)  # type: ignore[arg-type]
-    inputs = app.inputs(PRESET, "Hello", settings(), chat=False)
+    inputs = app.checks.inputs(PRESET, "Hello", settings(), chat=False)
     sess = Session()
     records = list(Runs(app, remote=False).play(sess, inputs))
     assert isinstance(records[0], Started) and sess.cycles and sess.cycles[-1].finished
@@ -163,7 +163,7 @@ def test_off_zerogpu_nothing_is_decorated_and_spaces_is_never_imported(monkeypat
 
 def test_on_zerogpu_a_run_gives_the_same_cycles_as_off_it(spaces, local_run) -> None:
     runs = remote_runs()
-    inputs = runs.app.inputs(PRESET, "Hello", settings(), chat=False)
+    inputs = runs.app.checks.inputs(PRESET, "Hello", settings(), chat=False)
     sess = Session()
     records = list(runs.play(sess, inputs))
     assert isinstance(records[0], Started) and sess.setup is not None
@@ -174,7 +174,7 @@ def test_on_zerogpu_a_run_gives_the_same_cycles_as_off_it(spaces, local_run) -> 
 
 def test_on_zerogpu_each_step_replays_the_run_up_to_its_next_cycle(spaces, local_run) -> None:
     runs = remote_runs()
-    inputs = runs.app.inputs(PRESET, "Hello", settings(), chat=False)
+    inputs = runs.app.checks.inputs(PRESET, "Hello", settings(), chat=False)
     sess = Session()
     for count in (1, 2, 3):
         list(runs.play(sess, inputs, take=1))
@@ -186,7 +186,7 @@ def test_on_zerogpu_each_step_replays_the_run_up_to_its_next_cycle(spaces, local
 
 def test_a_replay_that_differs_from_the_session_is_refused(spaces) -> None:
     runs = remote_runs()
-    inputs = runs.app.inputs(PRESET, "Hello", settings(), chat=False)
+    inputs = runs.app.checks.inputs(PRESET, "Hello", settings(), chat=False)
     sess = Session()
     list(runs.play(sess, inputs, take=1))
     emitted = sess.cycles[0].emitted
@@ -200,7 +200,9 @@ def test_a_replay_that_differs_from_the_session_is_refused(spaces) -> None:
 
 def test_on_zerogpu_a_race_crosses_as_its_progress(spaces) -> None:
     runs = remote_runs()
-    inputs = runs.app.inputs(PRESET, "Hello", settings(), chat=False, race=True, race_repeats=1)
+    inputs = runs.app.checks.inputs(
+        PRESET, "Hello", settings(), chat=False, race=True, race_repeats=1
+    )
     assert inputs.race_drafters == (RUN[1],)
     sess = Session()
     list(runs.play(sess, inputs))
@@ -269,7 +271,7 @@ def test_on_zerogpu_every_lab_crosses_as_plain_records(spaces, lab: str) -> None
     app = App(PRESETS, TinyCache(), limits=HOSTED)  # type: ignore[arg-type]
     temperature = 0.0 if "greedy" in lab else 0.8
     asked = {"max_new_tokens": 4, "temperature": temperature}
-    inputs = app.inputs(PRESET, "Hello", asked, chat=False)
+    inputs = app.checks.inputs(PRESET, "Hello", asked, chat=False)
     updates = list(lab_handler(demo, index)(None, inputs, *values))
     assert updates and all(isinstance(update, dict) for update in updates)
     assert words in " ".join(str(value) for value in updates[-1].values())

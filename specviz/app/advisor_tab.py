@@ -24,11 +24,11 @@ from specviz.labs.advisor.advice import (
     ADVISOR_GAMMAS,
     DEFAULT_BUDGET_S,
     DEFAULT_TOKENS,
-    AdvicePlan,
     AdviceUpdate,
     iter_advice,
     preset_format_first,
 )
+from specviz.labs.advisor.setup import advice_plan, drafts_at, format_pairs
 from specviz.models.loader import pick_device
 from specviz.models.presets import TASKS, Preset
 from specviz.models.step_costs import draft_formats
@@ -118,13 +118,11 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
         tokens_value: float,
         budget_value: float,
     ) -> Iterator[Phrase | AdviceUpdate]:
-        limits = wiring.app.limits
-        wiring.app.check_lab_size(tokens_value, limits.advisor_tokens, "app.advisor.tokens")
-        wiring.app.check_lab_size(budget_value, limits.advisor_budget_s, "app.advisor.budget")
+        limits, checks = wiring.app.limits, wiring.app.checks
+        checks.check_lab_size(tokens_value, limits.advisor_tokens, "app.advisor.tokens")
+        checks.check_lab_size(budget_value, limits.advisor_budget_s, "app.advisor.budget")
         chosen = lab.inputs.preset
-        own = chosen.draft_quantization
-        if own == "auto" and lab.pair.cost_report is not None:
-            own = lab.pair.cost_report.draft_format  # the format "auto" chose at load
+        own = drafts_at(chosen.draft_quantization, lab.pair)  # "auto": the format it chose
         every_format = draft_formats("auto", lab.pair.device)
         allowed_formats = every_format if limits.advisor_formats else (chosen.draft_quantization,)
         known_drafters = [spec for _, spec in drafter_choices(chosen, lang)]
@@ -135,20 +133,16 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
         if source_value == "task":
             if task_value not in chosen.prompts:
                 raise gr.Error(t("app.advisor.no_task", lang, preset=chosen.label))
-            prompts = [lab.pair.encode_prompt(chosen.prompts[task_value][0], chat=lab.inputs.chat)]
+            prompt = chosen.prompts[task_value][0]
         else:
-            prompts = [lab.prompt_ids]
+            prompt = lab.inputs.prompt  # read already (lab.prompt_ids), within the token cap
         yield Phrase("app.advisor.loading")
         ordered = preset_format_first(own, format_values or [own])
-        pairs = {
-            draft_format: lab.pair
-            if draft_format == own
-            else wiring.app.load(replace(chosen, draft_quantization=draft_format))
-            for draft_format in ordered
-        }
-        plan = AdvicePlan(
-            pairs=pairs,
-            prompt_ids=prompts,
+        pairs = format_pairs(chosen, ordered, wiring.app.load, loaded={own: lab.pair})
+        plan = advice_plan(
+            pairs,
+            [prompt],
+            chat=lab.inputs.chat,
             settings=replace(lab.inputs.settings, max_new_tokens=int(tokens_value)),
             drafters=drafter_values,
             gammas=tuple(sorted(int(gamma) for gamma in gamma_values)),
@@ -191,6 +185,6 @@ def _check_choices(
     """Refuse a list of choices that is no list or holds a value the control does not offer (the
     lab's endpoint is private but reachable with a hand-built request)."""
     if not isinstance(values, list) or any(value not in allowed for value in values):
-        raise wiring.app.error(
+        raise wiring.app.checks.error(
             "error.app.advisor_choice", control=t(label_key, wiring.lang), got=repr(values)
         )

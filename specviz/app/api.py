@@ -19,7 +19,7 @@ import gradio as gr
 
 from specviz.app.gpu_work import Runs
 from specviz.app.refusals import refusing
-from specviz.app.session import App, Inputs, Session, Started, final_text, stats
+from specviz.app.session import App, Session, Started, final_text, stats
 from specviz.app.setting_controls import POSITIONAL, with_setting_parameters
 from specviz.measure.memory import resident_bytes
 from specviz.models.presets import Preset
@@ -35,7 +35,7 @@ def generate_endpoint(runs: Runs, default: Preset, engine_group: str) -> Any:
         request: gr.Request | None = None, **values: Any
     ) -> tuple[str, dict[str, Any]]:  # a generator: one (text, stats) per cycle, final last
         """Run speculative decoding (and, with race, the race); stream (text, stats)."""
-        inputs = request_inputs(app, **values)
+        inputs = app.checks.read(run_values(**values))  # checked by the validator: taken here
         with app.one_run(request.session_hash if request is not None else None):
             sess = Session()
             for record in runs.play(sess, inputs):
@@ -47,8 +47,8 @@ def generate_endpoint(runs: Runs, default: Preset, engine_group: str) -> Any:
             yield final_text(sess), stats(sess)
 
     def check(request: gr.Request | None = None, **values: Any) -> Iterator[None]:
-        """The request's inputs checked as generate checks them; nothing runs."""
-        request_inputs(app, **values)
+        """The request's inputs checked before the queue, kept for generate; nothing runs."""
+        app.checks.read_ahead(run_values(**values))
         yield from ()
 
     parameters: dict[str, list[inspect.Parameter]] = {
@@ -79,17 +79,10 @@ def generate_endpoint(runs: Runs, default: Preset, engine_group: str) -> Any:
     return endpoint
 
 
-def request_inputs(
-    app: App,
-    prompt: str,
-    preset: str,
-    settings: Mapping[str, Any],
-    chat_template: bool,
-    race: bool,
-    drafter: str | None,
-) -> Inputs:
-    """``/generate``'s arguments by name, checked as every run's inputs are (App.inputs)."""
-    return app.inputs(preset, prompt, settings, chat=chat_template, race=race, drafter=drafter)
+def run_values(settings: Mapping[str, Any], **values: Any) -> dict[str, Any]:
+    """``/generate``'s arguments by name as a run's values, read as every run's are
+    (``RequestChecks.read``): the settings given among the others, by name."""
+    return {**values, **settings}
 
 
 def registered_events() -> list[Any]:

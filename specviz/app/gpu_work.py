@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from specviz.app import zerogpu
-from specviz.app.session import App, Inputs, Session, Started
+from specviz.app.request_checks import Inputs
+from specviz.app.session import App, Session, Started
 from specviz.core.events import Cycle, Prefill
 from specviz.measure.race_records import RaceProgress
 
@@ -56,7 +57,7 @@ class Runs:
         fresh = sess.key != inputs.key or not sess.paused
         if not self.remote:
             if fresh:
-                started = self.app.start(sess, inputs, self.app.load(inputs.preset, progress))
+                started = self.begin(sess, inputs, progress)
                 self.app.warn_started(started)
                 yield started
             yield from taken(self.advancing(sess), take)
@@ -68,8 +69,7 @@ class Runs:
                 if isinstance(record, Started):
                     if not fresh:
                         continue  # the replay's own start: the session has begun already
-                    sess.begin(inputs, record)
-                    sess.replays = True
+                    sess.begin(inputs, record, replays=True)
                     self.app.warn_started(record)
                 elif isinstance(record, Cycle):
                     sess.cycles.append(record)
@@ -80,10 +80,12 @@ class Runs:
 
     def race(self, sess: Session, inputs: Inputs) -> Iterator[RaceProgress]:
         """The race after the session's run (``App.race``); the session keeps its result."""
-        if not self.remote:
-            yield from self.app.race(sess, inputs)
-            return
-        for update in self.from_worker(self.gpu_race(inputs), "app.doing.race"):
+        updates = (
+            self.from_worker(self.gpu_race(inputs), "app.doing.race")
+            if self.remote
+            else self.app.race(inputs)
+        )
+        for update in updates:
             sess.race = update.result
             yield update
 
@@ -117,7 +119,7 @@ class Runs:
         """A run from its start: ``Started``, then its records after the first *skip* cycles
         (whose tokens must be *known*: the replay of a paused run), at most *take* cycles."""
         sess = Session()
-        yield self.app.start(sess, inputs, self.app.load(inputs.preset))
+        yield self.begin(sess, inputs)
         records = self.advancing(sess)
         if skip:
             replayed: list[int] = []
@@ -128,6 +130,12 @@ class Runs:
                         break
             self.check_replay(tuple(replayed), known)
         yield from taken(records, take)
+
+    def begin(self, sess: Session, inputs: Inputs, progress: Any = None) -> Started:
+        """A new run for these inputs, its pair loaded (``App.start``), held by the session."""
+        started, records = self.app.start(inputs, self.app.load(inputs.preset, progress))
+        sess.begin(inputs, started, records)
+        return started
 
     def advancing(self, sess: Session) -> Iterator[Prefill | Cycle]:
         """The session's run, one record at a time (``App.advance``), until it is over."""
@@ -141,7 +149,7 @@ class Runs:
 
     def worker_race(self, inputs: Inputs) -> Iterator[RaceProgress]:
         """The race on these inputs (``App.race``), its progress as it grows."""
-        yield from self.app.race(Session(), inputs)
+        yield from self.app.race(inputs)
 
     def worker_lab(self, name: str, inputs: Inputs, values: tuple[Any, ...]) -> Iterator[Any]:
         """The lab registered as *name*; no progress bar reaches here."""

@@ -2,9 +2,9 @@
 
 Each lab's computation lives in its own engine-level module (``inspector``, ``exactness``,
 ``speedup_model``, ``task_dependence``); this module only lays out the tab, validates the shared
-controls through ``App.inputs`` (the settings through the settings schema), runs the lab's model
-work under the engine lock where the models are (on ZeroGPU, in the worker: ``gpu_work``) and
-hands the records it yields to the views, here.
+controls through the app's request checks (``RequestChecks``: the settings through the settings
+schema), runs the lab's model work under the engine lock where the models are (on ZeroGPU, in the
+worker: ``gpu_work``) and hands the records it yields to the views, here.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import gradio as gr
 
 from specviz.app.gpu_work import Runs
 from specviz.app.limits import at_most
-from specviz.app.run_controls import read_run_inputs
-from specviz.app.session import App, Inputs, Session
+from specviz.app.request_checks import Inputs
+from specviz.app.session import App, Session
 from specviz.labs import inspector
 from specviz.labs.exactness import charts as exactness_charts
 from specviz.labs.exactness import experiment as exactness
@@ -31,7 +31,8 @@ from specviz.labs.tasks import panel as tasks_panel
 from specviz.measure.harness import Staged
 from specviz.measure.spread import DEFAULT_REPEATS
 from specviz.models.loader import ModelPair
-from specviz.text import Phrase, t
+from specviz.text import t
+from specviz.text.progress import Progress
 from specviz.views import run_html as render
 
 if TYPE_CHECKING:
@@ -119,7 +120,7 @@ class LabRun:
     inputs: Inputs
     pair: ModelPair
     prompt_ids: torch.Tensor  # (1, T)
-    progress: Callable[[float, Phrase], None]
+    progress: Progress
 
 
 @dataclass
@@ -158,7 +159,7 @@ class LabWiring:
         )
 
         def collect(**values: Any) -> Inputs:
-            return read_run_inputs(self.app, values)
+            return self.app.checks.check_values(values)
 
         # Gradio finds gr.Progress among positional parameters, as a default value. The name is
         # the event's private API name; "run" belongs to the live run.
@@ -264,7 +265,7 @@ def exactness_tab(wiring: LabWiring) -> None:
     def exactness_work(
         lab: LabRun, samples_value: float, tokens_value: float, rule_value: str
     ) -> Iterator[Any]:
-        wiring.app.check_lab_size(samples_value, cap, "app.exactness.samples")
+        wiring.app.checks.check_lab_size(samples_value, cap, "app.exactness.samples")
         if lab.inputs.settings.temperature <= 0:
             checks = wiring.app.run_locked(
                 lambda: greedy_check.iter_greedy_equality(
@@ -345,8 +346,8 @@ def tasks_tab(wiring: LabWiring) -> None:
         table = gr.HTML(tasks_panel.tasks_html(None, lang=lang), elem_id="sv-tasks-table")
 
     def tasks_work(lab: LabRun, per_task_value: float, repeats_value: float) -> Iterator[Any]:
-        wiring.app.check_lab_size(per_task_value, cap, "app.tasks.per_task")
-        wiring.app.check_lab_size(repeats_value, repeat_cap, "app.tasks.repeats")
+        wiring.app.checks.check_lab_size(per_task_value, cap, "app.tasks.per_task")
+        wiring.app.checks.check_lab_size(repeats_value, repeat_cap, "app.tasks.repeats")
         plan = task_dependence.TaskPlan(
             lab.pair,
             lab.inputs.preset.example_prompts(lang),

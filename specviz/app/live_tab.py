@@ -15,7 +15,7 @@ from specviz.app.gpu_work import Runs
 from specviz.app.lab_tabs import InspectorTab
 from specviz.app.race_panel import RacePanel, race_panel, race_updates, race_view, replay_frames
 from specviz.app.refusals import leave_refusals_to_app, refusing
-from specviz.app.run_controls import PRIVATE, RunControls, read_run_inputs
+from specviz.app.run_controls import PRIVATE, RunControls
 from specviz.app.session import Session, Started, stats
 from specviz.app.session import final_text as run_text
 from specviz.core.events import Prefill
@@ -127,7 +127,7 @@ class LiveTab:
             self.fable: fable_html(cycles, lang=lang),
             self.counters: render.counters_html(
                 last.totals if last else None,
-                gamma_now=last.gamma if last else None,
+                gamma_now=last.draft_len if last else None,
                 gain=sess.gain,
                 lang=lang,
             ),
@@ -214,6 +214,7 @@ def wire_live_run(
     """
     outputs = [session, *live.outputs, *inspector.outputs, live.final_text, live.final_stats]
     app, lang = runs.app, runs.app.lang
+    checks = app.checks  # the run's inputs, checked once: by the validator, taken by the handler
 
     def views(sess: Session, message: str, kind: str = "info", *, charts_too: bool) -> dict:
         update = live.views(sess, message, kind, charts_too=charts_too) | {session: sess}
@@ -244,7 +245,7 @@ def wire_live_run(
     def run_updates(
         sess: Session | None, progress: gr.Progress, values: dict[str, Any]
     ) -> Iterator[dict[Any, Any]]:
-        inputs = read_run_inputs(app, values)
+        inputs = checks.read(values)
         sess = sess or Session()
         last_chart = time.perf_counter()
         for record in runs.play(sess, inputs, progress):
@@ -275,7 +276,7 @@ def wire_live_run(
     def step_update(
         sess: Session | None, progress: gr.Progress, values: dict[str, Any]
     ) -> Iterator[dict[Any, Any]]:
-        inputs = read_run_inputs(app, values)
+        inputs = checks.read(values)
         sess = sess or Session()
         cycle = None
         for record in runs.play(sess, inputs, progress, take=1):
@@ -302,7 +303,7 @@ def wire_live_run(
     # control's range reaches that check rather than Gradio's bare "400 Bad Request".
     leave_refusals_to_app(run_inputs.values())
     validator = refusing(
-        lambda _, **values: read_run_inputs(app, values), ["session", *run_inputs], "prompt"
+        lambda _, **values: checks.read_ahead(values), ["session", *run_inputs], "prompt"
     )
     events = [
         button.click(

@@ -18,7 +18,8 @@ import gradio as gr
 
 from specviz.app.gpu_work import Runs
 from specviz.app.limits import HOSTED, Limits, at_most
-from specviz.app.session import Inputs, Session
+from specviz.app.request_checks import Inputs
+from specviz.app.session import Session
 from specviz.measure.spread import DEFAULT_REPEATS
 from specviz.text import t
 from specviz.views import race_html

@@ -4,8 +4,10 @@ Gradio 6 runs an event's ``validator=`` when a request is pushed, before it take
 and answers a failed one with HTTP 422 and its message (gradio_client raises ValidationError with
 it, each refusal under its parameter's name; the page shows it beside the input). A request the
 app would refuse anyway (an unknown preset, a value past its cap, an over-long or empty prompt)
-is refused there, so it never waits behind a room of runs to be told so. The handlers keep the
-same checks. A ``Refusal`` says which inputs it is about, so the refusal of γ is shown on γ.
+is refused there, so it never waits behind a room of runs to be told so. The validator runs the
+handler's own checks (``RequestChecks.read_ahead``) and keeps what they made for the handler, which
+checks again only a request that came without one. A ``Refusal`` says which inputs it is about,
+so the refusal of γ is shown on γ.
 
 Gradio preprocesses an event's values (a slider's range, a dropdown's choices) before the
 validator runs and answers a value it refuses with a bare HTTP 400; ``leave_refusals_to_app``

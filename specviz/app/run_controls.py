@@ -14,7 +14,6 @@ import gradio as gr
 
 from specviz.app.limits import LOCAL, Limits
 from specviz.app.race_panel import RaceControls, race_controls
-from specviz.app.session import App, Inputs
 from specviz.app.setting_controls import SettingControls, setting_controls
 from specviz.drafters.registry import DRAFTERS, drafter_label
 from specviz.models.presets import TASKS, Preset, default_preset, task_label
@@ -41,7 +40,7 @@ class RunControls:
     def run_inputs(self) -> dict[str, Any]:
         """A run's inputs by parameter name, in the order the API lists them (``inputs_kwargs``):
         handlers take ``preset``, ``drafter``, ``prompt``, ``chat_template`` and the settings by
-        name."""
+        name, and read them with ``RequestChecks.read``."""
         return {
             "preset": self.preset,
             "drafter": self.drafter,
@@ -132,26 +131,6 @@ def run_controls(presets: Mapping[str, Preset], lang: str, limits: Limits = LOCA
     )
     examples.click(lambda sample: sample[0], examples, prompt, **PRIVATE)
     return RunControls(preset, drafter, prompt, chat, race, race_lanes, run, step, stop, settings)
-
-
-def read_run_inputs(app: App, values: dict[str, Any]) -> Inputs:
-    """A run's validated inputs from the controls' values by name (``run_inputs()``, with or
-    without the race's): every name that is not the preset, drafter, prompt, chat or race is a
-    setting."""
-    preset, prompt = values.pop("preset"), values.pop("prompt")
-    chat, race = values.pop("chat_template"), values.pop("race", False)
-    drafter = values.pop("drafter", None)
-    lanes, repeats = values.pop("race_drafters", None), values.pop("race_repeats", None)
-    return app.inputs(
-        preset,
-        prompt,
-        values,
-        chat=chat,
-        race=race,
-        drafter=drafter,
-        race_drafters=lanes,
-        race_repeats=repeats,
-    )
 
 
 def drafter_choices(preset: Preset, lang: str) -> list[tuple[str, str]]:

@@ -1,9 +1,25 @@
-"""Per-browser run state and the handlers' model work, kept apart from the Gradio layout.
+"""Per-browser run state and the engine's access, kept apart from the Gradio layout.
 
 A ``Session`` (held in ``gr.State``) owns the run in progress, so Step can advance it one cycle at a
-time and Run can play the rest. ``App`` validates a run's inputs (the settings through the settings
-schema), loads pairs through the shared model cache and advances generators under one lock,
-turning failures into plain-worded ``gr.Error``s.
+time and Run can play the rest. ``App`` is the engine's access: it loads pairs through the shared
+model cache, starts runs and races and advances them under one lock, turning failures into
+plain-worded ``gr.Error``s. Checking a request is not its work: its ``checks``
+(``specviz.app.request_checks``) turn the controls' values into ``Inputs`` first.
+
+The path of one setting, γ, from its slider to the verifier, each hop once and in one direction:
+
+1. ``setting_controls`` draws the slider; ``RunControls.run_inputs`` names it ``gamma`` among the
+   Run and Step events' inputs (``live_tab``; ``/generate`` takes it as a parameter: ``api``).
+2. The event's validator checks the request before the queue (``RequestChecks.read_ahead``: the
+   app's cap, then the settings schema over the preset's defaults) into ``Inputs.settings``; the
+   handler takes those Inputs (``RequestChecks.read``) without checking them again.
+3. ``Runs.play`` (``gpu_work``) hands the Inputs to ``App.start`` (on ZeroGPU in the worker), and
+   the session keeps what it began with (``Session.begin``).
+4. ``App.start`` gives ``Inputs.settings`` to ``speculative_stream`` (``core.engine``), which
+   starts the drafter with them; the drafter's ``DraftPolicy`` (``drafters.policy``) sets each
+   cycle's γ (fixed, adaptive or from the step costs), the drafter proposes at most that many
+   tokens and the verifier (``core.sampling``) tests them. Each ``Cycle`` record carries the γ it
+   drafted with back to the views, as data; nothing sends γ back up the path.
 """
 
 from __future__ import annotations
@@ -21,22 +37,22 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import gradio as gr
 
 from specviz.app.limits import LOCAL, Limits
-from specviz.app.refusals import Refusal
+from specviz.app.request_checks import Inputs, RequestChecks
 from specviz.core.detok import IncrementalDetokenizer, TokenizerLike, control_ids
-from specviz.core.engine import GenerationSettings, speculative_stream
+from specviz.core.engine import speculative_stream
 from specviz.core.events import Cycle, Prefill, Step
-from specviz.core.settings import SettingError, describe_value, settings_from_mapping
 from specviz.drafters.base import DrafterSpec
-from specviz.drafters.registry import check_drafter_spec, drafter_entry, make_drafter
+from specviz.drafters.registry import drafter_entry, make_drafter
 from specviz.export.trace import RunSetup, run_setup
 from specviz.measure.race import iter_race
 from specviz.measure.race_records import LaneGain, RaceProgress, RaceResult
-from specviz.measure.spread import DEFAULT_REPEATS, Spread
+from specviz.measure.spread import Spread
 from specviz.models.allocator import return_freed_memory
 from specviz.models.loader import ModelCache, ModelLoadError, ModelPair
 from specviz.models.presets import Preset
 from specviz.models.runner import ForwardChoice
 from specviz.text import DEFAULT_LANGUAGE, Phrase, UserError, t
+from specviz.text.progress import Progress
 
 if TYPE_CHECKING:
     import torch
@@ -93,13 +109,21 @@ class Session:
         resumable = self.cycles_iter is not None or self.replays
         return resumable and bool(self.cycles) and not self.cycles[-1].finished
 
-    def begin(self, inputs: Inputs, started: Started) -> None:
-        """Forget the last run and hold what this one began with (its cycles come later)."""
+    def begin(
+        self,
+        inputs: Inputs,
+        started: Started,
+        records: Iterator[Prefill | Cycle] | None = None,
+        *,
+        replays: bool = False,
+    ) -> None:
+        """Forget the last run and hold what this one began with: its live *records* here, or
+        (ZeroGPU) none, the run going on by replay; its cycles come later."""
         self.key, self.setup, self.drafter = inputs.key, started.setup, str(inputs.drafter)
         self.forwards, self.costs = dict(started.forwards), started.costs
         self.prompt = started.prompt
         self.cycles, self.race, self.engine_s = [], None, 0.0
-        self.cycles_iter, self.replays = None, False
+        self.cycles_iter, self.replays = records, replays
 
     @property
     def race_done(self) -> bool:
@@ -118,26 +142,9 @@ class Session:
         return self.race.gain(self.drafter) if self.race is not None else None
 
 
-@dataclass
-class Inputs:
-    """The controls' values, validated: what a run is started from."""
-
-    preset: Preset
-    prompt: str
-    chat: bool
-    settings: GenerationSettings
-    race: bool
-    drafter: DrafterSpec  # what the run drafts with (the preset's unless the visitor chose)
-    race_drafters: tuple[str, ...] = ()  # the race's drafter lanes, checked specs
-    race_repeats: int = DEFAULT_REPEATS  # the race's repeats per lane
-
-    @property
-    def key(self) -> tuple[Any, ...]:
-        return (self.preset.id, self.prompt, self.chat, self.settings, self.drafter)
-
-
 class App:
-    """The handlers, closed over the presets, the model cache and the engine lock."""
+    """The engine's access for the handlers: the model cache, the engine lock and the visitors'
+    run slots, with the request checks for the app's presets, language and limits."""
 
     def __init__(
         self,
@@ -147,14 +154,27 @@ class App:
         limits: Limits = LOCAL,
         lock: threading.Lock | None = None,
     ) -> None:
-        self.presets = dict(presets)
+        self.checks = RequestChecks(presets, lang, limits)  # each request's, before the engine
         self.cache = model_cache
-        self.lang = lang  # the catalogue's language for every message this app shows
-        self.limits = limits  # what one request may ask for (hosted mode tightens them)
         self._engine_lock = lock or threading.Lock()
         self._lock_pid = os.getpid()
         self._running: set[str] = set()  # the visitor sessions with a run going
         self._running_lock = threading.Lock()
+
+    @property
+    def presets(self) -> dict[str, Preset]:
+        """The presets a request may name, by id."""
+        return self.checks.presets
+
+    @property
+    def lang(self) -> str:
+        """The catalogue's language for every message this app shows."""
+        return self.checks.lang
+
+    @property
+    def limits(self) -> Limits:
+        """What one request may ask for (hosted mode tightens them)."""
+        return self.checks.limits
 
     @property
     def engine_lock(self) -> threading.Lock:
@@ -170,17 +190,7 @@ class App:
 
     def error(self, key: str, **values: object) -> gr.Error:
         """A gr.Error worded by the catalogue in the app's language."""
-        return gr.Error(t(key, self.lang, **values))
-
-    def check_lab_size(self, value: object, cap: int, label_key: str) -> None:
-        """Refuse a lab size (its control worded by *label_key*) that is no number or is above
-        its cap, in plain words: the lab endpoints are private but reachable with a hand-built
-        request."""
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        if not number or not value <= cap:  # type: ignore[operator]  # a number by now
-            raise self.error(
-                "error.app.lab_cap", control=t(label_key, self.lang), cap=cap, got=repr(value)
-            )
+        return self.checks.error(key, **values)
 
     def failure(self, doing_key: str, error: BaseException) -> gr.Error:
         """A gr.Error for an unexpected failure while doing ``doing_key``, in plain words: a
@@ -202,135 +212,11 @@ class App:
             return self.error("error.failed_hosted", doing=doing)
         return self.error("error.failed", doing=doing, cause=text or type(error).__name__)
 
-    # --- inputs, loading, running ---------------------------------------------------------------
+    # --- loading and running ------------------------------------------------------------------
 
-    def inputs(
-        self,
-        preset_id: str,
-        prompt: str,
-        settings: GenerationSettings | Mapping[str, Any],
-        *,
-        chat: bool = True,
-        race: bool = False,
-        drafter: str | None = None,
-        race_drafters: object = None,
-        race_repeats: object = None,
-    ) -> Inputs:
-        """Validate a run's inputs; a bad value becomes a gr.Error in plain words.
-
-        *settings* is either a GenerationSettings or the controls' values by setting name, read
-        through the schema over the preset's defaults (settings without a control keep those).
-        *drafter* is a drafter spec ("lookup", "hybrid:max_ngram=3"); None or blank: the preset's.
-        *race_drafters* are the race's drafter specs (None or none: the run's drafter) and
-        *race_repeats* its repeats per lane (None: DEFAULT_REPEATS), both within the limits.
-        Every check here is cheap: a bad request is refused before any pair is loaded.
-        """
-        if not isinstance(preset_id, str) or preset_id not in self.presets:
-            refused = t("error.app.unknown_preset", self.lang, name=repr(preset_id))
-            raise Refusal.about("preset", refused)
-        self.check_prompt(prompt)
-        for name, switch in (("chat_template", chat), ("race", race)):
-            if not isinstance(switch, bool):
-                got = describe_value(switch).text(self.lang)
-                raise Refusal.about(name, t("error.app.switch", self.lang, name=name, got=got))
-        preset = self.presets[preset_id]
-        try:  # the caps first: a value far past the cap is told the cap, not the schema's range
-            self.limits.check_settings(
-                vars(settings) if isinstance(settings, GenerationSettings) else settings
-            )
-            if not isinstance(settings, GenerationSettings):
-                settings = settings_from_mapping(settings, preset.settings, exact=False)
-        except SettingError as error:  # each setting's problem on its own input
-            fields = {
-                problem.name: t("error.app.settings", self.lang, problems=problem.phrase)
-                for problem in error.problems
-            }
-            whole = t("error.app.settings", self.lang, problems=error.message(self.lang))
-            raise Refusal(whole, fields) from None
-        chosen = str(drafter or "").strip() or preset.drafter  # 5 is checked as the spec "5"
-        try:
-            spec = check_drafter_spec(chosen)
-        except UserError as error:
-            problem = error.message(self.lang)
-            refused = t("error.app.drafter", self.lang, problem=problem)
-            raise Refusal.about("drafter", refused) from None
-        try:
-            lanes = self.race_lanes(race_drafters, str(spec))
-        except gr.Error as error:
-            raise Refusal.about("race_drafters", str(error.message)) from None
-        try:
-            repeats = self.race_repeat_count(race_repeats)
-        except gr.Error as error:
-            raise Refusal.about("race_repeats", str(error.message)) from None
-        return Inputs(preset, prompt, chat, settings, race, spec, lanes, repeats)
-
-    def race_lanes(self, drafters: object, run_drafter: str) -> tuple[str, ...]:
-        """The race's drafter specs, checked: none given races the run's drafter; at most the
-        cap, each kind and options valid, no spec twice."""
-        if drafters is None or drafters == "" or drafters == []:
-            return (run_drafter,)
-        if isinstance(drafters, str):
-            drafters = [drafters]
-        if not isinstance(drafters, list | tuple) or not all(isinstance(d, str) for d in drafters):
-            got = describe_value(drafters).text(self.lang)
-            raise self.error("error.app.race_lanes", cap=self.limits.race_drafters, got=got)
-        if not 1 <= len(drafters) <= self.limits.race_drafters:
-            cap = self.limits.race_drafters
-            raise self.error("error.app.race_lanes", cap=cap, got=len(drafters))
-        lanes: list[str] = []
-        for chosen in drafters:
-            try:
-                lane = str(check_drafter_spec(chosen.strip()))
-            except UserError as error:
-                raise self.error("error.app.drafter", problem=error.message(self.lang)) from None
-            if lane in lanes:
-                raise self.error("error.app.race_lane_twice", drafter=lane)
-            lanes.append(lane)
-        return tuple(lanes)
-
-    def race_repeat_count(self, repeats: object) -> int:
-        """The race's repeats per lane, checked: a whole number from 1 to the cap (None: the
-        default, within the cap)."""
-        cap = self.limits.race_repeats
-        if repeats is None:
-            return min(DEFAULT_REPEATS, cap)
-        if (
-            isinstance(repeats, bool)
-            or not isinstance(repeats, int | float)
-            or not float(repeats).is_integer()
-            or not 1 <= repeats <= cap
-        ):
-            raise self.error("error.app.race_repeats", cap=cap, got=repr(repeats))
-        return int(repeats)
-
-    def check_prompt(self, prompt: object) -> None:
-        """Refuse a prompt that is no text, blank, longer than the app's character cap, or that
-        holds a character the tokenizer cannot take or a prompt has no use for, in plain words:
-        a control character (tab and line breaks aside) or a lone surrogate (half of a UTF-16
-        pair, which a JSON request can carry but no text encoding can; the tokenizer fails on
-        it). Noncharacters such as U+FFFF are text like any other and pass."""
-        if not isinstance(prompt, str):
-            got = Phrase("value.null") if prompt is None else describe_value(prompt)
-            raise Refusal.about("prompt", t("error.app.prompt_type", self.lang, got=got))
-        if not prompt.strip():
-            raise Refusal.about("prompt", t("error.app.prompt_empty", self.lang))
-        cap = self.limits.prompt_chars
-        if len(prompt) > cap:
-            refused = t("error.app.prompt_chars", self.lang, chars=len(prompt), cap=cap)
-            raise Refusal.about("prompt", refused)
-        for char in prompt:
-            if is_control(char):
-                key = "error.app.prompt_control"
-            elif "\ud800" <= char <= "\udfff":  # a lone one: a whole pair is one char in Python
-                key = "error.app.prompt_surrogate"
-            else:
-                continue
-            refused = t(key, self.lang, code=f"U+{ord(char):04X}")
-            raise Refusal.about("prompt", refused)
-
-    def progress_bar(self, progress: Callable[..., Any] | None) -> Callable[[float, Phrase], None]:
-        """A (fraction, words) progress callback that moves a Gradio progress bar, its words in
-        the app's language; nothing moves without a bar."""
+    def progress_bar(self, progress: Callable[..., Any] | None) -> Progress:
+        """A progress callback that moves a Gradio progress bar, its words in the app's
+        language; nothing moves without a bar."""
 
         def report(fraction: float, message: Phrase) -> None:
             if progress is not None:
@@ -340,12 +226,9 @@ class App:
 
     def load(self, preset: Preset, progress: Callable[..., Any] | None = None) -> ModelPair:
         """The preset's pair from the cache (loaded on first use, with a progress bar)."""
-        bar = self.progress_bar(progress)
         try:
             with self.engine_lock:
-                return self.cache.load_pair(
-                    preset, progress=lambda message, fraction: bar(fraction, message)
-                )
+                return self.cache.load_pair(preset, progress=self.progress_bar(progress))
         except ModelLoadError as error:
             raise self.error("error.app.load", cause=error.message(self.lang)) from None
         except (MemoryError, RuntimeError) as error:
@@ -368,9 +251,10 @@ class App:
         pair = self.load(inputs.preset, progress)
         return pair, self.prompt_ids(inputs, pair)
 
-    def start(self, session: Session, inputs: Inputs, pair: ModelPair) -> Started:
-        """Begin a new speculative run for these inputs (the old one, if any, is dropped); returns
-        how it began (the caller warns of a missing chat template: ``warn_started``)."""
+    def start(self, inputs: Inputs, pair: ModelPair) -> tuple[Started, Iterator[Prefill | Cycle]]:
+        """A new speculative run for these inputs on their pair: how it began (the caller warns
+        of a missing chat template: ``warn_started``) and its records, a ``Prefill`` per chunk
+        of a long prompt, then its cycles (``Session.begin`` holds them; ``advance`` steps)."""
         prompt_ids = self.prompt_ids(inputs, pair)
         started = Started(
             run_setup(
@@ -382,15 +266,14 @@ class App:
             inputs.chat and not getattr(pair.tokenizer, "chat_template", None),
             copy_source(inputs.drafter, pair.tokenizer, prompt_ids[0].tolist()),
         )  # fmt: skip
-        session.begin(inputs, started)
-        session.cycles_iter = speculative_stream(
+        records = speculative_stream(
             pair,
             prompt_ids,
             inputs.settings,
             make_drafter(inputs.drafter, pair),
             prefill_chunk=self.limits.prefill_chunk,
         )
-        return started
+        return started, records
 
     def warn_started(self, started: Started) -> None:
         """Tell the visitor what they should know of a run that began (shown as a toast)."""
@@ -445,14 +328,6 @@ class App:
             # every visitor (measured: docs/hosting.md, "Memory over many runs").
             return_freed_memory()
 
-    def prepare(self, session: Session | None, inputs: Inputs, progress: Any) -> Session:
-        """The session, with a run for these inputs ready to advance (a paused one is continued)."""
-        session = session or Session()
-        if session.key != inputs.key or not session.paused:
-            pair = self.load(inputs.preset, progress)
-            self.warn_started(self.start(session, inputs, pair))
-        return session
-
     def locked(self, items: Iterator[T], doing: str) -> Iterator[T]:
         """A model-running iterator advanced one item at a time under the engine lock (the labs
         stream through this); failures become plain-worded errors. *doing* is a catalogue key
@@ -478,17 +353,15 @@ class App:
         except Exception as error:
             raise self.failure(doing, error) from None
 
-    def race(self, session: Session, inputs: Inputs) -> Iterator[RaceProgress]:
-        """The race after the session's run: plain decoding and each race drafter on the same
-        prompt, settings and seed, repeated and interleaved, one run at a time under the engine
-        lock; the session keeps the result as it grows."""
+    def race(self, inputs: Inputs) -> Iterator[RaceProgress]:
+        """The race on these inputs: plain decoding and each race drafter on the same prompt,
+        settings and seed, repeated and interleaved, one run at a time under the engine lock;
+        its progress as it grows (``Runs.race`` keeps it in the session)."""
         pair, prompt_ids = self.load_with_prompt(inputs)
         progress = iter_race(
             pair, prompt_ids, inputs.settings, inputs.race_drafters, inputs.race_repeats
         )
-        for update in self.locked(progress, "app.doing.race"):
-            session.race = update.result
-            yield update
+        yield from self.locked(progress, "app.doing.race")
 
 
 def copy_source(
@@ -515,13 +388,6 @@ def prompt_tokens(tokenizer: TokenizerLike, prompt_ids: list[int]) -> tuple[Prom
 
 def _finished(record: Cycle | Prefill) -> bool:
     return isinstance(record, Cycle) and record.finished
-
-
-def is_control(char: str) -> bool:
-    """True for a control character a prompt has no use for: C0 and C1 controls and DEL, but
-    not tab, line feed or carriage return."""
-    code = ord(char)
-    return char not in "\t\n\r" and (code < 0x20 or 0x7F <= code < 0xA0)
 
 
 def final_text(session: Session) -> str:

@@ -51,7 +51,7 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
         alpha = gr.Number(visible=False)  # the measured α, handed to the projection
 
     def speedup_work(lab: LabRun, gammas_value: str, budget_value: float) -> Iterator[Any]:
-        wiring.app.check_lab_size(budget_value, cap, "app.speedup.budget")
+        wiring.app.checks.check_lab_size(budget_value, cap, "app.speedup.budget")
         chosen = _gammas(gammas_value, lang, wiring.app.limits.cap("gamma") or GAMMA_MAX)
         stages = wiring.app.run_locked(
             lambda: speedup_model.iter_speedup_lab(
@@ -142,7 +142,7 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
     def cost_work(
         lab: LabRun, sizes_value: float, repeats_value: float
     ) -> Iterator[Staged[CostCurve] | CostMeasurement]:
-        wiring.app.check_lab_size(sizes_value, cap, "app.cost.sizes")
+        wiring.app.checks.check_lab_size(sizes_value, cap, "app.cost.sizes")
         stages = wiring.app.run_locked(
             lambda: iter_verification_cost(
                 lab.pair.target, lab.prompt_ids, int(sizes_value), int(repeats_value), COST_BUDGET_S

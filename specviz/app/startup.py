@@ -59,7 +59,7 @@ class Startup:
         finally:
             self.ready.set()
 
-    def _report(self, message: Phrase, fraction: float) -> None:
+    def _report(self, fraction: float, message: Phrase) -> None:
         self.doing, self.fraction = message, fraction
 
     def _warm_up(self, pair: ModelPair) -> None:

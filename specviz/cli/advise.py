@@ -9,7 +9,6 @@ two model sources share a vocabulary, loading no model.
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +87,8 @@ def run_advise(args: argparse.Namespace) -> int:
     """Measure every candidate on the prompts; print the ranked table and the recommendation."""
     if args.tokenizers:
         return _check_tokenizers(args)
-    from specviz.labs.advisor.advice import DEFAULT_TOKENS, AdvicePlan, advise
+    from specviz.labs.advisor.advice import DEFAULT_TOKENS, advise
+    from specviz.labs.advisor.setup import advice_plan, format_pairs
     from specviz.models.loader import ModelCache
 
     lang = args.lang
@@ -100,18 +100,15 @@ def run_advise(args: argparse.Namespace) -> int:
     drafters = split_drafter_specs(args.drafters)
     gammas = tuple(int(item) for item in args.gammas.split(",") if item.strip())
     cache = ModelCache()
-    pairs = {}
-    for draft_format in advice_draft_formats(args, preset):
-        formatted = replace(preset, draft_quantization=draft_format)
-        pair = load_pair_for(args, formatted, cache=cache)
-        if draft_format == "auto" and pair.cost_report is not None:
-            draft_format = pair.cost_report.draft_format  # the one the measured costs chose
-        pairs[draft_format] = pair
-    first = next(iter(pairs.values()))
-    chat = preset.chat_template and not args.raw
-    plan = AdvicePlan(
-        pairs=pairs,
-        prompt_ids=[first.encode_prompt(prompt, chat=chat) for prompt in prompts],
+    pairs = format_pairs(
+        preset,
+        advice_draft_formats(args, preset),
+        lambda formatted: load_pair_for(args, formatted, cache=cache),
+    )
+    plan = advice_plan(
+        pairs,
+        prompts,
+        chat=preset.chat_template and not args.raw,
         settings=settings,
         drafters=drafters,
         gammas=gammas,

@@ -138,7 +138,7 @@ def load_pair_for(
     last: list[Phrase] = []
     show = progress_line(args.lang)
 
-    def progress(message: Phrase, fraction: float) -> None:
+    def progress(fraction: float, message: Phrase) -> None:
         if quiet or (
             last and last[0] == message and 0.0 < fraction < 1.0 and fraction % 0.25 > 0.02
         ):

@@ -34,12 +34,9 @@ from specviz.text import UserError
 
 _YES, _NO = ("yes", "true", "1"), ("no", "false", "0")
 
-# The hybrid copies only after a repeated 2-gram. A copy after a single repeated token is a weak
-# guess where the draft model guesses well: on unseen editing prompts (Xeon with AMX, γ = 16,
-# 128 tokens) the hybrid made 2.94x with this rule against 2.71x copying after any 1-gram, and a
-# replay of the target's greedy answers on every task group put it within 3 % of the better of its
-# two parts on each, where copying after 1-grams fell 8-10 % behind the draft model on code and
-# translation (docs/performance.md, "A 4-bit draft, the hybrid's copy rule and long drafts"). Plain lookup keeps
+# The hybrid copies only after a repeated 2-gram: a copy after a single repeated token is a weak
+# guess where the draft model guesses well
+# (docs/performance.md#why-the-hybrid-copies-after-a-repeated-2-gram). Plain lookup keeps
 # min_ngram = 1: with no model to fall back on, a weak copy still beats a plain step.
 HYBRID_LOOKUP = LookupOptions(min_ngram=2)
 

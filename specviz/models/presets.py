@@ -85,7 +85,8 @@ TASKS: tuple[str, ...] = ("code", "story", "explanation", "translation", "rewrit
 SOURCE_KINDS: tuple[str, ...] = ("hub", "local", "gguf", "bundled")
 
 #: How the draft's linear layers are stored: "int8" applies PyTorch's dynamic int8
-#: quantization on the CPU, which made the bundled draft about 2.5x faster there;
+#: quantization on the CPU, for a cheaper draft step
+#: (docs/performance.md#why-the-draft-is-int4dual);
 #: "int8wo" stores int8 weights only and keeps activations in the preset dtype, so the
 #: draft's numbers barely depend on how many tokens a forward carries (specviz.models.quantize);
 #: "int4wo" stores 4-bit weights the same way, half int8wo's bytes for a little agreement;

@@ -2,9 +2,8 @@
 
 The advisor decodes each of its prompts with plain decoding and dozens of candidates. Every run
 reads the same prompt into the same model's KV cache first, and on a CPU that reading can cost
-more than the decoding being compared: the 126 tokens of the bundled preset's first editing
-prompt took 16.8 s through the bundled target in bfloat16 on a 2-core AMD EPYC (AVX2, no
-AVX-512), while one decoding step took 0.21 s. So the cache after all but the last prompt token is
+more than the decoding being compared (docs/performance.md#each-prompt-is-read-once-avx2-epyc).
+So the cache after all but the last prompt token is
 computed once per model and prompt (the same forward, `ModelRunner.forward`, in the engine's
 chunks), kept, and copied into each run's runner when its first forward starts with that prompt.
 The run then feeds only the rest, as it would after the engine's own chunked prefill, and its

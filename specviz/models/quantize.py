@@ -16,9 +16,8 @@ q computed from the quantized model's own logits.
   (as in plain bfloat16) against ~6 with dynamic int8; in float32 they agree to 1e-4.
 - "int4wo" (weight-only, 4 bits): weights rounded to 16 levels per group of 32 inputs (a scale
   and a zero per group), activations in the model's dtype, multiplied by PyTorch's CPU int4
-  kernel. Half of int8wo's bytes: a draft step of the bundled 0.5B draft went from 40 to 27 ms on
-  a 2-core Xeon, most of it in the 151,936-row output layer, for 0.8 points of agreement with the
-  target (docs/performance.md, "A 4-bit draft").
+  kernel. Half of int8wo's bytes, the most saved in the 151,936-row output layer, for a little
+  agreement with the target (docs/performance.md#a-4-bit-draft-int4wo-xeon-with-amx).
 - "int4head": only the output layer in 4 bits, the decoder layers left in the model's dtype. The
   output layer carries one row per draft step (the drafter keeps one position's logits) and is the
   largest layer read per step (151,936 × 896 for the bundled draft); the decoder layers also
@@ -28,9 +27,9 @@ q computed from the quantized model's own logits.
   forward of few rows (a draft step: one token, or two after a rejection) multiplies by the 4-bit
   copy while a forward of many (the prompt's reading, the catch-up after copied tokens) multiplies
   by the original; the output layer is 4-bit only, as in int4head. Where the two products cross is
-  timed on this machine at load (tune_dual_layers). On a 2-core AMD EPYC (AVX2) a draft step took
-  84 ms with int4wo, 106 ms with int4head and 88 ms with int4dual; reading 128 prompt tokens
-  3.14 s, 1.81 s and 1.76 s (docs/performance.md, "int4dual"). It costs the original
+  timed on this machine at load (tune_dual_layers), so a draft steps about as fast as int4wo and
+  reads about as fast as int4head
+  (docs/performance.md#int4dual-4-bit-steps-bfloat16-reads-avx2-epyc). It costs the original
   decoder weights' memory on top of int4wo's.
 """
 
@@ -52,8 +51,9 @@ _KERNEL_BLOCK = 16
 def quantize_int8(model: torch.nn.Module) -> torch.nn.Module:
     """Dynamic int8 quantization of every Linear layer (weights int8, activations float32).
 
-    On a 2-core CPU int8 weights (a quarter of float32, half of bfloat16) made a draft step of the
-    bundled 0.5B model about 2.5x faster than bfloat16. The model must be float32.
+    int8 weights are a quarter of float32's bytes and half of bfloat16's, so a draft step, which
+    reads every weight, is cheaper
+    (docs/performance.md#bfloat16-and-the-first-quantized-draft-int8wo). The model must be float32.
     """
     with warnings.catch_warnings():
         # torch.ao.quantization is deprecated in favour of torchao, but still ships in the pinned

@@ -85,16 +85,14 @@ __all__ = [
 
 ADVISOR_GAMMAS = (2, 3, 5, 8)
 # The advisor's default size, for the CLI and the app alike: new tokens per run, and seconds of
-# measuring at most. A task group's prompt, every drafter of the bundled pair at the preset's
-# draft format, at every γ and adaptive, took 1 min 42 s with these on a 2-core Xeon with AMX
-# (docs/performance.md, "Editing on a Xeon with AMX: unseen prompts and the advisor's default
-# size").
+# measuring at most, so that every drafter of the bundled pair is measured on a task group within
+# about 2 minutes on a 2-core CPU (docs/performance.md#the-advisors-default-size-and-its-screen).
 DEFAULT_TOKENS = 32
 DEFAULT_BUDGET_S = 90.0
 _PLAIN = "plain"
 # Runner-up within this fraction of the winner's speedup: the recommendation says the two are a
-# tie at this size of measurement. Repeats of one candidate on a quiet 2-core Xeon with AMX spread
-# by up to 8 % (bench, editing, lookup γ = 5: 12.39, 11.63, 12.59 tok/s).
+# tie at this size of measurement: repeats of one candidate spread by as much
+# (docs/performance.md#the-advisors-default-size-xeon-with-amx).
 CLOSE = 0.05
 # The warm-up runs read this much of the first prompt: every code path, little reading.
 _WARM_UP_PROMPT_TOKENS = 16
