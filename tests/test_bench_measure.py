@@ -245,7 +245,7 @@ def test_compare_counts_specviz_from_its_records_as_hooks_would() -> None:
         cycles = list(speculative_generate(markov, prompt, settings, ModelDrafter(markov.draft)))
     passes = verifying_passes(calls["target"], prompt.shape[1])
     assert len(passes) == len(cycles)
-    assert sum(passes) == sum(cycle.gamma + 1 for cycle in cycles)
+    assert sum(passes) == sum(cycle.draft_len + 1 for cycle in cycles)
     markov.target(input_ids=prompt)
     assert len(calls["target"]) == len(cycles)  # the hooks were removed on the way out
 

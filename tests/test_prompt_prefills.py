@@ -70,7 +70,7 @@ def test_the_run_feeds_only_what_follows_the_read_prompt(
     # The draft's first forward reads the prompt's last token only; the target's first forward
     # that token and the first cycle's drafts. Nothing feeds the prompt's head again.
     assert fed[0] == ("draft", 1)
-    assert ("target", 1 + cycles[0].gamma) in fed
+    assert ("target", 1 + cycles[0].draft_len) in fed
     assert max(length for _, length in fed) < ids.shape[1] - 1
     # Outside the block a new runner reads the prompt itself.
     fed.clear()

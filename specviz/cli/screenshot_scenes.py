@@ -63,13 +63,22 @@ def _set_number(page: Any, elem_id: str, value: float) -> None:
     box.press("Enter")
 
 
+# The example tasks' labels in the catalogue, each key whole.
+TASK_KEYS = {
+    "code": "task.code",
+    "story": "task.story",
+    "editing": "task.editing",
+    "translation": "task.translation",
+}
+
+
 def _example(
     page: Any, task: str, text: str, tokens: int, temperature: float | None = None, lang: str = "en"
 ) -> None:
     """Pick the example of *task* that holds *text*, then set the new tokens (and temperature)."""
     from playwright.sync_api import expect
 
-    page.get_by_role("radio", name=t(f"task.{task}", lang), exact=True).check()
+    page.get_by_role("radio", name=t(TASK_KEYS[task], lang), exact=True).check()
     page.locator("#sv-examples").get_by_text(text, exact=False).first.click()
     # The click fills the prompt through a server event.
     expect(page.locator("#sv-prompt textarea")).to_have_value(re.compile(re.escape(text)))
@@ -118,9 +127,9 @@ def race(stage: Stage, out: Path) -> None:
     page = stage.open(1440, 1800, "?__theme=dark")
     _example(page, "code", FIBONACCI, 32)
     page.locator("#sv-race-toggle input").check()
-    for drafter in ("lookup", "hybrid"):
+    for label in ("drafter.lookup", "drafter.hybrid"):
         page.locator("#sv-race-drafters input").click()
-        page.get_by_role("option", name=t(f"drafter.{drafter}"), exact=True).click()
+        page.get_by_role("option", name=t(label), exact=True).click()
     page.locator("#sv-run").click()
     page.wait_for_selector("#sv-race .sv-race-status:text('finished')", timeout=RUN_MS)
     expect(page.locator("#sv-race .sv-race-panel")).to_have_count(4)
@@ -323,7 +332,7 @@ def report(stage: Stage, out: Path) -> None:
     from playwright.sync_api import expect
 
     with tempfile.TemporaryDirectory() as folder:
-        html = Path(folder) / "report.html"
+        html = Path(folder) / "report-page.html"
         command = [sys.executable, "-m", "specviz", "generate", "--prompt", "def fibonacci(n):"]
         command += ["--max-new-tokens", "16", "--plain", "--report", str(html)]
         env = {**os.environ, "TOKENIZERS_PARALLELISM": "false"}

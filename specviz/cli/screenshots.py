@@ -109,7 +109,9 @@ SHOTS: dict[str, Shot] = {
     "cost": Shot(("lab-cost.png",), "the verification-cost lab and its projection", scenes.cost),
     "tasks": Shot(("lab-tasks.png",), "the tasks lab, 32 tokens per task", scenes.tasks),
     "advisor": Shot(("lab-advisor.png",), "the advisor on the editing prompts", scenes.advisor),
-    "report": Shot(("report.png",), "the HTML report of a 16-token run, offline", scenes.report),
+    "report": Shot(
+        ("screenshot-report.png",), "the HTML report of a 16-token run, offline", scenes.report
+    ),
 }
 
 
