@@ -29,7 +29,7 @@ def recorded_trace_text() -> str:
     presets = load_presets()
     app = App(presets, TinyCache(), limits=HOSTED)  # type: ignore[arg-type]
     sess = Session()
-    inputs = app.inputs(default_preset(presets).id, "Hello there", {"max_new_tokens": 16})
+    inputs = app.checks.inputs(default_preset(presets).id, "Hello there", {"max_new_tokens": 16})
     for _ in Runs(app).play(sess, inputs):
         pass
     assert sess.setup is not None and sess.cycles

@@ -55,3 +55,36 @@ def test_a_refused_prompt_is_told_beside_it_and_stays(browser, url):
     assert "The prompt is empty" in prompt.inner_text()
     assert "sv-status-error" not in page.locator("#sv-status").inner_html()  # nothing ran
     page.close()
+
+
+def test_a_damaged_trace_is_refused_in_words_before_it_queues(browser, url, tmp_path):
+    """The replay's validator checks the trace when it is pushed: the visitor reads which field
+    is damaged at once, above the prompt where every refusal shows, and nothing queues."""
+    import json
+
+    from test_export import trace_of
+    from ui_events import sample_run
+
+    data = trace_of(sample_run())
+    data["cycles"][2]["totals"]["elapsed_s"] = 1e12
+    bad = tmp_path / "damaged.json"
+    bad.write_text(json.dumps(data))
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(url)
+    page.wait_for_selector("#sv-run")
+    upload = page.locator("#sv-replay-upload input[type=file], input[type=file]").first
+    # The server refuses the replay's event when it is pushed (HTTP 422).
+    with page.expect_response(
+        lambda response: "/queue/join" in response.url, timeout=WAIT_MS
+    ) as joined:
+        upload.set_input_files(str(bad))
+    assert joined.value.status == 422
+    page.wait_for_function(
+        "() => document.querySelector('#sv-prompt').innerText.includes('cycles[2]')",
+        timeout=WAIT_MS,
+    )
+    settled(page, "html")
+    page.screenshot(path=str(tmp_path / "refused-upload.png"))
+    assert "1,000,000,000,000 is outside 0 to 86,400" in page.locator("#sv-prompt").inner_text()
+    assert "sv-status-error" not in page.locator("#sv-status").inner_html()
+    page.close()

@@ -38,6 +38,8 @@ ROWS = {
     "replay, longest wall time": lambda lim: lim.replay_seconds,
     "replays playing at once": lambda lim: lim.replay_concurrency,
     "replays waiting, in a line of their own": lambda lim: lim.replay_waiting,
+    "uploaded traces checked at once, before the replay line": lambda lim: lim.trace_checks,
+    "cycles a session keeps after a replay": lambda lim: lim.replay_cycles_kept,
     "visitor sessions kept": lambda lim: lim.sessions_kept,
 }
 UNLIMITED = ("all", "unbounded", "no limit", "in the queue")

@@ -86,7 +86,7 @@ def changed(path: str, value: Any) -> str:
         ("cycles.0.drafted.1.position", 9, "cycles[0].drafted[1].position"),  # past γ = 4
         ("cycles.0.accepted_len", 10**9, "cycles[0].accepted_len"),
         ("cycles.0.accepted_len", 5, "cycles[0].accepted_len"),  # 4 drafted
-        ("cycles.0.gamma", 10**12, "cycles[0].gamma"),
+        ("cycles.0.draft_len", 10**12, "cycles[0].draft_len"),
         ("cycles.0.rejection.position", 7, "cycles[0].rejection.position"),
         ("cycles.0.rejection.top_p.0.prob", 1e300, "cycles[0].rejection.top_p[0].prob"),
         ("cycles.0.context_len", -1, "cycles[0].context_len"),
@@ -418,7 +418,7 @@ def test_a_closed_tab_ends_its_replay_and_one_plays_per_visitor(monkeypatch) -> 
         body = json.dumps(unraced).encode()
         with httpx.Client(timeout=30) as http:
             path = http.post(api + "/upload", files={"files": ("t.json", body)}).json()[0]
-            data = [{"path": path, "orig_name": "t.json", "meta": {"_type": "gradio.FileData"}}]
+            data = [{"path": path, "orig_name": "t.json", "meta": {"_type": "gradio.FileData"}}, ""]
             join = {"data": data, "fn_index": fn_index, "session_hash": "visitor1"}
             assert http.post(api + "/queue/join", json=join).status_code == 200
             refusal = ""
@@ -443,7 +443,7 @@ def test_a_closed_tab_ends_its_replay_and_one_plays_per_visitor(monkeypatch) -> 
             unraced["cycles"][2]["totals"]["elapsed_s"] = 1.0
             body = json.dumps(unraced).encode()
             path = http.post(api + "/upload", files={"files": ("t.json", body)}).json()[0]
-            join["data"] = [{"path": path, "meta": {"_type": "gradio.FileData"}}]
+            join["data"] = [{"path": path, "meta": {"_type": "gradio.FileData"}}, ""]
             assert http.post(api + "/queue/join", json=join).status_code == 200
             generating, done = 0, {}
             with http.stream("GET", api + "/queue/data", params={"session_hash": "visitor1"}) as s:

@@ -11,18 +11,26 @@ nesting, every number's range), a run longer than ``Limits.replay_seconds`` play
 the status line says so), replays share a small queue of their own (``Limits.replay_concurrency``)
 and a visitor plays one at a time. Each frame is sent, even one that changes nothing, because
 Gradio's queue learns that a tab has closed only when the handler yields: it then closes the
-generator there, and the replay ends with it.
+generator there, and the replay ends with it. An uploaded trace is checked when its replay is
+pushed (``TraceCheck``, the event's validator, a few at a time) and read again when it plays: a
+bad trace is refused in words at once and never takes a place in the replay line.
+
+When a replay ends, the visitor's session keeps only what the inspector and the race's Replay
+read (``kept_after_replay``): hosted, at most ``Limits.replay_cycles_kept`` cycles (as many as a
+hosted run makes), and the race's records without the probability bars its view never draws, so
+the sessions a server keeps stay small whatever was uploaded.
 """
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +38,15 @@ import gradio as gr
 from gradio.utils import get_upload_folder
 
 from specviz.app.lab_tabs import InspectorTab
-from specviz.app.limits import HOSTED
+from specviz.app.limits import HOSTED, Limits
 from specviz.app.live_tab import LiveTab, done_message
 from specviz.app.race_panel import REPLAY_FPS
 from specviz.app.run_controls import PRIVATE, RunControls
 from specviz.app.session import App, Session
+from specviz.core.events import Cycle, Step
 from specviz.export.files import ExportPaths, write_exports
 from specviz.export.trace import Trace, build_trace, read_trace_file
+from specviz.measure.race_records import LaneRun, RaceResult
 from specviz.text import UserError, t
 from specviz.views import race_html as race_views
 
@@ -97,9 +107,51 @@ def _cache_folder() -> Path:
 
 
 def replay_session(trace: Trace) -> Session:
-    """A finished session holding the trace's records: what the inspector and the race's own
-    replay button read after a replay."""
+    """A finished session holding the trace's records: what the live tab's views draw when a
+    replay ends."""
     return Session(cycles=list(trace.cycles), drafter=trace.drafter, race=trace.race)
+
+
+def kept_after_replay(trace: Trace, cycles_kept: int | None) -> Session:
+    """The session a visitor keeps after a replay: the first *cycles_kept* cycles (None: all),
+    what the inspector steps through, and the race's records without the bars of q and p its
+    view never draws (the trace's file holds them all); a race whose runs are longer than
+    *cycles_kept* is not kept (its Replay button stays off)."""
+    race = trace.race
+    if race is not None and cycles_kept is not None and _longest_run(race) > cycles_kept:
+        race = None
+    lean = _race_without_bars(race) if race is not None else None
+    return Session(cycles=list(trace.cycles[:cycles_kept]), drafter=trace.drafter, race=lean)
+
+
+def _longest_run(race: RaceResult) -> int:
+    return max((len(run.outcome.events) for lane in race.lanes for run in lane.runs), default=0)
+
+
+def _race_without_bars(race: RaceResult) -> RaceResult:
+    def lean(event: Cycle | Step) -> Cycle | Step:
+        if isinstance(event, Step):
+            return event
+        drafted = tuple(replace(token, top_q=(), top_p=()) for token in event.drafted)
+        rejection = event.rejection and replace(
+            event.rejection, top_p=(), top_q=(), top_residual=()
+        )
+        return replace(event, drafted=drafted, rejection=rejection)
+
+    def lean_run(run: LaneRun) -> LaneRun:
+        events = tuple(lean(event) for event in run.outcome.events)
+        return replace(run, outcome=replace(run.outcome, events=events))
+
+    lanes = tuple(replace(lane, runs=tuple(map(lean_run, lane.runs))) for lane in race.lanes)
+    return replace(race, lanes=lanes)
+
+
+def cycles_kept_note(trace: Trace, cycles_kept: int | None, lang: str) -> str:
+    """The status line's words when the session keeps fewer cycles than the replay showed."""
+    longest = _longest_run(trace.race) if trace.race is not None else 0
+    if cycles_kept is None or max(len(trace.cycles), longest) <= cycles_kept:
+        return ""
+    return t("app.replay.kept", lang, kept=f"{cycles_kept:,}", total=f"{len(trace.cycles):,}")
 
 
 def replay_duration(trace: Trace) -> float:
@@ -150,6 +202,53 @@ def replay_note(trace: Trace, max_seconds: float, lang: str) -> str:
         speed=f"{speed:.1f}",
         seconds=f"{max_seconds:.0f}",
     )
+
+
+class TraceCheck:
+    """Uploaded traces read and checked when their replay is pushed, before it queues: the
+    replay's validator, so a bad trace is refused in words at once (above the prompt, where the
+    page shows every refusal) and never takes a place in the replay line, whether a page or a
+    script sent it. Checks run *limits.trace_checks* at a time on worker threads (parsing is CPU
+    work: more than the cores gain nothing), the others waiting without a thread; one that waits
+    longer than *wait_s* is refused as busy, so a flood of uploads can neither hold the server's
+    threads nor wait without end."""
+
+    def __init__(self, limits: Limits, lang: str, wait_s: float = 20.0) -> None:
+        self.limits, self.lang, self.wait_s = limits, lang, wait_s
+        self._slots: asyncio.Semaphore | None = None  # made on the server's event loop
+
+    async def refuse(self, path: str | None) -> None:
+        """Raise gr.Error in the visitor's language for a trace the replay would refuse."""
+        if path is None:
+            return
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.limits.trace_checks)
+        try:
+            await asyncio.wait_for(self._slots.acquire(), self.wait_s)
+        except TimeoutError:
+            raise gr.Error(t("error.trace.busy", self.lang)) from None
+        try:
+            await asyncio.to_thread(self.check, Path(path))
+        finally:
+            self._slots.release()
+
+    async def validate(self, path: str | None, prompt: str | None = None) -> Any:
+        """The replay event's validator: the check's refusal shown on the prompt box (the
+        upload button shows none), the upload itself marked valid."""
+        try:
+            await self.refuse(path)
+        except gr.Error as error:
+            return gr.validate(True, ""), gr.validate(False, str(error.message))
+        return gr.validate(True, ""), gr.validate(True, "")
+
+    def check(self, path: Path) -> None:
+        """The replay's own read of the file, its records dropped: gr.Error for a bad one."""
+        try:
+            read_trace_file(path, self.limits.trace_bytes)
+        except UserError as error:
+            raise gr.Error(error.message(self.lang)) from None
+        except OSError:
+            raise gr.Error(t("error.trace.unreadable", self.lang)) from None
 
 
 class OneReplayEach:
@@ -226,21 +325,25 @@ def wire_exports(
             # Every frame is sent, gr.skip() when nothing changed (Gradio reads an empty dict as
             # one output value): only at a yield does Gradio's queue end a closed tab's replay.
             yield update or gr.skip()
-        # The session keeps what the inspector and the race's Replay read (the cycles, the
-        # race's shown runs), not the trace: its settings, machine and summary go with it.
+        # The views draw the whole run; the session keeps what the inspector and the race's
+        # Replay read (kept_after_replay), not the trace.
         final = replay_session(trace)
+        kept = kept_after_replay(trace, limits.replay_cycles_kept)
         summary = done_message(final, lang)
-        done = " ".join(
-            filter(None, [t("app.replay.done", lang, summary=summary, **where), faster])
-        )
+        cut = cycles_kept_note(trace, limits.replay_cycles_kept, lang)
+        words = [t("app.replay.done", lang, summary=summary, **where), faster, cut]
+        views = live.views(final, " ".join(filter(None, words)), "done", charts_too=True)
+        del final
         yield (
-            live.views(final, done, "done", charts_too=True)
-            | inspector.latest(final)
+            views
+            | inspector.latest(kept)
             | race
-            | {session: final, live.race.replay: gr.Button(interactive=final.race_done)}
+            | {session: kept, live.race.replay: gr.Button(interactive=kept.race_done)}
         )
 
-    def replay_upload(path: str | None, request: gr.Request) -> Iterator[dict[Any, Any]]:
+    def replay_upload(
+        path: str | None, prompt: str | None, request: gr.Request
+    ) -> Iterator[dict[Any, Any]]:
         if path is None:
             return
         with playing.hold(request.session_hash):
@@ -261,6 +364,12 @@ def wire_exports(
         "concurrency_id": "replay",
         "concurrency_limit": limits.replay_concurrency,
     }
-    panel.upload.upload(replay_upload, panel.upload, outputs, **queue, **PRIVATE)
+    # The validator checks the trace when the replay is pushed, before it queues; the prompt
+    # box, where the page shows refusals, rides along as an input for its words.
+    check = TraceCheck(limits, lang)
+    upload_inputs = [panel.upload, controls.prompt]
+    panel.upload.upload(
+        replay_upload, upload_inputs, outputs, validator=check.validate, **queue, **PRIVATE
+    )
     if replay_on_load is not None:
         demo.load(replay_recorded, None, outputs, **queue, **PRIVATE)

@@ -73,6 +73,12 @@ class Limits:
     # Replays waiting at most, in a line of their own beside the queue (ServerQueue): a burst of
     # uploads never takes a visitor's place in the line to run a model. None: the main line.
     replay_waiting: int | None = None
+    # Cycles a session keeps after a replay, for the inspector (None: all): a session outlives
+    # its replay, and the server keeps sessions_kept of them.
+    replay_cycles_kept: int | None = None
+    # Uploaded traces checked at once when their uploads are pushed, before the replay line
+    # (each check parses the file on a worker thread); others wait their turn.
+    trace_checks: int = 2
     # Gradio's temporary files: every hour, those older than an hour are deleted.
     delete_cache: tuple[int, int] = (3600, 3600)
     # Visitor sessions Gradio keeps, least recently used dropped first (a dropped visitor's paused
@@ -164,11 +170,14 @@ HOSTED = Limits(
     # 3.0 MB at γ 5 when 9 drafts in 10 pass, 4.8 MB at 7 in 10, 6.7 MB at γ 8 and 7 in 10, 10.5
     # MB at γ 8 and 5 in 10; only a run whose drafts mostly fail goes past (20 MB when every
     # first draft fails). Read back, a trace holds about 1.6 times its size (3.4 times while it is
-    # parsed), and a visitor's session keeps it after the replay.
+    # parsed); after the replay a visitor's session keeps replay_cycles_kept cycles of it.
     trace_bytes=12 * 2**20,
     replay_seconds=60.0,  # the room's visitors wait for replays' threads at most this long
     replay_concurrency=4,
     replay_waiting=8,
+    # A hosted run makes at most 256 cycles (one token each at least), so a hosted trace keeps
+    # them all; a longer uploaded one keeps this many for the inspector (5 to 10 MB a session).
+    replay_cycles_kept=256,
 )
 
 

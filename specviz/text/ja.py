@@ -650,7 +650,7 @@ TABLE = MappingProxyType(
             "受理し（各推測は確率 min(1, p/q) で通ります）、自分のトークンを1つ加えます。出力は"
             "ターゲットの分布に厳密に従う無損失のまま、ターゲットのパスは少なくて済みます。"
         ),
-        # the language switch (issue 14, point 1): each language names itself in its own table
+        # the language switch: each language names itself in its own table
         "language.name": "日本語",
         "app.language": "言語",
         "app.language.switch": "{label}：{links}",
@@ -1272,6 +1272,9 @@ TABLE = MappingProxyType(
         "app.replay.faster": "ただしこの実行は {measured} 秒かかり、ここでリプレイできる {seconds} 秒より長いため、実測の {speed} 倍の速さで再生します。",
         "race.replay.faster": "リプレイ · {seconds} 秒 · 実測の {speed} 倍速",
         "error.app.one_replay": "このセッションではすでにリプレイを再生中です。終わるのを待ってから、もう一度アップロードしてください。",
+        "error.trace.busy": "いまここでは多くのトレースを確認中です。1 分ほどしてからもう一度アップロードしてください。",
+        "error.trace.unreadable": "アップロードを読み取れませんでした。トレースファイルをもう一度アップロードしてください。",
+        "app.replay.kept": "このサーバーはインスペクタ用に全 {total} サイクルのうち最初の {kept} サイクルだけを保持し、レースは各レーンがその数に収まる場合だけ保持します。すべてを保持するには、自分のマシンで python app.py --replay FILE としてこのファイルを再生してください。",
         "cli.export.wrote": "{path} を書き出しました",
         "chart.acceptance.placeholder": "実行またはステップを押すと、ドラフトの各位置でターゲットモデルが受理した推測の割合がここに表示されます",
         "chart.accepted_length.placeholder": "実行またはステップを押すと、各サイクルで残ったドラフトトークンの数がここに表示されます",
@@ -1313,7 +1316,7 @@ TABLE = MappingProxyType(
         "app.player.at": "サイクル {cycle} / {total}。◀ 戻る と 進む ▶ で実行をたどり、自動再生は選んだ速さで再生します。",
         "app.glossary.button": "用語集",
         "app.glossary.title": "用語集",
-        # --- 寓話モード：各サイクルを物語として語る (task fable, issue 14 point 2) ---------------
+        # --- 寓話モード：各サイクルを物語として語る ---------------
         "app.fable.toggle": "寓話モード",
         "app.fable.placeholder": (
             "実行またはステップを押すと、各サイクルが写字の師匠と素早い見習いの物語としてここに語られます。"
