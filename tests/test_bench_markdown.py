@@ -16,10 +16,12 @@ from specviz.measure.bench_markdown import (
     cpu_words,
     render_document,
     render_report,
+    render_side_by_side,
     render_table,
 )
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
 
 
 def cell(tokens_per_s: float | None, alpha: float | None = None, tau: float | None = None) -> Any:
@@ -117,6 +119,58 @@ def test_every_table_of_the_performance_doc_is_its_json_rendered() -> None:
         "docs/performance.md differs from its JSON: run "
         "`python -m specviz bench --render-doc docs/performance.md`"
     )
+
+
+def test_runs_on_two_cpus_render_side_by_side_a_column_group_each() -> None:
+    avx2 = {**REPORT, "rows": REPORT["rows"][:2]}  # γ = 5: draft-model and lookup
+    zen4 = {
+        "cpu": {"name": "AMD EPYC", "family": 25, "model": 17, "flags": ["avx2", "avx512f"]},
+        "rows": [
+            row("5", "draft-model", 10.0, 9.0),
+            {**row("5", "lookup", 11.0, None), "task": "editing"},
+            {**row("5", "draft-model", 6.0, None), "task": "editing"},
+        ],
+    }
+    reports = {"results/a.json": avx2, "results/b.json": zen4}
+    marker = "<!-- bench-table: results/a.json=AVX2 EPYC results/b.json -->\n"
+    doc = f"{marker}stale\n<!-- /bench-table -->\n"
+    # The second group's label is its JSON's cpu record; bold is each group's own fastest.
+    assert render_document(doc, reports.__getitem__) == (
+        f"{marker}\n"
+        "| task | AVX2 EPYC: draft-model | lookup | AMD EPYC (avx512f): draft-model | lookup |\n"
+        "| --- | --- | --- | --- | --- |\n"
+        "| code | **1.25×** (1.10×) | 0.97× (0.87×) | **2.50×** (2.25×) | – |\n"
+        "| editing | – | – | 1.50× | **2.75×** |\n"
+        "\n"
+        "Data: [results/a.json](results/a.json), [results/b.json](results/b.json).\n"
+        "\n"
+        "<!-- /bench-table -->\n"
+    )
+    assert block_sources(doc) == ["results/a.json", "results/b.json"]
+    # α and τ as in the one-run table, where the marker asks for them.
+    with_stats = render_side_by_side([("AVX2 EPYC", avx2)], alpha_tau=True)
+    assert with_stats.splitlines()[2] == (
+        "| code | **1.25×** (1.10×), α 0.88, τ 4.27 | 0.97× (0.87×), τ 1.16 |"
+    )
+
+
+def test_a_marker_word_that_is_no_json_path_or_option_is_an_error() -> None:
+    doc = "<!-- bench-table: results/a.json alpha-tua -->\n<!-- /bench-table -->"
+    with pytest.raises(ValueError, match="'alpha-tua' is no"):
+        render_document(doc, lambda source: REPORT)
+
+
+def test_the_readmes_speedup_table_is_its_json_rendered() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert block_sources(readme), "README.md's speedup table is a marked bench-table block"
+
+    def load(source: str) -> Any:
+        return json.loads((ROOT / source).read_text())
+
+    assert render_document(readme, load) == readme, (
+        "README.md differs from its JSON: run `python -m specviz bench --render-doc README.md`"
+    )
+    assert len(readme.encode()) <= 12 * 1024, "README.md stays under 12 KB"
 
 
 def test_from_json_prints_the_saved_runs_table_without_loading_a_model(

@@ -8,7 +8,9 @@ transformers' counterpart in brackets. Under it: the settings, the CPU and the c
 
 docs/performance.md holds its bench tables between markers that name the JSON each comes from
 (`<!-- bench-table: results/x.json -->` ... `<!-- /bench-table -->`); render_document re-renders
-them, and tests/test_bench_markdown.py fails when the doc and docs/results/ disagree.
+them, and tests/test_bench_markdown.py fails when the doc and docs/results/ disagree. A marker
+naming several JSON files, or a label after one (`a.json=AVX2 EPYC b.json=AVX-512 EPYC`), gets
+the side-by-side form: one table, a group of drafter columns per run (README.md's is made so).
 """
 
 from __future__ import annotations
@@ -21,26 +23,32 @@ from typing import Any
 __all__ = [
     "BLOCK",
     "block_sources",
+    "cpu_label",
     "cpu_words",
     "describe",
     "render_document",
     "render_report",
+    "render_side_by_side",
     "render_table",
 ]
 
 # The flags that decide which matrix kernels a CPU runs, in the order a caption names them.
 _KEY_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
 _WIDTH = 100  # the doc's line length, for the caption and the command
-# A marked block: its source (relative to the document's folder), options, and body.
+# A marked block: its spec (sources relative to the document's folder, labels, options), body.
 BLOCK = re.compile(
-    r"(?P<open><!-- bench-table: (?P<source>\S+)(?P<options>(?: [\w-]+)*) -->\n)"
+    r"(?P<open><!-- bench-table: (?P<spec>[^\n]+?) -->\n)"
     r"(?P<body>.*?)"
     r"(?P<close><!-- /bench-table -->)",
     re.DOTALL,
 )
 ALPHA_TAU = "alpha-tau"  # the block option (and flag) that adds α and τ to every cell
+_OPTIONS = (ALPHA_TAU,)
+# A source in a marker: a JSON path, and after "=" the start of its column group's label.
+_SOURCE = re.compile(r"(?P<path>\S+\.json)(?:=(?P<label>.*))?")
 
 Report = Mapping[str, Any]
+Rows = Sequence[Mapping[str, Any]]
 
 
 def render_report(report: Report, alpha_tau: bool = False, source: str | None = None) -> str:
@@ -53,24 +61,56 @@ def render_report(report: Report, alpha_tau: bool = False, source: str | None = 
     return "\n\n".join(parts)
 
 
-def render_table(rows: Sequence[Mapping[str, Any]], alpha_tau: bool = False) -> str:
+def render_table(rows: Rows, alpha_tau: bool = False) -> str:
     """One Markdown row per task, temperature and γ (the last two as columns only where they
-    vary), a column per drafter in the order the rows name them."""
-    drafters = list(dict.fromkeys(str(row["drafter"]) for row in rows))
-    keys = list(dict.fromkeys(_key(row) for row in rows))
-    by_key = {(_key(row), str(row["drafter"])): row for row in rows}
+    vary), plain decoding's tok/s, a column per drafter in the order the rows name them."""
+    return _table([("", rows)], alpha_tau, with_plain=True)
+
+
+def render_side_by_side(
+    runs: Sequence[tuple[str, Report]], alpha_tau: bool = False, sources: Sequence[str] = ()
+) -> str:
+    """Several runs (one per CPU, say) as one table: a group of drafter columns per run, the
+    first headed by the run's label, each group's fastest in bold; *sources* linked under it."""
+    table = _table([(label, report["rows"]) for label, report in runs], alpha_tau, with_plain=False)
+    if not sources:
+        return table
+    links = ", ".join(f"[{source}]({source})" for source in sources)
+    data = textwrap.fill(f"Data: {links}.", _WIDTH, break_long_words=False, break_on_hyphens=False)
+    return f"{table}\n\n{data}"
+
+
+def _table(groups: Sequence[tuple[str, Rows]], alpha_tau: bool, with_plain: bool) -> str:
+    """The rows of every group matched by task, temperature and γ; a column per drafter of each
+    group, the group's label ("" for none) before its first."""
+    keys = list(dict.fromkeys(_key(row) for _, rows in groups for row in rows))
     with_t = len({temperature for _, temperature, _ in keys}) > 1
     with_gamma = len({gamma for _, _, gamma in keys}) > 1
-    head = ["task", *(["T"] if with_t else []), *(["γ"] if with_gamma else []), "plain tok/s"]
-    lines = [_cells([*head, *drafters]), _cells(["---"] * (len(head) + len(drafters)))]
+    drafters = [list(dict.fromkeys(str(row["drafter"]) for row in rows)) for _, rows in groups]
+    by_key = [{(_key(row), str(row["drafter"])): row for row in rows} for _, rows in groups]
+    head = ["task", *(["T"] if with_t else []), *(["γ"] if with_gamma else [])]
+    head += ["plain tok/s"] if with_plain else []
+    titles = [
+        f"{label}: {drafter}" if label and index == 0 else drafter
+        for (label, _), names in zip(groups, drafters, strict=True)
+        for index, drafter in enumerate(names)
+    ]
+    lines = [_cells([*head, *titles]), _cells(["---"] * (len(head) + len(titles)))]
     for key in keys:
         task, temperature, gamma = key
-        found = [by_key.get((key, drafter)) for drafter in drafters]
-        best = max((_speedup(row) or 0.0 for row in found if row), default=0.0)
-        plain = next((row["plain"]["tokens_per_s"] for row in found if row), None)
         cells = [task, *([f"{temperature:g}"] if with_t else []), *([gamma] if with_gamma else [])]
-        cells.append(_number(plain))
-        cells += [_cell(row, alpha_tau, best if len(drafters) > 1 else None) for row in found]
+        found = [
+            [rows.get((key, drafter)) for drafter in names]
+            for rows, names in zip(by_key, drafters, strict=True)
+        ]
+        if with_plain:
+            plain = next(
+                (row["plain"]["tokens_per_s"] for group in found for row in group if row), None
+            )
+            cells.append(_number(plain))
+        for group in found:
+            best = max((_speedup(row) or 0.0 for row in group if row), default=0.0)
+            cells += [_cell(row, alpha_tau, best if len(group) > 1 else None) for row in group]
         lines.append(_cells(cells))
     return "\n".join(lines)
 
@@ -126,13 +166,18 @@ def cpu_words(report: Report) -> str:
 
 
 def render_document(text: str, load: Callable[[str], Report]) -> str:
-    """*text* with every marked bench table re-rendered from the report its marker names
-    (*load* reads a source path)."""
+    """*text* with every marked bench table re-rendered from the reports its marker names
+    (*load* reads a source path): one unlabelled source as render_report, else side by side."""
 
     def rendered(match: re.Match[str]) -> str:
-        source = match["source"]
-        alpha_tau = ALPHA_TAU in match["options"].split()
-        table = render_report(load(source), alpha_tau, source)
+        sources, options = _parse_marker(match["spec"])
+        alpha_tau = ALPHA_TAU in options
+        if len(sources) == 1 and sources[0][1] is None:
+            table = render_report(load(sources[0][0]), alpha_tau, sources[0][0])
+        else:
+            reports = [(path, label, load(path)) for path, label in sources]
+            runs = [(label or cpu_label(report), report) for _, label, report in reports]
+            table = render_side_by_side(runs, alpha_tau, [path for path, _ in sources])
         return f"{match['open']}\n{table}\n\n{match['close']}"
 
     return BLOCK.sub(rendered, text)
@@ -140,7 +185,38 @@ def render_document(text: str, load: Callable[[str], Report]) -> str:
 
 def block_sources(text: str) -> list[str]:
     """The report paths the document's marked tables name, in order."""
-    return [match["source"] for match in BLOCK.finditer(text)]
+    return [path for match in BLOCK.finditer(text) for path, _ in _parse_marker(match["spec"])[0]]
+
+
+def cpu_label(report: Report) -> str:
+    """A short name for a run's column group: the CPU's model name and the widest of the flags
+    that decide its kernels."""
+    cpu = report.get("cpu")
+    if not isinstance(cpu, Mapping):
+        return str(report.get("machine") or "CPU not recorded")
+    name = str(cpu.get("name") or "CPU not recorded")
+    flags = [flag for flag in _KEY_FLAGS if flag in (cpu.get("flags") or ())]
+    return f"{name} ({flags[-1]})" if flags else name
+
+
+def _parse_marker(spec: str) -> tuple[list[tuple[str, str | None]], list[str]]:
+    """A marker's sources, each a path and its label (None where the marker gives none), and
+    its options: `a.json=AVX2 EPYC b.json alpha-tau` -> [(a.json, AVX2 EPYC), (b.json, None)]."""
+    sources: list[tuple[str, str | None]] = []
+    options: list[str] = []
+    for word in spec.split():
+        source = _SOURCE.fullmatch(word)
+        if source:
+            sources.append((source["path"], source["label"]))
+        elif word in _OPTIONS:
+            options.append(word)
+        elif sources and sources[-1][1] is not None:  # a label's next word
+            sources[-1] = (sources[-1][0], f"{sources[-1][1]} {word}".strip())
+        else:
+            raise ValueError(f"bench-table marker '{spec}': '{word}' is no .json path or option")
+    if not sources:
+        raise ValueError(f"bench-table marker '{spec}' names no .json file")
+    return sources, options
 
 
 def _key(row: Mapping[str, Any]) -> tuple[str, float, str]:
