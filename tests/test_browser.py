@@ -14,18 +14,12 @@ from typing import Any
 import pytest
 from browser_checks import WAIT_MS, at_least, settled
 
-CHROMIUM = Path("/usr/bin/chromium")
+from specviz.cli.screenshots import CHROMIUM, CHROMIUM_ARGS
+
 # Screenshots go to a temporary folder unless SPECVIZ_SCREENSHOTS names one (use "assets" to
 # refresh the README's picture on purpose), so a test run does not dirty the work tree.
 SCREENSHOTS = os.environ.get("SPECVIZ_SCREENSHOTS")
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+ARGS = list(CHROMIUM_ARGS)
 
 pytestmark = [
     pytest.mark.browser,

@@ -16,6 +16,8 @@ from browser_checks import WAIT_MS, settled
 from test_browser import CHROMIUM, SCREENSHOTS, run_example
 from test_browser import browser as browser  # the module's chromium, a fixture
 
+from specviz.cli.screenshot_scenes import COPY_REGION_JS, PICK_COPY_JS
+
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.slow,
@@ -25,20 +27,10 @@ pytestmark = [
 ]
 
 EDITING = "Fix the bugs in this code: average"  # the first editing example
+
+
 # The first kept copy of a word from the prompt whose cycle copied three tokens or more (a span
 # to see), left of the stream's middle (its tooltip opens to the right and below).
-PICK_COPY_JS = """() => {
-  const stream = document.querySelector('#sv-stream .sv-stream').getBoundingClientRect();
-  const copies = [...document.querySelectorAll('#sv-stream .sv-tok.sv-accepted[data-from-seq]')];
-  const picked = copies.find((tok) => Number(tok.dataset.fromSeq) < 0
-    && tok.dataset.fromSpan.split(' ').length >= 3 && /\\w\\w/.test(tok.textContent)
-    && tok.getBoundingClientRect().left < stream.left + stream.width / 2);
-  if (!picked) return null;
-  picked.id = 'sv-picked-copy';
-  return picked.dataset.fromSpan;
-}"""
-
-
 @pytest.fixture
 def page(browser):
     from ui_fixtures import live_app
@@ -101,17 +93,4 @@ def test_hovering_a_copy_lights_its_source_in_the_prompt(page, tmp_path):
 def _region(page) -> dict[str, float]:
     """The prompt strip, the stream and the hovered copy's tooltip, with a margin, in the
     page's coordinates (a full-page screenshot's)."""
-    return page.evaluate(
-        """() => {
-      const box = (sel) => document.querySelector(sel).getBoundingClientRect();
-      const strip = box('#sv-prompt-strip'), stream = box('#sv-stream');
-      const copy = document.querySelector('#sv-picked-copy');
-      const at = copy.getBoundingClientRect();
-      const tip = parseFloat(getComputedStyle(copy, '::after').height) || 200;
-      const left = Math.min(strip.left, stream.left) - 12;
-      const top = strip.top - 12 + window.scrollY;
-      const bottom = Math.max(stream.bottom, at.bottom + tip + 40) + 12 + window.scrollY;
-      return {x: left, y: top, width: Math.max(strip.right, stream.right) + 12 - left,
-              height: bottom - top};
-    }"""
-    )
+    return page.evaluate(COPY_REGION_JS)

@@ -140,7 +140,7 @@ def race(stage: Stage, out: Path) -> None:
 # The first kept copy of a word from the prompt whose cycle copied three tokens or more (a span
 # to see), left of the stream's middle (its tooltip opens to the right and below); marked with an
 # id, its span returned.
-_PICK_COPY_JS = """() => {
+PICK_COPY_JS = """() => {
   const stream = document.querySelector('#sv-stream .sv-stream').getBoundingClientRect();
   const copies = [...document.querySelectorAll('#sv-stream .sv-tok.sv-accepted[data-from-seq]')];
   const picked = copies.find((tok) => Number(tok.dataset.fromSeq) < 0
@@ -153,7 +153,7 @@ _PICK_COPY_JS = """() => {
 
 # The prompt strip, the stream and the picked copy's tooltip, with a margin, in the page's
 # coordinates (a full-page screenshot's clip).
-_COPY_REGION_JS = """() => {
+COPY_REGION_JS = """() => {
   const box = (sel) => document.querySelector(sel).getBoundingClientRect();
   const strip = box('#sv-prompt-strip'), stream = box('#sv-stream');
   const copy = document.querySelector('#sv-picked-copy');
@@ -174,12 +174,12 @@ def copy(stage: Stage, out: Path) -> None:
     page.get_by_role("option", name=t("drafter.lookup"), exact=True).click()
     _example(page, "editing", "Fix the bugs in this code: average", 56)
     _finish(page, "#sv-run")
-    if not page.evaluate(_PICK_COPY_JS):
+    if not page.evaluate(PICK_COPY_JS):
         raise RuntimeError("no cycle copied three or more tokens from the prompt")
     page.locator("#sv-picked-copy").hover()
     at_least(page.locator("#sv-prompt-strip .sv-src"), 1)  # its source lit up
     settled(page, "#sv-tab-live")  # the tooltip drawn in full
-    page.screenshot(path=str(out), clip=page.evaluate(_COPY_REGION_JS), full_page=True)
+    page.screenshot(path=str(out), clip=page.evaluate(COPY_REGION_JS), full_page=True)
 
 
 def japanese(stage: Stage, out: Path) -> None:
