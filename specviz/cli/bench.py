@@ -21,9 +21,9 @@ from typing import Any
 import torch
 
 from specviz.cli.options import add_model_options, load_pair_for, preset_for, progress_line
+from specviz.core.machine import read_machine, vector_flags
 from specviz.core.settings import add_setting_arguments, settings_from_args
 from specviz.drafters.registry import check_drafter_spec
-from specviz.export.machine import vector_flags
 from specviz.measure.bench import (
     BenchGrid,
     BenchResult,
@@ -34,7 +34,6 @@ from specviz.measure.bench import (
 )
 from specviz.measure.bench_markdown import ALPHA_TAU, render_document, render_report
 from specviz.models.presets import TASKS, load_prompts_file
-from specviz.models.step_costs import cpu_model_and_flags
 from specviz.text import DEFAULT_LANGUAGE, UserError
 
 # The settings each row sets itself, and the bench's defaults where they differ from the preset's.
@@ -317,7 +316,7 @@ def bench_report(grid: BenchGrid, preset: Any, pair: Any, result: BenchResult) -
         "dtype": str(pair.dtype).removeprefix("torch."),
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
-        "machine": platform.processor() or platform.machine(),
+        "machine": platform.machine(),  # the architecture; "cpu" names the processor
         "cpu": cpu_json(),
         "max_new_tokens": grid.base.max_new_tokens,
         "prompts": {
@@ -344,21 +343,12 @@ def bench_report(grid: BenchGrid, preset: Any, pair: Any, result: BenchResult) -
 def cpu_json() -> dict[str, Any]:
     """The CPU as /proc/cpuinfo names it: model name, family and model numbers (None where it
     does not say), and the flags of its vector and matrix units."""
-    name, flags = cpu_model_and_flags()
-    numbers: dict[str, int | None] = {"cpu family": None, "model": None}
-    try:
-        lines = Path("/proc/cpuinfo").read_text().splitlines()
-    except OSError:
-        lines = []
-    for line in lines:
-        key, _, value = (part.strip() for part in line.partition(":"))
-        if key in numbers and numbers[key] is None and value.isdigit():
-            numbers[key] = int(value)
+    machine = read_machine()
     return {
-        "name": name,
-        "family": numbers["cpu family"],
-        "model": numbers["model"],
-        "flags": vector_flags(flags),
+        "name": machine.cpu_name,
+        "family": machine.cpu_family,
+        "model": machine.cpu_model_number,
+        "flags": vector_flags(machine.cpu_flags),
     }
 
 

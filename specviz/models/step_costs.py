@@ -455,10 +455,3 @@ def write_cached(key: Mapping[str, Any], report: CostReport, folder: Path) -> No
         temporary.replace(path)  # atomic: a reader never sees half a file
     except OSError:
         pass
-
-
-def cpu_model_and_flags() -> tuple[str, list[str]]:
-    """The CPU's model name and feature flags, as specviz.core.machine reads them (for callers
-    that want only these two; read_machine gives the whole record)."""
-    machine = read_machine()
-    return machine.cpu_name, list(machine.cpu_flags)
