@@ -67,6 +67,9 @@ def test_rejection_chart_shows_p_q_and_residual_with_escaped_labels():
     assert list(q_bar.y) == pytest.approx([0.1, 0.7, 0.0])
     assert list(residual.y) == pytest.approx([0.9, 0.0, 0.1])
     assert "draft 3" in fig.layout.title.text
+    # The hover reads each probability as the cards do; "—" where none was recorded.
+    assert list(q_bar.customdata) == ["0.10", "0.70", "—"]
+    assert "q (draft) = %{customdata}" in q_bar.hovertemplate
 
 
 def test_empty_inputs_give_empty_figures_with_a_note():

@@ -13,6 +13,7 @@ from specviz.core.engine import GenerationSettings, speculative_generate
 from specviz.core.events import Cycle
 from specviz.drafters.registry import make_drafter
 from specviz.views.draft_length import cumulative_factors, drafted_words, short_draft_reason
+from specviz.views.numbers import prob
 from specviz.views.run_html import cycle_cards_html
 
 PROMPT = torch.tensor([list(b"def fib(n):")])
@@ -36,7 +37,7 @@ def test_the_card_names_the_per_token_stop_and_the_guess_below_it(tiny_pair: Tin
     assert last.q_draft < 0.9
     text = card_text(cycle)
     assert f"drafted {len(cycle.drafted)} of γ = 5: the draft gave its guess" in text
-    assert f"q = {last.q_draft:.2f}, below the 0.9 stop" in text
+    assert f"q = {prob(last.q_draft)}, below the 0.9 stop" in text
 
 
 def test_the_card_names_the_cumulative_stop_and_the_estimate_that_fell(
@@ -49,7 +50,7 @@ def test_the_card_names_the_cumulative_stop_and_the_estimate_that_fell(
     assert total < 0.5
     text = card_text(cycle)
     assert f"drafted {len(cycle.drafted)} of γ = 5" in text
-    assert f"fell to {total:.2f}, below the 0.5 cumulative stop" in text
+    assert f"fell to {prob(total)}, below the 0.5 cumulative stop" in text
 
 
 def test_the_card_says_the_token_budget_cut_the_draft(tiny_pair: TinyPair) -> None:

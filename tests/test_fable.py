@@ -31,6 +31,7 @@ from specviz.views.fable import (
     story_html,
     story_text,
 )
+from specviz.views.numbers import prob
 from specviz.views.token_text import quoted
 
 SEEDS = Path("/work/shared/seeds")
@@ -267,7 +268,7 @@ def check_story_matches_records(cycle: Cycle) -> None:
     for token in cycle.drafted:
         if token.tested and not token.special:
             assert quoted(token.text) in text
-            assert f"p {token.p_target:.2f}" in text
+            assert f"p {prob(token.p_target)}" in text
 
 
 @pytest.mark.parametrize("temperature", [0.0, 1.0])

@@ -13,7 +13,6 @@ from specviz.core.engine import GenerationSettings, speculative_generate
 from specviz.core.events import Cycle
 from specviz.drafters.registry import make_drafter
 from specviz.labs.inspector import (
-    decision_text,
     draft_end_text,
     extra_text,
     inspector_figure,
@@ -21,6 +20,8 @@ from specviz.labs.inspector import (
     inspector_lines,
 )
 from specviz.models.presets import DEFAULT_DRAFTER
+from specviz.views.numbers import prob, prob_pair
+from specviz.views.verdicts import draft_sentence
 
 PROMPT = torch.tensor([list(b"def fib(n):")])
 
@@ -54,7 +55,7 @@ def test_panels_show_q_and_p_with_the_drafted_token_marked(tiny_pair: TinyPair) 
         1 if resampled.token_id in {e.token_id for e in cycle.rejection.top_residual} else 0
     )
     titles = [annotation.text for annotation in fig.layout.annotations]
-    assert any("→ rejected" in title for title in titles)
+    assert any("rejected: the die showed" in title for title in titles)
 
 
 def test_table_states_each_decision(tiny_pair: TinyPair) -> None:
@@ -63,7 +64,9 @@ def test_table_states_each_decision(tiny_pair: TinyPair) -> None:
     assert f"Cycle {cycle.index + 1}</b> of 9" in page
     assert page.count("<tr class=") == cycle.draft_len
     rejected = cycle.drafted[cycle.accepted_len]
-    assert f"{rejected.uniform:.3f} ≥ min(1, p/q) = {rejected.accept_prob:.3f} → rejected" in page
+    u, accept = prob_pair(rejected.uniform, rejected.accept_prob)
+    assert f"rejected: the die showed {u}, above the {accept} chance of keeping it" in page
+    assert f"<td>{u}</td>" in page and f"<td>{accept}</td>" in page
     assert "residual norm(max(0, p − q))" in page
 
 
@@ -71,7 +74,7 @@ def test_greedy_cycles_compare_argmaxes(tiny_pair: TinyPair) -> None:
     cycles = real_cycles(tiny_pair, 0.0)
     token = next(t for c in cycles for t in c.drafted if t.tested and not t.accepted)
     cycle = next(c for c in cycles if token in c.drafted)
-    assert decision_text(cycle, token).startswith("the target's top choice is ")
+    assert draft_sentence(cycle, token).startswith("rejected: the target's top choice is ")
     assert "top choice" in extra_text(cycle)
     lines = inspector_lines(cycle)
     # The head, three lines a position, the extra token, why the draft ended, who drafted.
@@ -105,7 +108,7 @@ def test_the_inspector_says_why_a_draft_stopped_itself(
         product = 1.0
         for token in cycle.drafted:
             product *= token.top_q[0].prob
-        assert f"= {product:.2f}, fell below" in text
+        assert f"= {prob(product)}, fell below" in text
     assert any(text in line for line in inspector_lines(cycle))
     assert "sv-inspect-note" in inspector_html(cycle)
     # A draft that simply reached γ gets no note.
@@ -123,7 +126,7 @@ def test_the_inspector_writes_out_a_lowered_doubt_scale(tiny_pair: TinyPair) -> 
     cycle = replace(next(c for c in runs if c.draft_end == "cumulative"), draft_doubt_scale=0.5)
     factors = [1.0 - 0.5 * (1.0 - token.top_q[0].prob) for token in cycle.drafted]
     text = draft_end_text(cycle)
-    assert " × ".join(f"{factor:.2f}" for factor in factors) in text
+    assert " × ".join(prob(factor) for factor in factors) in text
     assert "Each factor is 1 − 0.50 × (1 − its top probability)" in text
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from html import unescape
 from html.parser import HTMLParser
 
 from ui_events import REJECTION, XSS, XSS_IMG, sample_run
@@ -58,8 +59,13 @@ def test_token_data_and_tooltip_carry_q_p_acceptance_u_cycle_and_position():
     assert rejected["data-u"] == "0.9300"
     assert rejected["data-pos"] == "3"
     tip = rejected["data-tip"]
-    for expected in ("q_draft = 0.700", "p_target = 0.200", "min(1, p/q) = 0.286", "u = 0.930"):
-        assert expected in tip
+    # The maths, then the same in words; probabilities to two significant figures.
+    assert "q_draft = 0.70   p_target = 0.20" in tip
+    assert "u = 0.93 ≥ min(1, p/q) = 0.29" in tip
+    assert "rejected: the die showed 0.93, above the 0.29 chance of keeping it" in tip
+    extras = [span["data-tip"] for span in _token_spans(render.stream_html(sample_run()))[4:10:5]]
+    assert "resampled: drawn from what the target wanted beyond the draft" in extras[0]
+    assert "bonus: every draft was kept" in extras[1] and "(p 0.42)" in extras[1]
     assert "cycle 1, draft position 3 of 4" in tip
 
 
@@ -120,6 +126,12 @@ def test_cycle_cards_show_verdicts_bars_and_the_replacement():
     assert 'style="width:75.0%"' in cards  # min(1, 0.6/0.8) for the accepted cards
     assert 'style="width:28.6%"' in cards  # the rejected card's acceptance probability
     assert 'style="left:93.0%"' in cards  # its u lies outside the bar: rejected
+    # The tick is labelled, and each card says its verdict in words under the headline.
+    assert '<span class="sv-bar-u-label">u = 0.93</span>' in cards
+    assert "the die showed 0.93, above the 0.29 chance of keeping it" in cards
+    assert "the die showed 0.10, below the 0.75 chance of keeping it" in cards
+    assert "an earlier draft was rejected" in cards and "accept if" not in cards
+    assert "q 0.70 · p 0.20<br>min(1, p/q) 0.29" in cards
     assert "rejected at draft 3" in cards and "<b>3 new tokens</b>" in cards
     bonus = render.cycle_cards_html(sample_run()[1])
     assert "all accepted, plus a bonus token" in bonus and "★ bonus" in bonus
@@ -167,7 +179,7 @@ def test_a_copied_token_says_so_and_points_at_its_source():
     html = render.stream_html([*cycles[:2], copied])
     span = _token_spans(html)[-2]
     assert span["data-from-seq"] == "2"
-    assert "copied, not guessed" in span["data-tip"]
+    assert "the 0.056 chance of keeping it (p itself: chosen by rule, q = 1)" in span["data-tip"]
     assert "copied from the generated text (token 3" in span["data-tip"]
     marks = [attrs for tag, attrs in _tags(html) if "sv-cut" in (attrs.get("class") or "")]
     assert [mark.get("data-drafter") for mark in marks] == [None, None, "lookup"]
@@ -198,21 +210,23 @@ def test_greedy_tooltips_show_the_argmax_rule_not_min_p_over_q():
     accepted, rejected, untested = spans[0]["data-tip"], spans[2]["data-tip"], spans[3]["data-tip"]
     for tip in (accepted, rejected, untested):
         assert "min(1, p/q)" not in tip and "0.000" not in tip
-    assert "the target's top choice is “ dog” → rejected" in rejected  # the inspector's words
-    assert "the target's top choice too → accepted" in accepted
-    assert "not tested: an earlier draft was rejected" in untested
+    assert "rejected: the target's top choice is “ dog”" in rejected  # the inspector's words
+    assert "accepted: it is the target's top choice" in accepted
+    assert "never tested: an earlier draft was rejected" in untested
     assert spans[2]["data-accept"] == "—" and spans[3]["data-accept"] == "—"
 
 
 def test_greedy_cards_show_no_acceptance_probability():
     cards = render.cycle_cards_html(_greedy_run()[0])
     assert "min(1, p/q)" not in cards and "sv-bar-fill" not in cards
-    assert "top choice is “ dog” → rejected" in cards
+    words = unescape(cards)
+    assert "the target's top choice is “ dog”" in words and "it is the target's top choice" in words
 
 
 def test_a_never_tested_token_shows_no_number_to_beat():
     untested = _token_spans(render.stream_html(sample_run()))[3]
-    assert "min(1, p/q)" not in untested["data-tip"] and "not tested" in untested["data-tip"]
+    assert "min(1, p/q)" not in untested["data-tip"]
+    assert "never tested: an earlier draft was rejected" in untested["data-tip"]
     assert untested["data-accept"] == "—"
     card = render.cycle_cards_html(sample_run()[0]).split('data-origin="untested"')[1]
     assert "min(1, p/q)" not in card.split('data-origin="resampled"')[0]

@@ -233,7 +233,7 @@ def test_html_escapes_values_but_not_markup_the_code_built() -> None:
     assert "<script" not in page and "&lt;script&gt;alert(&quot;x&quot;)" in page
     assert t_html("cards.new_tokens", n=Html("<b>3</b>")) == "<b>3</b> new tokens"
     # Catalogue text reads as text: its < becomes &lt;.
-    assert t_html("card.rule.sampled", u="0.93", accept="0.29") == "accept if u 0.93 &lt; 0.29"
+    assert t_html("verdict.math.below", u="0.1", accept="0.29") == "u = 0.1 &lt; min(1, p/q) = 0.29"
     assert isinstance(t_html("legend.hint"), Html)
 
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from specviz.core.events import Cycle, DraftToken
 from specviz.text import DEFAULT_LANGUAGE
-from specviz.views.token_text import decision_text, has_dice_roll
+from specviz.views.verdicts import draft_sentence, has_dice_roll
 
 COLUMNS = (
     "cycle",  # 1-based, as the app numbers cycles
@@ -60,7 +60,7 @@ def draft_rows(cycles: Sequence[Cycle], lang: str = DEFAULT_LANGUAGE) -> list[di
                     "rule": _rule(cycle, token),
                     "verdict": token.verdict,
                     "drafter": cycle.drafter,
-                    "decision": decision_text(cycle, token, lang),
+                    "decision": draft_sentence(cycle, token, lang),
                 }
             )
     return rows

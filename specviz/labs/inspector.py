@@ -5,7 +5,9 @@ with one panel per drafted position, showing the draft's q and the target's p ov
 probable tokens, the number min(1, p/q) the token had to beat and the u that was drawn. At the
 rejected position the residual norm(max(0, p − q)) and the token drawn from it are added. Token text
 is model output, so it is escaped everywhere (``esc`` and ``t_html`` for HTML, ``token_label`` for
-axes); the sentences come from the text catalogue in the language each function is given.
+axes); the sentences come from the text catalogue in the language each function is given. Each
+drafted token's verdict is the cards' and the tooltips' sentence (``views.verdicts``), and every
+probability reads as ``views.numbers.prob`` writes it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from specviz.core.events import (
 from specviz.drafters.registry import Drafts, drafter_label, find_drafter
 from specviz.text import DEFAULT_LANGUAGE, Html, t, t_html
 from specviz.views.draft_length import cumulative_factors
+from specviz.views.numbers import prob, ratio
 from specviz.views.run_charts import (
     ACCEPTED,
     BONUS,
@@ -36,14 +39,13 @@ from specviz.views.run_charts import (
     hover,
     token_label,
 )
-from specviz.views.token_text import (
+from specviz.views.token_text import esc, quoted, shown, tip_name
+from specviz.views.verdicts import (
     accept_text,
-    decision_text,
-    esc,
-    num,
-    quoted,
-    shown,
-    tip_name,
+    dice_numbers,
+    draft_sentence,
+    has_dice_roll,
+    math_text,
 )
 
 BARS_PER_POSITION = 8
@@ -66,11 +68,11 @@ def extra_text(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> str:
     extra = extra_token(cycle)
     if extra is None:
         return t("inspector.extra.none", lang)
-    token, prob = tip_name(extra.text, extra.special), f"{extra.prob:.3f}"
+    token, chance = tip_name(extra.text, extra.special), prob(extra.prob)
     if extra.origin is Origin.BONUS:
-        return t("inspector.extra.bonus", lang, gamma=cycle.draft_len, token=token, prob=prob)
+        return t("inspector.extra.bonus", lang, gamma=cycle.draft_len, token=token, prob=chance)
     key = "inspector.extra.greedy" if cycle.greedy else "inspector.extra.residual"
-    return t(key, lang, position=cycle.accepted_len + 1, token=token, prob=prob)
+    return t(key, lang, position=cycle.accepted_len + 1, token=token, prob=chance)
 
 
 # Where the drafts and their q come from, by how the cycle's drafter drafts (its registry entry).
@@ -111,12 +113,12 @@ def draft_end_text(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> str:
             lang,
             n=n,
             token=quoted(last.text),
-            q=f"{last.q_draft:.2f}",
+            q=prob(last.q_draft),
         )
     scale = cycle.draft_doubt_scale
     factors = cumulative_factors(cycle)
-    product = " × ".join(f"{factor:.2f}" for factor in factors)
-    total = f"{math.prod(factors):.2f}"
+    product = " × ".join(prob(factor) for factor in factors)
+    total = prob(math.prod(factors))
     if scale < 1.0:
         return t(
             "inspector.end.cumulative_scaled",
@@ -140,15 +142,19 @@ def inspector_lines(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> list[str]:
     )
     lines = [head + (t("inspector.lines.greedy", lang) if cycle.greedy else "")]
     for token in cycle.drafted:
+        # The maths that decided a sampled draft, then the same in words (the table's columns).
+        decision = draft_sentence(cycle, token, lang)
+        if has_dice_roll(cycle, token):
+            decision = f"{math_text(token, lang)}  {decision}"
         lines.append(
             t(
                 "inspector.lines.draft",
                 lang,
                 position=token.position,
                 token=f"{tip_name(token.text, token.special):>14}",
-                q=f"{token.q_draft:.3f}",
-                p=f"{token.p_target:.3f}",
-                decision=decision_text(cycle, token, lang),
+                q=prob(token.q_draft),
+                p=prob(token.p_target),
+                decision=decision,
             )
         )
         for key, top in (
@@ -170,7 +176,7 @@ def inspector_lines(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> list[str]:
 
 def _entries(top: Sequence[TokenProb]) -> str:
     """The five most probable tokens with their probabilities, for a line of text."""
-    return ", ".join(f"{quoted(entry.text)} {entry.prob:.3f}" for entry in top[:5])
+    return ", ".join(f"{quoted(entry.text)} {prob(entry.prob)}" for entry in top[:5])
 
 
 _COLUMNS = (
@@ -201,17 +207,18 @@ def inspector_html(
     head = f'<div class="sv-inspect-head"><b>{title}</b>{of_count}{summary}{greedy}</div>'
     rows = []
     for token in cycle.drafted:
-        ratio = token.p_target / token.q_draft if token.q_draft > 0 else float("inf")
+        p_over_q = token.p_target / token.q_draft if token.q_draft > 0 else float("inf")
+        u = dice_numbers(token)[0] if has_dice_roll(cycle, token) else "—"
         rows.append(
             f'<tr class="sv-row-{token.verdict}" data-pos="{token.position}">'
             f"<td>{token.position}</td>"
             f'<td class="sv-inspect-tok"><span class="sv-tok sv-{token.verdict}">'
             f"{shown(token.text, token.special, lang)}</span></td>"
-            f"<td>{num(token.q_draft)}</td><td>{num(token.p_target)}</td>"
-            f"<td>{'—' if cycle.greedy else num(ratio)}</td>"
+            f"<td>{prob(token.q_draft)}</td><td>{prob(token.p_target)}</td>"
+            f"<td>{'—' if cycle.greedy else ratio(p_over_q)}</td>"
             f"<td>{accept_text(cycle, token)}</td>"
-            f"<td>{num(token.uniform)}</td>"
-            f"<td>{esc(decision_text(cycle, token, lang))}</td></tr>"
+            f"<td>{u}</td>"
+            f"<td>{esc(draft_sentence(cycle, token, lang))}</td></tr>"
         )
     columns = "".join(f"<th>{t_html(key, lang)}</th>" for key in _COLUMNS)
     table = (
@@ -267,7 +274,7 @@ def _panel_title(cycle: Cycle, token: DraftToken, lang: str) -> str:
         lang,
         position=token.position,
         token=Html(f"<b>{token_label(token.text)}</b>"),
-        decision=decision_text(cycle, token, lang),
+        decision=draft_sentence(cycle, token, lang),
     )
 
 
@@ -303,7 +310,8 @@ def _add_position(fig: go.Figure, cycle: Cycle, token: DraftToken, row: int, lan
     if residual:
         series.append((t("inspector.chart.residual", lang), RESAMPLED, r_of, True))
     for name, colour, values, is_residual in series:
-        # A token outside a distribution's top entries has a small, unrecorded probability: 0 bar.
+        # A token outside a distribution's top entries has a small, unrecorded probability: a 0
+        # bar, and "—" on hover (the hover's numbers are numbers.prob's, handed over as customdata).
         fig.add_trace(
             go.Bar(
                 name=name,
@@ -317,10 +325,11 @@ def _add_position(fig: go.Figure, cycle: Cycle, token: DraftToken, row: int, lan
                         "width": [3 if i == token.token_id else 0 for i in ids],
                     },
                 },
+                customdata=[prob(values.get(token_id)) for token_id in ids],
                 legendgroup=name,
                 showlegend=row == 1 or is_residual,
                 hovertemplate=hover(
-                    "chart.hover.value", lang, label="%{x}", name=name, value="%{y:.4f}"
+                    "chart.hover.value", lang, label="%{x}", name=name, value="%{customdata}"
                 ),
             ),
             row=row,

@@ -44,9 +44,6 @@ TABLE = MappingProxyType(
         "tip.plain_where": "token {index}: one target forward pass",
         "tip.q_and_p": "q_draft = {q}   p_target = {p}",
         "tip.p_target": "p_target = {p}",
-        "tip.accept_prob": "min(1, p/q) = {accept}",
-        "tip.probability": "probability = {prob}",
-        "tip.rule.copied": "copied, not guessed: q = 1, so accepted with probability p(x) = {p}",
         "tip.copied_from.prompt": "copied from the prompt (its token {index})",
         "tip.copied_from.text": "copied from the generated text (token {index}, lit up)",
         # --- the prompt strip: the prompt as tokens, where a copying drafter's copies come from
@@ -57,9 +54,6 @@ TABLE = MappingProxyType(
         "tip.prompt_token": "{token}  prompt token {index} of {n}",
         "tip.copied_from.prompt_shown": "copied from the prompt (its token {index}, lit up above)",
         "stream.cycle_mark.by": "cycle {cycle}, drafted by {drafter}",
-        "tip.source.bonus": "drawn from p after every draft token was accepted",
-        "tip.source.greedy": "the target's top choice at the rejected position",
-        "tip.source.residual": "drawn from norm(max(0, p − q)) at the rejected position",
         # --- tokens as people read them: control-token markers, characters
         # split over byte tokens, in the stream, the cards and the inspector
         "token.special.end_of_text": "end of text",
@@ -85,11 +79,41 @@ TABLE = MappingProxyType(
         "card.u": "u = {u}",
         "card.q_and_p": "q {q} · p {p}",
         "card.accept_prob": "min(1, p/q) {accept}",
-        "card.rule.sampled": "accept if u {u} < {accept}",
-        "card.probability": "probability {prob}",
-        "card.why.bonus": "every draft accepted: one more token from p for free",
-        "card.why.greedy": "target's top choice",
-        "card.why.residual": "drawn from norm(max(0, p − q))",
+        # --- why each token is where it is: the cards, the tooltips, the inspector, the CSV
+        "verdict.sentence": "{verdict}: {reason}",
+        "verdict.accepted": "accepted",
+        "verdict.rejected": "rejected",
+        "verdict.untested": "never tested",
+        "verdict.resampled": "resampled",
+        "verdict.bonus": "bonus",
+        "verdict.reason.below": "the die showed {u}, below the {accept} chance of keeping it",
+        "verdict.reason.above": "the die showed {u}, above the {accept} chance of keeping it",
+        "verdict.reason.always": (
+            "the target rates it at least as high as the draft did (p {p} ≥ q {q}), so it is kept "
+            "whatever the die shows"
+        ),
+        "verdict.reason.rule_below": (
+            "the die showed {u}, below the {accept} chance of keeping it (p itself: chosen by "
+            "rule, q = 1)"
+        ),
+        "verdict.reason.rule_above": (
+            "the die showed {u}, above the {accept} chance of keeping it (p itself: chosen by "
+            "rule, q = 1)"
+        ),
+        "verdict.reason.untested": "an earlier draft was rejected",
+        "verdict.reason.greedy_top": "it is the target's top choice",
+        "verdict.reason.greedy_other": "the target's top choice is {top}",
+        "verdict.reason.residual": (
+            "drawn from what the target wanted beyond the draft, norm(max(0, p − q)), with chance "
+            "{prob}"
+        ),
+        "verdict.reason.resampled_greedy": "the target's top choice in the rejected draft's place (p {prob})",
+        "verdict.reason.bonus": (
+            "every draft was kept, so the same target pass gives one more token free (p {prob})"
+        ),
+        "verdict.reason.alone": "nothing was drafted, so the target wrote it alone (p {prob})",
+        "verdict.math.below": "u = {u} < min(1, p/q) = {accept}",
+        "verdict.math.above": "u = {u} ≥ min(1, p/q) = {accept}",
         "cards.title": "Current cycle",
         "cards.placeholder": (
             "Press Run or Step: the draft model proposes γ tokens, the target checks them all in "
@@ -299,13 +323,6 @@ TABLE = MappingProxyType(
             "emitted token follow p. Later drafts are never tested. In greedy mode (temperature 0) "
             "there is no dice roll: a draft is kept while it is the target's top choice."
         ),
-        "inspector.decision.untested": (
-            "not tested: an earlier draft was rejected, so this guess was discarded"
-        ),
-        "inspector.decision.greedy_accepted": "the target's top choice too → accepted",
-        "inspector.decision.greedy_rejected": "the target's top choice is {top} → rejected",
-        "inspector.decision.accepted": "u = {u} < min(1, p/q) = {accept} → accepted",
-        "inspector.decision.rejected": "u = {u} ≥ min(1, p/q) = {accept} → rejected",
         "inspector.extra.none": (
             "The run stopped inside this cycle, so no token was added after the drafts."
         ),

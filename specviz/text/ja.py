@@ -40,9 +40,6 @@ TABLE = MappingProxyType(
         "tip.plain_where": "トークン {index}：ターゲットのフォワードパス1回",
         "tip.q_and_p": "q_draft = {q}   p_target = {p}",
         "tip.p_target": "p_target = {p}",
-        "tip.accept_prob": "min(1, p/q) = {accept}",
-        "tip.probability": "確率 = {prob}",
-        "tip.rule.copied": "推測ではなくコピー：q = 1 なので確率 p(x) = {p} で受理",
         "tip.copied_from.prompt": "プロンプトからコピー（プロンプトのトークン {index}）",
         "tip.copied_from.text": "生成済みテキストからコピー（トークン {index}、強調表示）",
         # --- the prompt strip: the prompt as tokens, where a copying drafter's copies come from
@@ -53,9 +50,6 @@ TABLE = MappingProxyType(
         "tip.prompt_token": "{token}  プロンプトのトークン {index}／{n}",
         "tip.copied_from.prompt_shown": "プロンプトからコピー（プロンプトのトークン {index}、上に強調表示）",
         "stream.cycle_mark.by": "サイクル {cycle}、ドラフト：{drafter}",
-        "tip.source.bonus": "すべてのドラフトが受理された後に p から引いたトークン",
-        "tip.source.greedy": "棄却された位置でのターゲットの第1候補",
-        "tip.source.residual": "棄却された位置で残差分布 norm(max(0, p − q)) から引いたトークン",
         # --- tokens as people read them: control-token markers, characters split over byte tokens
         "token.special.end_of_text": "テキストの終わり",
         "token.special.end_of_turn": "発話の終わり",
@@ -79,11 +73,42 @@ TABLE = MappingProxyType(
         "card.u": "u = {u}",
         "card.q_and_p": "q {q} · p {p}",
         "card.accept_prob": "min(1, p/q) {accept}",
-        "card.rule.sampled": "u {u} < {accept} なら受理",
-        "card.probability": "確率 {prob}",
-        "card.why.bonus": "ドラフトがすべて受理された：p からもう1トークンを無償で",
-        "card.why.greedy": "ターゲットの第1候補",
-        "card.why.residual": "norm(max(0, p − q)) から引いた",
+        # --- why each token is where it is: the cards, the tooltips, the inspector, the CSV
+        "verdict.sentence": "{verdict}：{reason}",
+        "verdict.accepted": "受理",
+        "verdict.rejected": "棄却",
+        "verdict.untested": "未検証",
+        "verdict.resampled": "再サンプリング",
+        "verdict.bonus": "ボーナス",
+        "verdict.reason.below": "サイコロの目 {u} が、残す確率 {accept} を下回りました",
+        "verdict.reason.above": "サイコロの目 {u} が、残す確率 {accept} を上回りました",
+        "verdict.reason.always": (
+            "ターゲットはドラフト以上にこのトークンを推している（p {p} ≥ q {q}）ので、サイコロの目に"
+            "かかわらず残ります"
+        ),
+        "verdict.reason.rule_below": (
+            "サイコロの目 {u} が、残す確率 {accept} を下回りました（規則で選んだトークンは q = 1 "
+            "なので、この確率は p そのもの）"
+        ),
+        "verdict.reason.rule_above": (
+            "サイコロの目 {u} が、残す確率 {accept} を上回りました（規則で選んだトークンは q = 1 "
+            "なので、この確率は p そのもの）"
+        ),
+        "verdict.reason.untested": "前のドラフトが棄却されたため、確かめられませんでした",
+        "verdict.reason.greedy_top": "ターゲットの第1候補です",
+        "verdict.reason.greedy_other": "ターゲットの第1候補は {top} です",
+        "verdict.reason.residual": (
+            "ターゲットがドラフトより強く望んでいた分 norm(max(0, p − q)) から引きました（確率 "
+            "{prob}）"
+        ),
+        "verdict.reason.resampled_greedy": "棄却されたドラフトの代わりに入ったターゲットの第1候補です（p {prob}）",
+        "verdict.reason.bonus": (
+            "ドラフトがすべて受理されたので、同じターゲットのパスでもう1トークンが無償で得られました"
+            "（p {prob}）"
+        ),
+        "verdict.reason.alone": "ドラフトがなかったので、ターゲットが単独で書きました（p {prob}）",
+        "verdict.math.below": "u = {u} < min(1, p/q) = {accept}",
+        "verdict.math.above": "u = {u} ≥ min(1, p/q) = {accept}",
         "cards.title": "現在のサイクル",
         "cards.placeholder": (
             "実行かステップを押してください：ドラフトモデルが γ 個のトークンを提案し、ターゲット"
@@ -163,11 +188,6 @@ TABLE = MappingProxyType(
             "検証されません。貪欲法（温度 0）ではサイコロは振らず、ドラフトがターゲットの第1候補で"
             "ある限り残します。"
         ),
-        "inspector.decision.untested": "未検証：前のドラフトが棄却されたため、この推測は捨てられました",
-        "inspector.decision.greedy_accepted": "ターゲットの第1候補でもある → 受理",
-        "inspector.decision.greedy_rejected": "ターゲットの第1候補は {top} → 棄却",
-        "inspector.decision.accepted": "u = {u} < min(1, p/q) = {accept} → 受理",
-        "inspector.decision.rejected": "u = {u} ≥ min(1, p/q) = {accept} → 棄却",
         "inspector.extra.none": (
             "実行はこのサイクルの途中で止まったため、ドラフトの後に加わったトークンはありません。"
         ),

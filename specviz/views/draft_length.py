@@ -3,7 +3,7 @@
 A draft ends before γ for one of a few reasons (``Cycle.draft_end``): a confidence stop, the
 cumulative stop, a drafted end of text, the token budget, or, for prompt lookup, no match or the
 end of the copied text. ``drafted_words`` says "drafted 1 of γ = 5" and ``short_draft_reason``
-"the draft gave its guess “x” q = 0.04, below the 0.3 stop"; the cycle card shows both, the
+"the draft gave its guess “x” q = 0.043, below the 0.3 stop"; the cycle card shows both, the
 inspector its longer sentence built on ``cumulative_factors``.
 """
 
@@ -13,7 +13,8 @@ import math
 
 from specviz.core.events import Cycle, scaled_confidence
 from specviz.text import DEFAULT_LANGUAGE, t
-from specviz.views.token_text import num, quoted
+from specviz.views.numbers import prob
+from specviz.views.token_text import quoted
 
 
 def cumulative_factors(cycle: Cycle) -> list[float]:
@@ -40,10 +41,10 @@ def draft_end_values(cycle: Cycle) -> dict[str, str]:
     the confidence stop, the estimate and the stop for the cumulative stop, none otherwise."""
     end, last = cycle.draft_end, cycle.drafted[-1] if cycle.drafted else None
     if end == "confidence" and last is not None:
-        token, q = quoted(last.text), num(last.q_draft, 2)
+        token, q = quoted(last.text), prob(last.q_draft)
         return {"token": token, "q": q, "stop": f"{cycle.draft_stop_below:g}"}
     if end == "cumulative":
-        total = num(math.prod(cumulative_factors(cycle)), 2)
+        total = prob(math.prod(cumulative_factors(cycle)))
         return {"total": total, "stop": f"{cycle.draft_stop_cumulative:g}"}
     return {}
 

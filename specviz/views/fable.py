@@ -23,7 +23,9 @@ from specviz.core.events import Cycle, DraftToken, EmittedToken, Origin
 from specviz.drafters.registry import Drafts, find_drafter
 from specviz.text import DEFAULT_LANGUAGE, Html, Phrase, t, t_html
 from specviz.views.draft_length import draft_end_values
-from specviz.views.token_text import num, quoted, shown, special_words
+from specviz.views.numbers import prob
+from specviz.views.token_text import quoted, shown, special_words
+from specviz.views.verdicts import dice_numbers
 
 
 @dataclass(frozen=True)
@@ -176,31 +178,32 @@ def _verdict(cycle: Cycle, token: DraftToken) -> Line:
     word = _word(token, kind)
     if cycle.greedy:
         if token.accepted:
-            return Line("fable.seal.greedy", {"word": word, "p": num(token.p_target, 2)})
+            return Line("fable.seal.greedy", {"word": word, "p": prob(token.p_target)})
         top = token.top_p[0] if token.top_p else None
         first = Word(top.text, "", "draft") if top is not None else Word("?", "", "draft")
-        return Line("fable.cross.greedy", {"word": word, "p": num(token.p_target, 2), "top": first})
+        return Line("fable.cross.greedy", {"word": word, "p": prob(token.p_target), "top": first})
+    u, accept = dice_numbers(token)  # the cards' and the tooltips' numbers, never equal-looking
     values = {
         "word": word,
         "p_words": _in_words(token.p_target, _P_WORDS),
-        "p": num(token.p_target, 2),
+        "p": prob(token.p_target),
         "q_words": _in_words(token.q_draft, _Q_WORDS),
-        "q": num(token.q_draft, 2),
-        "accept": num(token.accept_prob, 2),
-        "u": num(token.uniform, 2),
+        "q": prob(token.q_draft),
+        "accept": accept,
+        "u": u,
     }
     return Line("fable.seal" if token.accepted else "fable.cross", values)
 
 
 def _extra(cycle: Cycle, token: EmittedToken) -> Line:
     """The word the master writes himself: the replacement, the free word, or his only word."""
-    prob = num(token.prob, 2)
+    chance = prob(token.prob)
     if token.origin is Origin.RESAMPLED:
         key = "fable.resample.greedy" if cycle.greedy else "fable.resample"
-        return Line(key, {"word": _word(token, "resampled"), "prob": prob})
+        return Line(key, {"word": _word(token, "resampled"), "prob": chance})
     if not cycle.drafted:
-        return Line("fable.alone.word", {"word": _word(token, "bonus"), "prob": prob})
-    return Line("fable.bonus", {"word": _word(token, "bonus"), "prob": prob})
+        return Line("fable.alone.word", {"word": _word(token, "bonus"), "prob": chance})
+    return Line("fable.bonus", {"word": _word(token, "bonus"), "prob": chance})
 
 
 # --- wording: a Story in a language ------------------------------------------------------------

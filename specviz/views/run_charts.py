@@ -3,7 +3,9 @@
 Pure functions, one figure each, tested by reading the traces back. Figures use transparent
 backgrounds and a mid-grey font so they read in Gradio's light and dark themes alike, and the
 colours follow the token stream's (Okabe-Ito, safe for colour-blind viewers). Titles, axes and
-trace names come from the text catalogue in the language each function is given.
+trace names come from the text catalogue in the language each function is given. A probability in
+a hover reads as everywhere else (``numbers.prob``): it is formatted here and handed to Plotly as
+``customdata``, since Plotly's own number formats cannot say 0.0031 and 0.63 with one rule.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import plotly.graph_objects as go
 
 from specviz.core.events import Cycle, Rejection, Step, TokenProb
 from specviz.text import DEFAULT_LANGUAGE, t
+from specviz.views.numbers import prob
 
 # Okabe-Ito colours, the same hues as assets/specviz.css.
 ACCEPTED = "#0072B2"  # blue
@@ -289,14 +292,17 @@ def rejection_chart(rejection: Rejection | None, *, lang: str = DEFAULT_LANGUAGE
     if rejection.top_residual:
         series.append((t("chart.rejection.residual", lang), RESAMPLED, r_of))
     for name, colour, values in series:
+        heights = [values.get(token_id, 0.0) for token_id in ids]
         fig.add_trace(
             go.Bar(
                 name=name,
                 x=labels,
-                y=[values.get(token_id, 0.0) for token_id in ids],
+                y=heights,
                 marker_color=colour,
+                # A token outside a distribution's recorded top entries: a 0 bar, "—" on hover.
+                customdata=[prob(values.get(token_id)) for token_id in ids],
                 hovertemplate=hover(
-                    "chart.hover.value", lang, label="%{x}", name=name, value="%{y:.3f}"
+                    "chart.hover.value", lang, label="%{x}", name=name, value="%{customdata}"
                 ),
             )
         )

@@ -5,9 +5,10 @@ Every function here is pure (records in, a string out) so it is tested by render
 comparing, without a browser. Token text comes from a model and may contain anything, so every
 piece of it goes through ``esc`` (``html.escape`` with ``quote=True``) before it lands in an element
 or an attribute; numbers are formatted by this module and never escaped twice. How a token's text
-reads (control-token markers, characters split over byte tokens, whitespace glyphs) and the verdict
-sentences live in ``token_text``. The words come from the text catalogue (``specviz.text``) in the
-language each function is given.
+reads (control-token markers, characters split over byte tokens, whitespace glyphs) lives in
+``token_text``, the sentence saying why each token was kept or thrown away in ``verdicts``, and
+every probability a person reads goes through ``numbers.prob``. The words come from the text
+catalogue (``specviz.text``) in the language each function is given.
 
 The classes map to ``assets/specviz.css``: ``sv-accepted``, ``sv-rejected``, ``sv-untested``,
 ``sv-resampled``, ``sv-bonus`` and ``sv-target``. Each origin differs in shape as well as hue
@@ -19,23 +20,29 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from specviz.core.events import Cycle, DraftToken, EmittedToken, Origin, Rejection, Step, Totals
+from specviz.core.events import Cycle, DraftToken, EmittedToken, Rejection, Step, Totals
 from specviz.drafters.registry import Drafts, find_drafter
 from specviz.measure.race_records import LaneGain
 from specviz.text import DEFAULT_LANGUAGE, Html, t, t_html
 from specviz.views.draft_length import drafted_words, short_draft_reason
+from specviz.views.numbers import prob
 from specviz.views.token_text import (
     Joined,
-    accept_text,
-    decision_text,
     esc,
-    has_dice_roll,
     joined_characters,
     num,
     shown,
     text_tip,
     tip_name,
     token_classes,
+)
+from specviz.views.verdicts import (
+    accept_text,
+    dice_numbers,
+    draft_verdict,
+    extra_verdict,
+    has_dice_roll,
+    math_text,
 )
 
 
@@ -91,6 +98,7 @@ def _draft_span(
 ) -> str:
     kind = token.verdict
     copied = _copy_source(cycle, token)
+    rolled = has_dice_roll(cycle, token)
     lines = [
         _head(token, kind, lang),
         t(
@@ -100,12 +108,13 @@ def _draft_span(
             position=token.position,
             gamma=cycle.draft_len,
         ),
-        t("tip.q_and_p", lang, q=num(token.q_draft), p=num(token.p_target)),
+        t("tip.q_and_p", lang, q=prob(token.q_draft), p=prob(token.p_target)),
     ]
-    if copied is not None and has_dice_roll(cycle, token):
-        lines.append(t("tip.rule.copied", lang, p=num(token.p_target)))
-    # The inspector's sentence: u against min(1, p/q) when sampled, the argmaxes when greedy.
-    lines.append(decision_text(cycle, token, lang))
+    # The maths that decided a sampled draft, then the same in words (the inspector's sentence).
+    # Greedy compares argmaxes and has no die; an untested draft was never judged.
+    if rolled:
+        lines.append(math_text(token, lang))
+    lines.append(draft_verdict(cycle, token).text(lang))
     if copied is not None:
         source, prompt_len = copied
         if source < prompt_len:
@@ -120,7 +129,7 @@ def _draft_span(
         "seq": str(token.seq_index),
         "q": num(token.q_draft, 4),
         "p": num(token.p_target, 4),
-        "accept": accept_text(cycle, token, 4),
+        "accept": num(token.accept_prob if rolled else None),
         "u": num(token.uniform, 4),
     }
     if copied is not None and cycle.copied_from is not None:
@@ -145,17 +154,10 @@ def _copy_source(cycle: Cycle, token: DraftToken) -> tuple[int, int] | None:
 def _extra_span(cycle: Cycle, token: EmittedToken, joined: Joined | None, lang: str) -> str:
     """The resampled or bonus token that closes a cycle."""
     kind = token.origin.value
-    if token.origin is Origin.BONUS:
-        source = t("tip.source.bonus", lang)
-    elif cycle.greedy:
-        source = t("tip.source.greedy", lang)
-    else:
-        source = t("tip.source.residual", lang)
     lines = [
         _head(token, kind, lang),
         t("tip.extra_where", lang, cycle=cycle.index + 1, position=cycle.accepted_len + 1),
-        source,
-        t("tip.probability", lang, prob=num(token.prob)),
+        extra_verdict(cycle, token).text(lang),
     ]
     data = {
         "origin": kind,
@@ -263,7 +265,7 @@ def plain_stream_html(
             [
                 _head(step.token, "target", lang),
                 t("tip.plain_where", lang, index=step.index + 1),
-                t("tip.p_target", lang, p=num(step.token.prob)),
+                t("tip.p_target", lang, p=prob(step.token.prob)),
             ],
             {"origin": "target", "seq": str(step.index), "prob": num(step.token.prob, 4)},
             joined.get(step.token.seq_index),
@@ -307,61 +309,58 @@ _VERDICTS = {
 
 
 def _acceptance_bar(token: DraftToken, lang: str) -> str:
-    """min(1, p/q) as a filled bar with the drawn u as a tick: accepted when the tick is inside."""
+    """min(1, p/q) as a filled bar with the drawn u as a labelled tick: accepted when the tick
+    lies inside the fill."""
     accept_pct = max(0.0, min(100.0, token.accept_prob * 100))
     marker = ""
     if token.uniform is not None:
         u_pct = max(0.0, min(100.0, token.uniform * 100))
-        u_title = t_html("card.u", lang, u=f"{token.uniform:.3f}")
-        marker = f'<span class="sv-bar-u" style="left:{u_pct:.1f}%" title="{u_title}"></span>'
+        # The label sits under the tick, turned inwards near either end so it stays on the card.
+        side = " sv-bar-u-end" if u_pct > 70 else " sv-bar-u-start" if u_pct < 30 else ""
+        label = t_html("card.u", lang, u=dice_numbers(token)[0])
+        marker = (
+            f'<span class="sv-bar-u{side}" style="left:{u_pct:.1f}%" aria-hidden="true">'
+            f'<span class="sv-bar-u-label">{label}</span></span>'
+        )
     return (
-        f'<div class="sv-bar" role="img" '
-        f'aria-label="{t_html("tip.accept_prob", lang, accept=num(token.accept_prob))}">'
+        f'<div class="sv-bar" role="img" aria-label="{esc(math_text(token, lang))}">'
         f'<span class="sv-bar-fill" style="width:{accept_pct:.1f}%"></span>{marker}</div>'
     )
 
 
 def _card(cycle: Cycle, token: DraftToken, lang: str) -> str:
+    """A drafted token: its verdict as the headline and the reason under it, the bar where a die
+    decided, then q, p and min(1, p/q)."""
     kind = token.verdict
-    lines: list[str] = [
-        t_html("card.q_and_p", lang, q=num(token.q_draft, 2), p=num(token.p_target, 2))
-    ]
+    lines: list[str] = [t_html("card.q_and_p", lang, q=prob(token.q_draft), p=prob(token.p_target))]
     bar = ""
     if has_dice_roll(cycle, token):
         bar = _acceptance_bar(token, lang)
-        lines.append(t_html("card.accept_prob", lang, accept=num(token.accept_prob, 2)))
-        lines.append(
-            t_html(
-                "card.rule.sampled", lang, u=num(token.uniform, 2), accept=num(token.accept_prob, 2)
-            )
-        )
-    elif token.tested:  # greedy: no dice roll, the argmaxes decide (the inspector's sentence)
-        lines.append(esc(decision_text(cycle, token, lang)))
+        lines.append(t_html("card.accept_prob", lang, accept=accept_text(cycle, token)))
+    reason = esc(draft_verdict(cycle, token).reason.text(lang))
     return (
         f'<div class="sv-card {_KINDS[kind].css}" style="--i:{token.position - 1}" '
         f'data-origin="{kind}" data-pos="{token.position}">'
         f'<div class="sv-card-pos">{t_html("card.position", lang, position=token.position)}</div>'
         f'<div class="sv-card-tok">{shown(token.text, token.special, lang)}</div>'
         f'<div class="sv-card-verdict">{t_html(_VERDICTS[kind], lang)}</div>'
+        f'<div class="sv-card-reason">{reason}</div>'
         f'{bar}<div class="sv-card-nums">{"<br>".join(lines)}</div></div>'
     )
 
 
 def _extra_card(cycle: Cycle, token: EmittedToken, lang: str) -> str:
+    """The resampled or bonus token: its verdict and where it came from, with its probability."""
     kind = token.origin.value
-    if token.origin is Origin.BONUS:
-        why = "card.why.bonus"
-    else:
-        why = "card.why.greedy" if cycle.greedy else "card.why.residual"
     verdict = "card.verdict.bonus" if kind == "bonus" else "card.verdict.resampled"
-    numbers = f"{t_html('card.probability', lang, prob=num(token.prob, 2))}<br>{t_html(why, lang)}"
+    reason = esc(extra_verdict(cycle, token).reason.text(lang))
     return (
         f'<div class="sv-card sv-card-extra {_KINDS[kind].css}" style="--i:{cycle.draft_len}" '
         f'data-origin="{kind}">'
         f'<div class="sv-card-pos">{t_html(_KINDS[kind].label, lang)}</div>'
         f'<div class="sv-card-tok">{shown(token.text, token.special, lang)}</div>'
         f'<div class="sv-card-verdict">{t_html(verdict, lang)}</div>'
-        f'<div class="sv-card-nums">{numbers}</div></div>'
+        f'<div class="sv-card-reason">{reason}</div></div>'
     )
 
 
@@ -445,7 +444,7 @@ def rejection_caption(
         lang,
         where=where,
         rejected=Html(f'<span class="sv-tok sv-rejected">{rejected}</span>'),
-        q=num(rejection.rejected_token.prob),
+        q=prob(rejection.rejected_token.prob),
         resampled=Html(f'<span class="sv-tok sv-resampled">{resampled}</span>'),
     )
     return f'<div class="sv-caption">{caption}</div>'

@@ -1,4 +1,4 @@
-"""How a token reads on screen, and the sentence that says why a draft was kept or thrown away.
+"""How a token reads on screen: escaped, control tokens named, split characters joined.
 
 A token's text comes from a model and may contain anything, so it goes through ``esc`` before it
 lands in an element or an attribute. Four kinds of token would read wrongly as plain text:
@@ -11,9 +11,8 @@ lands in an element or an attribute. Four kinds of token would read wrongly as p
 - a token of whitespace only gets muted glyphs (␣ for a space, ⇥ for a tab, ↵ for a newline);
 - a newline inside a token keeps its line break, with a muted ↵ before it.
 
-The verdict sentences are the inspector's: the same words in the tooltips, the cards and the
-inspector table, and in greedy mode (where acceptance is "the argmaxes match", not a dice roll
-against min(1, p/q)) no number to beat is shown.
+The sentence that says why a draft was kept or thrown away is ``verdicts``'s; probabilities are
+formatted by ``numbers``.
 """
 
 from __future__ import annotations
@@ -22,10 +21,9 @@ import html
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from specviz.core.events import Cycle, DraftToken, EmittedToken
+from specviz.core.events import EmittedToken
 from specviz.text import DEFAULT_LANGUAGE, t
-
-NO_VALUE = "—"
+from specviz.views.numbers import NO_VALUE
 
 
 def esc(text: str) -> str:
@@ -33,8 +31,9 @@ def esc(text: str) -> str:
     return html.escape(text, quote=True)
 
 
-def num(value: float | None, digits: int = 3) -> str:
-    """A number to `digits` places, or a dash for a value that does not exist."""
+def num(value: float | None, digits: int = 4) -> str:
+    """A number to `digits` places for a data attribute (read by scripts and tests, not people;
+    a probability people read is ``numbers.prob``), or a dash for a value that does not exist."""
     return NO_VALUE if value is None else f"{value:.{digits}f}"
 
 
@@ -156,35 +155,3 @@ def text_tip(text: str, special: str, joined: Joined | None, lang: str) -> list[
 def tip_name(text: str, special: str) -> str:
     """The token as its tooltip's first line quotes it: a control token by its name."""
     return quoted(special or text)
-
-
-# --- why a draft was kept or thrown away ----------------------------------------------------------
-
-
-def decision_text(cycle: Cycle, token: DraftToken, lang: str = DEFAULT_LANGUAGE) -> str:
-    """One sentence saying why this drafted token was accepted, rejected or never tested."""
-    if not token.tested:
-        return t("inspector.decision.untested", lang)
-    if cycle.greedy:
-        if token.accepted:
-            return t("inspector.decision.greedy_accepted", lang)
-        target_top = token.top_p[0].text if token.top_p else "?"
-        return t("inspector.decision.greedy_rejected", lang, top=quoted(target_top))
-    u = token.uniform if token.uniform is not None else float("nan")
-    return t(
-        "inspector.decision.accepted" if token.accepted else "inspector.decision.rejected",
-        lang,
-        u=f"{u:.3f}",
-        accept=f"{token.accept_prob:.3f}",
-    )
-
-
-def has_dice_roll(cycle: Cycle, token: DraftToken) -> bool:
-    """Whether min(1, p/q) decided the token: a sampled cycle's tested draft. Greedy keeps a
-    draft when it is the target's argmax, and an untested draft was never judged."""
-    return token.tested and not cycle.greedy
-
-
-def accept_text(cycle: Cycle, token: DraftToken, digits: int = 3) -> str:
-    """min(1, p/q) where it decided the token, a dash where it did not."""
-    return num(token.accept_prob, digits) if has_dice_roll(cycle, token) else NO_VALUE
