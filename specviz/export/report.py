@@ -1,10 +1,12 @@
 """A trace as one self-contained HTML page for a slide deck or an e-mail: no network needed.
 
-The page holds the prompt, the coloured output (the live tab's own stream, race and counters from
-``views.run_html``, with ``assets/specviz.css`` inlined), the speedup over plain decoding, α and
-τ, the vLLM-named summary, the live tab's charts (``views.run_charts``, drawn by plotly.js inlined
-once in the page), the setup and machine, and a paragraph saying what was measured and how. Every
-piece of user or model text goes through ``esc`` or the catalogue's ``t_html``.
+The page holds the prompt, the results (``report_results``: the race's speedup with how firm it
+is, the median speeds it divides, α beside vLLM's draft_acceptance_rate and why they differ), the
+coloured output (the live tab's own stream and race from ``views``, with ``assets/specviz.css``
+inlined), the vLLM-named summary, the live tab's charts (``views.run_charts``, drawn by plotly.js
+inlined once in the page), the setup and machine, and a paragraph saying what was measured and
+how. Drafters go by their catalogue names, the spec in a tooltip. Every piece of user or model
+text goes through ``esc`` or the catalogue's ``t_html``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from specviz.core.settings import GenerationSettings, settings_schema
+from specviz.export.report_results import results_html
 from specviz.export.trace import Trace
 from specviz.text import DEFAULT_LANGUAGE, Html, t, t_html
 from specviz.views import race_html as race_views
@@ -38,6 +41,7 @@ table.sv-report-table { border-collapse: collapse; font-size: 14px; }
   text-align: left; vertical-align: top; }
 .sv-report-table code { font-size: 13px; }
 .sv-report-method { line-height: 1.5; }
+.sv-report-firmness, .sv-report-note { color: #57606a; line-height: 1.5; }
 .sv-race-head { display: none; }  /* the speedup heads the results already */
 """
 
@@ -53,9 +57,6 @@ def report_html(trace: Trace, *, lang: str = DEFAULT_LANGUAGE) -> str:
         where=trace.where(),
         device=str(trace.hardware.get("device", "")),
     )
-    last = cycles[-1] if cycles else None
-    gain = trace.race.gain(trace.drafter) if trace.race is not None else None
-    counters = render.counters_html(last.totals if last else None, gain=gain, lang=lang)
     if trace.race is not None:
         output = race_views.race_html(trace.race, lang=lang)
     else:
@@ -67,7 +68,7 @@ def report_html(trace: Trace, *, lang: str = DEFAULT_LANGUAGE) -> str:
             f"<div class='sv-report-prompt'>{esc(trace.prompt)}</div>",
             lang,
         ),
-        _section("report.section.results", _headline(trace, lang) + counters, lang),
+        _section("report.section.results", results_html(trace, lang), lang),
         _section(
             "report.section.output",
             render.legend_html(include_target=bool(steps), lang=lang) + output,
@@ -91,15 +92,6 @@ def report_html(trace: Trace, *, lang: str = DEFAULT_LANGUAGE) -> str:
 
 def _section(heading_key: str, body: str, lang: str) -> str:
     return f"<section><h2>{t_html(heading_key, lang)}</h2>{body}</section>"
-
-
-def _headline(trace: Trace, lang: str) -> str:
-    """The speedup over plain decoding (or why there is none), as the race words it."""
-    ratio = trace.summary.get("specviz", {}).get("speedup")
-    if isinstance(ratio, int | float):
-        words = race_views.speedup_words(ratio, lang)
-        return f'<p><span class="sv-speedup" data-speedup="{ratio:.3f}">{words}</span></p>'
-    return f"<p>{t_html('report.no_speedup', lang)}</p>"
 
 
 def _charts(trace: Trace, lang: str) -> str:
@@ -168,7 +160,7 @@ def _setup_table(trace: Trace, lang: str) -> str:
             t_html("report.setup.target", lang),
             esc(f"{target.get('source', '')} ({models.get('dtype', '')})"),
         ),
-        (t_html("report.setup.drafter", lang), esc(trace.drafter)),
+        (t_html("report.setup.drafter", lang), race_views.drafter_html(trace.drafter, lang)),
     ]
     rows += [
         (esc(item.label(lang)), esc(str(trace.settings[item.name])))
@@ -197,15 +189,20 @@ def _method(trace: Trace, lang: str) -> Html:
     """What was measured and how, with this run's numbers."""
     cycles = trace.cycles
     totals = cycles[-1].totals if cycles else None
-    plain = "report.method.plain" if trace.steps else "report.method.no_plain"
+    gain = trace.race.gain(trace.drafter) if trace.race is not None else None
+    if gain is not None:
+        runs = render.raced_runs_words(gain.speedup.count, lang)
+        plain = t("report.method.plain", lang, runs=runs)
+    else:
+        plain = t("report.method.no_plain", lang)
     return t_html(
         "report.method",
         lang,
         tokens=totals.new_tokens if totals else 0,
         cycles=len(cycles),
-        drafter=trace.drafter,
+        drafter=race_views.drafter_html(trace.drafter, lang),
         gamma=str(trace.settings.get("gamma", "")),
         temperature=str(trace.settings.get("temperature", "")),
         where=trace.where(),
-        plain=t(plain, lang),
+        plain=plain,
     )

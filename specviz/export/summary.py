@@ -31,8 +31,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from specviz.core.events import Cycle, Step
-from specviz.measure.race_records import engine_seconds
+from specviz.core.events import Cycle, Step, Totals
+from specviz.measure.race_records import LaneGain, engine_seconds
 
 
 def vllm_summary(cycles: Sequence[Cycle], num_spec_tokens: int) -> dict[str, Any]:
@@ -64,27 +64,40 @@ def llama_cpp_summary(cycles: Sequence[Cycle]) -> dict[str, int]:
     }
 
 
+def engine_tokens_per_s(totals: Totals) -> float | None:
+    """New tokens per engine second (compute plus a drafter's own preparation): the race's
+    tokens/s, the one every view shows; None before any time was counted."""
+    seconds = engine_seconds(totals)
+    return totals.new_tokens / seconds if seconds > 0 else None
+
+
 def engine_speedup(cycles: Sequence[Cycle], steps: Sequence[Step]) -> float | None:
     """Tokens per engine second of the run over plain decoding's (None without both)."""
     if not cycles or not steps:
         return None
-    spec, plain = cycles[-1].totals, steps[-1].totals
-    spec_s, plain_s = engine_seconds(spec), engine_seconds(plain)
-    if spec_s <= 0 or plain_s <= 0 or plain.new_tokens == 0:
+    spec = engine_tokens_per_s(cycles[-1].totals)
+    plain = engine_tokens_per_s(steps[-1].totals)
+    if spec is None or not plain:
         return None
-    return (spec.new_tokens / spec_s) / (plain.new_tokens / plain_s)
+    return spec / plain
 
 
 def run_summary(
     cycles: Sequence[Cycle],
     steps: Sequence[Step],
     num_spec_tokens: int,
-    race_speedup: float | None = None,
+    race_gain: LaneGain | None = None,
 ) -> dict[str, Any]:
     """The trace's summary: vLLM's names at the top level, llama.cpp's beside them, then
-    specviz's own α, τ, speed and the speedup over plain decoding: the race's median over its
-    repeats when there was a race, else this run over its plain lane (None without one)."""
+    specviz's own α, τ, speed (tokens per engine second) and the speedup over plain decoding:
+    the race's (the drafter's median speed over plain decoding's) with its firmness when there
+    was a race, else this run over its plain lane (None without one)."""
     totals = cycles[-1].totals if cycles else None
+    if race_gain is not None:
+        speedup: float | None = race_gain.speedup.median
+        firmness: str | None = race_gain.firmness.level.value
+    else:
+        speedup, firmness = engine_speedup(cycles, steps), None
     return {
         **vllm_summary(cycles, num_spec_tokens),
         "llama_cpp": llama_cpp_summary(cycles),
@@ -93,9 +106,10 @@ def run_summary(
             "target_forwards": totals.target_forwards if totals else 0,
             "alpha": totals.acceptance_rate if totals else None,
             "tau": totals.tokens_per_target_pass if totals else None,
-            "tokens_per_s": totals.tokens_per_s if totals else None,
-            "plain_tokens_per_s": steps[-1].totals.tokens_per_s if steps else None,
-            "speedup": race_speedup if race_speedup is not None else engine_speedup(cycles, steps),
+            "tokens_per_s": engine_tokens_per_s(totals) if totals else None,
+            "plain_tokens_per_s": engine_tokens_per_s(steps[-1].totals) if steps else None,
+            "speedup": speedup,
+            "speedup_firmness": firmness,
             "stop_reason": cycles[-1].stop_reason if cycles else None,
         },
     }

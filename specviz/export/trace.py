@@ -36,7 +36,7 @@ from specviz.export.records import (
 )
 from specviz.export.summary import run_summary
 from specviz.measure.outcome import Outcome
-from specviz.measure.race_records import PLAIN_LANE, Lane, LaneRun, RaceResult
+from specviz.measure.race_records import PLAIN_LANE, Lane, LaneGain, LaneRun, RaceResult
 from specviz.text import Phrase, UserError
 
 SCHEMA = "specviz.trace"
@@ -140,21 +140,29 @@ def build_trace(
             "tokens": setup.prompt_tokens,
         },
         "text": "".join(token.text for cycle in cycles for token in cycle.emitted),
-        "summary": run_summary(cycles, steps, gamma, _race_speedup(race, setup.drafter)),
+        "summary": run_summary(
+            cycles, steps, gamma, _race_gain(race, setup.drafter, cycles, steps)
+        ),
         "cycles": [cycle.to_dict() for cycle in cycles],
         "plain": [step.to_dict() for step in steps] if steps else None,
         "race": race_to_dict(race) if race is not None else None,
     }
 
 
-def _race_speedup(race: RaceResult | None, drafter: str) -> float | None:
-    gain = race.gain(drafter) if race is not None else None
-    return gain.speedup.median if gain is not None else None
+def _race_gain(
+    race: RaceResult | None, drafter: str, cycles: Sequence[Cycle], steps: Sequence[Step]
+) -> LaneGain | None:
+    """The drafter's gain in the race, or in the single race a run with a plain lane reads back
+    as (so the summary and the report judge it alike)."""
+    if race is None and cycles and steps:
+        race = single_race(drafter, cycles, steps)
+    return race.gain(drafter) if race is not None else None
 
 
 def race_to_dict(race: RaceResult) -> dict[str, Any]:
     """The race as JSON: every lane's repeats with their counters (what the spreads and the
-    headline are computed from), and the records of each lane's shown run (what Replay plays)."""
+    headline are computed from), the records of each lane's shown run (what Replay plays), and
+    the CPU share other programs took (null: not measured)."""
 
     def run_dict(lane: Lane, run: LaneRun) -> dict[str, Any]:
         shown = run is lane.shown
@@ -169,6 +177,7 @@ def race_to_dict(race: RaceResult) -> dict[str, Any]:
     return {
         "repeats": race.repeats,
         "complete": race.complete,
+        "others_share": race.others_share,
         "lanes": [
             {"name": lane.name, "runs": [run_dict(lane, run) for run in lane.runs]}
             for lane in race.lanes
@@ -185,7 +194,19 @@ def race_from_dict(data: object, where: str = "race") -> RaceResult:
     if not lanes:
         raise RecordError(where, "no lanes")
     repeats = _whole(raw.get("repeats", 1), f"{where}.repeats", 1, MAX_REPEATS)
-    return RaceResult(lanes, repeats, _flag(raw.get("complete", True), f"{where}.complete"))
+    complete = _flag(raw.get("complete", True), f"{where}.complete")
+    return RaceResult(lanes, repeats, complete, _share(raw.get("others_share"), where))
+
+
+def _share(value: object, where: str) -> float | None:
+    """The race's CPU share of other programs: a fraction, or null (absent before it was
+    recorded: not measured)."""
+    if value is None:
+        return None
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise RecordError(f"{where}.others_share", f"expected a number, got {value!r:.40}")
+    check_range(value, f"{where}.others_share", 0.0, 1.0)
+    return float(value)
 
 
 def _lane_from_dict(data: object, where: str) -> Lane:

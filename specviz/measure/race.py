@@ -5,8 +5,10 @@ engine the app runs (`methods.plain_decoding`, `methods.speculative_decoding`), 
 interleaves the repeats (plain, A, B, plain, A, B, ...) so drift on a shared machine hits every
 lane alike. A lane's speed is its engine time: the sum of its cycles' (or steps') compute time
 plus a drafter's own preparation, the clock the replay plays back. Each lane reports the median
-tokens/s of its repeats with their range; a drafter's speedup is the median over repeats of its
-tokens/s over plain decoding's in the same repeat (a paired ratio), with that ratio's range.
+tokens/s of its repeats with their range; a drafter's speedup is its median tokens/s over plain
+decoding's, with the range of each repeat's own ratio (race_records.LaneGain). The share of the
+CPU other programs took while the race ran is recorded with it, for the result's firmness
+(specviz.measure.firmness).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from specviz.measure.harness import Update, iter_measurements, never, warm_up_se
 from specviz.measure.methods import plain_decoding, speculative_decoding
 from specviz.measure.race_records import PLAIN_LANE, Lane, LaneRun, RaceProgress, RaceResult
 from specviz.measure.spread import DEFAULT_REPEATS
+from specviz.models.cpu_load import OthersShare
 from specviz.text import Phrase
 
 __all__ = ["iter_race"]
@@ -63,6 +66,7 @@ def iter_race(
 
 
 def _progress(updates: Iterator[Update], repeats: int) -> Iterator[RaceProgress]:
+    others = OthersShare()  # from the warm-up to each update: the whole race so far
     for update in updates:
         measured = update.measurements
         lanes = tuple(
@@ -73,6 +77,5 @@ def _progress(updates: Iterator[Update], repeats: int) -> Iterator[RaceProgress]
             for result in measured.methods
         )
         complete = update.finished and measured.complete
-        yield RaceProgress(
-            update.fraction, update.message, RaceResult(lanes, repeats, complete), update.finished
-        )
+        result = RaceResult(lanes, repeats, complete, others.share())
+        yield RaceProgress(update.fraction, update.message, result, update.finished)

@@ -6,9 +6,11 @@ specviz.measure.race runs the race that fills them.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 
 from specviz.core.events import Totals
+from specviz.measure.firmness import Judgement, judge
 from specviz.measure.outcome import Outcome
 from specviz.measure.spread import Spread
 from specviz.text import Phrase
@@ -79,10 +81,16 @@ class Lane:
 
 @dataclass(frozen=True)
 class LaneGain:
-    """What a drafter's lane gained over plain decoding, repeat by repeat."""
+    """What a drafter's lane gained over plain decoding, and how firm that is."""
 
-    speedup: Spread  # the lane's tokens/s ÷ plain's in the same repeat
+    # The lane's median tokens/s ÷ plain decoding's, so the headline is the ratio of the two
+    # speeds the lanes show; low and high are the range of each repeat's own ratio, which always
+    # holds it (the median is monotone: were every lane speed under c × plain's in its repeat,
+    # the lane's median would be under c × plain's median).
+    speedup: Spread
     seconds_saved: Spread  # plain's time for the lane's tokens minus the lane's own time
+    firmness: Judgement  # from the fewest tokens of a paired run, the range and the CPU load
+    tokens: int  # the fewest new tokens any paired run (the lane's or plain's) made
 
 
 @dataclass(frozen=True)
@@ -92,6 +100,9 @@ class RaceResult:
     lanes: tuple[Lane, ...]
     repeats: int  # repeats planned per lane
     complete: bool  # every planned run finished
+    # The share of the machine's CPU time other programs took during the race
+    # (specviz.models.cpu_load.OthersShare), 0 to 1; None where it was not measured.
+    others_share: float | None = None
 
     @property
     def plain(self) -> Lane:
@@ -106,8 +117,8 @@ class RaceResult:
         return next((lane for lane in self.lanes if lane.name == name), None)
 
     def gain(self, name: str) -> LaneGain | None:
-        """The drafter lane's speedup and seconds saved, paired with plain decoding by repeat;
-        None for no such lane or before a repeat has both."""
+        """The drafter lane's speedup, seconds saved and their firmness, over the repeats that
+        ran both lanes; None for no such lane or before a repeat has both."""
         lane = self.lane(name)
         if lane is None or lane.is_plain:
             return None
@@ -117,9 +128,14 @@ class RaceResult:
         if not pairs:
             return None
         ratios = [run.tokens_per_s / plain.tokens_per_s for run, plain in pairs]
+        lane_speed = statistics.median(run.tokens_per_s for run, _ in pairs)
+        plain_speed = statistics.median(plain.tokens_per_s for _, plain in pairs)
+        speedup = Spread(lane_speed / plain_speed, min(ratios), max(ratios), len(ratios))
         # The same tokens at plain decoding's pace, less the time the lane took for them.
         saved = [run.totals.new_tokens / plain.tokens_per_s - run.seconds for run, plain in pairs]
-        return LaneGain(Spread.of(ratios), Spread.of(saved))
+        tokens = min(min(run.totals.new_tokens, plain.totals.new_tokens) for run, plain in pairs)
+        firmness = judge(tokens, speedup, self.others_share)
+        return LaneGain(speedup, Spread.of(saved), firmness, tokens)
 
     @property
     def noisy(self) -> bool:

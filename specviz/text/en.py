@@ -8,7 +8,7 @@ a value must be, ``value.*`` a value named with its type, ``task.*`` the example
 groups, ``progress.*`` and ``load.*`` progress messages, ``forward.*`` why a model keeps
 transformers' forward, ``cli.*``, ``error.*`` errors the user can fix). Fields in braces are filled
 by the code, which formats the numbers.
-Another language is another module with the same keys and fields (tests/test_text.py checks).
+Another language is another module with the same keys and fields (tests/text/test_text.py checks).
 """
 
 from __future__ import annotations
@@ -161,7 +161,8 @@ TABLE = MappingProxyType(
         # --- counters -----------------------------------------------------------------------------
         # the time counter first, passes saved second
         "counter.speedup": "speedup over plain decoding (time)",
-        "counter.speedup.note": "{seconds} s saved, median of {repeats} raced runs",
+        "counter.speedup.note": "{time}, {runs} · {label}",
+        "counter.speedup.refused": "{label}: {refusal}",
         "counter.speedup.none": "tick Race to time it against plain decoding",
         "counter.tokens": "tokens generated",
         "counter.tokens.note": "new tokens so far",
@@ -197,8 +198,11 @@ TABLE = MappingProxyType(
             "{repeats} times, interleaved (plain decoding, each drafter, plain decoding again, "
             "…) so a busy moment hits every lane alike. Speeds are compute time measured inside "
             "the engine (each run reads the prompt in its first pass; the app's own drawing is "
-            "excluded). A lane shows its median run, with the range of its repeats in brackets; "
-            "the headline is the median of each repeat's ratio to plain decoding."
+            "excluded). A lane shows its median run, with the range of its repeats in brackets. "
+            "The headline divides a drafter's median speed by plain decoding's, with the range of "
+            "each repeat's own ratio, and says how firm it is: firm, indicative or inconclusive; "
+            "an inconclusive one (too few tokens, or repeats that disagree on which lane wins) "
+            "ranks nothing."
         ),
         "race.noisy": (
             "The machine was noisy: one lane's repeats differed by {percent}% of their median "
@@ -220,6 +224,40 @@ TABLE = MappingProxyType(
             "tests)."
         ),
         "race.replay": "replay · {seconds} s",
+        "race.headline.refused": "{lane}: {label}",
+        "race.firmness": "How firm, {lane}: {line}",
+        "race.time.saved": "{seconds} s saved",
+        "race.time.lost": "{seconds} s lost",
+        "race.runs.median": "median of {repeats} raced runs",
+        "race.runs.one": "one raced run: no spread",
+        # how firm a raced speedup is (specviz.measure.firmness): its level, the facts behind it
+        # and, when inconclusive, the refusal to rank
+        "firmness.firm": "firm",
+        "firmness.indicative": "indicative",
+        "firmness.inconclusive": "inconclusive",
+        "firmness.separator": "; ",
+        "firmness.line": "{label}: {why}.",
+        "firmness.tokens.few": "{tokens} tokens a run, fewer than the {least} a ranking needs",
+        "firmness.tokens.short": "{tokens} tokens a run (firm from {firm})",
+        "firmness.tokens.enough": "{tokens} tokens a run",
+        "firmness.one_run": "one raced run: no spread",
+        "firmness.repeats.few": "only {repeats} repeats (firm from {firm})",
+        "firmness.spread.wide": "the repeats' ratios spread {percent}% (firm within {limit}%)",
+        "firmness.spread.narrow": "{repeats} repeats within {percent}%",
+        "firmness.spread.crosses": "some repeats beat plain decoding, some lost to it",
+        "firmness.load.unknown": "CPU load not measured",
+        "firmness.load.busy": (
+            "other programs took {percent}% of the CPU during the race (firm up to {limit}%)"
+        ),
+        "firmness.load.quiet": "other programs took {percent}% of the CPU",
+        "firmness.refuse.tokens": (
+            "too few tokens to rank: run with at least {least} new tokens ({firm} for a firm "
+            "result); the shortest run made {tokens}"
+        ),
+        "firmness.refuse.crosses": (
+            "too close to rank: the repeats disagree on which lane wins; run more repeats on a "
+            "quieter machine"
+        ),
         # --- exports and replay: the report page, the app's downloads
         # and replay, a trace file's problems ------------------------------------------------------
         "report.title": "specviz report · {label}",
@@ -251,8 +289,29 @@ TABLE = MappingProxyType(
             "(reading the prompt included, drawing the page not). {plain}"
         ),
         "report.method.plain": (
-            "Plain decoding of the same target with the same settings and seed ran after it on "
-            "the same machine; the speedup is the ratio of the two runs' tokens per second."
+            "Plain decoding of the same target with the same settings and seed was timed on the "
+            "same machine ({runs}); the speedup is the ratio of the two lanes' median tokens per "
+            "second, each counted over engine time (compute plus a drafter's own preparation), "
+            "as is every speed on this page."
+        ),
+        "report.firmness": "How firm: {line}",
+        "report.card.speedup": "speedup over plain decoding",
+        "report.card.speedup.note": "{lane} ÷ {plain} tok/s, the median speeds beside",
+        "report.card.speed.note": "{runs}, range {range}",
+        "report.card.time": "time against plain decoding",
+        "report.card.time.note": "for {tokens} tokens, {runs}",
+        "report.card.alpha": "acceptance rate α (this run)",
+        "report.card.vllm_rate": "vLLM's draft_acceptance_rate (this run)",
+        "report.card.vllm_rate.note": "{accepted} of {drafted} drafted tokens",
+        "report.card.tau": "tokens per target pass τ (this run)",
+        "report.card.tps": "tokens / s (this run)",
+        "report.card.tps.note": "{tokens} tokens in {seconds} s of engine time",
+        "report.alpha_vs_vllm": (
+            "α and vLLM's draft_acceptance_rate count the same {accepted} accepted drafts and "
+            "differ in what they divide by: α by the {tested} drafts the target tested (a cycle "
+            "stops testing at its first rejection), draft_acceptance_rate by all {drafted} drafted, "
+            "the untested ones after a rejection included, so it is lower whenever a cycle "
+            "rejects before its last draft."
         ),
         "report.method.no_plain": (
             "No plain-decoding run was recorded (tick Race in the app, or pass --plain to "
@@ -903,6 +962,8 @@ TABLE = MappingProxyType(
         "drafter.hybrid": "Hybrid (copies, else guesses)",
         # layer-skip drafter
         "drafter.layerskip": "Layer skip (target drafts for itself)",
+        # a drafter spec with options: its label, then the options as the spec writes them
+        "drafter.with_options": "{label} · {options}",
         "app.control.prompt": "Prompt",
         "app.control.race": "Race: afterwards, time plain decoding and the race's drafters on this prompt",
         "app.control.task": "Examples by task",

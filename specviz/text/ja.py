@@ -1,6 +1,6 @@
 """The Japanese text: every key of en.py, worded for a Japanese reader.
 
-Same keys, same named fields as ``en.py`` (tests/test_text.py checks). Terms follow the Japanese
+Same keys, same named fields as ``en.py`` (tests/text/test_text.py checks). Terms follow the Japanese
 teaching material the project grew from: ドラフトモデル (draft), ターゲットモデル (target),
 並列検証 (one verification pass), 受理・棄却 (accept, reject), 再サンプリング (resample),
 ボーナストークン, ロールバック, 無損失; 通常デコーディング is decoding with the target alone.
@@ -161,7 +161,9 @@ TABLE = MappingProxyType(
             "各レーンは同じターゲットモデルを同じプロンプト・設定・シードで {repeats} 回、交互に（通常デコーディング、各ド"
             "ラフター、再び通常デコーディング…）デコードするので、混雑した瞬間はすべてのレーンに等しく影響します。速度はエンジン内で"
             "計測した計算時間です（各実行は最初のパスでプロンプトを読み込み、アプリの描画は含みません）。各レーンは中央値の実行を示し"
-            "、括弧内は反復の範囲です。見出しは各反復での通常デコーディングとの比の中央値です。"
+            "、括弧内は反復の範囲です。見出しはドラフターの速度の中央値を通常デコーディングの中央値で割った比で、範囲"
+            "は各反復の比の範囲です。見出しには確度（確か・目安・判定不能）を添え、判定不能（トークンが少なすぎる、"
+            "または反復によってどちらが速いかが食い違う）のときは順位をつけません。"
         ),
         "race.same_tokens": "すべてのレーンがまったく同じトークンを生成しました。",
         "race.differ.sampled": (
@@ -176,6 +178,39 @@ TABLE = MappingProxyType(
             "参照）。"
         ),
         "race.replay": "リプレイ · {seconds} 秒",
+        "race.headline.refused": "{lane}：{label}",
+        "race.firmness": "{lane} の確度：{line}",
+        "race.time.saved": "{seconds} 秒短縮",
+        "race.time.lost": "{seconds} 秒遅い",
+        "race.runs.median": "レース {repeats} 回の中央値",
+        "race.runs.one": "レースは 1 回のみ：ばらつき不明",
+        # how firm a raced speedup is (specviz.measure.firmness)
+        "firmness.firm": "確か",
+        "firmness.indicative": "目安",
+        "firmness.inconclusive": "判定不能",
+        "firmness.separator": "；",
+        "firmness.line": "{label}：{why}。",
+        "firmness.tokens.few": "1 回あたり {tokens} トークン（順位づけには {least} 以上が必要）",
+        "firmness.tokens.short": "1 回あたり {tokens} トークン（{firm} 以上で確か）",
+        "firmness.tokens.enough": "1 回あたり {tokens} トークン",
+        "firmness.one_run": "レースは 1 回のみ：ばらつき不明",
+        "firmness.repeats.few": "反復は {repeats} 回のみ（{firm} 回以上で確か）",
+        "firmness.spread.wide": "反復ごとの比のばらつき {percent}%（{limit}% 以内で確か）",
+        "firmness.spread.narrow": "{repeats} 回の反復が {percent}% 以内",
+        "firmness.spread.crosses": "通常デコーディングより速い反復と遅い反復がある",
+        "firmness.load.unknown": "CPU 負荷は未計測",
+        "firmness.load.busy": (
+            "レース中、他のプログラムが CPU の {percent}% を使用（{limit}% までなら確か）"
+        ),
+        "firmness.load.quiet": "他のプログラムの CPU 使用は {percent}%",
+        "firmness.refuse.tokens": (
+            "トークンが少なすぎて順位をつけられません：新しいトークンを {least} 個以上にして実行してください"
+            "（確かな結果には {firm} 個）。最も短い実行は {tokens} 個でした"
+        ),
+        "firmness.refuse.crosses": (
+            "差が小さすぎて順位をつけられません：反復によってどちらが速いかが食い違います。静かなマシンで反復を"
+            "増やしてください"
+        ),
         # --- the probability inspector (the dice roll) -------------------------------------------
         "inspector.explanation": (
             "ドラフトの各トークン x は、ドラフトモデルが q から引いたものです。ターゲットはそれに "
@@ -718,6 +753,7 @@ TABLE = MappingProxyType(
         "drafter.lookup": "プロンプト参照（コピー）",
         "drafter.hybrid": "ハイブリッド（コピー、できなければ推測）",
         "drafter.layerskip": "レイヤースキップ（ターゲットが自分でドラフト）",
+        "drafter.with_options": "{label} · {options}",
         "app.control.prompt": "プロンプト",
         "app.control.race": "レース：実行後、このプロンプトで通常デコーディングとレースのドラフターを計時する",
         "app.control.task": "タスク別の例",
@@ -1215,7 +1251,8 @@ TABLE = MappingProxyType(
         ),
         # --- added at the merge of this stop's branches ------------------------------------------
         "counter.speedup": "通常デコーディングに対する高速化（時間）",
-        "counter.speedup.note": "{seconds} 秒短縮（レース {repeats} 回の中央値）",
+        "counter.speedup.note": "{time}（{runs}）· {label}",
+        "counter.speedup.refused": "{label}：{refusal}",
         "counter.speedup.none": "「レース」をオンにすると通常デコーディングと時間を比べます",
         "race.lane.numbers": (
             "{speed}{range} · {tokens} トークン · ターゲットモデルのパス {passes} 回 · {seconds} 秒"
@@ -1257,7 +1294,29 @@ TABLE = MappingProxyType(
             "失、温度 {temperature}）。速度は {where} でのエンジンの計算時間で、各サイクルを壁時計で計測してい"
             "ます（プロンプトの読み込みは含み、ページの描画は含みません）。{plain}"
         ),
-        "report.method.plain": "その後、同じマシンで同じターゲットモデルを同じ設定・シードで通常デコーディングしました。高速化率は両者の毎秒トークン数の比です。",
+        "report.method.plain": (
+            "同じターゲットモデルを同じ設定・シードで、同じマシンで通常デコーディングして計測しました（{runs}）。"
+            "高速化率は両レーンの毎秒トークン数の中央値の比で、どちらもエンジン時間（計算時間とドラフター自身の準備）"
+            "で数えます。このページの速度はすべてこの定義です。"
+        ),
+        "report.firmness": "確度：{line}",
+        "report.card.speedup": "通常デコーディングに対する高速化",
+        "report.card.speedup.note": "{lane} ÷ {plain} トークン/秒（隣の速度の中央値）",
+        "report.card.speed.note": "{runs}、範囲 {range}",
+        "report.card.time": "通常デコーディングとの時間差",
+        "report.card.time.note": "{tokens} トークンで、{runs}",
+        "report.card.alpha": "受理率 α（この実行）",
+        "report.card.vllm_rate": "vLLM の draft_acceptance_rate（この実行）",
+        "report.card.vllm_rate.note": "ドラフトした {drafted} 個中 {accepted} 個",
+        "report.card.tau": "ターゲット1パスあたりのトークン数 τ（この実行）",
+        "report.card.tps": "トークン/秒（この実行）",
+        "report.card.tps.note": "エンジン時間 {seconds} 秒で {tokens} トークン",
+        "report.alpha_vs_vllm": (
+            "α と vLLM の draft_acceptance_rate は同じ {accepted} 個の受理ドラフトを数え、割る数だけが違います："
+            "α はターゲットが検証した {tested} 個で割り（サイクルは最初の棄却で検証をやめます）、"
+            "draft_acceptance_rate は棄却後の未検証分も含めてドラフトした {drafted} 個すべてで割るため、"
+            "サイクルが最後のドラフトより前で棄却するたびに低くなります。"
+        ),
         "report.method.no_plain": (
             "通常デコーディングの実行が記録されていないため（アプリで Race にチェックを入れるか、python -m specv"
             "iz generate に --plain を付けてください）、このページには高速化率がありません。"

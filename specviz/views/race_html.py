@@ -2,8 +2,10 @@
 
 Pure functions of a `RaceResult` (measured, finished runs), so the headline is always the final
 measured ratio: a replay moves each lane at its own measured speed under a headline that never
-changes, and no ratio of partial times is ever shown. Token text goes through the stream renderers
-of ``run_html``, which escape it.
+changes, and no ratio of partial times is ever shown. Each headline says how firm it is
+(``specviz.measure.firmness``) and an inconclusive one ranks nothing. Drafters are named by
+their catalogue label, their spec in a tooltip. Token text goes through the stream renderers of
+``run_html``, which escape it.
 """
 
 from __future__ import annotations
@@ -11,22 +13,43 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from specviz.core.events import Cycle, Step
+from specviz.drafters.base import DrafterSpec
+from specviz.drafters.registry import drafter_label
+from specviz.measure.firmness import Judgement
 from specviz.measure.race_records import Lane, LaneGain, RaceResult, engine_seconds
 from specviz.measure.spread import NOISY_SPREAD, Spread
-from specviz.text import DEFAULT_LANGUAGE, Html, t, t_html
+from specviz.text import DEFAULT_LANGUAGE, Html, UserError, t, t_html
+from specviz.views.numbers import ratio as ratio_text
 from specviz.views.run_html import plain_stream_html, stream_html
 from specviz.views.token_text import esc
 
 
-def _ratio(value: float) -> str:
-    return f"{value:.2f}"
+def drafter_name(spec: str, lang: str = DEFAULT_LANGUAGE) -> str:
+    """A drafter spec as people name it: its kind's catalogue label ("Prompt lookup (copies)"),
+    with the options the spec sets after it; the spec itself where it does not parse."""
+    try:
+        parsed = DrafterSpec.parse(spec)
+    except UserError:
+        return spec
+    label = drafter_label(parsed.kind, lang)
+    if not parsed.options:
+        return label
+    options = ", ".join(f"{name}={value}" for name, value in parsed.options)
+    return t("drafter.with_options", lang, label=label, options=options)
+
+
+def drafter_html(spec: str, lang: str = DEFAULT_LANGUAGE) -> Html:
+    """The drafter's name as HTML, its spec string in a tooltip (the title attribute)."""
+    return Html(
+        f'<span class="sv-drafter" title="{esc(spec)}">{esc(drafter_name(spec, lang))}</span>'
+    )
 
 
 def speedup_words(ratio: float, lang: str = DEFAULT_LANGUAGE) -> str:
     """A speedup in words, as HTML: "1.37× faster", or "0.88× as fast (slower)" below 1 (a
     ratio under one is no speedup, and "0.88× faster" reads as one)."""
     key = "race.speedup" if ratio >= 1 else "race.speedup.slower"
-    return t_html(key, lang, ratio=_ratio(ratio))
+    return t_html(key, lang, ratio=ratio_text(ratio))
 
 
 def _range(spread: Spread, digits: int) -> str:
@@ -36,14 +59,33 @@ def _range(spread: Spread, digits: int) -> str:
     return f"{spread.low:.{digits}f}–{spread.high:.{digits}f}"
 
 
+def _ratio_range(spread: Spread) -> str:
+    """A range of speedups ("0.996–1.04"), or "" for a single run."""
+    if spread.count < 2:
+        return ""
+    return f"{ratio_text(spread.low)}–{ratio_text(spread.high)}"
+
+
+def firmness_badge(judgement: Judgement, lang: str = DEFAULT_LANGUAGE) -> str:
+    """The firmness in one word, the facts behind it in a tooltip."""
+    level = judgement.level.value
+    return (
+        f'<span class="sv-race-range sv-firmness" data-firmness="{level}" '
+        f'title="{esc(judgement.line.text(lang))}">{esc(judgement.label.text(lang))}</span>'
+    )
+
+
 def headline_html(result: RaceResult | None, *, lang: str = DEFAULT_LANGUAGE) -> str:
-    """Each drafter's final speedup over plain decoding (median of the paired repeats, with its
-    range), or a waiting line until every run of the race has been measured."""
+    """Each drafter's final speedup over plain decoding (its median speed over plain decoding's,
+    with the range of the repeats' own ratios) and how firm it is, or a waiting line until every
+    run of the race has been measured."""
     gains = [(lane, result.gain(lane.name)) for lane in result.drafters] if result else []
     shown = [(lane, gain) for lane, gain in gains if gain is not None]
     if result is None or not result.complete or not shown:
         return f'<span class="sv-speedup">{t_html("race.speedup.waiting", lang)}</span>'
-    return "".join(_lane_headline(lane, gain, result.repeats, lang) for lane, gain in shown)
+    return "".join(
+        lane_headline_html(lane.name, gain, result.repeats, lang) for lane, gain in shown
+    )
 
 
 def present_headline_html(result: RaceResult | None, *, lang: str = DEFAULT_LANGUAGE) -> str:
@@ -54,23 +96,32 @@ def present_headline_html(result: RaceResult | None, *, lang: str = DEFAULT_LANG
     return f'<div class="sv-headline sv-race-head">{headline_html(result, lang=lang)}</div>'
 
 
-def _lane_headline(lane: Lane, gain: LaneGain, repeats: int, lang: str) -> str:
-    speedup = gain.speedup
-    spread = _range(speedup, 2)
-    range_html = (
-        f'<span class="sv-race-range">{t_html("race.speedup.range", lang, range=spread, repeats=repeats)}</span>'
-        if spread
-        else ""
-    )
-    words = t_html(
-        "race.headline",
-        lang,
-        lane=lane.name,
-        speedup=Html(speedup_words(speedup.median, lang)),
-    )
+def lane_headline_html(
+    spec: str, gain: LaneGain, repeats: int, lang: str = DEFAULT_LANGUAGE
+) -> str:
+    """One drafter's headline: its speedup with the repeats' range and how firm it is, or, when
+    inconclusive, the refusal in place of a ranking. data-speedup keeps the measured ratio for
+    scripts either way."""
+    speedup, judgement = gain.speedup, gain.firmness
+    name = drafter_html(spec, lang)
+    if not judgement.conclusive and judgement.refusal is not None:
+        words = t_html("race.headline.refused", lang, lane=name, label=judgement.label)
+        refusal = esc(judgement.refusal.text(lang))
+        extra = f'<span class="sv-race-range sv-refusal">{refusal}</span>'
+    else:
+        words = t_html(
+            "race.headline", lang, lane=name, speedup=Html(speedup_words(speedup.median, lang))
+        )
+        spread = _ratio_range(speedup)
+        extra = (
+            f'<span class="sv-race-range">{t_html("race.speedup.range", lang, range=spread, repeats=repeats)}</span>'
+            if spread
+            else ""
+        )
+        extra += firmness_badge(judgement, lang)
     return (
-        f'<span class="sv-speedup" data-lane="{esc(lane.name)}" '
-        f'data-speedup="{speedup.median:.3f}">{words}{range_html}</span>'
+        f'<span class="sv-speedup" data-lane="{esc(spec)}" data-speedup="{speedup.median:.3f}" '
+        f'data-firmness="{judgement.level.value}">{words}{extra}</span>'
     )
 
 
@@ -102,17 +153,17 @@ def _lane_html(lane: Lane, at_s: float | None, lang: str) -> str:
     percent = 100 * done / total if total else 0.0
     placeholder = t("race.lane.placeholder", lang)
     if lane.is_plain:
-        title = t("race.plain", lang)
+        title = t_html("race.plain", lang)
         steps = [e for e in shown if isinstance(e, Step)]
         body = plain_stream_html(steps, placeholder=placeholder, lang=lang)
     else:
-        title = t("race.lane", lang, drafter=lane.name)
+        title = t_html("race.lane", lang, drafter=drafter_html(lane.name, lang))
         cycles = [e for e in shown if isinstance(e, Cycle)]
         body = stream_html(cycles, placeholder=placeholder, lang=lang)
     kind = "sv-race-plain" if lane.is_plain else "sv-race-spec"
     return (
         f'<div class="sv-race-panel {kind}" data-lane="{esc(lane.name)}">'
-        f'<div class="sv-race-title">{esc(title)}'
+        f'<div class="sv-race-title">{title}'
         f'<span class="sv-race-numbers">{_lane_numbers(lane, lang)}</span></div>'
         f'<div class="sv-race-bar" data-progress="{percent:.1f}">'
         f'<div class="sv-race-fill" style="width: {percent:.1f}%"></div></div>{body}</div>'
@@ -126,9 +177,10 @@ def race_html(
     at_s: float | None = None,
     lang: str = DEFAULT_LANGUAGE,
 ) -> str:
-    """The race: the final headline, each lane with its measured speed, how it was measured and,
-    when the repeats scattered widely, that the machine was noisy. *at_s* shows each lane's
-    tokens as they stood that many engine seconds into its run (a replay frame); None: all."""
+    """The race: the final headline, each lane with its measured speed, how it was measured, how
+    firm each speedup is (with the CPU other programs took) and, when the repeats scattered
+    widely, that the machine was noisy. *at_s* shows each lane's tokens as they stood that many
+    engine seconds into its run (a replay frame); None: all."""
     lanes = "".join(_lane_html(lane, at_s, lang) for lane in result.lanes) if result else ""
     status_html = f'<span class="sv-race-status">{esc(status)}</span>' if status else ""
     notes = []
@@ -142,6 +194,7 @@ def race_html(
             )
         )
     if result is not None and result.complete:
+        notes += firmness_notes(result, lang=lang)
         notes += divergence_notes(result, lang=lang)
     notes_html = "".join(f'<div class="sv-race-method sv-race-note">{esc(n)}</div>' for n in notes)
     repeats = result.repeats if result is not None else 1
@@ -152,6 +205,18 @@ def race_html(
         f'<div class="sv-race-method">{t_html("race.method", lang, repeats=repeats)}</div>'
         f"{notes_html}</div>"
     )
+
+
+def firmness_notes(result: RaceResult, *, lang: str = DEFAULT_LANGUAGE) -> list[str]:
+    """How firm each drafter's speedup is, one sentence a lane: its level and the tokens,
+    repeats and CPU load behind it."""
+    notes = []
+    for lane in result.drafters:
+        gain = result.gain(lane.name)
+        if gain is not None:
+            name = drafter_name(lane.name, lang)
+            notes.append(t("race.firmness", lang, lane=name, line=gain.firmness.line))
+    return notes
 
 
 def divergence_notes(result: RaceResult, *, lang: str = DEFAULT_LANGUAGE) -> list[str]:
@@ -165,7 +230,8 @@ def divergence_notes(result: RaceResult, *, lang: str = DEFAULT_LANGUAGE) -> lis
     for lane in result.drafters:
         run = lane.shown
         cycles = [e for e in run.outcome.events if isinstance(e, Cycle)] if run else []
-        note = divergence_note(cycles, plain_steps, lane.name, lang=lang)
+        name = drafter_name(lane.name, lang)
+        note = divergence_note(cycles, plain_steps, name, lang=lang)
         notes += [note] if note else []
     if notes or not _all_greedy(result):
         return notes

@@ -25,7 +25,7 @@ from specviz.drafters.registry import Drafts, find_drafter
 from specviz.measure.race_records import LaneGain
 from specviz.text import DEFAULT_LANGUAGE, Html, t, t_html
 from specviz.views.draft_length import drafted_words, short_draft_reason
-from specviz.views.numbers import prob
+from specviz.views.numbers import prob, ratio
 from specviz.views.token_text import (
     Joined,
     esc,
@@ -462,17 +462,37 @@ def _stat(label: str, value: str, note: str, key: str) -> str:
     )
 
 
+def time_saved_words(seconds: float, lang: str = DEFAULT_LANGUAGE) -> str:
+    """Seconds gained over plain decoding: "0.45 s saved", or "5.38 s lost" when the lane was
+    slower (never a negative "saved")."""
+    key = "race.time.lost" if seconds < 0 else "race.time.saved"
+    return t(key, lang, seconds=f"{abs(seconds):.2f}")
+
+
+def raced_runs_words(count: int, lang: str = DEFAULT_LANGUAGE) -> str:
+    """How many raced runs a median is over: "median of 3 raced runs", "one raced run: no spread"."""
+    if count == 1:
+        return t("race.runs.one", lang)
+    return t("race.runs.median", lang, repeats=count)
+
+
 def _speedup_stat(gain: LaneGain | None, lang: str) -> str:
-    """The time counter: the raced speedup and the seconds it saved, or how to measure them."""
+    """The time counter: the raced speedup, the seconds it saved or lost and how firm it is, or
+    how to measure it; an inconclusive speedup's note is its refusal to rank."""
     if gain is None:
         return _stat(t("counter.speedup", lang), "—", t("counter.speedup.none", lang), "speedup")
-    note = t(
-        "counter.speedup.note",
-        lang,
-        seconds=f"{gain.seconds_saved.median:.2f}",
-        repeats=gain.speedup.count,
-    )
-    value = f"{gain.speedup.median:.2f}×"
+    judgement = gain.firmness
+    if judgement.refusal is not None:
+        note = t("counter.speedup.refused", lang, label=judgement.label, refusal=judgement.refusal)
+    else:
+        note = t(
+            "counter.speedup.note",
+            lang,
+            time=time_saved_words(gain.seconds_saved.median, lang),
+            runs=raced_runs_words(gain.speedup.count, lang),
+            label=judgement.label,
+        )
+    value = f"{ratio(gain.speedup.median)}×"
     return _stat(t("counter.speedup", lang), value, note, "speedup")
 
 
