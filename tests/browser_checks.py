@@ -1,20 +1,31 @@
-"""What the browser tests measure in the page and wait on, as small helpers.
+"""What the browser tests measure in the page, wait on and do to it, as small helpers.
 
-Not a test module: the browser tests import from here. The contrast is WCAG 2's: relative
-luminance of the text colour and of the background it sits on, each background layer
-(translucent tints included) composited over the page's own colour. Every wait is on a condition
-in the page, never on elapsed time, so a busy machine makes a test slower, not red: the waits
-themselves live in the package (``specviz.cli.browser_waits``), where the screenshots command
-uses them too, and are re-exported here.
+Not a test module: the browser tests import from here (pytest puts tests/ on sys.path); their
+chromium and servers are fixtures in tests/browser/conftest.py. The contrast is WCAG 2's: relative
+luminance of the text colour and of the background it sits on, each background layer (translucent
+tints included) composited over the page's own colour. Every wait is on a condition in the page,
+never on elapsed time, so a busy machine makes a test slower, not red: the waits themselves live in
+the package (``specviz.cli.browser_waits``), where the screenshots command uses them too, and are
+re-exported here.
 """
 
 from __future__ import annotations
+
+import re
+
+import pytest
 
 # Re-exported: the browser tests import every helper from here.
 from specviz.cli.browser_waits import WAIT_MS as WAIT_MS
 from specviz.cli.browser_waits import at_least as at_least
 from specviz.cli.browser_waits import events_over as events_over
 from specviz.cli.browser_waits import settled as settled
+from specviz.cli.screenshots import CHROMIUM as CHROMIUM
+
+# Every browser test module carries this mark: without Debian's chromium there is nothing to drive.
+needs_chromium = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"
+)
 
 # The notes presentation mode promises at 14 px with 4.5:1 contrast.
 NOTES = (
@@ -109,3 +120,33 @@ def app_requests(page) -> list[str]:
         ),
     )
     return sent
+
+
+def set_number(page, elem_id: str, value: int) -> None:
+    """Type into a slider's number box (Gradio sliders pair a range with a number input)."""
+    box = page.locator(f"#{elem_id} input[type=number]")
+    box.fill(str(value))
+    box.press("Enter")
+
+
+def tick_only(page, group: str, keep: list[str]) -> None:
+    """Leave exactly the checkboxes labelled *keep* ticked in the checkbox group *group*."""
+    for box in page.locator(f"#{group} label").all():
+        if box.locator("input").is_checked() != (box.inner_text().strip() in keep):
+            box.click()
+
+
+def run_example(page, task: str, example: str, max_new_tokens: int, timeout_ms: int) -> None:
+    """Pick the example of *task* (its label) that contains *example*, cap the new tokens, press
+    Run and wait until the run is done."""
+    from playwright.sync_api import expect
+
+    page.get_by_label(task).check()
+    page.locator("#sv-examples").get_by_text(example, exact=False).first.click()
+    # The click fills the prompt through a server event: wait for it (a busy machine is slow).
+    expect(page.locator("#sv-prompt textarea")).to_have_value(
+        re.compile(re.escape(example)), timeout=WAIT_MS
+    )
+    set_number(page, "sv-max-new-tokens", max_new_tokens)
+    page.locator("#sv-run").click()
+    page.wait_for_selector("#sv-status .sv-status-done", timeout=timeout_ms)

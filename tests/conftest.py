@@ -1,6 +1,11 @@
-"""Shared fixtures: tiny real models for fast tests, the bundled pair for slow ones.
+"""Shared fixtures: tiny real models for fast tests, the bundled pair for slow ones, and the tiny
+app served over HTTP for the API tests.
 
-Fast tests never load the bundled pair; slow tests share one loaded pair per session.
+Fixtures only: what tests build from (the tiny models, hand-built records, the servers) lives in
+the helper modules beside this file (tiny_models.py, rule_drafters.py, ui_events.py, ...), which
+tests import by name; pytest puts tests/ on sys.path, because this file sits there. Test modules
+never import from one another nor from a conftest. Fast tests never load the bundled pair; slow
+tests share one loaded pair per session.
 """
 
 from __future__ import annotations
@@ -10,312 +15,11 @@ import os
 os.environ["HF_HUB_OFFLINE"] = "1"  # tests never touch the network
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
-import functools
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
-from types import SimpleNamespace
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
-import torch
-from transformers import DynamicCache, PretrainedConfig, Qwen2Config, Qwen2ForCausalLM
-
-from specviz.core.proposal import Proposal
-from specviz.core.sampling import Sampler
-from specviz.core.settings import GenerationSettings
-from specviz.drafters.policy import DraftPolicy
-from specviz.models.runner import ModelRunner
-
-ConfigT = TypeVar("ConfigT", bound=PretrainedConfig)
-
-BYTE_VOCAB = 256
-EOS_ID = 256  # one special token after the 256 byte values
-
-
-class ByteTokenizer:
-    """A real byte-level tokenizer (as in ByT5): id b < 256 is the byte b; 256 is end-of-text.
-
-    Multi-byte UTF-8 characters span several tokens, which is what incremental detokenisation
-    has to get right.
-    """
-
-    eos_token_id = EOS_ID
-    all_special_ids = [EOS_ID]  # noqa: RUF012 - read-only, as the tokenizer protocol's property
-
-    def encode(self, text: str) -> list[int]:
-        return list(text.encode("utf-8"))
-
-    def decode(self, token_ids: list[int], skip_special_tokens: bool = False) -> str:
-        data = bytes(i for i in token_ids if i < BYTE_VOCAB)
-        text = data.decode("utf-8", errors="replace")
-        if not skip_special_tokens and EOS_ID in token_ids:
-            text += "</s>"
-        return text
-
-
-class OneWordVocab:
-    """The tokenizer calls load_pair makes, over one shared vocabulary: a stand-in for load_tokenizer
-    where the models are tiny stand-ins too."""
-
-    eos_token_id = 0
-    unk_token_id = None
-
-    def get_vocab(self) -> dict[str, int]:
-        return {"a": 0}
-
-    def __len__(self) -> int:
-        return 257
-
-    def convert_tokens_to_ids(self, token: str) -> None:
-        return None
-
-    def encode(self, text: str) -> list[int]:
-        """Ids for the step costs' agreement text (the tiny models read any id below 257)."""
-        return [byte % 200 + 1 for byte in text.encode("utf-8")]
-
-
-class LoaderTokenizer(ByteTokenizer):
-    """What the loader and a run ask of a transformers tokenizer, over the byte vocabulary."""
-
-    unk_token_id = None
-    chat_template = None
-
-    def get_vocab(self) -> dict[str, int]:
-        return {str(index): index for index in range(EOS_ID + 1)}
-
-    def __len__(self) -> int:
-        return EOS_ID + 1
-
-    def __call__(self, text: str, **_: Any) -> dict[str, list[int]]:
-        return {"input_ids": self.encode(text)}
-
-    def convert_tokens_to_ids(self, token: str) -> int:
-        return -1
-
-
-def load_tiny_models(monkeypatch: pytest.MonkeyPatch, cache_folder: Path) -> list[str]:
-    """Make the loader read tiny models ("draft": 2 layers, any other ref: 3) and the byte
-    tokenizer instead of files, its cost cache in *cache_folder*; returns the refs it reads."""
-    from specviz.models import loader
-
-    read: list[str] = []
-
-    def load_model(source: Any, *args: Any, **kwargs: Any) -> torch.nn.Module:
-        read.append(source.ref)
-        return tiny_qwen(1) if source.ref == "draft" else tiny_qwen(2, layers=3)
-
-    monkeypatch.setenv("SPECVIZ_CACHE", str(cache_folder))
-    monkeypatch.setattr(loader, "load_model", load_model)
-    # A quiet machine, whatever else runs beside the tests: costs timed under load are not
-    # cached, and these tests read the cache back.
-    monkeypatch.setattr(loader, "OthersShare", lambda: SimpleNamespace(share=lambda: 0.0))
-    monkeypatch.setattr(loader, "load_tokenizer", lambda *args: LoaderTokenizer())
-    return read
-
-
-def tiny_local_preset(**changes: Any) -> Any:
-    """A preset of the models load_tiny_models serves (local sources "draft" and "target")."""
-    from dataclasses import replace
-
-    from specviz.models.presets import ModelSource, Preset
-
-    preset = Preset(
-        id="tiny",
-        label="tiny",
-        description="",
-        draft=ModelSource("local", "draft"),
-        target=ModelSource("local", "target"),
-        dtype="float32",
-        settings=GenerationSettings(),
-        chat_template=False,
-        trust_remote_code=False,
-        default=False,
-        prompts={"code": ("x",)},
-    )
-    return replace(preset, **changes)
-
-
-@dataclass
-class TinyPair:
-    """What the engine needs of a pair, around tiny in-memory models."""
-
-    draft: torch.nn.Module
-    target: torch.nn.Module
-    tokenizer: ByteTokenizer
-    eos_token_ids: frozenset[int]
-
-    def target_runner(self) -> ModelRunner:
-        return ModelRunner(self.target)
-
-
-def tiny_config(config_type: type[ConfigT], layers: int = 2, **overrides: Any) -> ConfigT:
-    """The tiny test shape for any decoder family: byte vocabulary, 64 wide, 4 query heads over 2
-    key/value heads (grouped attention), untied output layer unless overrides say otherwise."""
-    shape: dict[str, Any] = {
-        "vocab_size": BYTE_VOCAB + 1,
-        "hidden_size": 64,
-        "intermediate_size": 128,
-        "num_hidden_layers": layers,
-        "num_attention_heads": 4,
-        "num_key_value_heads": 2,
-        "max_position_embeddings": 512,
-        "tie_word_embeddings": False,
-    }
-    return config_type(**(shape | overrides))
-
-
-def tiny_qwen(seed: int, layers: int = 2, dtype: torch.dtype = torch.float32) -> Qwen2ForCausalLM:
-    """A randomly initialised Qwen2 with a byte vocabulary: real attention and KV cache, tiny."""
-    torch.manual_seed(seed)
-    config = tiny_config(Qwen2Config, layers, eos_token_id=EOS_ID)
-    model = Qwen2ForCausalLM(config).to(dtype).eval()
-    # Sharpen the output layer so greedy choices are well separated and texts are not uniform noise.
-    with torch.no_grad():
-        model.lm_head.weight.mul_(8.0)
-    return model
-
-
-class MarkovLM(torch.nn.Module):
-    """A language model whose next-token law is a fixed Markov chain: P(next | last token).
-
-    It behaves like a transformers causal LM to the engine (input_ids, a DynamicCache it appends
-    to, logits_to_keep, .logits), so the engine's whole path runs, yet the exact distribution of
-    any continuation is known in closed form.
-    """
-
-    def __init__(self, transition: torch.Tensor) -> None:
-        super().__init__()
-        self.register_buffer("log_transition", transition.double().clamp_min(1e-300).log())
-        self.config = None
-
-    @property
-    def transition(self) -> torch.Tensor:
-        return self.log_transition.exp()
-
-    def forward(
-        self,
-        input_ids: torch.Tensor,
-        past_key_values: DynamicCache | None = None,
-        use_cache: bool = True,
-        logits_to_keep: int = 0,
-    ) -> Any:
-        length = input_ids.shape[1]
-        if past_key_values is not None:
-            # One dummy key/value per position, so cache lengths and cropping are real.
-            dummy = torch.zeros(1, 1, length, 1, dtype=torch.float64)
-            past_key_values.update(dummy, dummy, 0)
-        logits = self.log_transition[input_ids]  # (1, T, V)
-        if logits_to_keep:
-            logits = logits[:, -logits_to_keep:]
-        return SimpleNamespace(logits=logits)
-
-
-def random_transition(vocab: int, seed: int, concentration: float = 1.0) -> torch.Tensor:
-    """A random row-stochastic matrix (rows ~ Dirichlet(concentration))."""
-    generator = torch.Generator().manual_seed(seed)
-    gamma_draws = torch._standard_gamma(
-        torch.full((vocab, vocab), concentration, dtype=torch.float64), generator=generator
-    )
-    return gamma_draws / gamma_draws.sum(dim=1, keepdim=True)
-
-
-def eos_heavy_pair() -> TinyPair:
-    """A Markov pair whose draft gives end-of-sequence 0.15 from every state (the target 0.1)."""
-    vocab = EOS_ID + 1
-
-    def with_eos(seed: int, eos: float) -> torch.Tensor:
-        transition = random_transition(vocab, seed=seed, concentration=0.05)
-        transition[:, EOS_ID] = 0.0
-        transition = transition / transition.sum(dim=1, keepdim=True) * (1.0 - eos)
-        transition[:, EOS_ID] = eos
-        return transition
-
-    return TinyPair(
-        MarkovLM(with_eos(21, 0.1)),
-        MarkovLM(with_eos(21, 0.15)),
-        ByteTokenizer(),
-        frozenset({EOS_ID}),
-    )
-
-
-class RuleDrafter:
-    """A deterministic proposer, as prompt lookup is: each drafted token is next_token(text so
-    far), its q one-hot (Proposal.q_draft None), the draft's length and stops DraftPolicy's.
-
-    It keeps no copy of the text: it reads the context propose is handed, and records each one
-    in contexts so a test can check what the engine handed it.
-    """
-
-    def __init__(self, next_token: Callable[[list[int]], int], kind: str = "rule") -> None:
-        self.next_token = next_token
-        self.kind = kind
-        self.policy = DraftPolicy(GenerationSettings())
-        self.contexts: list[list[int]] = []
-        self._proposed = 0
-
-    @property
-    def cache_len(self) -> int:
-        return 0
-
-    def start(
-        self, prompt_ids: torch.Tensor, settings: GenerationSettings, stop_ids: frozenset[int]
-    ) -> float:
-        self.policy = DraftPolicy(settings, stop_ids)
-        self.contexts = []
-        return 0.0
-
-    def propose(self, context: torch.Tensor, max_tokens: int, sampler: Sampler) -> Proposal:
-        text = context.tolist()
-        self.contexts.append(list(text))
-        drafted: list[int] = []
-        for _ in range(self.policy.begin(max_tokens)):
-            drafted.append(self.next_token(text + drafted))
-            if not self.policy.goes_on(drafted[-1], None):
-                break
-        self._proposed = len(drafted)
-        return Proposal(
-            torch.tensor(drafted, dtype=torch.long),
-            None,
-            forwards=0,
-            seconds=1e-6,
-            drafter=self.kind,
-            ended_by=self.policy.ended_by,
-            doubt_scale=self.policy.doubt_scale,
-        )
-
-    def commit(self, accepted_len: int, next_token: int) -> None:
-        self.policy.commit(accepted_len, self._proposed)
-
-
-def record_proposals(drafter: Any) -> list[tuple[list[int], Proposal]]:
-    """Wrap the drafter's propose so that every call's (context ids, proposal) is kept, in
-    order, in the list returned."""
-    seen: list[tuple[list[int], Proposal]] = []
-    propose = drafter.propose
-
-    def recording(context: torch.Tensor, max_tokens: int, sampler: Sampler) -> Proposal:
-        proposal = propose(context, max_tokens, sampler)
-        seen.append((context.tolist(), proposal))
-        return proposal
-
-    drafter.propose = recording
-    return seen
-
-
-def successor(vocab: int) -> Callable[[list[int]], int]:
-    """The rule "the token after the last one, modulo vocab": right now and then on any chain."""
-    return lambda text: (text[-1] + 1) % vocab
-
-
-def copy_after_last_match(text: list[int]) -> int:
-    """The rule "what followed the last token's previous occurrence" (a one-token prompt lookup;
-    the last token itself when it never occurred before)."""
-    last = text[-1]
-    for index in range(len(text) - 2, -1, -1):
-        if text[index] == last:
-            return text[index + 1]
-    return last
+from tiny_models import EOS_ID, ByteTokenizer, TinyPair, tiny_qwen
+from ui_fixtures import shared_model_cache
 
 
 @pytest.fixture(scope="session")
@@ -324,17 +28,9 @@ def tiny_pair() -> TinyPair:
     return TinyPair(tiny_qwen(1), tiny_qwen(2, layers=3), ByteTokenizer(), frozenset({EOS_ID}))
 
 
-@functools.cache
-def shared_model_cache() -> Any:
-    """One in-process model cache for the whole session (tests and the live app share it), so
-    the real pair is loaded into memory once."""
-    from specviz.models.loader import ModelCache
-
-    return ModelCache()
-
-
 @pytest.fixture(scope="session")
 def model_cache() -> Any:
+    """The session's one model cache (ui_fixtures.shared_model_cache), which the live app uses."""
     return shared_model_cache()
 
 
@@ -351,7 +47,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Tests marked ``forks`` fork the test process (the ZeroGPU stand-in). A fork copies only
     the thread that forks: whatever another thread held at the fork (a lock, torch's OpenMP
     pool) stays held in the child. So in a run with other tests, which leave servers and worker
-    threads running, they are skipped here and run by tests/test_forks_isolated.py in a fresh
+    threads running, they are skipped here and run by tests/app/test_forks_isolated.py in a fresh
     process, in every full run; run alone (``-m forks``, or their file) they run as they are."""
     if all(item.get_closest_marker("forks") for item in items):
         return

@@ -1,7 +1,8 @@
 """The real app on two tiny models, served over HTTP in hosted mode (or locally) for API tests.
 
-Not a test module: test_hosted_api.py imports ``tiny_app`` from here. The tiny pair answers in
-milliseconds, so a test sends what a stranger could send and times the answer.
+Not a test module: the API tests import ``tiny_app``, and the /run call ``RUN``, from here
+(pytest puts tests/ on sys.path). The tiny pair answers in milliseconds, so a test sends what a
+stranger could send and times the answer.
 """
 
 from __future__ import annotations
@@ -15,6 +16,32 @@ import torch
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
+# A prompt any run may take, and the /run call a visitor's page makes with it.
+PROMPT = "Hello"
+PRESET = "qwen2.5-coder-bundled"
+# /run's positional inputs: preset, drafter, prompt, chat_template, the shown settings (γ,
+# adaptive γ, cost γ, temperature, top-k, top-p, seed, max new tokens, the two draft stops), race,
+# the race's drafter lanes and its repeats per lane.
+RUN = [
+    PRESET,
+    "draft-model",
+    PROMPT,
+    False,
+    4,
+    False,
+    False,
+    0.0,
+    0,
+    1.0,
+    0,
+    8,
+    0.3,
+    0.2,
+    False,
+    [],
+    3,
+]
+
 
 class TinyTokenizer:
     """The byte tokenizer with the calls ModelPair makes of a transformers tokenizer."""
@@ -22,7 +49,7 @@ class TinyTokenizer:
     chat_template = None
 
     def __init__(self) -> None:
-        from conftest import ByteTokenizer
+        from tiny_models import ByteTokenizer
 
         self.bytes = ByteTokenizer()
         self.eos_token_id = self.bytes.eos_token_id
@@ -39,7 +66,7 @@ class TinyCache:
     """A model cache that hands every preset the same tiny pair (no file is read)."""
 
     def __init__(self) -> None:
-        from conftest import EOS_ID, tiny_qwen
+        from tiny_models import EOS_ID, tiny_qwen
 
         from specviz.models.loader import ModelPair
 

@@ -1,11 +1,13 @@
-"""Hand-built event records for the render and chart tests: every number is known in advance.
+"""Hand-built event records for the render, chart and export tests, and traces of them: every
+number is known in advance.
 
 Not a test module; the tests import it (pytest puts tests/ on sys.path).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import asdict, replace
+from typing import Any
 
 from specviz.core.events import (
     Cycle,
@@ -18,6 +20,8 @@ from specviz.core.events import (
     TokenProb,
     Totals,
 )
+from specviz.core.settings import GenerationSettings
+from specviz.export.trace import RunSetup, build_trace
 from specviz.measure.outcome import Outcome
 from specviz.measure.race_records import PLAIN_LANE, Lane, LaneRun, RaceResult
 
@@ -191,3 +195,61 @@ def race_result(
         for name, paces in lanes.items()
     )
     return RaceResult((plain, *drafters), len(plain_paces), complete)
+
+
+def lengthened(result: RaceResult, factor: int, others_share: float | None = None) -> RaceResult:
+    """The same race with every token count multiplied by *factor* (each run makes factor × its
+    tokens in the same time, so every speed, not any ratio, grows by factor), and the CPU share
+    other programs took set: how a race long enough to rank is built from race_result's."""
+
+    def longer(totals: Totals) -> Totals:
+        return replace(totals, new_tokens=totals.new_tokens * factor)
+
+    def run(lane_run: LaneRun) -> LaneRun:
+        outcome = lane_run.outcome
+        events = tuple(replace(event, totals=longer(event.totals)) for event in outcome.events)
+        totals = longer(lane_run.totals)
+        return replace(
+            lane_run,
+            outcome=replace(outcome, new_tokens=totals.new_tokens, totals=totals, events=events),
+        )
+
+    lanes = tuple(replace(lane, runs=tuple(run(r) for r in lane.runs)) for lane in result.lanes)
+    return replace(result, lanes=lanes, others_share=others_share)
+
+
+# The machine and versions every test trace names, so every field of a trace is known.
+HARDWARE = {"device": "cpu", "cpu": "Test CPU", "cpu_flags": ["avx2"], "cores": 2, "gpu": None}
+VERSIONS = {"python": "3.11", "torch": "2", "transformers": "5", "specviz_commit": None}
+
+
+def setup_for(prompt: str = "def fib(n):", **settings: Any) -> RunSetup:
+    """A run's setup with fixed names (the pair, the machine), *prompt* and *settings*."""
+    return RunSetup(
+        preset="test",
+        label="Test <pair>",
+        draft="bundled:draft",
+        target="bundled:target",
+        dtype="float32",
+        device="cpu",
+        draft_format="none",
+        drafter="draft-model",
+        settings=asdict(GenerationSettings(**settings)),
+        prompt=prompt,
+        chat_template=False,
+        prompt_tokens=11,
+    )
+
+
+def trace_of(
+    cycles: list[Cycle], steps: list[Step] | tuple[Step, ...] = (), prompt: str = "hi"
+) -> dict[str, Any]:
+    """The trace of *cycles* (and plain *steps*), recorded at a fixed time on HARDWARE."""
+    return build_trace(
+        setup_for(prompt),
+        cycles,
+        steps,
+        recorded_at="2026-12-01T10:00:00+00:00",
+        hardware=HARDWARE,
+        versions=VERSIONS,
+    )

@@ -8,9 +8,9 @@ transformers' counterpart in brackets. Under it: the settings, the CPU and the c
 
 docs/performance.md holds its bench tables between markers that name the JSON each comes from
 (`<!-- bench-table: results/x.json -->` ... `<!-- /bench-table -->`); render_document re-renders
-them, and tests/test_bench_markdown.py fails when the doc and docs/results/ disagree. A marker
-naming several JSON files, or a label after one (`a.json=AVX2 EPYC b.json=AVX-512 EPYC`), gets
-the side-by-side form: one table, a group of drafter columns per run (README.md's is made so).
+them, and tests/measure/test_bench_markdown.py fails when the doc and docs/results/ disagree. A
+marker naming several JSON files, or a label after one (`a.json=AVX2 EPYC b.json=AVX-512 EPYC`),
+gets the side-by-side form: one table, a group of drafter columns per run (README.md's is made so).
 """
 
 from __future__ import annotations

@@ -50,8 +50,8 @@ def logits_tolerance(dtype: torch.dtype, scale: float) -> float:
     In float32 both compute the same products in another order: 1e-4 relative. In bfloat16 or
     float16 the model's own forward rounds attention scores (and more) to 8 or 11 bits, and the
     lean step, which keeps attention in float32, sits about as far from the float32 truth on the
-    other side (tests/test_lean_forward.py bounds each at 2 % of the largest logit plus 0.01).
-    A wrong position, mask, rotary sign or head grouping moves logits by far more.
+    other side (tests/models/test_lean_forward.py bounds each at 2 % of the largest logit plus
+    0.01). A wrong position, mask, rotary sign or head grouping moves logits by far more.
     """
     if dtype in (torch.bfloat16, torch.float16):
         return 0.04 * scale + 0.02

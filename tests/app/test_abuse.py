@@ -13,7 +13,7 @@ import pytest
 
 from specviz.cli.abuse import EVICTING_PRESETS, abuse_failed, abuse_test, hostile_bodies
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def recorded_trace_text() -> str:

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 from gradio.utils import get_upload_folder
-from test_export import setup_for, trace_of
-from ui_events import plain_run, sample_run
+from ui_events import plain_run, sample_run, setup_for, trace_of
 
 from specviz.app import export_panel
 from specviz.app.builder import build_demo

@@ -10,9 +10,9 @@ from typing import Any
 import gradio as gr
 import pytest
 import torch
-from conftest import tiny_qwen
 from hosted_fixtures import TinyCache
 from safetensors import SafetensorError
+from tiny_models import tiny_qwen
 
 from specviz.app.gpu_work import Runs
 from specviz.app.session import App, Session, Started

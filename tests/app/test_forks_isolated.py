@@ -18,16 +18,17 @@ from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).parent
+HERE = Path(__file__).resolve().parent  # tests/app, beside the forking tests
+ROOT = HERE.parents[1]
 LIMIT_S = 600  # the forking tests take under a minute; a hung call fails in two (QUIET_S)
 
 
 def test_the_forking_tests_pass_in_a_process_of_their_own() -> None:
     command = [sys.executable, "-m", "pytest", "-m", "forks", "-q", "-p", "no:cacheprovider"]
-    files = [str(TESTS / "test_zerogpu.py"), str(TESTS / "test_hosted.py")]
+    files = [str(HERE / "test_zerogpu.py"), str(HERE / "test_hosted.py")]
     with subprocess.Popen(
         [*command, *files],
-        cwd=TESTS.parent,
+        cwd=ROOT,
         env=os.environ | {"HF_HUB_OFFLINE": "1"},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

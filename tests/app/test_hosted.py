@@ -106,7 +106,7 @@ def test_a_lab_size_past_its_cap_is_refused() -> None:
 def counted_loads(monkeypatch, tmp_path) -> list[str]:
     """load_model and load_tokenizer replaced by tiny stand-ins that record each source loaded;
     the step costs measured at load are cached under tmp_path."""
-    from conftest import OneWordVocab, tiny_qwen
+    from tiny_models import OneWordVocab, tiny_qwen
 
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
     loads: list[str] = []
@@ -230,7 +230,7 @@ def test_the_queue_is_bounded_in_hosted_mode() -> None:
 def test_the_readme_opens_with_spaces_front_matter_matching_the_pinned_gradio() -> None:
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     lines = (root / "README.md").read_text(encoding="utf-8").splitlines()
     assert lines[0] == "---"
     front = lines[1 : lines.index("---", 1)]

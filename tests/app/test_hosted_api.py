@@ -13,32 +13,9 @@ import urllib.error
 import urllib.request
 
 import pytest
+from hosted_fixtures import PRESET, PROMPT, RUN
 
-PROMPT = "Hello"
 ANSWER_WITHIN_S = 1.0
-PRESET = "qwen2.5-coder-bundled"
-# /run's positional inputs: preset, drafter, prompt, chat_template, the shown settings (γ,
-# adaptive γ, cost γ, temperature, top-k, top-p, seed, max new tokens, the two draft stops), race,
-# the race's drafter lanes and its repeats per lane.
-RUN = [
-    PRESET,
-    "draft-model",
-    PROMPT,
-    False,
-    4,
-    False,
-    False,
-    0.0,
-    0,
-    1.0,
-    0,
-    8,
-    0.3,
-    0.2,
-    False,
-    [],
-    3,
-]
 
 # (row, prompt, /generate keyword arguments, what the message says)
 REFUSED = [

@@ -14,8 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hosted_fixtures import SlowCache, launch, wait_for
-from test_hosted_api import RUN
+from hosted_fixtures import RUN, SlowCache, launch, wait_for
 
 from specviz.app.limits import HOSTED
 

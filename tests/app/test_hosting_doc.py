@@ -8,7 +8,7 @@ from pathlib import Path
 
 from specviz.app.limits import HOSTED, LOCAL, Limits
 
-DOC = (Path(__file__).resolve().parents[1] / "docs" / "hosting.md").read_text(encoding="utf-8")
+DOC = (Path(__file__).resolve().parents[2] / "docs" / "hosting.md").read_text(encoding="utf-8")
 
 
 def _gamma(limits: Limits) -> int:

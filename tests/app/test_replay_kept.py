@@ -12,8 +12,7 @@ from pathlib import Path
 
 import gradio as gr
 import pytest
-from test_export import trace_of
-from ui_events import plain_run, sample_run
+from ui_events import plain_run, sample_run, trace_of
 
 from specviz.app import export_panel
 from specviz.app.limits import HOSTED, LOCAL

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import load_tiny_models, tiny_local_preset
+from tiny_models import load_tiny_models, tiny_local_preset
 
 from specviz.app.builder import build_demo
 from specviz.app.gpu_work import Runs

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import gradio as gr
 import pytest
-from test_hosted_api import PROMPT, RUN
+from hosted_fixtures import PROMPT, RUN
 
 from specviz.app.limits import HOSTED
 from specviz.app.refusals import Refusal, refusing
@@ -30,7 +30,7 @@ from specviz.app.session import App
 from specviz.models.loader import ModelCache
 from specviz.models.presets import load_presets
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PRESETS = load_presets()
 PRESET = "qwen2.5-coder-bundled"
 # Where /run's positional inputs (test_hosted_api.RUN) hold these values.

@@ -18,8 +18,7 @@ from typing import Any
 import fake_spaces
 import gradio as gr
 import pytest
-from hosted_fixtures import SlowCache, TinyCache, launch, wait_for
-from test_hosted_api import RUN
+from hosted_fixtures import RUN, SlowCache, TinyCache, launch, wait_for
 
 from specviz.app import zerogpu
 from specviz.app.gpu_work import Runs, race_seconds, run_seconds

@@ -2,28 +2,17 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
-from browser_checks import WAIT_MS
-from hosted_fixtures import tiny_app
-from test_browser import CHROMIUM, tick_only
-from test_browser import browser as browser  # the module's chromium, a fixture
+from browser_checks import WAIT_MS, needs_chromium, tick_only
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"
-    ),
-]
+pytestmark = [pytest.mark.browser, needs_chromium]
 
 
-def test_the_advisor_ranks_the_candidates_and_recommends_one(browser):
+def test_the_advisor_ranks_the_candidates_and_recommends_one(browser, url):
     from playwright.sync_api import expect
 
     page = browser.new_page(viewport={"width": 1280, "height": 1000})
-    page.goto(tiny_app(hosted=False))
+    page.goto(url)
     page.locator("#sv-tab-advisor-button").click()
     page.wait_for_selector("#sv-advisor-run")
     # Before a run: a placeholder saying what will appear, no table.
@@ -43,7 +32,4 @@ def test_the_advisor_ranks_the_candidates_and_recommends_one(browser):
     assert text.startswith("Use ") and ("Runner-up" in text or "plain decoding" in text)
     assert "draft-model[int8wo] γ=2" in text and "lookup γ=3" in text
     expect(page.locator("#sv-advisor-plot .js-plotly-plot")).to_have_count(1, timeout=WAIT_MS)
-    folder = os.environ.get("SPECVIZ_SCREENSHOTS")
-    if folder:
-        page.locator("#sv-tab-advisor").screenshot(path=str(Path(folder) / "lab-advisor.png"))
     page.close()

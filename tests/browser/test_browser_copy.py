@@ -2,29 +2,20 @@
 as tokens above the stream, and hovering a copied token lights up the prompt span it was copied
 from (the copies of an edit come from the prompt, which the stream itself never shows).
 
-With SPECVIZ_SCREENSHOTS naming a folder, the hovered copy, its tooltip and its lit source are
-saved there as screenshot-copy.png (the README's picture: ``SPECVIZ_SCREENSHOTS=assets``).
+The hovered copy, its tooltip and its lit source are screenshotted into the test's tmp_path with
+the region the README's picture takes (``python -m specviz screenshots assets copy`` retakes it).
 """
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
-from browser_checks import WAIT_MS, settled
-from test_browser import CHROMIUM, SCREENSHOTS, run_example
-from test_browser import browser as browser  # the module's chromium, a fixture
+from browser_checks import WAIT_MS, needs_chromium, run_example, settled
 
 from specviz.cli.screenshot_scenes import COPY_REGION_JS, PICK_COPY_JS
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"
-    ),
-]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium]
 
 EDITING = "Fix the bugs in this code: average"  # the first editing example
 
@@ -78,13 +69,10 @@ def test_hovering_a_copy_lights_its_source_in_the_prompt(page, tmp_path):
         " return r.top >= box.top && r.bottom <= box.bottom; }"
     )
 
-    if SCREENSHOTS:
-        settled(page, "#sv-tab-live")  # the tooltip and the lit source drawn in full
-        folder = Path(SCREENSHOTS)
-        page.screenshot(
-            path=str(folder / "screenshot-copy.png"), clip=_region(page), full_page=True
-        )
-        assert (folder / "screenshot-copy.png").stat().st_size > 30_000
+    settled(page, "#sv-tab-live")  # the tooltip and the lit source drawn in full
+    picture = tmp_path / "screenshot-copy.png"
+    page.screenshot(path=str(picture), clip=_region(page), full_page=True)
+    assert picture.stat().st_size > 30_000
 
     page.mouse.move(5, 5)  # off the copy: its source goes dark again
     expect(strip.locator(".sv-src")).to_have_count(0, timeout=WAIT_MS)

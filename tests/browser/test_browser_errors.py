@@ -7,9 +7,7 @@ any model is needed, so this runs in seconds.
 from __future__ import annotations
 
 import pytest
-from browser_checks import WAIT_MS, settled
-from test_browser import CHROMIUM
-from test_browser import browser as browser  # the module's chromium, a fixture
+from browser_checks import CHROMIUM, WAIT_MS, settled
 
 pytestmark = [
     pytest.mark.browser,
@@ -62,8 +60,7 @@ def test_a_damaged_trace_is_refused_in_words_before_it_queues(browser, url, tmp_
     is damaged at once, above the prompt where every refusal shows, and nothing queues."""
     import json
 
-    from test_export import trace_of
-    from ui_events import sample_run
+    from ui_events import sample_run, trace_of
 
     data = trace_of(sample_run())
     data["cycles"][2]["totals"]["elapsed_s"] = 1e12

@@ -2,8 +2,7 @@
 --trace`` replays in the app (no model loaded) with the recorded tokens and colours, an upload
 replays too, a finished run offers its downloads, and the report page draws with no network.
 
-Screenshots go to a temporary folder unless SPECVIZ_SCREENSHOTS names one ("assets" refreshes
-the README's report.png on purpose).
+Screenshots go to the test's tmp_path (``python -m specviz screenshots`` retakes the docs' pictures).
 """
 
 from __future__ import annotations
@@ -16,13 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import test_browser
-from browser_checks import WAIT_MS, settled
-from test_browser import SCREENSHOTS
-from test_browser import pytestmark as pytestmark  # browser, slow, needs Debian's chromium
+from browser_checks import WAIT_MS, needs_chromium, settled
 
-ROOT = Path(__file__).resolve().parent.parent
-browser = test_browser.browser  # the shared headless chromium fixture
+pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium]
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -132,8 +129,7 @@ def test_a_recorded_trace_replays_with_its_tokens_and_colours(browser, recorded,
         assert speedup == pytest.approx(trace["summary"]["specviz"]["speedup"], abs=1e-3)
         expect(race.locator(".sv-plain .sv-tok")).to_have_count(len(trace["plain"]))
         settled(page, "#sv-tab-live", charts=5)  # the cards' flip ends, the charts drawn
-        folder = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
-        page.screenshot(path=str(folder / "screenshot-replay.png"), full_page=True)
+        page.screenshot(path=str(tmp_path / "screenshot-replay.png"), full_page=True)
 
         # The same file, uploaded, replays again.
         page.locator("#sv-replay-upload input[type=file], input[type=file]").first.set_input_files(
@@ -152,7 +148,7 @@ def test_a_recorded_trace_replays_with_its_tokens_and_colours(browser, recorded,
         demo.close()
 
 
-def test_the_report_draws_its_charts_offline(browser, recorded):
+def test_the_report_draws_its_charts_offline(browser, recorded, tmp_path):
     from playwright.sync_api import expect
 
     context = browser.new_context(viewport={"width": 1200, "height": 900}, offline=True)
@@ -165,8 +161,7 @@ def test_the_report_draws_its_charts_offline(browser, recorded):
     settled(page, "body", charts=4)  # all four drawn, nothing moving
     assert [url for url in requests if not url.startswith("file:")] == []
     expect(page.locator(".sv-race .sv-speedup[data-speedup]")).to_have_count(1, timeout=WAIT_MS)
-    folder = Path(SCREENSHOTS) if SCREENSHOTS else recorded["report.html"].parent
-    page.screenshot(path=str(folder / "report.png"), full_page=True)
+    page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
     context.close()
 
 

@@ -9,16 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from browser_checks import WAIT_MS, at_least
-from test_browser import CHROMIUM
-from test_browser import browser as browser  # the module's chromium, a fixture
+from browser_checks import WAIT_MS, at_least, needs_chromium
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"
-    ),
-]
+pytestmark = [pytest.mark.browser, needs_chromium]
 
 
 @pytest.fixture(scope="module")

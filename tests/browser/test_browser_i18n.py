@@ -8,18 +8,16 @@ whose server-rendered panels (legend, cycle cards, status) are English after a S
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from browser_checks import at_least, settled
-from test_browser import SCREENSHOTS, run_example
-from test_browser import browser as browser  # the module's chromium, a fixture
-from test_browser import pytestmark as pytestmark  # browser, slow, needs chromium
+from browser_checks import at_least, needs_chromium, run_example, settled
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium]
 
 
 @pytest.fixture(scope="module")
 def site() -> Iterator[str]:
-    from conftest import shared_model_cache
+    from ui_fixtures import shared_model_cache
 
     from specviz.app.site import bilingual_app, serve
     from specviz.models.presets import default_preset, load_presets
@@ -56,9 +54,8 @@ def test_a_japanese_browser_runs_the_app_in_japanese_and_switches(browser, site,
 
     settled(page, "#sv-tab-live", charts=5)  # the cards' flip animation ends, the charts drawn
     page.locator("#sv-status").scroll_into_view_if_needed()
-    folder = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
-    page.screenshot(path=str(folder / "screenshot-ja.png"))
-    assert (folder / "screenshot-ja.png").stat().st_size > 50_000
+    page.screenshot(path=str(tmp_path / "screenshot-ja.png"))
+    assert (tmp_path / "screenshot-ja.png").stat().st_size > 50_000
 
     # The switch: the English page, whose server-rendered panels are English after a Step.
     page.locator("#sv-language a[hreflang=en]").click()

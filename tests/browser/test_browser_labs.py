@@ -4,29 +4,23 @@ draws its charts, and the exactness lab's wrong rule is caught in the browser to
 from __future__ import annotations
 
 import pytest
-from browser_checks import WAIT_MS, at_least
-from test_browser import ARGS, CHROMIUM, _set_number
-from test_browser import pytestmark as pytestmark  # browser, slow, needs Debian's chromium
+from browser_checks import at_least, needs_chromium, set_number
 
 from specviz.models.presets import TASKS
 
+pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium]
+
 
 @pytest.fixture(scope="module")
-def page():
-    from playwright.sync_api import expect, sync_playwright
+def page(browser):
+    """One page of the live app for the whole module: the labs run one after another in it."""
     from ui_fixtures import live_app
 
-    expect.set_options(timeout=WAIT_MS)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=ARGS
-        )
-        page = browser.new_page(viewport={"width": 1440, "height": 1400})
-        page.set_default_timeout(WAIT_MS)
-        page.goto(live_app())
-        page.wait_for_selector("#sv-run")
-        yield page
-        browser.close()
+    page = browser.new_page(viewport={"width": 1440, "height": 1400})
+    page.goto(live_app())
+    page.wait_for_selector("#sv-run")
+    yield page
+    page.close()
 
 
 def _open(page, tab: str) -> None:
@@ -40,7 +34,7 @@ def _bars(page, plot: str):
 
 
 def test_inspector_opens_the_clicked_cycle(page):
-    _set_number(page, "sv-max-new-tokens", 16)
+    set_number(page, "sv-max-new-tokens", 16)
     page.locator("#sv-run").click()
     page.wait_for_selector("#sv-status .sv-status-done", timeout=120_000)
     cycles = page.locator("#sv-stream .sv-cycle")
@@ -54,9 +48,9 @@ def test_inspector_opens_the_clicked_cycle(page):
 
 
 def test_exactness_lab_passes_the_rule_and_catches_the_wrong_one(page):
-    _set_number(page, "sv-temperature", 1)
+    set_number(page, "sv-temperature", 1)
     _open(page, "exactness")
-    _set_number(page, "sv-exact-n", 300)
+    set_number(page, "sv-exact-n", 300)
     page.locator("#sv-exact-run").click()
     page.wait_for_selector("#sv-exact-status .sv-status-done", timeout=240_000)
     at_least(_bars(page, "#sv-exact-first"), 1)
@@ -68,11 +62,11 @@ def test_exactness_lab_passes_the_rule_and_catches_the_wrong_one(page):
     page.wait_for_selector("#sv-exact-summary .sv-lab-bad", timeout=240_000)
     assert "the test sees a difference" in page.locator("#sv-exact-summary").inner_text()
     page.locator("#sv-rule").get_by_text("The paper's rule", exact=False).click()
-    _set_number(page, "sv-temperature", 0)
+    set_number(page, "sv-temperature", 0)
 
 
 def test_speedup_and_cost_labs_measure_and_project(page):
-    _set_number(page, "sv-max-new-tokens", 12)
+    set_number(page, "sv-max-new-tokens", 12)
     _open(page, "speedup")
     page.locator("#sv-tab-speedup textarea, #sv-tab-speedup input[type=text]").first.fill("1,3")
     page.locator("#sv-speedup-run").click()
@@ -82,7 +76,7 @@ def test_speedup_and_cost_labs_measure_and_project(page):
     at_least(_bars(page, "#sv-speedup-plot"), 2)  # the measured points at γ = 1 and 3
 
     _open(page, "cost")
-    _set_number(page, "sv-cost-sizes", 4)
+    set_number(page, "sv-cost-sizes", 4)
     page.locator("#sv-cost-run").click()
     page.wait_for_selector("#sv-cost-status .sv-status-done", timeout=300_000)
     at_least(_bars(page, "#sv-cost-plot"), 4)
@@ -94,9 +88,9 @@ def test_speedup_and_cost_labs_measure_and_project(page):
 def test_task_dependence_lab_runs_every_task(page):
     from playwright.sync_api import expect
 
-    _set_number(page, "sv-max-new-tokens", 6)
+    set_number(page, "sv-max-new-tokens", 6)
     _open(page, "tasks")
-    _set_number(page, "sv-tasks-repeats", 1)  # one run of each method per task: the lab's path
+    set_number(page, "sv-tasks-repeats", 1)  # one run of each method per task: the lab's path
     page.locator("#sv-tasks-run").click()
     page.wait_for_selector("#sv-tasks-status .sv-status-done", timeout=400_000)
     tasks = len(TASKS)  # the bundled preset has prompts for every task group

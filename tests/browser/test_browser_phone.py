@@ -4,23 +4,19 @@ no chart toolbar covers a title, and a tap on a token shows its details before a
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
-from browser_checks import WAIT_MS, app_requests, at_least, no_horizontal_scroll, settled, top
-from test_browser import CHROMIUM, _set_number
-from test_browser import browser as browser  # the module's chromium, a fixture
-from test_browser_present import url as url  # the tiny app, a fixture
+from browser_checks import (
+    WAIT_MS,
+    app_requests,
+    at_least,
+    needs_chromium,
+    no_horizontal_scroll,
+    set_number,
+    settled,
+    top,
+)
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"
-    ),
-]
-
-SCREENSHOTS = os.environ.get("SPECVIZ_SCREENSHOTS")
+pytestmark = [pytest.mark.browser, needs_chromium]
 
 
 def open_on_a_phone(browser, url):
@@ -48,7 +44,7 @@ def test_the_phone_shows_the_run_first_and_never_scrolls_sideways(phone, tmp_pat
     assert no_horizontal_scroll(phone)
     assert top(phone, "#sv-stream") < top(phone, "#sv-cards") < top(phone, "#sv-prompt")
     assert top(phone, "#sv-stream") < 844  # on the first screen
-    _set_number(phone, "sv-max-new-tokens", 16)
+    set_number(phone, "sv-max-new-tokens", 16)
     phone.locator("#sv-run").tap()
     phone.wait_for_selector("#sv-status .sv-status-done", timeout=WAIT_MS)
     settled(phone, "#sv-page", charts=5)  # laid out: the run drawn, the charts too
@@ -60,15 +56,14 @@ def test_the_phone_shows_the_run_first_and_never_scrolls_sideways(phone, tmp_pat
     assert boxes[1]["x"] > boxes[0]["x"] + boxes[0]["width"] - 1
     # Plotly's toolbar is hidden, so it covers no chart title.
     assert phone.locator("#sv-tab-live .modebar-container").first.is_hidden()
-    folder = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
     phone.evaluate("window.scrollTo(0, 0)")
-    phone.screenshot(path=str(folder / "phone-390x844.png"))
+    phone.screenshot(path=str(tmp_path / "phone-390x844.png"))
 
 
 def test_a_tap_shows_the_token_before_the_inspector(phone):
     from playwright.sync_api import expect
 
-    _set_number(phone, "sv-max-new-tokens", 16)
+    set_number(phone, "sv-max-new-tokens", 16)
     phone.locator("#sv-run").tap()
     phone.wait_for_selector("#sv-status .sv-status-done", timeout=WAIT_MS)
     token = phone.locator("#sv-stream .sv-cycle").nth(1).locator(".sv-tok").first
@@ -101,7 +96,7 @@ def test_hosted_mode_on_a_phone(browser, tmp_path):
     context, page = open_on_a_phone(browser, tiny_app(hosted=True))
     assert no_horizontal_scroll(page)
     assert "at most 256 here" in page.locator("#sv-max-new-tokens").inner_text()
-    _set_number(page, "sv-max-new-tokens", 16)
+    set_number(page, "sv-max-new-tokens", 16)
     page.locator("#sv-run").tap()
     page.wait_for_selector("#sv-status .sv-status-done", timeout=WAIT_MS)
     settled(page, "#sv-page", charts=5)  # laid out: the run drawn, the charts too
@@ -110,7 +105,6 @@ def test_hosted_mode_on_a_phone(browser, tmp_path):
     assert page.locator("#sv-counters .sv-stat").first.is_visible()
     run = page.locator("#sv-run").bounding_box()
     assert run is not None and run["x"] >= 0 and run["x"] + run["width"] <= 390
-    folder = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
     page.evaluate("window.scrollTo(0, 0)")
-    page.screenshot(path=str(folder / "phone-hosted-390x844.png"))
+    page.screenshot(path=str(tmp_path / "phone-hosted-390x844.png"))
     context.close()

@@ -2,28 +2,26 @@
 
 The tiny models answer in milliseconds, so each test runs a whole generation in a second or two;
 what is checked is the page: sizes, contrast, order, scrolling, and the player's moves. Screenshots
-go to a temporary folder unless SPECVIZ_SCREENSHOTS names one.
+go to the test's temporary folder (the README's pictures come from python -m specviz screenshots).
 """
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
 
 import pytest
 from browser_checks import (
+    CHROMIUM,
     NOTES,
     STYLE_JS,
     WAIT_MS,
     contrast,
     events_over,
     no_horizontal_scroll,
+    set_number,
     settled,
     top,
 )
-from test_browser import CHROMIUM, _set_number
-from test_browser import browser as browser  # the module's chromium, a fixture
 
 from specviz.views.present_html import GLOSSARY
 
@@ -33,15 +31,6 @@ pytestmark = [
         not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"
     ),
 ]
-
-SCREENSHOTS = os.environ.get("SPECVIZ_SCREENSHOTS")
-
-
-@pytest.fixture(scope="module")
-def url() -> str:
-    from hosted_fixtures import tiny_app
-
-    return tiny_app(hosted=False)
 
 
 @pytest.fixture
@@ -56,7 +45,7 @@ def page(browser, url):
 
 def run(page, tokens: int = 24) -> int:
     """Press Run with *tokens* new tokens and wait for the end; the cycles it took."""
-    _set_number(page, "sv-max-new-tokens", tokens)
+    set_number(page, "sv-max-new-tokens", tokens)
     page.locator("#sv-run").click()
     page.wait_for_selector("#sv-status .sv-status-done", timeout=WAIT_MS)
     return cycles_shown(page)
@@ -74,7 +63,7 @@ def present_on(page) -> None:
 def test_presentation_mode_reads_from_the_back_of_the_room(page, tmp_path):
     from playwright.sync_api import expect
 
-    _set_number(page, "sv-max-new-tokens", 24)  # the controls hide in presentation mode
+    set_number(page, "sv-max-new-tokens", 24)  # the controls hide in presentation mode
     page.locator("#sv-race-toggle input").check()  # the race shows above the charts too
     present_on(page)
     assert not page.locator("#sv-prompt").is_visible()  # settings: one line
@@ -119,7 +108,7 @@ def test_presentation_mode_reads_from_the_back_of_the_room(page, tmp_path):
     box = headline.bounding_box()
     assert box is not None and box["y"] + box["height"] <= 720
 
-    folder = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
+    folder = tmp_path
     for name, size in (("1280x720", (1280, 720)), ("1440x900", (1440, 900))):
         page.set_viewport_size({"width": size[0], "height": size[1]})
         page.wait_for_function("(width) => window.innerWidth === width", arg=size[0])
@@ -142,7 +131,7 @@ def test_presentation_mode_at_150_percent_zoom(browser, url, tmp_path, zoom):
     toggle = page.locator("#sv-present-toggle input")
     assert toggle.is_checked()
     toggle.uncheck()  # a short run: its box shows outside presentation mode
-    _set_number(page, "sv-max-new-tokens", 16)
+    set_number(page, "sv-max-new-tokens", 16)
     present_on(page)
     page.locator("#sv-run").click()
     page.wait_for_selector("#sv-status .sv-status-done", timeout=WAIT_MS)
@@ -156,7 +145,7 @@ def test_presentation_mode_at_150_percent_zoom(browser, url, tmp_path, zoom):
         expect(button).to_be_visible()
     assert page.locator("#sv-tabs .overflow-menu:visible").count() == 0
     assert top(page, "#sv-stream") < 480  # the stream starts on the first screen
-    folder = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
+    folder = tmp_path
     page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=str(folder / f"present-zoom150-{zoom}.png"))
     context.close()

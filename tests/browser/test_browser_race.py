@@ -5,16 +5,9 @@ counters lead with time."""
 from __future__ import annotations
 
 import pytest
-from browser_checks import WAIT_MS, events_over
-from test_browser import CHROMIUM
-from test_browser import browser as browser  # the module's chromium, a fixture
+from browser_checks import WAIT_MS, events_over, needs_chromium
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"
-    ),
-]
+pytestmark = [pytest.mark.browser, needs_chromium]
 
 LANES = ["Prompt lookup (copies)", "Hybrid (copies, else guesses)"]  # besides the draft model
 
@@ -31,13 +24,6 @@ RECORD_HEADLINES = """() => {
   };
   new MutationObserver(record).observe(race, {childList: true, subtree: true});
 }"""
-
-
-@pytest.fixture(scope="module")
-def url() -> str:
-    from hosted_fixtures import tiny_app
-
-    return tiny_app(False)  # the local limits: three drafter lanes
 
 
 def _headlines(page) -> list[dict]:

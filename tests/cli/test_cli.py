@@ -3,37 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
+from commands import assert_plain_error, run_cli
 
 from specviz.export.trace import read_trace
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def run_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "specviz", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def assert_plain_error(args: list[str], message: str) -> None:
-    """The command exits with status 2 and says message on stderr, with no traceback."""
-    result = run_cli(*args, timeout=120)
-    assert result.returncode == 2
-    assert message in result.stderr
-    assert "Traceback" not in result.stderr
 
 
 def test_presets_lists_the_default_first() -> None:
@@ -93,7 +68,7 @@ def test_generate_json_prints_a_real_trace() -> None:
 def test_generate_drafts_with_the_drafter_named(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tiny_pair: Any
 ) -> None:
-    from test_bench import EncodingPair
+    from commands import EncodingPair
 
     import specviz.cli.options
     from specviz.cli.main import main
@@ -112,7 +87,7 @@ def test_generate_drafts_with_the_drafter_named(
 def test_generate_speaks_japanese_with_lang_ja_before_or_after_the_command(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tiny_pair: Any
 ) -> None:
-    from test_bench import EncodingPair
+    from commands import EncodingPair
 
     import specviz.cli.options
     from specviz.cli.main import main

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_cli import assert_plain_error, run_cli
+from commands import assert_plain_error, run_cli
 
 
 def test_project_prints_a_labelled_projection_without_loading_models() -> None:

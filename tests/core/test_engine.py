@@ -5,31 +5,29 @@ from __future__ import annotations
 import itertools
 import math
 import operator
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
 import torch
-from conftest import (
+from exactness_checks import CHAIN_VOCAB, chain_pair, chi_square_p_value, sample_joint, wrong_verify
+from rule_drafters import RuleDrafter, successor
+from tiny_models import (
     EOS_ID,
     ByteTokenizer,
     MarkovLM,
-    RuleDrafter,
     TinyPair,
     eos_heavy_pair,
     random_transition,
-    successor,
     tiny_qwen,
 )
-from scipy.stats import chisquare
 
 import specviz.core.engine
 import specviz.core.sampling
 from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
 from specviz.core.events import Cycle, Origin
 from specviz.core.proposal import Drafter, Proposal
-from specviz.core.sampling import Sampler, Verdict, verify_sampled
+from specviz.core.sampling import Sampler
 from specviz.drafters.policy import next_gamma
 from specviz.drafters.registry import make_drafter
 from specviz.models.presets import DEFAULT_DRAFTER
@@ -302,70 +300,12 @@ def test_settings_reject_bad_values() -> None:
 
 # -- exactness: the whole engine against a known distribution -----------------------------------
 
-CHAIN_VOCAB = 4
-CHAIN_TOKENS = 3  # the test looks at the joint law of the first three generated tokens
-
-
-def chain_pair() -> TinyPair:
-    target = MarkovLM(random_transition(CHAIN_VOCAB, seed=11, concentration=1.0))
-    draft = MarkovLM(random_transition(CHAIN_VOCAB, seed=12, concentration=1.0))
-    return TinyPair(draft, target, ByteTokenizer(), frozenset())
-
-
-def sample_joint(
-    pair: TinyPair,
-    gamma: int,
-    samples: int,
-    drafter_for: Callable[[TinyPair], Drafter] = lambda pair: make_drafter(DEFAULT_DRAFTER, pair),
-    prompt_ids: tuple[int, ...] = (0, 1),  # must end with token 1 (chi_square_p_value's start)
-) -> Counter[tuple[int, ...]]:
-    prompt = torch.tensor([prompt_ids])
-    counts: Counter[tuple[int, ...]] = Counter()
-    for seed in range(samples):
-        settings = GenerationSettings(
-            gamma=gamma, temperature=1.0, max_new_tokens=CHAIN_TOKENS, seed=seed, stop_on_eos=False
-        )
-        cycles = speculative_generate(pair, prompt, settings, drafter_for(pair))
-        counts[tuple(t.token_id for c in cycles for t in c.emitted)] += 1
-    return counts
-
-
-def chi_square_p_value(pair: TinyPair, counts: Counter[tuple[int, ...]]) -> float:
-    transition = pair.target.transition  # type: ignore[union-attr]
-    cells = list(itertools.product(range(CHAIN_VOCAB), repeat=CHAIN_TOKENS))
-    expected = []
-    for cell in cells:
-        prob, last = 1.0, 1  # the prompt ends with token 1
-        for token in cell:
-            prob *= float(transition[last, token])
-            last = token
-        expected.append(prob)
-    total = sum(counts.values())
-    observed = [counts[cell] for cell in cells]
-    return float(chisquare(observed, [e * total for e in expected]).pvalue)
-
 
 @pytest.mark.parametrize("gamma", [1, 2, 4])
 def test_speculative_sampling_reproduces_the_target_distribution(gamma: int) -> None:
     pair = chain_pair()
     counts = sample_joint(pair, gamma, samples=20_000)
     assert chi_square_p_value(pair, counts) > 1e-3
-
-
-def wrong_verify(draft_ids, q_draft, p_target, uniforms, sampler) -> Verdict:  # type: ignore[no-untyped-def]
-    """The classic bug: after a rejection, resample from p instead of norm(max(0, p - q))."""
-    verdict = verify_sampled(draft_ids, q_draft, p_target, uniforms, sampler)
-    if verdict.accepted_len < draft_ids.shape[0]:
-        dist = p_target[verdict.accepted_len]
-        return Verdict(
-            verdict.accepted_len,
-            int(sampler.draw(dist)),
-            dist,
-            verdict.accept_probs,
-            verdict.p_at_draft,
-            verdict.q_at_draft,
-        )
-    return verdict
 
 
 def test_negative_control_a_wrong_rule_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import TinyPair
+from tiny_models import TinyPair
 
 from specviz.core.engine import (
     GenerationSettings,

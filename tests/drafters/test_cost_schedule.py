@@ -13,8 +13,8 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from conftest import TinyPair
-from test_engine import CHAIN_TOKENS, chain_pair, chi_square_p_value, wrong_verify
+from exactness_checks import CHAIN_TOKENS, chain_pair, chi_square_p_value, wrong_verify
+from tiny_models import TinyPair
 
 import specviz.core.engine
 from specviz.core.cost_model import StepCosts, step_costs_of

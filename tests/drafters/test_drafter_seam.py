@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import RuleDrafter
 from hosted_fixtures import TinyCache
+from rule_drafters import RuleDrafter
 
 from specviz.app.configs_panel import current_snippets
 from specviz.app.gpu_work import Runs
@@ -38,7 +38,7 @@ from specviz.views.run_html import stream_html
 
 KIND = "always-e"
 E = ord("e")  # the byte "e": one token on the tiny byte models
-PACKAGE = Path(__file__).resolve().parent.parent / "specviz"
+PACKAGE = Path(__file__).resolve().parents[2] / "specviz"
 PRESETS = load_presets()
 PRESET = default_preset(PRESETS)
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import EOS_ID, RuleDrafter, TinyPair, copy_after_last_match
+from rule_drafters import RuleDrafter, copy_after_last_match
+from tiny_models import EOS_ID, TinyPair
 
 from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
 from specviz.core.events import Origin

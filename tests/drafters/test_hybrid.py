@@ -6,7 +6,8 @@ import itertools
 
 import pytest
 import torch
-from conftest import TinyPair, record_proposals
+from rule_drafters import record_proposals
+from tiny_models import TinyPair
 
 from specviz.core.engine import GenerationSettings, speculative_generate
 from specviz.core.sampling import Sampler
@@ -167,7 +168,7 @@ def test_a_bad_check_option_is_refused() -> None:
 @pytest.mark.parametrize("gamma", [2, 4])
 def test_checked_copies_keep_the_target_law(gamma: int) -> None:
     """Chi-square against the Markov chain's closed-form law, with a prompt lookup can copy from."""
-    from test_engine import chain_pair, chi_square_p_value, sample_joint
+    from exactness_checks import chain_pair, chi_square_p_value, sample_joint
 
     pair = chain_pair()
     counts = sample_joint(
@@ -181,7 +182,7 @@ def test_checked_copies_keep_the_target_law(gamma: int) -> None:
 
 
 def test_checked_copies_with_the_wrong_rule_are_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    from test_engine import chain_pair, chi_square_p_value, sample_joint, wrong_verify
+    from exactness_checks import chain_pair, chi_square_p_value, sample_joint, wrong_verify
 
     import specviz.core.engine
 

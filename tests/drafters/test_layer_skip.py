@@ -9,10 +9,10 @@ from dataclasses import dataclass, replace
 
 import pytest
 import torch
-from conftest import EOS_ID, ByteTokenizer, TinyPair, record_proposals, tiny_qwen
+from exactness_checks import assert_greedy_equals_plain, chain_pair, wrong_verify
+from rule_drafters import record_proposals
 from scipy.stats import chisquare
-from test_engine import chain_pair, wrong_verify
-from test_prompt_lookup import assert_greedy_equals_plain
+from tiny_models import EOS_ID, ByteTokenizer, TinyPair, tiny_qwen
 
 import specviz.core.engine
 from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
@@ -378,7 +378,7 @@ def test_greedy_layer_skip_equals_plain_decoding_on_the_bundled_pair_in_float32(
 def test_bench_rows_for_layer_skip_with_transformers_early_exit_beside_exit_k(
     tiny_pair: TinyPair,
 ) -> None:
-    from test_bench import PRESET, EncodingPair, grid
+    from commands import COMMAND_PRESET, EncodingPair, small_grid
 
     from specviz.cli.bench import split_drafter_specs
     from specviz.measure.bench import run_bench_grid
@@ -389,7 +389,7 @@ def test_bench_rows_for_layer_skip_with_transformers_early_exit_beside_exit_k(
     drafters = split_drafter_specs("layerskip:exit=1,layerskip:skip=1")
     assert drafters == ("layerskip:exit=1", "layerskip:skip=1")
     result = run_bench_grid(
-        bench_pair, PRESET, grid(adaptive_start=0, drafters=drafters, repeats=1)
+        bench_pair, COMMAND_PRESET, small_grid(adaptive_start=0, drafters=drafters, repeats=1)
     )
     early_exit, skip = result.rows
     assert early_exit.transformers is not None  # generate(assistant_early_exit=1)
@@ -401,7 +401,7 @@ def test_bench_rows_for_layer_skip_with_transformers_early_exit_beside_exit_k(
 @pytest.fixture
 def cli_pair(monkeypatch: pytest.MonkeyPatch, tiny_pair: TinyPair) -> None:
     """The commands load the tiny pair instead of the bundled one."""
-    from test_bench import EncodingPair
+    from commands import EncodingPair
 
     import specviz.cli.options
 

@@ -6,11 +6,17 @@ import random
 
 import pytest
 import torch
-from conftest import EOS_ID, TinyPair
-from test_engine import chain_pair, chi_square_p_value, sample_joint
+from exactness_checks import (
+    REPEATING_PROMPT,
+    assert_greedy_equals_plain,
+    chain_pair,
+    chi_square_p_value,
+    sample_joint,
+)
+from tiny_models import EOS_ID, TinyPair
 
 import specviz.core.sampling
-from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
+from specviz.core.engine import GenerationSettings, speculative_generate
 from specviz.core.proposal import Proposal
 from specviz.core.sampling import Sampler
 from specviz.drafters.base import DrafterSpec
@@ -162,13 +168,6 @@ def test_options_parse_with_defaults_and_plain_errors(tiny_pair: TinyPair) -> No
 
 # -- through the engine ----------------------------------------------------------------------------
 
-PROMPT = torch.tensor([list(b"def add(a, b):\n    return a + b\n\ndef add(a, b):")])
-
-
-def run(pair: TinyPair, settings: GenerationSettings, spec: str) -> list[int]:
-    cycles = speculative_generate(pair, PROMPT, settings, make_drafter(spec, pair))
-    return [token.token_id for cycle in cycles for token in cycle.emitted]
-
 
 @pytest.mark.parametrize("spec", ["lookup", "lookup:occurrence=latest,min_ngram=2", "hybrid"])
 @pytest.mark.parametrize(("gamma", "adaptive"), [(1, False), (4, False), (3, True)])
@@ -178,21 +177,14 @@ def test_greedy_equals_plain_decoding(
     assert_greedy_equals_plain(tiny_pair, spec, gamma, adaptive)
 
 
-def assert_greedy_equals_plain(pair: TinyPair, spec: str, gamma: int, adaptive: bool) -> None:
-    """Greedy speculative decoding with the drafter spec emits plain greedy decoding's tokens."""
-    settings = GenerationSettings(
-        gamma=gamma, adaptive_gamma=adaptive, max_new_tokens=40, stop_on_eos=False
-    )
-    plain = [step.token.token_id for step in autoregressive_generate(pair, PROMPT, settings)]
-    assert run(pair, settings, spec) == plain
-
-
 def test_no_match_is_a_plain_step_and_copies_are_recorded(tiny_pair: TinyPair) -> None:
     settings = GenerationSettings(gamma=4, max_new_tokens=40, stop_on_eos=False)
     cycles = list(
-        speculative_generate(tiny_pair, PROMPT, settings, make_drafter("lookup", tiny_pair))
+        speculative_generate(
+            tiny_pair, REPEATING_PROMPT, settings, make_drafter("lookup", tiny_pair)
+        )
     )
-    context = PROMPT[0].tolist() + [t.token_id for c in cycles for t in c.emitted]
+    context = REPEATING_PROMPT[0].tolist() + [t.token_id for c in cycles for t in c.emitted]
     plain_steps = [cycle for cycle in cycles if cycle.draft_len == 0]
     copies = [cycle for cycle in cycles if cycle.draft_len > 0]
     assert plain_steps and copies

@@ -7,14 +7,24 @@ import csv
 import io
 import json
 import re
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 import torch
-from conftest import TinyPair
-from ui_events import XSS, XSS_IMG, draft, make_cycle, plain_run, sample_run
+from tiny_models import TinyPair
+from ui_events import (
+    HARDWARE,
+    VERSIONS,
+    XSS,
+    XSS_IMG,
+    draft,
+    make_cycle,
+    plain_run,
+    sample_run,
+    setup_for,
+    trace_of,
+)
 
 from specviz.core.engine import autoregressive_generate, speculative_generate
 from specviz.core.events import Cycle, Origin, Step, Totals
@@ -27,7 +37,6 @@ from specviz.export.report import report_html
 from specviz.export.summary import llama_cpp_summary, vllm_summary
 from specviz.export.trace import (
     MAX_TRACE_BYTES,
-    RunSetup,
     TraceError,
     build_trace,
     model_id,
@@ -40,39 +49,6 @@ from specviz.measure.race_records import engine_seconds
 from specviz.models.presets import DEFAULT_DRAFTER
 from specviz.views import race_html as race_views
 from specviz.views import run_html as render
-
-HARDWARE = {"device": "cpu", "cpu": "Test CPU", "cpu_flags": ["avx2"], "cores": 2, "gpu": None}
-VERSIONS = {"python": "3.11", "torch": "2", "transformers": "5", "specviz_commit": None}
-
-
-def setup_for(prompt: str = "def fib(n):", **settings: Any) -> RunSetup:
-    return RunSetup(
-        preset="test",
-        label="Test <pair>",
-        draft="bundled:draft",
-        target="bundled:target",
-        dtype="float32",
-        device="cpu",
-        draft_format="none",
-        drafter="draft-model",
-        settings=asdict(GenerationSettings(**settings)),
-        prompt=prompt,
-        chat_template=False,
-        prompt_tokens=11,
-    )
-
-
-def trace_of(
-    cycles: list[Cycle], steps: list[Step] | tuple[Step, ...] = (), prompt: str = "hi"
-) -> dict[str, Any]:
-    return build_trace(
-        setup_for(prompt),
-        cycles,
-        steps,
-        recorded_at="2026-12-01T10:00:00+00:00",
-        hardware=HARDWARE,
-        versions=VERSIONS,
-    )
 
 
 def no_draft_cycle(index: int, start: int, totals: Totals) -> Cycle:

@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_export import trace_of
-from ui_events import make_cycle, plain_run, sample_run
+from ui_events import make_cycle, plain_run, sample_run, trace_of
 
 from specviz.app import export_panel, race_panel
 from specviz.app.limits import HOSTED, LOCAL

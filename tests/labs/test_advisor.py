@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 import torch
-from conftest import TinyPair, tiny_qwen
+from tiny_models import TinyPair, tiny_qwen
 
 from specviz.cli.advise import advice_draft_formats, advice_prompts
 from specviz.core.events import Totals
@@ -352,7 +352,7 @@ def test_the_advise_command_measures_the_presets_format_and_prints_json(
 ) -> None:
     import json
 
-    from test_bench import EncodingPair
+    from commands import EncodingPair
 
     from specviz.cli import advise as advise_cli
     from specviz.cli.main import main

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import tiny_qwen
+from tiny_models import tiny_qwen
 
 from specviz.labs.speedup.cost_curve import iter_verification_cost, measure_verification_cost
 

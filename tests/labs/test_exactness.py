@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from conftest import ByteTokenizer, MarkovLM, TinyPair, random_transition
 from scipy.stats import chi2_contingency, chisquare
+from tiny_models import ByteTokenizer, MarkovLM, TinyPair, random_transition
 
 import specviz.labs.exactness.experiment
 from specviz.core.sampling import logits_to_probs

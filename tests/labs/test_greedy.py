@@ -4,7 +4,7 @@ staged between forwards so the app can stop it."""
 from __future__ import annotations
 
 import torch
-from conftest import TinyPair
+from tiny_models import TinyPair
 
 from specviz.core.settings import GenerationSettings
 from specviz.labs.exactness.greedy import greedy_equality, iter_greedy_equality

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 import torch
-from conftest import TinyPair, eos_heavy_pair
+from tiny_models import TinyPair, eos_heavy_pair
 from ui_events import XSS, XSS_IMG, sample_run
 
 from specviz.core.engine import GenerationSettings, speculative_generate

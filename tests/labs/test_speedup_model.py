@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import torch
-from conftest import TinyPair, tiny_config, tiny_qwen
+from tiny_models import TinyPair, tiny_config, tiny_qwen
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
 from specviz.core.events import Totals

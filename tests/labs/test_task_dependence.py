@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import TinyPair
+from tiny_models import TinyPair
 
 from specviz.core.engine import GenerationSettings, speculative_generate
 from specviz.core.events import Totals

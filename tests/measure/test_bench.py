@@ -3,66 +3,23 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
 
 import pytest
-import torch
-from conftest import TinyPair
-from test_cli import run_cli
+from commands import COMMAND_PRESET, EncodingPair, run_cli, small_grid
 
 from specviz.cli import bench as bench_cli
 from specviz.cli.main import main
 from specviz.core.settings import GenerationSettings
-from specviz.measure.bench import BenchGrid, run_bench_grid
-
-
-@dataclass
-class EncodingPair(TinyPair):
-    """The tiny pair with what commands read of a loaded pair: prompts to ids, device, dtype."""
-
-    device: torch.device = field(default_factory=lambda: torch.device("cpu"))
-    dtype: torch.dtype = torch.float32
-    cost_report: None = None  # no step costs measured for the tiny pair
-
-    def encode_prompt(self, text: str, chat: bool = True) -> torch.Tensor:
-        return torch.tensor([self.tokenizer.encode(text)])
-
-
-PRESET = SimpleNamespace(
-    id="tiny",
-    prompts={"code": ("def add(a, b):",), "story": ("Once upon a time",)},
-    chat_template=False,
-    draft_quantization="none",
-    drafter="draft-model",
-    settings=GenerationSettings(),
-)
-
-
-def grid(**changes: Any) -> BenchGrid:
-    base: dict[str, Any] = {
-        "tasks": ("code",),
-        "gammas": (3,),
-        "adaptive_start": 2,
-        "temperatures": (0.0,),
-        "repeats": 2,
-        "base": GenerationSettings(max_new_tokens=8),
-    }
-    return BenchGrid(**(base | changes))
-
-
-@pytest.fixture(scope="module")
-def pair(tiny_pair: TinyPair) -> EncodingPair:
-    return EncodingPair(
-        tiny_pair.draft, tiny_pair.target, tiny_pair.tokenizer, tiny_pair.eos_token_ids
-    )
+from specviz.measure.bench import run_bench_grid
 
 
 def test_grid_gives_one_row_per_gamma_with_all_three_methods(pair: EncodingPair) -> None:
     shown: list[str] = []
-    result = run_bench_grid(pair, PRESET, grid(), on_row=lambda row: shown.append(row.gamma))
+    result = run_bench_grid(
+        pair, COMMAND_PRESET, small_grid(), on_row=lambda row: shown.append(row.gamma)
+    )
     assert shown == ["3", "adaptive(2)"] and [row.gamma for row in result.rows] == shown
     for row in result.rows:
         assert row.plain is result.rows[0].plain or row.plain == result.rows[0].plain
@@ -76,7 +33,7 @@ def test_grid_gives_one_row_per_gamma_with_all_three_methods(pair: EncodingPair)
 
 def test_a_row_per_drafter_each_against_its_transformers_counterpart(pair: EncodingPair) -> None:
     drafters = ("draft-model", "lookup:max_ngram=3", "hybrid")
-    result = run_bench_grid(pair, PRESET, grid(adaptive_start=0, drafters=drafters))
+    result = run_bench_grid(pair, COMMAND_PRESET, small_grid(adaptive_start=0, drafters=drafters))
     assert [(row.gamma, row.drafter) for row in result.rows] == [("3", spec) for spec in drafters]
     model, lookup, hybrid = result.rows
     for row in result.rows:
@@ -110,7 +67,9 @@ def test_bench_refuses_a_bad_drafter_before_loading(capsys: pytest.CaptureFixtur
 
 def test_a_spent_budget_skips_whole_groups(pair: EncodingPair) -> None:
     result = run_bench_grid(
-        pair, PRESET, grid(tasks=("code", "story"), time_budget_s=0.0, transformers=False)
+        pair,
+        COMMAND_PRESET,
+        small_grid(tasks=("code", "story"), time_budget_s=0.0, transformers=False),
     )
     assert result.rows == []
     assert result.cut == ["code T=0: skipped", "story T=0: skipped"]
@@ -118,13 +77,7 @@ def test_a_spent_budget_skips_whole_groups(pair: EncodingPair) -> None:
 
 def test_unknown_tasks_are_refused(pair: EncodingPair) -> None:
     with pytest.raises(ValueError, match="no prompts for poetry"):
-        run_bench_grid(pair, PRESET, grid(tasks=("poetry",)))
-
-
-@pytest.fixture
-def on_tiny_pair(pair: EncodingPair, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`python -m specviz bench` on the tiny pair instead of loading the preset's."""
-    monkeypatch.setattr(bench_cli, "load_pair_for", lambda args, preset: pair)
+        run_bench_grid(pair, COMMAND_PRESET, small_grid(tasks=("poetry",)))
 
 
 @pytest.mark.usefixtures("on_tiny_pair")
@@ -170,12 +123,18 @@ def test_each_method_decodes_every_prompt_of_the_group_pooled_into_one_row(
     pair: EncodingPair,
 ) -> None:
     prompts = {"editing": ("def add(a, b):", "Once upon a time", "x = 1")}
-    one = run_bench_grid(pair, PRESET, grid(tasks=("editing",), prompts=prompts, repeats=1))
+    one = run_bench_grid(
+        pair, COMMAND_PRESET, small_grid(tasks=("editing",), prompts=prompts, repeats=1)
+    )
     two = run_bench_grid(
-        pair, PRESET, grid(tasks=("editing",), prompts=prompts, prompts_per_task=2, repeats=1)
+        pair,
+        COMMAND_PRESET,
+        small_grid(tasks=("editing",), prompts=prompts, prompts_per_task=2, repeats=1),
     )
     every = run_bench_grid(
-        pair, PRESET, grid(tasks=("editing",), prompts=prompts, prompts_per_task=0, repeats=1)
+        pair,
+        COMMAND_PRESET,
+        small_grid(tasks=("editing",), prompts=prompts, prompts_per_task=0, repeats=1),
     )
     # 8 new tokens per prompt (the tiny pair has no EOS in reach), every method alike.
     for result, count in ((one, 1), (two, 2), (every, 3)):

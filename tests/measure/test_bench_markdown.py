@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_bench import EncodingPair, on_tiny_pair, pair  # noqa: F401 (fixtures)
 
 from specviz.cli.main import main
 from specviz.measure.bench_markdown import (
@@ -20,7 +19,7 @@ from specviz.measure.bench_markdown import (
     render_table,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import TinyPair, eos_heavy_pair, tiny_qwen
-from test_bench import PRESET, EncodingPair
+from commands import EncodingPair
+from tiny_models import eos_heavy_pair, tiny_qwen
 
 from specviz.cli import measure as measure_cli
 from specviz.cli.main import main
@@ -30,26 +30,11 @@ from specviz.text import UserError
 PROMPT = torch.tensor([list(b"def fibonacci(n):")])
 
 
-@pytest.fixture(scope="module")
-def pair(tiny_pair: TinyPair) -> EncodingPair:
-    return EncodingPair(
-        tiny_pair.draft, tiny_pair.target, tiny_pair.tokenizer, tiny_pair.eos_token_ids
-    )
-
-
 def prompts_file(folder: Path, text: str) -> Path:
     """A --prompts-file in *folder* holding *text* (TOML)."""
     path = folder / "prompts.toml"
     path.write_text(text)
     return path
-
-
-@pytest.fixture
-def tiny_loaded(pair: EncodingPair, monkeypatch: pytest.MonkeyPatch) -> EncodingPair:
-    """Commands that load the preset's pair get the tiny pair and the tiny preset instead."""
-    monkeypatch.setattr(measure_cli, "load_pair_for", lambda args, preset: pair)
-    monkeypatch.setattr(measure_cli, "preset_for", lambda args: PRESET)
-    return pair
 
 
 def test_every_subcommand_parses_and_documents_itself(capsys: pytest.CaptureFixture[str]) -> None:

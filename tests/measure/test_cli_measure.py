@@ -6,8 +6,6 @@ import json
 
 import pytest
 import torch
-from test_bench_measure import pair as pair  # the tiny pair as commands see it, a fixture
-from test_bench_measure import tiny_loaded as tiny_loaded  # the commands load it, a fixture
 
 from specviz.cli.main import main
 from specviz.core.engine import speculative_generate

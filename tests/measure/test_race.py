@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import pytest
 import torch
-from conftest import TinyPair
-from ui_events import plain_run, race_result, sample_run
+from tiny_models import TinyPair
+from ui_events import lengthened, plain_run, race_result, sample_run
 
 from specviz.core.settings import GenerationSettings
 from specviz.measure.race import iter_race
@@ -61,6 +61,9 @@ def test_every_lane_decodes_the_same_tokens_greedily_and_is_timed_by_the_engine(
         assert speed is not None and speed.low <= speed.median <= speed.high
     gain = result.gain("lookup")
     assert gain is not None and gain.speedup.count == 2
+    # The CPU other programs took while it ran is recorded (Linux's /proc/stat), for firmness.
+    assert result.others_share is not None and 0.0 <= result.others_share <= 1.0
+    assert gain.firmness.label.text() == "inconclusive"  # 10 tokens a run
     assert "Every lane produced exactly the same tokens." in race_html.race_html(result)
 
 
@@ -84,12 +87,18 @@ def test_spread_is_the_median_and_range() -> None:
         Spread.of([])
 
 
-def test_speedup_is_the_median_of_ratios_paired_by_repeat() -> None:
-    # plain 10, 5, 10 tok/s; the lane 20, 20, 10 tok/s -> paired ratios 2, 4, 1.
+def test_speedup_is_the_ratio_of_the_median_speeds_with_the_paired_range() -> None:
+    # plain 10, 5, 10 tok/s; the lane 20, 20, 10 tok/s -> medians 20 / 10, paired ratios 2, 4, 1.
     result = race_result([1.0, 2.0, 1.0], {"lookup": [1.0, 1.0, 2.0]})
     gain = result.gain("lookup")
     assert gain is not None
     assert (gain.speedup.median, gain.speedup.low, gain.speedup.high) == pytest.approx((2, 1, 4))
+    # Where the median of the ratios (0.5, 2, 2: 2) and the ratio of the medians part, the
+    # headline is the ratio of the medians the lanes show: plain 10, 10, 5; lane 5, 20, 10.
+    parted = race_result([1.0, 1.0, 2.0], {"lookup": [4.0, 1.0, 2.0]}).gain("lookup")
+    assert parted is not None and parted.speedup.median == pytest.approx(10 / 10)
+    assert (parted.speedup.low, parted.speedup.high) == pytest.approx((0.5, 2))
+    assert gain.tokens == 9
     # 9 tokens at plain's pace less the lane's time: 0.9 - 0.45, 1.8 - 0.45, 0.9 - 0.9.
     saved = gain.seconds_saved
     assert (saved.median, saved.low, saved.high) == pytest.approx((0.45, 0.0, 1.35))
@@ -113,7 +122,8 @@ def _speedups(markup: str) -> dict[str, str]:
 
 
 def test_the_headline_is_the_final_ratio_in_every_replay_frame() -> None:
-    result = race_result([1.0, 1.0, 1.0], {"draft-model": [2.0, 2.0, 2.0], "lookup": [1.0] * 3})
+    lanes = {"draft-model": [2.0, 2.0, 2.0], "lookup": [1.0] * 3}
+    result = lengthened(race_result([1.0, 1.0, 1.0], lanes), 16)  # 144 tokens a run
     final = _speedups(race_html.race_html(result))
     assert final == {"draft-model": "1.000", "lookup": "2.000"}
     duration = race_html.replay_duration(result)
@@ -139,13 +149,14 @@ def test_no_headline_until_every_run_is_measured() -> None:
     assert race_html.race_html(None).count('class="sv-race-panel ') == 0
     # Presentation mode's strip above the stream stays empty until then, then holds the headline.
     assert race_html.present_headline_html(partial) == race_html.present_headline_html(None) == ""
-    done = race_result([1.0, 1.0], {"lookup": [1.0, 1.0]})
+    done = lengthened(race_result([1.0, 1.0], {"lookup": [1.0, 1.0]}), 16)
     strip = race_html.present_headline_html(done, lang="ja")
     assert _speedups(strip) == {"lookup": "2.000"} and "倍" in strip
 
 
 def test_a_lane_slower_than_plain_decoding_is_never_called_faster() -> None:
     slow = race_result([1.0, 1.0], {"lookup": [4.0, 4.0]})  # twice plain decoding's time
+    slow = lengthened(slow, 16)
     strip = race_html.present_headline_html(slow)
     assert _speedups(strip) == {"lookup": "0.500"}
     assert "0.50× as fast (slower)" in strip and "faster" not in strip
@@ -155,7 +166,9 @@ def test_a_lane_slower_than_plain_decoding_is_never_called_faster() -> None:
 
 def test_the_lanes_show_their_median_speed_and_range_and_each_stream() -> None:
     markup = race_html.race_html(race_result([1.0, 2.0, 1.0], {"lookup": [1.0, 1.0, 2.0]}))
-    assert "Plain decoding (target only)" in markup and "Speculative decoding · lookup" in markup
+    assert "Plain decoding (target only)" in markup
+    named = '<span class="sv-drafter" title="lookup">Prompt lookup (copies)</span>'
+    assert f"Speculative decoding · {named}" in markup
     assert "<b>10.0 tok/s</b> (5.0–10.0)" in markup and "<b>20.0 tok/s</b> (10.0–20.0)" in markup
     assert markup.count('class="sv-tok sv-target"') == 9
     assert "3 times, interleaved" in markup
@@ -182,13 +195,87 @@ def test_a_lane_that_parts_from_plain_decoding_says_why() -> None:
 
 
 def test_the_first_counter_is_time_and_passes_saved_come_second_as_work() -> None:
-    result = race_result([1.0, 1.0, 1.0], {"lookup": [1.0, 1.0, 1.0]})
+    result = lengthened(race_result([1.0, 1.0, 1.0], {"lookup": [1.0, 1.0, 1.0]}), 16)
     totals = result.lane("lookup").shown.totals  # type: ignore[union-attr]
     counters = render.counters_html(totals, gain=result.gain("lookup"))
     order = re.findall(r'data-stat="(\w+)"', counters)
     assert order[:3] == ["speedup", "saved", "tokens"]
-    assert "2.00×" in counters and "0.45 s saved, median of 3 raced runs" in counters
+    assert "2.00×" in counters and "0.45 s saved, median of 3 raced runs · firm" in counters
     assert "target passes saved (work, not time)" in counters
     unraced = render.counters_html(totals)
     assert re.findall(r'data-stat="(\w+)"', unraced)[:2] == ["speedup", "saved"]
     assert "tick Race to time it" in unraced
+
+
+# --- how firm the headline is, and the words it uses ----------------------------------------------
+
+
+def _headline_text(markup: str) -> str:
+    """The headline as read: tags dropped, entities as written."""
+    head = re.search(r'<div class="sv-race-head">(.*?)</div>', markup)
+    assert head is not None
+    return re.sub(r"<[^>]+>", "", head.group(1))
+
+
+def test_too_few_tokens_refuse_to_rank_in_both_languages() -> None:
+    short = race_result([1.0, 1.0, 1.0], {"lookup": [1.0, 1.0, 1.0]})  # 9 tokens a run
+    markup = race_html.race_html(short)
+    assert _headline_text(markup) == (
+        "Prompt lookup (copies): inconclusive"
+        "too few tokens to rank: run with at least 32 new tokens (128 for a firm result); "
+        "the shortest run made 9"
+    )
+    assert 'data-firmness="inconclusive"' in markup and "faster" not in markup
+    assert 'data-lane="lookup" data-speedup="2.000"' in markup  # the measured ratio, for scripts
+    japanese = _headline_text(race_html.race_html(short, lang="ja"))
+    assert japanese.startswith(
+        "プロンプト参照（コピー）：判定不能トークンが少なすぎて順位をつけられません"
+    )
+    assert "倍" not in japanese
+
+
+def test_a_long_quiet_race_is_firm_and_says_why() -> None:
+    firm = lengthened(race_result([1.0] * 3, {"lookup": [1.0] * 3}), 16, others_share=0.02)
+    markup = race_html.race_html(firm)
+    assert _headline_text(markup) == (
+        "Prompt lookup (copies): 2.00× fasterrange 2.00–2.00× over 3 repeatsfirm"
+    )
+    assert (
+        "How firm, Prompt lookup (copies): firm: 144 tokens a run; 3 repeats within 0%; "
+        "other programs took 2% of the CPU." in markup
+    )
+    assert 'title="firm: 144 tokens a run; 3 repeats within 0%;' in markup  # the badge's tooltip
+    japanese = _headline_text(race_html.race_html(firm, lang="ja"))
+    assert japanese == "プロンプト参照（コピー）：2.00倍 速い3 回の反復での範囲 2.00–2.00×確か"
+
+
+def test_other_programs_on_the_cpu_are_said_and_make_it_indicative() -> None:
+    busy = lengthened(race_result([1.0] * 3, {"lookup": [1.0] * 3}), 16, others_share=0.4)
+    markup = race_html.race_html(busy)
+    assert _headline_text(markup).endswith("indicative")
+    assert "other programs took 40% of the CPU during the race (firm up to 25%)" in markup
+    assert "他のプログラムが CPU の 40% を使用" in race_html.race_html(busy, lang="ja")
+
+
+def test_repeats_that_disagree_on_the_winner_rank_nothing() -> None:
+    # The lane's ratios to plain decoding: 0.9, 1.1, 1.0 (20 tok/s at paces 2/0.9, 2/1.1, 2).
+    mixed = race_result([1.0] * 3, {"lookup": [2 / 0.9, 2 / 1.1, 2.0]})
+    markup = race_html.race_html(lengthened(mixed, 16))
+    assert _headline_text(markup) == (
+        "Prompt lookup (copies): inconclusivetoo close to rank: the repeats disagree on which "
+        "lane wins; run more repeats on a quieter machine"
+    )
+
+
+def test_the_time_counter_says_lost_never_a_negative_saved() -> None:
+    slow = lengthened(race_result([1.0, 1.0], {"lookup": [4.0, 4.0]}), 16)
+    counters = render.counters_html(None, gain=slow.gain("lookup"))
+    assert "0.90 s lost, median of 2 raced runs · indicative" in counters
+    assert "saved, median" not in counters and "−" not in counters
+    one = lengthened(race_result([1.0], {"lookup": [1.0]}), 16)
+    counters = render.counters_html(None, gain=one.gain("lookup"), lang="ja")
+    assert "0.45 秒短縮（レースは 1 回のみ：ばらつき不明）· 目安" in counters
+    short = race_result([1.0], {"lookup": [1.0]})
+    assert "inconclusive: too few tokens to rank" in render.counters_html(
+        None, gain=short.gain("lookup")
+    )

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import tiny_qwen
+from tiny_models import tiny_qwen
 
 from specviz.models import bf16_rows
 from specviz.models.bf16_rows import (

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import torch
-from conftest import BYTE_VOCAB, tiny_config, tiny_qwen
+from tiny_models import BYTE_VOCAB, tiny_config, tiny_qwen
 from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
 from specviz.drafters.draft_model import ModelDrafter

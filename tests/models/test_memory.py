@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 
 # A fresh process (the settings are process-wide and glibc moves its threshold once per process):
 # a first run's 8 MiB block freed, then a 4 MiB block allocated and freed; prints the MiB still

@@ -79,7 +79,7 @@ def test_bundled_catalogue_matches_the_published_packages() -> None:
     draft, target = BUNDLED["qwen2.5-coder-0.5b-instruct"], BUNDLED["qwen2.5-coder-1.5b-instruct"]
     assert (draft.parts, draft.version, draft.size) == (6, "0.9.0", 491_400_064)
     assert (target.parts, target.version, target.size) == (22, "0.2.0", 1_117_320_768)
-    requirements = Path(__file__).parent.parent.joinpath("requirements.txt").read_text().split()
+    requirements = Path(__file__).parents[2].joinpath("requirements.txt").read_text().split()
     for model in (draft, target):
         for part in range(1, model.parts + 1):
             assert model.requirement(part) in requirements

@@ -70,7 +70,7 @@ def shipped_files() -> list[Path]:
 
 
 def test_presets_dir_is_repo_folder() -> None:
-    assert Path(__file__).resolve().parent.parent / "presets" == PRESETS_DIR
+    assert Path(__file__).resolve().parents[2] / "presets" == PRESETS_DIR
     assert len(shipped_files()) >= 5
 
 
@@ -553,7 +553,7 @@ def test_a_prompts_file_is_read_like_a_presets_prompts_table(tmp_path: Path) -> 
     under_table.write_text('[prompts]\nstory = ["once"]\n')
     assert dict(load_prompts_file(under_table)) == {"story": ("once",)}
     # The shipped file of prompts in no preset reads.
-    unseen = load_prompts_file(Path(__file__).parent.parent / "docs" / "unseen-prompts.toml")
+    unseen = load_prompts_file(Path(__file__).parents[2] / "docs" / "unseen-prompts.toml")
     assert len(unseen["editing"]) >= 5
 
 
@@ -562,7 +562,7 @@ def test_the_unseen_prompts_are_in_no_preset() -> None:
     that a preset also holds (in any language) would be checked on what was tuned on."""
     from specviz.models.presets import load_presets, load_prompts_file
 
-    unseen = load_prompts_file(Path(__file__).parent.parent / "docs" / "unseen-prompts.toml")
+    unseen = load_prompts_file(Path(__file__).parents[2] / "docs" / "unseen-prompts.toml")
     examples = {
         " ".join(text.split())
         for preset in load_presets().values()

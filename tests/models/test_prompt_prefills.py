@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import ByteTokenizer, TinyPair
+from tiny_models import ByteTokenizer, TinyPair
 
 from specviz.core.engine import autoregressive_generate, speculative_generate
 from specviz.core.settings import GenerationSettings

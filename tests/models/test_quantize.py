@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 import torch
-from conftest import EOS_ID, ByteTokenizer, TinyPair, tiny_qwen
+from tiny_models import EOS_ID, ByteTokenizer, TinyPair, tiny_qwen
 
 from specviz.core.engine import GenerationSettings, autoregressive_generate, speculative_generate
 from specviz.drafters.registry import make_drafter

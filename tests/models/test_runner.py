@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import BYTE_VOCAB, EOS_ID, ByteTokenizer, MarkovLM, random_transition, tiny_qwen
+from tiny_models import BYTE_VOCAB, EOS_ID, ByteTokenizer, MarkovLM, random_transition, tiny_qwen
 
 from specviz.models import lean_forward
 from specviz.models.loader import ModelPair

@@ -21,7 +21,7 @@ from specviz.text import UserError
 
 PRESETS = load_presets()
 DEFAULT = default_preset(PRESETS)
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # --- the presets a hosted app offers -------------------------------------------------------------
@@ -104,7 +104,7 @@ class Room:
 
 @pytest.fixture
 def room(monkeypatch, tmp_path) -> Room:
-    from conftest import OneWordVocab, tiny_qwen
+    from tiny_models import OneWordVocab, tiny_qwen
 
     monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
     cache = ModelCache(max_pairs=1)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import torch
-from conftest import ByteTokenizer, TinyPair, load_tiny_models, tiny_local_preset
+from tiny_models import ByteTokenizer, TinyPair, load_tiny_models, tiny_local_preset
 
 import specviz.models.loader as loader
 from specviz.core.cost_model import StepCosts

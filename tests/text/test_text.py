@@ -31,7 +31,7 @@ from specviz.text import (
 )
 from specviz.text.en import TABLE as ENGLISH
 
-PACKAGE = Path(__file__).resolve().parent.parent / "specviz"
+PACKAGE = Path(__file__).resolve().parents[2] / "specviz"
 LOOKUPS = {"t", "t_html", "UserError", "Phrase", "ModelLoadError", "BundledModelError"}
 # A catalogue key: dotted lower-case words whose first word names a section of the English table.
 SECTIONS = {key.split(".")[0] for key in ENGLISH}

@@ -7,7 +7,7 @@ from html import unescape
 
 import pytest
 import torch
-from conftest import TinyPair
+from tiny_models import TinyPair
 
 from specviz.core.engine import GenerationSettings, speculative_generate
 from specviz.core.events import Cycle

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import torch
-from conftest import TinyPair
+from tiny_models import TinyPair
 from ui_events import XSS, XSS_IMG, draft, make_cycle, sample_run
 
 from specviz.core.engine import GenerationSettings, speculative_generate
@@ -332,7 +332,7 @@ def test_a_lookup_run_tells_the_copies(tiny_pair: TinyPair) -> None:
 def test_generate_fable_prints_each_cycles_story(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tiny_pair: Any
 ) -> None:
-    from test_bench import EncodingPair
+    from commands import EncodingPair
 
     import specviz.cli.options
     from specviz.cli.main import main

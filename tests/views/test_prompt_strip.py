@@ -12,8 +12,8 @@ from html.parser import HTMLParser
 from types import SimpleNamespace
 
 import pytest
-from conftest import ByteTokenizer
 from hosted_fixtures import TinyCache
+from tiny_models import ByteTokenizer
 from ui_events import XSS, XSS_IMG, sample_run
 
 from specviz.app.gpu_work import Runs

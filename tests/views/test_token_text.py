@@ -15,7 +15,7 @@ from specviz.core.events import Cycle, Origin, Totals
 from specviz.labs.inspector import inspector_html
 from specviz.views import run_html as render
 
-CSS = Path(__file__).resolve().parent.parent / "assets" / "specviz.css"
+CSS = Path(__file__).resolve().parents[2] / "assets" / "specviz.css"
 
 
 class _Visible(HTMLParser):
