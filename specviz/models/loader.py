@@ -570,7 +570,7 @@ def _convert(gguf: Path, gguf_sha256: str, folder: Path, progress: Progress) -> 
     progress(0.9, Phrase("load.caching", file=gguf.name))
     # A GGUF-loaded model refuses save_pretrained while it still carries its quantizer; the
     # weights are plain dense tensors by now, so dropping both is honest.
-    model.hf_quantizer = None
+    model.hf_quantizer = None  # type: ignore[assignment]  # torch types module attributes loosely
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     folder.mkdir(parents=True, exist_ok=True)
