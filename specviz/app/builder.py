@@ -151,10 +151,12 @@ def build_demo(
 
         glossary = glossary_panel(lang)  # a sidebar belongs to the page's top level
         live_events = wire_live_run(runs, controls, live, inspector, session, tabs, ENGINE)
-        wire_exports(app, exports, controls, live, inspector, session, live_events, demo, replay)
+        replays = wire_exports(
+            app, exports, controls, live, inspector, session, live_events, demo, replay
+        )
         wire_present(demo, page, bar, presets, controls)
         wire_fable(demo, bar, live)
-        wire_player(app.error, player, live, session, controls, tabs)
+        wire_player(player, live, session, controls, tabs, [*live_events, *replays])
         wire_glossary(bar.glossary, glossary)
         controls.stop.click(
             lambda sess: stopped_status(sess, lang),

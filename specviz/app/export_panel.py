@@ -288,9 +288,10 @@ def wire_exports(
     run_events: list[Any],
     demo: gr.Blocks,
     replay_on_load: Trace | None = None,
-) -> None:
+) -> list[Any]:
     """Downloads after each Run or Step; replay from an upload, and of *replay_on_load* when the
-    page loads (``python app.py --replay FILE``)."""
+    page loads (``python app.py --replay FILE``). Returns the replays' events (each leaves the
+    session holding the replayed cycles)."""
     lang = app.lang
 
     def downloads(sess: Session | None) -> list[gr.DownloadButton]:
@@ -360,16 +361,22 @@ def wire_exports(
 
     # Replays have a queue of their own, apart from the engine's: a replay runs no model, and
     # each holds a worker thread while it plays (at most Limits.replay_seconds).
+    # Progress and errors show on the status line, as a run's do: a later run redraws only its
+    # tracker, so an error badge on the other views would outlast it.
     queue: dict[str, Any] = {
         "concurrency_id": "replay",
         "concurrency_limit": limits.replay_concurrency,
+        "show_progress_on": live.status,
     }
     # The validator checks the trace when the replay is pushed, before it queues; the prompt
     # box, where the page shows refusals, rides along as an input for its words.
     check = TraceCheck(limits, lang)
     upload_inputs = [panel.upload, controls.prompt]
-    panel.upload.upload(
-        replay_upload, upload_inputs, outputs, validator=check.validate, **queue, **PRIVATE
-    )
+    events = [
+        panel.upload.upload(
+            replay_upload, upload_inputs, outputs, validator=check.validate, **queue, **PRIVATE
+        )
+    ]
     if replay_on_load is not None:
-        demo.load(replay_recorded, None, outputs, **queue, **PRIVATE)
+        events.append(demo.load(replay_recorded, None, outputs, **queue, **PRIVATE))
+    return events

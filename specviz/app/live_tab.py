@@ -112,12 +112,15 @@ class LiveTab:
             self.prompt_strip,
         ]
 
+    def told(self, message: str, kind: str = "info") -> dict[Any, Any]:
+        """The update that shows *message* on the status line and leaves every other view."""
+        return {self.status: render.status_html(message, kind=kind)}
+
     def views(self, sess: Session, message: str, kind: str, *, charts_too: bool) -> dict[Any, Any]:
         """Updates for the session's state; charts only when asked (they cost more)."""
         cycles, lang = sess.cycles, self.lang
         last = cycles[-1] if cycles else None
-        update: dict[Any, Any] = {
-            self.status: render.status_html(message, kind=kind),
+        update: dict[Any, Any] = self.told(message, kind) | {
             self.stream: render.stream_html(cycles, lang=lang, prompt_shown=bool(sess.prompt)),
             # The same prompt each cycle: Gradio sends a generator's changes only.
             self.prompt_strip: gr.HTML(
@@ -227,7 +230,7 @@ def wire_live_run(
         try:
             yield from updates
         except gr.Error as error:
-            yield {live.status: render.status_html(error.message, kind="error")}
+            yield live.told(error.message, kind="error")
             raise
 
     # Gradio finds gr.Progress only among positional parameters, as a default value; the run's

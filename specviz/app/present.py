@@ -4,15 +4,19 @@ Presentation mode is a class on the column that holds the page (``sv-present``),
 toggle or by ``?present=1`` in the URL; ``assets/specviz.css`` does the rest (settings on one line, the stream
 large, notes at 14 px with 4.5:1 contrast, the race and the current cycle above the charts). The
 player moves through the cycles the session keeps: Back, Forward, and Autoplay at a chosen pace
-(Pause stops it where it is), so the run can be talked over at the room's speed.
+(Pause stops it where it is), so the run can be talked over at the room's speed. The player is off
+until the session holds cycles; its events mark only the status line, and Pause ends an autoplay
+by telling it (``Autoplays``) rather than by cancelling its event, so nothing it does leaves a
+Gradio error badge behind.
 """
 
 from __future__ import annotations
 
-import time
+import threading
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeGuard
 
 import gradio as gr
 
@@ -51,6 +55,17 @@ class Player:
     pace: gr.Dropdown
     position: gr.Number  # the cycle shown; held in the page, see player_row
 
+    @property
+    def controls(self) -> list[Any]:
+        """The controls a visitor presses: on only while the session holds cycles."""
+        return [self.back, self.forward, self.autoplay, self.pause, self.pace]
+
+    def turned(self, on: bool) -> dict[Any, Any]:
+        """Updates that turn the controls on or off."""
+        buttons = (self.back, self.forward, self.autoplay, self.pause)
+        updates: dict[Any, Any] = {button: gr.Button(interactive=on) for button in buttons}
+        return updates | {self.pace: gr.Dropdown(interactive=on)}
+
 
 def present_bar(presets: Mapping[str, Preset], lang: str) -> PresentBar:
     """Lay out the bar in the current Blocks context, worded in *lang*."""
@@ -83,11 +98,12 @@ def present_bar(presets: Mapping[str, Preset], lang: str) -> PresentBar:
 def player_row(lang: str) -> Player:
     """Lay out the player's row in the current Blocks context, worded in *lang*."""
     # The page holds the position, not the server: each frame brings the cycle's views and its
-    # position in one message, so the position is the one on screen even when Pause cancels
-    # autoplay between the server's yield and the page's update (a gr.State would already hold
-    # the frame that never showed, and Back would step back to the cycle on screen).
+    # position in one message, so the position is always the one on screen, whenever Pause
+    # comes (a gr.State would hold the frame the server sent last, which the page may not yet
+    # show, and Back would step back from there).
     position = gr.Number(None, precision=0, visible="hidden", elem_id="sv-player-position")
-    small: dict[str, Any] = {"size": "sm", "scale": 0, "min_width": 90}
+    # Off until a run has cycles to go through (``usable``).
+    small: dict[str, Any] = {"size": "sm", "scale": 0, "min_width": 90, "interactive": False}
     with gr.Row(elem_id="sv-player", equal_height=True):
         back = gr.Button(t("app.player.back", lang), elem_id="sv-back", **small)
         forward = gr.Button(t("app.player.forward", lang), elem_id="sv-forward", **small)
@@ -100,6 +116,7 @@ def player_row(lang: str) -> Player:
             elem_id="sv-pace",
             min_width=150,
             scale=0,
+            interactive=False,
         )
     return Player(back, forward, autoplay, pause, pace, position)
 
@@ -165,23 +182,59 @@ def wire_fable(demo: gr.Blocks, bar: PresentBar, live: LiveTab) -> None:
 SUMMARISED = ("gamma", "temperature", "max_new_tokens")  # the settings the one line names
 
 
+class Autoplays:
+    """The autoplay each browser tab has going, so that Pause, Back, Forward, Run, Step and Stop
+    end it at once and cleanly: its generator returns. Gradio's own cancel can race the stream's
+    last message and leave the event marked failed, an error badge on its outputs."""
+
+    def __init__(self) -> None:
+        self._stops: dict[str, threading.Event] = {}
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def playing(self, visitor: str | None) -> Iterator[threading.Event]:
+        """An event set when *visitor*'s autoplay is to end; a second autoplay ends the first.
+        None: no visitor to tell apart (nothing else can end it)."""
+        stop = threading.Event()
+        if visitor is not None:
+            with self._lock:
+                earlier = self._stops.get(visitor)
+                self._stops[visitor] = stop
+            if earlier is not None:
+                earlier.set()
+        try:
+            yield stop
+        finally:
+            if visitor is not None:
+                with self._lock:
+                    if self._stops.get(visitor) is stop:
+                        del self._stops[visitor]
+
+    def stop(self, visitor: str | None) -> None:
+        """End *visitor*'s autoplay, if one is going."""
+        with self._lock:
+            stop = self._stops.get(visitor) if visitor is not None else None
+        if stop is not None:
+            stop.set()
+
+
 def wire_player(
-    app_error: Any,
     player: Player,
     live: LiveTab,
     session: gr.State,
     controls: RunControls,
     tabs: gr.Tabs,
+    session_events: list[Any],
 ) -> None:
     """Back, Forward, Autoplay and Pause over the session's kept cycles; Run and Step show the
-    whole run again. *app_error* words a catalogue key as a gr.Error (``App.error``)."""
+    whole run again. The player is turned on or off by the session after each of
+    *session_events* (the events that leave it holding cycles: Run, Step, a replay) and on Stop."""
     lang = live.lang
     outputs = [player.position, *live.outputs, live.final_text, live.final_stats]
-
-    def kept(sess: Session | None) -> Session:
-        if sess is None or not sess.cycles:
-            raise app_error("error.app.nothing_to_play")
-        return sess
+    autoplays = Autoplays()
+    # Pressed with no cycle to show (as a new run begins, the session's cycles start again): the
+    # status line says so in calm words, and every other view stays as it is.
+    nothing = live.told(t("error.app.nothing_to_play", lang))
 
     def frame(sess: Session, shown: int) -> dict[Any, Any]:
         """The live tab as it stood after cycle *shown* (1-based), with the player's position."""
@@ -189,45 +242,76 @@ def wire_player(
         upto = replace(sess, cycles=sess.cycles[:shown])
         return live.views(upto, at, "info", charts_too=True) | {player.position: shown}
 
-    def back(sess: Session | None, position: int | None) -> dict[Any, Any]:
-        sess = kept(sess)
+    def back(sess: Session | None, position: int | None, request: gr.Request) -> dict[Any, Any]:
+        autoplays.stop(request.session_hash)
+        if not holds_cycles(sess):
+            return nothing
         return frame(sess, max(1, at_cycle(sess, position) - 1))
 
-    def forward(sess: Session | None, position: int | None) -> dict[Any, Any]:
-        sess = kept(sess)
+    def forward(sess: Session | None, position: int | None, request: gr.Request) -> dict[Any, Any]:
+        autoplays.stop(request.session_hash)
+        if not holds_cycles(sess):
+            return nothing
         return frame(sess, min(len(sess.cycles), at_cycle(sess, position) + 1))
 
     def autoplay(
-        sess: Session | None, position: int | None, pace: float
+        sess: Session | None, position: int | None, pace: float, request: gr.Request
     ) -> Iterator[dict[Any, Any]]:
-        sess = kept(sess)
+        if not holds_cycles(sess):
+            yield nothing
+            return
         delay = 1 / min(max(float(pace), PACES[0]), PACES[-1])
         total = len(sess.cycles)
         at = at_cycle(sess, position)
         start = 1 if at >= total else at + 1  # from the start once the end is shown
-        for shown in range(start, total + 1):
-            yield frame(sess, shown)
-            if shown < total:
-                time.sleep(delay)
+        with autoplays.playing(request.session_hash) as stop:
+            for shown in range(start, total + 1):
+                yield frame(sess, shown)
+                if shown == total or stop.wait(delay):  # the pace, or at once when told to end
+                    return
 
-    light = {"concurrency_limit": None, **PRIVATE}
-    playing = player.autoplay.click(
-        autoplay, [session, player.position, player.pace], outputs, **light
-    )
+    def pause(request: gr.Request) -> None:
+        autoplays.stop(request.session_hash)
+
+    def from_the_top(request: gr.Request) -> None:
+        """A new cycle: the player shows the whole run, and an autoplay in progress ends."""
+        autoplays.stop(request.session_hash)
+
+    def usable(sess: Session | None) -> dict[Any, Any]:
+        return player.turned(holds_cycles(sess))
+
+    def stopped(sess: Session | None, request: gr.Request) -> dict[Any, Any]:
+        autoplays.stop(request.session_hash)
+        return usable(sess)
+
+    # Progress and any error show on the status line only, as a run's do: a run redraws the
+    # status line's tracker, never the other views', so a badge on them would stay.
+    light = {"concurrency_limit": None, "show_progress_on": live.status, **PRIVATE}
+    player.autoplay.click(autoplay, [session, player.position, player.pace], outputs, **light)
     for button, handler in ((player.back, back), (player.forward, forward)):
-        button.click(handler, [session, player.position], outputs, cancels=[playing], **light)
-    player.pause.click(None, None, None, cancels=[playing], queue=False, **PRIVATE)
+        button.click(handler, [session, player.position], outputs, **light)
+    player.pause.click(pause, None, None, queue=False, **PRIVATE)
     for button in (player.back, player.forward, player.autoplay):  # the cycles show on the live tab
         button.click(lambda: gr.Tabs(selected="live"), None, tabs, queue=False, **PRIVATE)
-    for button in (controls.run, controls.step):  # a new cycle: the player shows the whole run
-        button.click(lambda: None, None, player.position, queue=False, **PRIVATE)
+    for button in (controls.run, controls.step):
+        button.click(from_the_top, None, player.position, queue=False, **PRIVATE)
+    turned = {"queue": False, "show_progress": "hidden", **PRIVATE}
+    for event in session_events:
+        event.then(usable, session, player.controls, **turned)
+    controls.stop.click(stopped, session, player.controls, **turned)
+
+
+def holds_cycles(sess: Session | None) -> TypeGuard[Session]:
+    """True when the session holds cycles for the player to go through."""
+    return sess is not None and bool(sess.cycles)
 
 
 def at_cycle(sess: Session, position: int | None) -> int:
     """The cycle the player shows (1-based): its position, or the last cycle when it shows the
-    whole run or a position past the run's end."""
+    whole run (no position, or 0: Gradio's number box turns an empty value into 0 when it is
+    drawn, so the page may send 0 after Run cleared it) or a position past the run's end."""
     total = len(sess.cycles)
-    return total if position is None else max(1, min(int(position), total))
+    return total if not position or position < 1 else min(int(position), total)
 
 
 def asks_for_present(request: gr.Request) -> bool:

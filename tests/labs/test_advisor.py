@@ -207,11 +207,13 @@ def test_when_nothing_beats_plain_decoding_the_advice_says_so() -> None:
 
 def test_peak_growth_sees_a_large_allocation() -> None:
     with peak_growth(torch.device("cpu")) as growth:
-        block = torch.ones(64 * 2**20, dtype=torch.uint8)  # 64 MiB, touched
+        # 256 MiB, touched: more than the freed memory the app's allocator keeps resident (a
+        # 64 MiB trim threshold, set by earlier tests in this process), so it must grow the peak.
+        block = torch.ones(256 * 2**20, dtype=torch.uint8)
         del block
     if growth.bytes is None:
         pytest.skip("peak memory is not readable on this system")
-    assert growth.bytes >= 48 * 2**20
+    assert growth.bytes >= 160 * 2**20
 
 
 def args(**values: object) -> argparse.Namespace:
