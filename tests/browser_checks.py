@@ -12,6 +12,8 @@ re-exported here.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -150,3 +152,14 @@ def run_example(page, task: str, example: str, max_new_tokens: int, timeout_ms: 
     set_number(page, "sv-max-new-tokens", max_new_tokens)
     page.locator("#sv-run").click()
     page.wait_for_selector("#sv-status .sv-status-done", timeout=timeout_ms)
+
+
+def open_page(browser: Any, url: str, width: int, height: int) -> Iterator[Any]:
+    """A page of the app at *url* in a fresh *width* × *height* context, once Run is drawn;
+    the context closes after. For a test module's own ``page`` fixture (``yield from``)."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector("#sv-run")
+    yield page
+    context.close()

@@ -153,6 +153,13 @@ def launch(cache: Any, limits: Any) -> tuple[Any, str]:
     return demo, str(url)
 
 
+def replay_fn_index(demo: Any) -> int:
+    """The fn_index of the replay upload's event, as a script would push to it."""
+    return next(
+        i for i, fn in demo.fns.items() if getattr(fn.fn, "__name__", "") == "replay_upload"
+    )
+
+
 def wait_for(condition: Any, within_s: float = 30.0, what: str = "") -> None:
     """Wait until condition() is true (a test failure after *within_s*)."""
     import time

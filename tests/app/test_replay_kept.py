@@ -160,19 +160,11 @@ def test_a_bad_upload_pushed_to_the_replay_is_refused_before_it_queues(tmp_path:
     """A script that skips the page's check and pushes straight to the replay's event is
     refused at push (HTTP 422, the field named), so it never takes a place in the line."""
     import httpx
+    from hosted_fixtures import launch, replay_fn_index
 
-    from specviz.app.builder import build_demo, launch_options, queue_options
-    from specviz.models.presets import load_presets
-
-    demo = build_demo(load_presets(), limits=HOSTED)
-    demo.queue(**queue_options(HOSTED))
-    _, url, _ = demo.launch(
-        server_name="127.0.0.1", prevent_thread_lock=True, quiet=True, **launch_options(HOSTED)
-    )
+    demo, url = launch(None, HOSTED)
     try:
-        fn_index = next(
-            i for i, fn in demo.fns.items() if getattr(fn.fn, "__name__", "") == "replay_upload"
-        )
+        fn_index = replay_fn_index(demo)
         api = url.rstrip("/") + "/gradio_api"
         with httpx.Client(timeout=30) as http:
             body = bad_trace(tmp_path).read_bytes()

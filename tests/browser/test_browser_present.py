@@ -35,12 +35,9 @@ pytestmark = [
 
 @pytest.fixture
 def page(browser, url):
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    page = context.new_page()
-    page.goto(url)
-    page.wait_for_selector("#sv-run")
-    yield page
-    context.close()
+    from browser_checks import open_page
+
+    yield from open_page(browser, url, 1280, 720)
 
 
 def run(page, tokens: int = 24) -> int:

@@ -47,12 +47,9 @@ def url() -> Iterator[str]:
 
 @pytest.fixture
 def page(browser, url):
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
-    page = context.new_page()
-    page.goto(url)
-    page.wait_for_selector("#sv-run")
-    yield page
-    context.close()
+    from browser_checks import open_page
+
+    yield from open_page(browser, url, 1280, 1000)
 
 
 def badges(page) -> list[str]:

@@ -387,9 +387,7 @@ def test_a_closed_tab_ends_its_replay_and_one_plays_per_visitor(monkeypatch) -> 
     """Gradio's queue closes a generator at its next yield once the client's stream has gone;
     the replay yields every frame, so a replay whose next cycle is minutes away still ends."""
     import httpx
-
-    from specviz.app.builder import build_demo, launch_options, queue_options
-    from specviz.models.presets import load_presets
+    from hosted_fixtures import launch, replay_fn_index
 
     closed = threading.Event()
     real_frames = export_panel.replay_frames
@@ -401,15 +399,9 @@ def test_a_closed_tab_ends_its_replay_and_one_plays_per_visitor(monkeypatch) -> 
             closed.set()
 
     monkeypatch.setattr(export_panel, "replay_frames", watched)
-    demo = build_demo(load_presets(), limits=LOCAL)
-    demo.queue(**queue_options(LOCAL))
-    _, url, _ = demo.launch(
-        server_name="127.0.0.1", prevent_thread_lock=True, quiet=True, **launch_options(LOCAL)
-    )
+    demo, url = launch(None, LOCAL)
     try:
-        fn_index = next(
-            i for i, fn in demo.fns.items() if getattr(fn.fn, "__name__", "") == "replay_upload"
-        )
+        fn_index = replay_fn_index(demo)
         api = url.rstrip("/") + "/gradio_api"
         # No race, its last cycle 600 s in: nothing changes on the page for minutes after 0.3 s.
         unraced = trace_of(sample_run())
