@@ -46,12 +46,15 @@ class ServerQueue:
 
     @staticmethod
     def group_of(queue: Any, body: Any) -> str | None:
-        """The concurrency id of the event *body* asks for (None when it names no event)."""
-        from gradio import route_utils
+        """The concurrency id of the event *body* asks for (None when it names no event).
 
+        Read from the page's own events, not the visitor's session: looking the session up would
+        build its state (every component's config, the costliest step of a join on the server's
+        event loop) before the event is even let in. The pages render nothing per session, so a
+        session's events are the page's."""
         try:
-            return str(route_utils.get_fn(queue.blocks, None, body).concurrency_id)
-        except Exception:  # an unknown event: Gradio's own push answers it
+            return str(queue.blocks.fns[body.fn_index].concurrency_id)
+        except Exception:  # no event or an unknown one: Gradio's own push answers it
             return None
 
     def waiting(self, group: str | None = None) -> int:

@@ -83,9 +83,25 @@ def bilingual_app(
         waiting.join(demo._queue)
         options = mount_options(limits)
         gr.mount_gradio_app(site, demo, f"/{LANGUAGE_PATHS[lang]}", **options)
+        serve_validators_from_mount(site, demo)
     if preload is not None:
         preload.start()
     return site
+
+
+def serve_validators_from_mount(site: fastapi.FastAPI, demo: gr.Blocks) -> None:
+    """Point *demo* at the Gradio app *site* serves it through.
+
+    Gradio runs an event's validator (the uploaded trace's check) through ``demo.app``, which
+    mounting leaves at the app ``demo.queue()`` made, with sessions of its own: every checked
+    upload then built a second copy of a visitor's session state on the server's event loop
+    and kept it apart from the page's."""
+    for route in site.routes:
+        mounted = getattr(route, "app", None)
+        if getattr(mounted, "blocks", None) is demo:
+            demo.app = mounted
+            return
+    raise LookupError("the demo is not mounted on this site")
 
 
 UPLOAD_ROUTE = "/gradio_api/upload"

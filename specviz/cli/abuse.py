@@ -286,6 +286,13 @@ def abuse_test(
     bodies = hostile_bodies(trace_text, max_upload_bytes)
     names = list(bodies)
     fn_index = upload_dependency(url)
+
+    def client_for() -> Any:
+        return Client(url, verbose=False, httpx_kwargs={"timeout": httpx.Timeout(60.0, read=None)})
+
+    # Memory is compared from a server that has served a run: a fresh one maps its weights in on
+    # the first, which would read as the wave's growth.
+    run_visit(client_for, Visit(-1, "run", 1, "Warm up."), max_new_tokens)
     rss_before = _rss(url)
     log, stop = HealthLog(), threading.Event()
     poller = threading.Thread(target=poll_health, args=(url, stop, log), daemon=True)
@@ -297,9 +304,6 @@ def abuse_test(
     def hostile_one(i: int) -> None:
         name = uploads[i].body
         uploads[i] = hostile_upload(url, fn_index, name, bodies[name], hold_s)
-
-    def client_for() -> Any:
-        return Client(url, verbose=False, httpx_kwargs={"timeout": httpx.Timeout(60.0, read=None)})
 
     threads = [threading.Thread(target=hostile_one, args=(i,), daemon=True) for i in range(hostile)]
     threads += [

@@ -96,3 +96,12 @@ def test_the_hostile_bodies_are_what_their_names_say(trace_text: str) -> None:
     assert endless["cycles"][-1]["totals"]["elapsed_s"] == 1e12
     assert b"NaN" in bodies["nan"] and bodies["nested"].startswith(b"[" * 1000)
     assert 0.9 * 2**20 < len(bodies["largest"]) < 1.05 * 2**20
+
+
+def test_the_wave_yields_the_cpu_only_to_a_server_on_this_machine() -> None:
+    from specviz.cli.loadtest import on_this_machine
+
+    assert on_this_machine("http://127.0.0.1:7860/") and on_this_machine("http://localhost:7860")
+    assert on_this_machine("http://[::1]:7860/")
+    assert not on_this_machine("https://someone-specviz.hf.space/")
+    assert not on_this_machine("http://10.0.0.7:7860/")

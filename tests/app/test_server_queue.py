@@ -142,3 +142,45 @@ def _wait_for(job, *states: str, within_s: float = 60.0) -> None:
     while job.status().code.name not in states:
         assert time.perf_counter() < deadline, f"still {job.status().code.name}, not {states}"
         time.sleep(0.05)
+
+
+def test_a_refused_upload_builds_one_session_on_the_page_that_serves_it(monkeypatch) -> None:
+    """Each visitor session Gradio builds copies every component's config on the server's event
+    loop: a trace refused at push builds the page's one session, never a second copy in an app
+    the page is not served from, and the line's own bookkeeping builds none."""
+    import httpx
+    from gradio import state_holder
+    from hosted_fixtures import TinyCache, replay_fn_index
+
+    from specviz.app.limits import HOSTED
+    from specviz.app.site import bilingual_app, serve
+    from specviz.models.presets import load_presets
+
+    built: list[int] = []
+    plain_init = state_holder.SessionState.__init__
+
+    def counted(self, blocks):
+        built.append(id(blocks))
+        plain_init(self, blocks)
+
+    monkeypatch.setattr(state_holder.SessionState, "__init__", counted)
+    site = bilingual_app(load_presets(), TinyCache(), limits=HOSTED)  # type: ignore[arg-type]
+    running = serve(site)
+    try:
+        root = next(route.app.blocks for route in site.routes if route.path == "")
+        index = replay_fn_index(root)
+        api = running.url + "gradio_api"
+        with httpx.Client(timeout=60) as http:
+            path = http.post(api + "/upload", files={"files": ("t.json", b"not a trace")}).json()
+            file = {"path": path[0], "orig_name": "t.json", "meta": {"_type": "gradio.FileData"}}
+            join = {"data": [file, ""], "fn_index": index, "session_hash": "probe1"}
+            built.clear()
+            answer = http.post(api + "/queue/join", json=join)
+        assert answer.status_code == 422, answer.text
+        assert built == [id(root)]
+        assert "probe1" in root.state_holder
+        built.clear()  # which line an event waits in is read without building its session
+        asking = types.SimpleNamespace(fn_index=index, session_hash="probe2")
+        assert site.state.queue.group_of(root._queue, asking) == "replay" and built == []
+    finally:
+        running.close()
