@@ -81,6 +81,18 @@ class LeanCache:
     def advance(self, tokens: int) -> None:
         self.length += tokens
 
+    def keep(self, start: int, offsets: Sequence[int]) -> None:
+        """Keep, of the positions from *start* on, those at *offsets* after it (in that order),
+        and drop the rest: what a tree forward wrote for its root and accepted path stays, its
+        other branches go. A gather, no forward."""
+        picked = torch.tensor([start + offset for offset in offsets], dtype=torch.long)
+        for keys, values in zip(self.keys, self.values, strict=True):
+            if keys is not None and values is not None:
+                index = picked.to(keys.device)
+                keys[:, start : start + len(offsets)] = keys.index_select(1, index)
+                values[:, start : start + len(offsets)] = values.index_select(1, index)
+        self.length = start + len(offsets)
+
     def scratch(self) -> LeanCache:
         """A cache over the same buffers whose length starts at this one's.
 
@@ -230,6 +242,26 @@ class LeanDecoder:
         hidden = self._hidden(branch_ids.reshape(-1), past + offsets, mask, cache)
         # The cache wrote the B·L branch positions after the context; they are dropped unseen.
         return self._logits(hidden.view(branches, length, -1)[:, -1, :])
+
+    @torch.inference_mode()
+    def tree_logits(
+        self,
+        token_ids: torch.Tensor,
+        positions: torch.Tensor,
+        sees: torch.Tensor,
+        cache: LeanCache,
+    ) -> torch.Tensor:
+        """(N, V) logits after each of token_ids (N,) fed after the cache as one tree: token i at
+        positions[i], seeing the cached context and the new tokens sees[i] (N, N) allows (its
+        ancestors and itself). The cache grows by N; LeanCache.keep then keeps the accepted
+        path's entries."""
+        cache = _lean_cache(cache)
+        past = cache.get_seq_length()
+        sees_cached = torch.ones(len(token_ids), past, dtype=torch.bool, device=token_ids.device)
+        mask = _additive_mask(torch.cat([sees_cached, sees.to(token_ids.device)], dim=1))
+        hidden = self._hidden(token_ids, positions, mask, cache)
+        cache.advance(len(token_ids))
+        return self._logits(hidden)
 
     def _hidden(
         self,

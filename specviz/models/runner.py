@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -22,6 +23,12 @@ import torch
 from transformers import DynamicCache
 
 from specviz.core.device import device_of
+from specviz.core.tree import (
+    DraftTree,
+    tree_attention_mask,
+    tree_position_ids,
+    tree_visibility,
+)
 from specviz.models.lean_forward import LeanCache, LeanDecoder, lean_support_problem
 from specviz.models.model_steps import new_cache
 from specviz.models.prompt_prefills import installed_prefills
@@ -72,6 +79,8 @@ class ModelRunner:
         self._cache: LeanCache | DynamicCache = self._new_cache()
         # Prompt heads read once for many runs (the advisor's); None everywhere else.
         self._prefills = installed_prefills()
+        # Where the last tree forward began in the cache, until keep_path() settles it.
+        self._tree_start: int | None = None
 
     @property
     def kind(self) -> RunnerKind:
@@ -100,6 +109,7 @@ class ModelRunner:
     def reset(self) -> None:
         """Start over with an empty KV cache (a new prompt)."""
         self._cache = self._new_cache()
+        self._tree_start = None
 
     @torch.inference_mode()
     def forward(self, input_ids: torch.Tensor, logits_to_keep: int = 1) -> torch.Tensor:
@@ -147,6 +157,7 @@ class ModelRunner:
         if tokens < 0:
             raise ValueError(f"rollback takes how many tokens to forget, got {tokens}")
         self._cache.crop(-tokens)
+        self._tree_start = None
 
     @torch.inference_mode()
     def branch_logits(self, branch_ids: torch.Tensor) -> torch.Tensor:
@@ -165,6 +176,53 @@ class ModelRunner:
         )
         logits: torch.Tensor = out.logits[:, -1]
         return logits
+
+    @torch.inference_mode()
+    def tree_forward(self, tree: DraftTree, root_id: int) -> torch.Tensor:
+        """(M + 1, V) logits after the root and after each of the tree's M nodes, in one forward
+        after the cache (specviz.core.tree: positions by depth, each node seeing its ancestors).
+        The cache grows by M + 1; keep_path() then keeps the root's and the accepted path's."""
+        past = self._tree_start = self.cache_len
+        ids = torch.tensor([root_id, *tree.tokens], device=self.device)
+        positions = tree_position_ids(tree, past, self.device)
+        if self._lean is not None:
+            return self._lean.tree_logits(
+                ids,
+                positions[0],
+                tree_visibility(tree),
+                self._cache,  # type: ignore[arg-type]
+            )
+        dtype = next(self.model.parameters()).dtype
+        mask = tree_attention_mask(tree, past, dtype if dtype.is_floating_point else torch.float32)
+        out = self.model(
+            input_ids=ids[None],
+            position_ids=positions,
+            attention_mask=mask.to(self.device),
+            past_key_values=self._cache,
+            use_cache=True,
+            logits_to_keep=0,  # every row: each node's verdict needs p after it
+        )
+        logits: torch.Tensor = out.logits[0]
+        return logits
+
+    @torch.inference_mode()
+    def keep_path(self, path: Sequence[int]) -> None:
+        """After tree_forward(): keep the root's entry and the entries of the tree nodes in
+        *path* (the accepted ones, root to leaf), so the cache is what plain decoding of the
+        root and those tokens would have left."""
+        start, self._tree_start = self._tree_start, None
+        if start is None:
+            raise RuntimeError("keep_path() follows a tree_forward()")
+        kept = [0, *(node + 1 for node in path)]  # the root is offset 0, node i is 1 + i
+        if isinstance(self._cache, LeanCache):
+            self._cache.keep(start, kept)
+            return
+        index = torch.tensor([start + offset for offset in kept], device=self.device)
+        for layer in self._cache.layers:
+            for name in ("keys", "values"):
+                held = getattr(layer, name)
+                picked = held.index_select(-2, index)
+                setattr(layer, name, torch.cat([held[..., :start, :], picked], dim=-2))
 
     def _new_cache(self) -> LeanCache | DynamicCache:
         if self._lean is not None:
