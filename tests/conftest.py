@@ -22,6 +22,34 @@ from tiny_models import EOS_ID, ByteTokenizer, TinyPair, tiny_qwen
 from ui_fixtures import shared_model_cache
 
 
+@pytest.fixture(scope="session", autouse=True)
+def patient_launch_check() -> Any:
+    """Gradio's launch() asks its own page for a HEAD answer within 3 s and, on the first
+    timeout, refuses to start ("When localhost is not accessible, a shareable link must be
+    created"). On a machine whose cores are busy the page can take longer to render, so the
+    servers the tests launch wait for it instead, as long as the browser tests wait for
+    anything (two minutes), with each answer given 30 s."""
+    import time
+
+    import httpx
+    from gradio import networking
+
+    def answers(url: str) -> bool:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if httpx.head(url, timeout=30, verify=False).status_code < 400:
+                    return True
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+        return False
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(networking, "url_ok", answers)
+        yield
+
+
 @pytest.fixture(scope="session")
 def tiny_pair() -> TinyPair:
     """Two different tiny Qwen2 models sharing the byte tokenizer."""
