@@ -42,12 +42,14 @@ REPLAY_GROUP = "replay"  # the trace replays' group (export_panel, live_tab): no
 
 
 def mount_options(limits: Limits = LOCAL) -> dict[str, Any]:
-    """Keyword arguments for ``gr.mount_gradio_app``: Gradio 6 takes the theme and CSS there;
+    """Keyword arguments for ``gr.mount_gradio_app``: Gradio 6 takes the theme, CSS and the page's
+    script there (``assets/presenter.js``: presentation mode's keys, Run's scroll on a phone);
     uploads are capped (the app takes no files, but Gradio's upload route is open). A hosted
     app never shows an exception's own text (mount's default shows it): a handler's gr.Error
     is worded by the catalogue, anything else reaches a visitor as Gradio's bare "Error"."""
     return {
         "css_paths": [ASSETS / "specviz.css"],
+        "js": (ASSETS / "presenter.js").read_text(encoding="utf-8"),
         "theme": gr.themes.Soft(),
         "max_file_size": limits.max_file_size,
         "show_error": not limits.hosted,

@@ -225,19 +225,24 @@ def _viewport(page: Any, width: int, height: int) -> None:
 
 
 def present(stage: Stage, out: Path, phone: Path) -> None:
-    """Presentation mode at 1280x720 after a 32-token race; the live tab on a 390x844 phone."""
+    """Presentation mode at 1280x720 after three Steps, the whole cycle on one screen; then a
+    390x844 phone after Run, scrolled where Run takes it (the status line over the stream)."""
     page = stage.open(1280, 720)
-    _set_number(page, "sv-max-new-tokens", 32)  # the controls hide in presentation mode
-    page.locator("#sv-race-toggle input").check()
     page.locator("#sv-present-toggle input").check()
     page.wait_for_selector("#sv-page.sv-present")
-    page.locator("#sv-run").click()
-    page.wait_for_selector("#sv-race .sv-race-status:text('finished')", timeout=RUN_MS)
+    for cycle in (1, 2, 3):
+        page.locator("#sv-step").click()
+        page.wait_for_selector(f'#sv-stream .sv-stream[data-cycles="{cycle}"]', timeout=RUN_MS)
     _viewport(page, 1280, 720)
     page.screenshot(path=str(out))
-    page.locator("#sv-present-toggle input").uncheck()
-    page.wait_for_selector("#sv-page:not(.sv-present)")
-    _viewport(page, 390, 844)
+    page = stage.open(390, 844)
+    _set_number(page, "sv-max-new-tokens", 24)
+    page.locator("#sv-run").click()
+    page.wait_for_selector("#sv-status .sv-status-done", timeout=RUN_MS)
+    settled(page, "#sv-stream")
+    page.locator("#sv-status").scroll_into_view_if_needed()
+    page.evaluate("document.getElementById('sv-status').scrollIntoView({block: 'start'})")
+    page.evaluate(NEXT_FRAME_JS)
     page.screenshot(path=str(phone))
 
 

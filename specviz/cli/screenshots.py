@@ -89,7 +89,7 @@ SHOTS: dict[str, Shot] = {
     ),
     "present": Shot(
         ("screenshot-present.png", "screenshot-phone.png"),
-        "presentation mode at 1280x720 after a 32-token race; then the live tab at 390x844",
+        "presentation mode at 1280x720 after three Steps; then a 390x844 phone after Run",
         scenes.present,
     ),
     "ja": Shot(

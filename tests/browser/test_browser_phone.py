@@ -1,6 +1,7 @@
-"""The app on a phone (390x844, touch) in Debian's chromium, on the tiny pair: the stream and the
-current cycle come before the settings, nothing scrolls sideways, the counters sit in two columns,
-no chart toolbar covers a title, and a tap on a token shows its details before anything navigates."""
+"""The app on a phone (390x844, touch) in Debian's chromium, on the tiny pair: the prompt, Run and
+the stream come before the settings, a chart shows only once it has data, Run brings the stream
+into view, nothing scrolls sideways, the counters sit in two columns, no chart toolbar covers a
+title, and a tap on a token shows its details before anything navigates."""
 
 from __future__ import annotations
 
@@ -40,13 +41,28 @@ def phone(browser, url):
     context.close()
 
 
+# True when the stream's box overlaps the viewport.
+STREAM_IN_VIEW_JS = """
+() => { const box = document.querySelector('#sv-stream').getBoundingClientRect();
+  return box.height > 0 && box.top < window.innerHeight && box.bottom > 0; }
+"""
+
+
 def test_the_phone_shows_the_run_first_and_never_scrolls_sideways(phone, tmp_path):
     assert no_horizontal_scroll(phone)
-    assert top(phone, "#sv-stream") < top(phone, "#sv-cards") < top(phone, "#sv-prompt")
-    assert top(phone, "#sv-stream") < 844  # on the first screen
+    assert top(phone, "#sv-prompt") < top(phone, "#sv-run") < top(phone, "#sv-stream")
+    assert top(phone, "#sv-stream") < top(phone, "#sv-cards") < top(phone, "#sv-drafter")
+    assert top(phone, "#sv-run") <= 844  # Run on the first screen
+    # Before a run no chart is shown: each is drawn (Plotly has laid it out) but folded away.
+    settled(phone, "#sv-tab-live", charts=5)
+    for chart in phone.locator("#sv-tab-live .js-plotly-plot").all():
+        assert not chart.is_visible()
     set_number(phone, "sv-max-new-tokens", 16)
+    phone.evaluate("window.scrollTo(0, 0)")  # the number box was typed into further down
     phone.locator("#sv-run").tap()
+    phone.wait_for_function(STREAM_IN_VIEW_JS)  # Run brings the stream into view
     phone.wait_for_selector("#sv-status .sv-status-done", timeout=WAIT_MS)
+    phone.wait_for_function(STREAM_IN_VIEW_JS)  # and it stays there as the run fills it
     settled(phone, "#sv-page", charts=5)  # laid out: the run drawn, the charts too
     assert no_horizontal_scroll(phone)
     # Counters in two columns: the first two side by side, the third on the next row.
@@ -54,8 +70,9 @@ def test_the_phone_shows_the_run_first_and_never_scrolls_sideways(phone, tmp_pat
     boxes = [stats.nth(i).bounding_box() for i in range(3)]
     assert boxes[0]["y"] == boxes[1]["y"] < boxes[2]["y"]
     assert boxes[1]["x"] > boxes[0]["x"] + boxes[0]["width"] - 1
-    # Plotly's toolbar is hidden, so it covers no chart title.
+    # Plotly's toolbar is hidden, so it covers no chart title; the charts with data show.
     assert phone.locator("#sv-tab-live .modebar-container").first.is_hidden()
+    assert phone.locator("#sv-tab-live .js-plotly-plot").nth(1).is_visible()
     phone.evaluate("window.scrollTo(0, 0)")
     phone.screenshot(path=str(tmp_path / "phone-390x844.png"))
 

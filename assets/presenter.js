@@ -1,0 +1,90 @@
+() => {
+  // Page script (builder.mount_options passes it as the page's js): presenter keys in
+  // presentation mode, and on a narrow screen the stream brought into view when Run is pressed.
+  //
+  // A clicker sends PageDown / PageUp; a keyboard has the arrows and Space as well. The keys press
+  // the page's own buttons, so each does exactly what a click does (its events, its progress).
+  //   PageDown, ArrowRight: Step, or Forward once the run has finished (the player holds it)
+  //   PageUp, ArrowLeft:    Back
+  //   Space:                Autoplay, or Pause while an autoplay is going
+  // Only while presentation mode is on, and never while typing in a field.
+  const TYPING =
+    "textarea, select, [contenteditable]:not([contenteditable='false']), " +
+    "input:not([type=checkbox]):not([type=radio]):not([type=button]):not([type=range])";
+  const NARROW = "(max-width: 720px)"; // the phone layout's width (assets/specviz.css)
+  const PLAYER = "#sv-run, #sv-step, #sv-stop, #sv-back, #sv-forward, #sv-autoplay, #sv-pause";
+
+  // Whether the run on screen has finished (then the next key moves the player rather than
+  // drafting more) and whether an autoplay is going: both follow the buttons pressed, by mouse
+  // or by key. A finished run's status line says so until the player shows a cycle of it.
+  let finished = false;
+  let playing = false;
+  let swallowSpace = false; // a handled Space must not also click the button that has focus
+  const done = () => document.querySelector("#sv-status .sv-status-done") !== null;
+
+  const press = (id) => {
+    const button = document.getElementById(id);
+    if (button === null || button.disabled) return false;
+    button.click();
+    return true;
+  };
+
+  // The autoplay ends by itself at the run's last cycle: Gradio's progress tracker on the status
+  // line (the player's events show progress there only) is marked while its event is going.
+  const autoplayGoing = () =>
+    playing &&
+    document.querySelector(
+      '#sv-status [data-testid="status-tracker"]:is(.generating, .pending)',
+    ) !== null;
+
+  const showStream = (tries) => {
+    // The Run click also brings the live tab forward: wait until the stream is drawn, then show
+    // it with the status line above it (the run's progress).
+    const stream = document.getElementById("sv-stream");
+    const status = document.getElementById("sv-status");
+    if (stream !== null && stream.offsetParent !== null) {
+      const still = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+      (status ?? stream).scrollIntoView({ behavior: still ? "auto" : "smooth", block: "start" });
+    } else if (tries > 0) {
+      requestAnimationFrame(() => showStream(tries - 1));
+    }
+  };
+
+  document.addEventListener(
+    "click",
+    (event) => {
+      const button = event.target instanceof Element ? event.target.closest(PLAYER) : null;
+      if (button === null) return;
+      if (button.id === "sv-run" || button.id === "sv-step") finished = false;
+      else if (done()) finished = true;
+      playing = button.id === "sv-autoplay";
+      if (button.id === "sv-run" && window.matchMedia(NARROW).matches) showStream(120);
+    },
+    true,
+  );
+
+  document.addEventListener("keydown", (event) => {
+    if (event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
+    if (document.querySelector("#sv-page.sv-present") === null) return;
+    const focus = event.target instanceof Element ? event.target : null;
+    if (focus !== null && focus.closest(TYPING) !== null) return;
+    if (done()) finished = true;
+    let handled = false;
+    if (event.key === "PageDown" || event.key === "ArrowRight") {
+      handled = press(finished ? "sv-forward" : "sv-step");
+    } else if (event.key === "PageUp" || event.key === "ArrowLeft") {
+      handled = press("sv-back");
+    } else if (event.key === " ") {
+      handled = press(autoplayGoing() ? "sv-pause" : "sv-autoplay");
+      swallowSpace = handled;
+    }
+    if (handled) event.preventDefault(); // no page scroll, no second action by the focused control
+  });
+
+  document.addEventListener("keyup", (event) => {
+    if (event.key === " " && swallowSpace) {
+      swallowSpace = false;
+      event.preventDefault(); // a focused button or checkbox acts on Space's keyup
+    }
+  });
+}
