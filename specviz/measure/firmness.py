@@ -22,11 +22,18 @@ the CPU share other programs took:
   that could not be measured (no /proc/stat) does not stop a firm result; the words say so.
 - indicative: everything in between.
 
-Pure and torch-free: the race's records, its views and the exports call it.
+The labs and the advisor judge their findings by the same rule (`judge_lab`: the same
+thresholds, worded for a measurement rather than a race; a ranking by α, which repeats on both
+sides of 1 do not unsettle, can leave that test out), a verification-cost curve by its repeated
+forwards (`judge_forward_times`), and a finding drawn from several measurements (a ranking, a
+recommendation) is as firm as the weakest of them (`weakest`).
+
+Pure and torch-free: the race's records, the labs, their views and the exports call it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -39,10 +46,14 @@ __all__ = [
     "FIRM_REPEATS",
     "FIRM_SPREAD",
     "FIRM_TOKENS",
+    "MIN_SIZES",
     "MIN_TOKENS",
     "Firmness",
     "Judgement",
     "judge",
+    "judge_forward_times",
+    "judge_lab",
+    "weakest",
 ]
 
 # Below this many new tokens a run is about ten cycles or fewer (τ ≈ 3), so one cycle more or
@@ -56,6 +67,25 @@ FIRM_TOKENS = 128
 FIRM_REPEATS = DEFAULT_REPEATS
 # Repeats scattered past the noise threshold: more than the differences between drafters.
 FIRM_SPREAD = NOISY_SPREAD
+# A cost curve of one size is no curve: the speedup model then assumes verification is free.
+MIN_SIZES = 2
+
+
+@dataclass(frozen=True)
+class _Words:
+    """The keys of the facts and refusal that name what was measured: a race or a lab."""
+
+    one_run: Phrase
+    busy: str
+    crosses: str
+
+
+_RACE = _Words(Phrase("firmness.one_run"), "firmness.load.busy", "firmness.refuse.crosses")
+_LAB = _Words(
+    Phrase("firmness.lab.one_run", firm=FIRM_REPEATS),
+    "firmness.lab.load.busy",
+    "firmness.lab.refuse.crosses",
+)
 
 
 class Firmness(Enum):
@@ -111,27 +141,70 @@ def judge(tokens: int, speedup: Spread, others_share: float | None) -> Judgement
     """The firmness of *speedup* (its centre and the range of the paired repeats' ratios),
     measured over runs of at least *tokens* new tokens each while other programs took
     *others_share* of the CPU (None: not measured)."""
-    crosses = speedup.count > 1 and speedup.low < 1 < speedup.high
+    return _judge(tokens, speedup, others_share, _RACE, against_plain=True)
+
+
+def judge_lab(
+    tokens: int, speedup: Spread, others_share: float | None, *, against_plain: bool = True
+) -> Judgement:
+    """`judge` for a lab's measurement, worded for it. With *against_plain* False the finding is
+    a ranking by a count (α), not whether speculation beats plain decoding, so repeats whose
+    speedups lie on both sides of 1 do not refuse it; their spread still counts."""
+    return _judge(tokens, speedup, others_share, _LAB, against_plain=against_plain)
+
+
+def judge_forward_times(sizes: int, times: Spread, others_share: float | None) -> Judgement:
+    """The firmness of a verification-cost curve of *sizes* sizes, *times* being a typical size's
+    repeated forward times: inconclusive below MIN_SIZES (no curve to fit); firm with at least
+    FIRM_REPEATS repeats within FIRM_SPREAD and a quiet CPU; indicative otherwise."""
     busy = others_share is not None and others_share > BUSY_SHARE
-    facts = (_tokens_fact(tokens), *_spread_facts(speedup, crosses), _load_fact(others_share))
+    facts = (
+        Phrase("firmness.sizes", sizes=sizes),
+        *_spread_facts(times, False, _LAB, wide="firmness.times.wide"),
+        _load_fact(others_share, _LAB),
+    )
+    refusal = Phrase("firmness.refuse.sizes", least=MIN_SIZES) if sizes < MIN_SIZES else None
+    firm = times.count >= FIRM_REPEATS and times.relative <= FIRM_SPREAD and not busy
+    return Judgement(_level(refusal, firm), facts, refusal, busy)
+
+
+def weakest(judgements: Iterable[Judgement]) -> Judgement | None:
+    """The least firm of *judgements* (the first among equals), None for none: a finding drawn
+    from several measurements is as firm as the weakest it rests on."""
+    order = {Firmness.INCONCLUSIVE: 0, Firmness.INDICATIVE: 1, Firmness.FIRM: 2}
+    return min(judgements, key=lambda judgement: order[judgement.level], default=None)
+
+
+def _judge(
+    tokens: int, speedup: Spread, others_share: float | None, words: _Words, *, against_plain: bool
+) -> Judgement:
+    crosses = against_plain and speedup.count > 1 and speedup.low < 1 < speedup.high
+    busy = others_share is not None and others_share > BUSY_SHARE
+    facts = (
+        _tokens_fact(tokens),
+        *_spread_facts(speedup, crosses, words),
+        _load_fact(others_share, words),
+    )
     refusal = None
     if tokens < MIN_TOKENS:
         refusal = Phrase(
             "firmness.refuse.tokens", least=MIN_TOKENS, firm=FIRM_TOKENS, tokens=tokens
         )
     elif crosses:
-        refusal = Phrase("firmness.refuse.crosses")
+        refusal = Phrase(words.crosses)
     firm = (
         tokens >= FIRM_TOKENS
         and speedup.count >= FIRM_REPEATS
         and speedup.relative <= FIRM_SPREAD
         and not busy
     )
+    return Judgement(_level(refusal, firm), facts, refusal, busy)
+
+
+def _level(refusal: Phrase | None, firm: bool) -> Firmness:
     if refusal is not None:
-        level = Firmness.INCONCLUSIVE
-    else:
-        level = Firmness.FIRM if firm else Firmness.INDICATIVE
-    return Judgement(level, facts, refusal, busy)
+        return Firmness.INCONCLUSIVE
+    return Firmness.FIRM if firm else Firmness.INDICATIVE
 
 
 def _tokens_fact(tokens: int) -> Phrase:
@@ -142,16 +215,18 @@ def _tokens_fact(tokens: int) -> Phrase:
     return Phrase("firmness.tokens.enough", tokens=tokens)
 
 
-def _spread_facts(speedup: Spread, crosses: bool) -> tuple[Phrase, ...]:
+def _spread_facts(
+    speedup: Spread, crosses: bool, words: _Words, wide: str = "firmness.spread.wide"
+) -> tuple[Phrase, ...]:
     if speedup.count < 2:
-        return (Phrase("firmness.one_run"),)
+        return (words.one_run,)
     spread = _percent(speedup.relative, FIRM_SPREAD)
     limit = f"{100 * FIRM_SPREAD:.0f}"
     facts = []
     if speedup.count < FIRM_REPEATS:
         facts.append(Phrase("firmness.repeats.few", repeats=speedup.count, firm=FIRM_REPEATS))
     if speedup.relative > FIRM_SPREAD:
-        facts.append(Phrase("firmness.spread.wide", percent=spread, limit=limit))
+        facts.append(Phrase(wide, percent=spread, limit=limit))
     else:
         facts.append(Phrase("firmness.spread.narrow", repeats=speedup.count, percent=spread))
     if crosses:
@@ -159,12 +234,12 @@ def _spread_facts(speedup: Spread, crosses: bool) -> tuple[Phrase, ...]:
     return tuple(facts)
 
 
-def _load_fact(others_share: float | None) -> Phrase:
+def _load_fact(others_share: float | None, words: _Words = _RACE) -> Phrase:
     if others_share is None:
         return Phrase("firmness.load.unknown")
     percent = _percent(others_share, BUSY_SHARE)
     if others_share > BUSY_SHARE:
-        return Phrase("firmness.load.busy", percent=percent, limit=f"{100 * BUSY_SHARE:.0f}")
+        return Phrase(words.busy, percent=percent, limit=f"{100 * BUSY_SHARE:.0f}")
     return Phrase("firmness.load.quiet", percent=percent)
 
 

@@ -20,6 +20,7 @@ import torch
 
 from specviz.core.engine import DraftModelPairLike
 from specviz.core.settings import GenerationSettings
+from specviz.drafters.registry import drafter_entry
 from specviz.measure.harness import Update, iter_measurements, never, warm_up_settings
 from specviz.measure.methods import plain_decoding, speculative_decoding
 from specviz.measure.race_records import PLAIN_LANE, Lane, LaneRun, RaceProgress, RaceResult
@@ -55,7 +56,7 @@ def iter_race(
     ] + [
         replace(
             speculative_decoding(pair, prompt_ids, settings, spec, spec),
-            label=Phrase("race.progress.lane", drafter=spec),
+            label=_lane_words(spec),
         )
         for spec in drafters
     ]
@@ -63,6 +64,12 @@ def iter_race(
     warm_ups = [replace(method, settings=short) for method in methods] if warm_up else []
     updates = iter_measurements(methods, repeats, warm_ups, should_stop=should_stop)
     return _progress(updates, repeats)
+
+
+def _lane_words(spec: str) -> Phrase:
+    """A drafter lane in progress messages: its kind's name in the reader's language, then the
+    spec it runs ("Prompt lookup (copies) [lookup:n=3]"); an unknown kind is refused here."""
+    return Phrase("race.progress.lane", drafter=Phrase(drafter_entry(spec).label_key), spec=spec)
 
 
 def _progress(updates: Iterator[Update], repeats: int) -> Iterator[RaceProgress]:

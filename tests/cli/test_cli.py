@@ -99,9 +99,29 @@ def test_generate_speaks_japanese_with_lang_ja_before_or_after_the_command(
         assert main(argv) == 0
         out = capsys.readouterr().out
         assert "サイクル   0 γ=" in out and "受理" in out
-        assert "トークン/秒（エンジン時間、プリフィルを除く）" in out and "tok/s" not in out
+        assert "トークン/秒（新規トークン数 ÷ エンジン時間" in out and "tok/s" not in out
     assert main(run) == 0
     assert "cycle   0 γ=" in capsys.readouterr().out
+
+
+def test_generate_with_plain_says_what_its_tokens_per_second_count(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tiny_pair: Any
+) -> None:
+    from commands import EncodingPair
+
+    import specviz.cli.options
+    from specviz.cli.main import main
+
+    pair = EncodingPair(tiny_pair.draft, tiny_pair.target, tiny_pair.tokenizer, frozenset())
+    monkeypatch.setattr(specviz.cli.options, "load_pair_for", lambda args, preset: pair)
+    assert (
+        main(["generate", "--prompt", "abcabc", "--raw", "--max-new-tokens", "8", "--plain"]) == 0
+    )
+    out = capsys.readouterr().out
+    # The report's definition: new tokens over engine seconds, the prompt's reading included.
+    assert "tok/s (new tokens over engine seconds: every forward, the prompt's reading" in out
+    assert "plain decoding: " in out and "tok/s, counted the same way" in out
+    assert "(one run of each)" in out
 
 
 def test_lang_ja_words_a_listing_and_an_error_in_japanese() -> None:

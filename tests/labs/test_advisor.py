@@ -20,7 +20,9 @@ from specviz.labs.advisor.advice import (
     advise,
     candidates,
 )
+from specviz.measure.firmness import FIRM_TOKENS, MIN_TOKENS, Firmness, judge_lab
 from specviz.measure.memory import module_bytes, peak_growth
+from specviz.measure.spread import Spread
 from specviz.models import loader
 from specviz.models.presets import ModelSource, default_preset, load_presets
 from specviz.text import UserError
@@ -142,6 +144,19 @@ def test_a_spent_budget_measures_each_proposer_once_at_the_presets_gamma_and_ski
     }
 
 
+def test_runs_shorter_than_a_ranking_needs_give_no_recommendation(advice: Advice) -> None:
+    # 10 new tokens a prompt (SETTINGS): each verdict counts its fewest, and none is ranked.
+    assert {v.firmness.level for v in advice.verdicts} == {Firmness.INCONCLUSIVE}
+    assert all(v.to_dict()["firmness"] == "inconclusive" for v in advice.verdicts)
+    sentence = advice.recommendation()
+    assert sentence.startswith(
+        f"No recommendation from this: too few tokens to rank: run with at least {MIN_TOKENS} "
+        f"new tokens ({FIRM_TOKENS} for a firm result); the shortest run made 10."
+    )
+    assert "Use " not in sentence and "How firm: inconclusive" in sentence
+    assert advice.others_share is None or 0.0 <= advice.others_share <= 1.0
+
+
 def test_the_ranking_is_recomputed_from_the_records(advice: Advice) -> None:
     ranked = advice.ranked()
     assert sorted(ranked, key=lambda v: v.speedup, reverse=True) == list(ranked)
@@ -171,10 +186,21 @@ def test_memory_counts_the_draft_weights_of_the_drafters_that_use_them(
     assert lookup < module_bytes(tiny_pair.draft)
 
 
-def verdict(name: str, proposer: str, speedup: float, alpha: float = 0.5) -> Verdict:
+def verdict(
+    name: str,
+    proposer: str,
+    speedup: float,
+    alpha: float = 0.5,
+    tokens: int = FIRM_TOKENS,
+    share: float | None = 0.02,
+) -> Verdict:
+    """A measured candidate; by default firm (enough tokens, three repeats within 2%, a quiet
+    CPU)."""
     totals = Totals(10, 4, 8, 8, int(8 * alpha), 1.0, 0.0)
     candidate = Candidate(proposer, int(name), False, "")
-    return Verdict(candidate, totals, 5.0 * speedup, speedup, 0.1, 0, True)
+    repeats = Spread(speedup, 0.99 * speedup, 1.01 * speedup, 3)
+    firmness = judge_lab(tokens, repeats, share)
+    return Verdict(candidate, totals, 5.0 * speedup, speedup, 0.1, 0, True, firmness)
 
 
 def test_the_recommendation_names_winner_and_runner_up_with_their_numbers() -> None:
@@ -191,7 +217,7 @@ def test_a_runner_up_within_five_percent_is_called_a_tie() -> None:
     assert sentence.startswith("Use hybrid γ=8: 3.45×")
     assert "lookup γ=8, 3.30×" in sentence and "within 5% of the winner" in sentence
     apart = Advice(5.0, 0.1, (verdict("8", "lookup", 3.20), verdict("8", "hybrid", 3.45)))
-    assert "within" not in apart.recommendation()
+    assert "of the winner" not in apart.recommendation()
     assert "区別できません" in close.recommendation("ja")
 
 
@@ -382,7 +408,9 @@ def test_the_advise_command_measures_the_presets_format_and_prints_json(
     names = sorted(row["candidate"] for row in report["ranked"])
     # Each drafter at γ = 2 and adaptive; no cost-schedule rows unless asked for.
     assert len(names) == 4 and not any("cost" in name for name in names)
-    assert report["recommendation"].startswith("Use ")
+    # Six tokens a run are too few to rank: the advice says what would give a recommendation.
+    assert report["recommendation"].startswith("No recommendation from this: too few tokens")
+    assert {row["firmness"] for row in report["ranked"]} == {"inconclusive"}
     assert all(row["tokens_per_s"] > 0 for row in report["ranked"])
     code = main(
         [

@@ -22,8 +22,9 @@ def test_tables_escape_every_cell() -> None:
 
 
 def _task(task: str, accepted: int, tested: int, text: str) -> TaskResult:
-    spec = Totals(20, 5, 25, tested, accepted, 2.0, 0.1)
-    plain = Totals(20, 20, 0, 0, 0, 4.0, 0.1)
+    # 128 new tokens a run: enough to rank the tasks (specviz.measure.firmness).
+    spec = Totals(128, 32, 160, tested, accepted, 12.8, 0.1)
+    plain = Totals(128, 128, 0, 0, 0, 25.6, 0.1)
     return TaskResult(task, (PromptRun("prompt", spec, plain, text, text),))
 
 
@@ -35,6 +36,7 @@ def test_tasks_panel_states_alpha_tau_speedup_and_escapes_samples() -> None:
     )
     page = tasks_html(report)
     assert "<td>95%</td><td>4.00</td><td>10.0</td><td>5.0</td><td>2.00×</td>" in page
+    assert "How firm: indicative: 128 tokens a run; one run, so no spread" in page
     assert "<img" not in page and "&lt;img" in page
     assert "guesses code best" in page and "story worst" in page
 

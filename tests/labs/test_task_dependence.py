@@ -91,7 +91,8 @@ def test_own_draft_accepts_everything(tiny_pair: TinyPair) -> None:
         assert result.acceptance_rate == 1.0
         # 12 tokens at γ = 3: three cycles of 3 accepted drafts plus a bonus token.
         assert result.tokens_per_target_pass == 4.0
-    assert report.narrative().startswith("The draft guesses code best (α 100%, τ 4.00")
+    # 12 tokens a run are too few to rank the tasks: the narrative says what would.
+    assert report.narrative().startswith("No task is ranked from this: too few tokens to rank")
 
 
 def test_progress_is_reported_before_each_run_and_at_the_end(tiny_pair: TinyPair) -> None:
@@ -156,7 +157,8 @@ def test_ranked_and_narrative(report: TaskReport) -> None:
     assert [result.acceptance_rate for result in ranked] == sorted(
         (result.acceptance_rate for result in report.tasks), reverse=True
     )
-    assert ranked[0].task in report.narrative() and ranked[-1].task in report.narrative()
+    # Runs of SETTINGS' few tokens rank nothing (tests/labs/test_lab_firmness.py: enough do).
+    assert "guesses" not in report.narrative() and "at least 32 new tokens" in report.narrative()
     assert TaskReport(SETTINGS, (), False).narrative() == "No task measured yet."
 
 

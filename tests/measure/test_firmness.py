@@ -9,9 +9,13 @@ from specviz.measure.firmness import (
     FIRM_REPEATS,
     FIRM_SPREAD,
     FIRM_TOKENS,
+    MIN_SIZES,
     MIN_TOKENS,
     Firmness,
     judge,
+    judge_forward_times,
+    judge_lab,
+    weakest,
 )
 from specviz.measure.spread import Spread
 
@@ -120,3 +124,70 @@ def test_the_line_says_the_level_and_every_fact(
     assert judgement.line.text() == english
     assert judgement.line.text("ja") == japanese
     assert judgement.refusal is None
+
+
+# --- the same rule for the labs and the advisor ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tokens", "speedup", "share"),
+    [
+        (MIN_TOKENS - 1, STEADY, QUIET),
+        (MIN_TOKENS, STEADY, QUIET),
+        (FIRM_TOKENS, STEADY, QUIET),
+        (FIRM_TOKENS, STEADY, 0.4),
+        (FIRM_TOKENS, Spread(1.0, 0.99, 1.01, 3), QUIET),
+        (FIRM_TOKENS, Spread(2.0, 2.0, 2.0, 1), None),
+    ],
+)
+def test_a_lab_is_judged_by_the_races_rule(tokens: int, speedup: Spread, share: float) -> None:
+    lab, race = judge_lab(tokens, speedup, share), judge(tokens, speedup, share)
+    assert (lab.level, lab.busy) == (race.level, race.busy)
+
+
+def test_a_lab_is_worded_as_a_measurement_not_a_race() -> None:
+    busy = judge_lab(64, Spread(2.0, 2.0, 2.0, 1), 0.4)
+    assert busy.line.text() == (
+        "indicative: 64 tokens a run (firm from 128); one run, so no spread (firm from 3 "
+        "repeats); other programs took 40% of the CPU while this was measured (firm up to 25%)."
+    )
+    assert busy.line.text("ja") == (
+        "目安：1 回あたり 64 トークン（128 以上で確か）；実行は 1 回のみでばらつき不明（反復 3 回以上で"
+        "確か）；計測中、他のプログラムが CPU の 40% を使用（25% までなら確か）。"
+    )
+    crossing = judge_lab(FIRM_TOKENS, Spread(1.0, 0.99, 1.01, 3), QUIET)
+    assert crossing.refusal is not None and crossing.refusal.text().startswith(
+        "too close to call: the repeats disagree on whether speculation beats plain decoding"
+    )
+
+
+def test_a_ranking_by_alpha_is_not_refused_by_speedups_on_both_sides_of_one() -> None:
+    crossing = Spread(1.0, 0.99, 1.01, 3)
+    assert judge_lab(FIRM_TOKENS, crossing, QUIET, against_plain=False).level is Firmness.FIRM
+    # The tokens still decide: a short ranking is refused all the same.
+    short = judge_lab(MIN_TOKENS - 1, crossing, QUIET, against_plain=False)
+    assert short.level is Firmness.INCONCLUSIVE and short.refusal is not None
+
+
+def test_a_cost_curve_needs_two_sizes_tight_repeats_and_a_quiet_cpu() -> None:
+    tight = Spread(0.1, 0.099, 0.101, 3)
+    assert judge_forward_times(MIN_SIZES, tight, QUIET).level is Firmness.FIRM
+    one = judge_forward_times(MIN_SIZES - 1, tight, QUIET)
+    assert one.level is Firmness.INCONCLUSIVE and one.refusal is not None
+    assert one.refusal.text().startswith("too few sizes to draw a curve: time at least 2 sizes")
+    assert one.refusal.text("ja").startswith("サイズが少なすぎて曲線を引けません")
+    wide = judge_forward_times(8, Spread(0.1, 0.08, 0.12, 3), QUIET)
+    assert wide.level is Firmness.INDICATIVE
+    assert "a size's repeated forwards spread 40% (firm within 15%)" in wide.line.text()
+    busy = judge_forward_times(8, tight, 0.5)
+    assert busy.level is Firmness.INDICATIVE and busy.busy
+    assert "other programs took 50% of the CPU while this was measured" in busy.line.text()
+
+
+def test_a_finding_from_several_measurements_is_as_firm_as_the_weakest() -> None:
+    firm = judge_lab(FIRM_TOKENS, STEADY, QUIET)
+    rough = judge_lab(MIN_TOKENS, STEADY, QUIET)
+    short = judge_lab(MIN_TOKENS - 1, STEADY, QUIET)
+    assert weakest([firm, rough]) is rough
+    assert weakest([firm, short, rough]) is short
+    assert weakest([firm]) is firm and weakest([]) is None

@@ -36,11 +36,16 @@ def raced(tiny_pair: TinyPair) -> list:
 
 def test_the_race_runs_its_lanes_interleaved_repeat_by_repeat(raced: list) -> None:
     runs = [u.message for u in raced if u.message.key == "progress.method_repeat"]
-    order = [(m.values["name"].values.get("drafter", PLAIN_LANE), m.values["repeat"]) for m in runs]
+    order = [(m.values["name"].values.get("spec", PLAIN_LANE), m.values["repeat"]) for m in runs]
     assert order == [
         (PLAIN_LANE, 1), ("draft-model", 1), ("lookup", 1),
         (PLAIN_LANE, 2), ("draft-model", 2), ("lookup", 2),
     ]  # fmt: skip
+    # Each drafter's lane is named by its kind and the spec it runs, in the reader's language.
+    assert runs[1].text() == (
+        "race: speculative decoding with Draft model (guesses) [draft-model] (1/2)"
+    )
+    assert "ドラフトモデル（推測） [draft-model]" in runs[1].text("ja")
     assert raced[0].message.key == "progress.warming_up"  # one short unmeasured run first
     assert [u.fraction for u in raced[1:]] == pytest.approx(
         [0, 1 / 6, 2 / 6, 3 / 6, 4 / 6, 5 / 6, 1]

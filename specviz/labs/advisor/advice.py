@@ -29,6 +29,12 @@ passes, tokens/s, time to first token (the seconds each model took to read the p
 engine time until the first cycle's tokens; the mean over prompts) and the memory the drafter
 adds: the draft model's weights when it drafts with one, plus how far memory peaked above its
 level before the run beyond plain decoding's own peak (specviz.measure.memory).
+
+Each candidate's speedup is judged firm, indicative or inconclusive (specviz.measure.firmness)
+from the fewest new tokens one prompt's run made (its own or plain decoding's), the spread of its
+paired repeats' ratios and the CPU share other programs took while the advisor ran; the
+recommendation is as firm as the winner and runner-up it names, and an inconclusive one names no
+winner but what would give one.
 """
 
 from __future__ import annotations
@@ -50,12 +56,15 @@ from specviz.core.engine import (
 from specviz.core.events import Cycle, Step, Totals
 from specviz.core.settings import GenerationSettings
 from specviz.drafters.registry import drafter_entry, make_drafter
+from specviz.measure.firmness import Judgement, judge_lab, weakest
 from specviz.measure.harness import (
     Measurements,
     Method,
+    MethodResult,
     Outcome,
     Progress,
     Trial,
+    Update,
     drain,
     iter_measurements,
     last_update,
@@ -64,6 +73,8 @@ from specviz.measure.harness import (
     warm_up_settings,
 )
 from specviz.measure.memory import module_bytes, peak_growth
+from specviz.measure.spread import Spread
+from specviz.models.cpu_load import OthersShare
 from specviz.models.prompt_prefills import PromptPrefills
 from specviz.models.runner import ModelRunner
 from specviz.text import DEFAULT_LANGUAGE, Phrase, UserError, t
@@ -141,6 +152,9 @@ class Verdict:
     ttft_s: float  # engine seconds to the first cycle's tokens, mean over prompts
     memory_bytes: int | None  # what the drafter adds (weights + peak growth); None: not measurable
     complete: bool  # False when the time budget cut a run short or skipped a repeat
+    # How far the speedup can be trusted: the fewest tokens of one prompt's run (its own or plain
+    # decoding's), the paired repeats' ratios and the CPU other programs took.
+    firmness: Judgement
 
     @property
     def alpha(self) -> float:
@@ -166,6 +180,7 @@ class Verdict:
             "ttft_s": self.ttft_s,
             "memory_bytes": self.memory_bytes,
             "complete": self.complete,
+            "firmness": self.firmness.level.value,
         }
 
 
@@ -178,6 +193,9 @@ class Advice:
     verdicts: tuple[Verdict, ...]  # in measurement order
     cut: tuple[str, ...] = ()  # what the time budget cut short or skipped
     stopped: bool = False  # should_stop ended the measurement early
+    # The share of the machine's CPU other programs took while the advisor ran (0 to 1; None:
+    # not measured); each verdict's firmness counts it.
+    others_share: float | None = None
 
     def ranked(self) -> tuple[Verdict, ...]:
         """Fastest first (by speedup over plain decoding; ties: the higher α first)."""
@@ -196,11 +214,26 @@ class Advice:
         others = [v for v in ranked[1:] if v.candidate.proposer != winner.candidate.proposer]
         return winner, others[0] if others else None
 
-    def recommendation(self, lang: str = DEFAULT_LANGUAGE) -> str:
-        """One sentence naming the winner and the runner-up with their numbers."""
+    def firmness(self) -> Judgement | None:
+        """How firm the recommendation is: as the weakest of the winner and the runner-up it
+        names (None before any candidate)."""
         winner, runner = self.winner_and_runner_up()
-        if winner is None:
+        return weakest(verdict.firmness for verdict in (winner, runner) if verdict is not None)
+
+    def recommendation(self, lang: str = DEFAULT_LANGUAGE) -> str:
+        """The winner and the runner-up with their numbers, or, from runs too short or too close
+        to tell, what would give a recommendation; then how firm that is."""
+        firmness = self.firmness()
+        if firmness is None:
             return t("advisor.recommend.none", lang)
+        if firmness.refusal is not None:
+            refused = t("advisor.recommend.refused", lang, refusal=firmness.refusal)
+            return t("labs.judged", lang, finding=refused, line=firmness.line)
+        return t("labs.judged", lang, finding=self._recommended(lang), line=firmness.line)
+
+    def _recommended(self, lang: str) -> str:
+        winner, runner = self.winner_and_runner_up()
+        assert winner is not None  # recommendation() saw a candidate
         values = {"winner": winner.candidate.name, "winner_measures": _measures(winner, lang)}
         if runner is not None:
             values |= {"runner": runner.candidate.name, "runner_measures": _measures(runner, lang)}
@@ -221,6 +254,7 @@ class Advice:
             "recommendation": self.recommendation(),
             "cut": list(self.cut),
             "stopped": self.stopped,
+            "others_share": self.others_share,
         }
 
 
@@ -342,15 +376,17 @@ def iter_advice(
     warm_up = _warm_ups(plan, chosen, reads) if plan.warm_up else []
     warm_up.append(_reading_prompts(reads, list(read_models.values())))
     updates = iter_measurements(methods, plan.repeats, warm_up, plan.time_budget_s, should_stop)
-    return (
-        AdviceUpdate(
-            update.fraction,
-            update.message,
-            _advice(chosen, update.measurements, records),
-            update.finished,
-        )
-        for update in updates
-    )
+    return _updates(chosen, updates, records)
+
+
+def _updates(
+    chosen: Sequence[Candidate], updates: Iterator[Update], records: Mapping[str, _Records]
+) -> Iterator[AdviceUpdate]:
+    """The harness's updates as advice, with the CPU share other programs took so far."""
+    others = OthersShare()  # from the warm-up to each update: the whole measurement so far
+    for update in updates:
+        advice = _advice(chosen, update.measurements, records, others.share())
+        yield AdviceUpdate(update.fraction, update.message, advice, update.finished)
 
 
 def _screens(chosen: Sequence[Candidate], gamma: int) -> set[Candidate]:
@@ -367,11 +403,15 @@ def _screens(chosen: Sequence[Candidate], gamma: int) -> set[Candidate]:
 
 
 def _advice(
-    chosen: Sequence[Candidate], measured: Measurements, records: Mapping[str, _Records]
+    chosen: Sequence[Candidate],
+    measured: Measurements,
+    records: Mapping[str, _Records],
+    others_share: float | None,
 ) -> Advice:
     """The advice from what the harness has measured so far."""
     plain_rate = measured[_PLAIN].tokens_per_s
     plain_peak = records[_PLAIN].peak()
+    plain_fewest = records[_PLAIN].fewest_tokens()
     verdicts = []
     for candidate in chosen:
         result = measured[candidate.name]
@@ -382,15 +422,19 @@ def _advice(
         memory = None
         if peak is not None and plain_peak is not None:
             memory = own.weights + max(0, peak - plain_peak)
+        speedup = result.tokens_per_s / plain_rate
+        spread = _paired_speedups(result, measured[_PLAIN], speedup)
+        tokens = min(own.fewest_tokens(), plain_fewest)
         verdicts.append(
             Verdict(
                 candidate,
                 result.totals,
                 result.tokens_per_s,
-                result.tokens_per_s / plain_rate,
+                speedup,
                 own.ttft(),
                 memory,
                 result.complete,
+                judge_lab(tokens, spread, others_share),
             )
         )
     return Advice(
@@ -399,7 +443,22 @@ def _advice(
         tuple(verdicts),
         tuple(measured.cut),
         measured.stopped,
+        others_share,
     )
+
+
+def _paired_speedups(result: MethodResult, plain: MethodResult, speedup: float) -> Spread:
+    """*speedup* (the median speeds' ratio) with the range of each repeat's own ratio to plain
+    decoding's run of the same repeat."""
+    plain_rates = {sample.repeat: sample.tokens_per_s for sample in plain.samples}
+    ratios = [
+        sample.tokens_per_s / plain_rates[sample.repeat]
+        for sample in result.samples
+        if plain_rates.get(sample.repeat, 0.0) > 0
+    ]
+    if not ratios:
+        return Spread(speedup, speedup, speedup, 1)
+    return Spread(speedup, min(ratios), max(ratios), len(ratios))
 
 
 @dataclass
@@ -410,6 +469,10 @@ class _Records:
     first_token_s: list[float] = field(default_factory=list)
     peaks: list[int] = field(default_factory=list)
     unknown_peak: bool = False
+    new_tokens: list[int] = field(default_factory=list)  # each prompt's run, cut ones included
+
+    def fewest_tokens(self) -> int:
+        return min(self.new_tokens, default=0)
 
     def ttft(self) -> float:
         return statistics.fmean(self.first_token_s) if self.first_token_s else 0.0
@@ -501,6 +564,7 @@ def _over_prompts(
 
 
 def _record(records: _Records, outcome: Outcome, growth: int | None, read_s: float) -> None:
+    records.new_tokens.append(outcome.new_tokens)
     if outcome.events:
         first = outcome.events[0].totals
         records.first_token_s.append(read_s + first.prefill_s + first.elapsed_s)

@@ -1,4 +1,5 @@
-"""The advisor's result panel: the recommendation, then the ranked table of every candidate."""
+"""The advisor's result panel: the recommendation (or why none is drawn) with how firm it is, then
+the ranked table of every candidate, each with how firm its speedup is."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ _HEADERS = (
     "advisor.column.speedup",
     "advisor.column.ttft",
     "advisor.column.memory",
+    "advisor.column.firmness",
 )
 
 
@@ -25,7 +27,7 @@ def advice_html(advice: Advice | None, *, lang: str = DEFAULT_LANGUAGE) -> str:
     paragraphs = [advice.recommendation(lang), t("advisor.panel.plain", lang, **_plain(advice))]
     if advice.cut or advice.stopped:
         paragraphs.append(t("advisor.panel.cut", lang))
-    rows = [_row(rank, verdict) for rank, verdict in enumerate(advice.ranked(), start=1)]
+    rows = [_row(rank, verdict, lang) for rank, verdict in enumerate(advice.ranked(), start=1)]
     headers = [t(key, lang) for key in _HEADERS]
     return panel_html(paragraphs, table_html(headers, rows))
 
@@ -37,7 +39,7 @@ def memory_text(verdict: Verdict) -> str:
     return f"{verdict.memory_bytes / 2**20:.0f} MiB"
 
 
-def _row(rank: int, verdict: Verdict) -> list[str]:
+def _row(rank: int, verdict: Verdict, lang: str) -> list[str]:
     mark = "" if verdict.complete else " *"
     return [
         str(rank),
@@ -48,6 +50,7 @@ def _row(rank: int, verdict: Verdict) -> list[str]:
         f"{verdict.speedup:.2f}×",
         f"{verdict.ttft_s:.2f} s",
         memory_text(verdict),
+        verdict.firmness.label.text(lang),
     ]
 
 

@@ -1,4 +1,5 @@
-"""The speedup lab's summaries: measured against predicted, and the GPU projection."""
+"""The speedup lab's summaries: measured against predicted, each with how firm it is, and the GPU
+projection."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ _HEADERS = (
     "speedup.column.tau_predicted",
     "speedup.column.speedup",
     "speedup.column.predicted",
+    "speedup.column.firmness",
 )
 
 
@@ -35,7 +37,9 @@ def model_values(
 
 
 def speedup_html(lab: SpeedupLab | None, *, lang: str = DEFAULT_LANGUAGE) -> str:
-    """Measured against predicted, γ by γ, and the paragraph on when speculation cannot win."""
+    """Measured against predicted, γ by γ, each row with how firm it is; then the best γ and the
+    paragraph on when speculation cannot win, or, when the lab is inconclusive, what would give
+    them; and how firm the lab is, in words."""
     if lab is None:
         return panel_html([t("speedup.placeholder", lang)])
     theory = lab.theory
@@ -48,19 +52,30 @@ def speedup_html(lab: SpeedupLab | None, *, lang: str = DEFAULT_LANGUAGE) -> str
             f"{predicted[run.gamma].tau:.2f}" if run.gamma in predicted else "—",
             f"{run.speedup:.2f}×",
             f"{predicted[run.gamma].speedup:.2f}×" if run.gamma in predicted else "—",
+            lab.run_firmness(run).label.text(lang),
             "" if run.complete else t("speedup.cut", lang),
         ]
         for run in lab.runs
     ]
     headers = [*(t(key, lang) for key in _HEADERS), ""]
-    head = t(
-        "speedup.summary",
-        lang,
-        plain_tps=f"{lab.plain_tokens_per_s:.2f}",
-        seconds=f"{lab.elapsed_s:.0f}",
-        **model_values(theory),
-    )
-    return panel_html([head, break_even_paragraph(theory, lang)], table_html(headers, rows))
+    values = model_values(theory)
+    measured = {"plain_tps": f"{lab.plain_tokens_per_s:.2f}", "seconds": f"{lab.elapsed_s:.0f}"}
+    firmness = lab.firmness
+    if firmness.refusal is None:
+        paragraphs = [
+            t("speedup.summary", lang, **measured, **values),
+            break_even_paragraph(theory, lang),
+        ]
+    else:
+        unpredicted = {key: values[key] for key in ("alpha", "cost", "draft_ms", "target_ms")}
+        paragraphs = [
+            t("speedup.summary.measured", lang, **measured, **unpredicted),
+            t("speedup.refused", lang, refusal=firmness.refusal),
+        ]
+        if not lab.plain_complete or not all(run.complete for run in lab.runs):
+            paragraphs.append(t("speedup.refused.cut", lang))
+    paragraphs.append(t("labs.firmness", lang, line=firmness.line))
+    return panel_html(paragraphs, table_html(headers, rows))
 
 
 def projection_html(projection: Projection | None, *, lang: str = DEFAULT_LANGUAGE) -> str:

@@ -8,6 +8,10 @@ make the prediction zigzag), S(α, γ) = τ / (γ·c + v(γ)) with τ = (1 − �
 Two labs sit on this formula: the theory computed from this run's measured α, c and v, overlaid with
 the speedups measured at several γ; and a projection of the same α onto a GPU through a roofline
 model of forward time. The projection is a model, never a measurement, and its record says so.
+
+Each measured speedup, and the best γ drawn from them all, is judged firm, indicative or
+inconclusive by specviz.measure.firmness (the tokens each run made, one run per γ, and the CPU
+share other programs took while the lab ran): a short or disturbed lab draws no best γ.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from specviz.core.engine import DraftModelPairLike
 from specviz.core.events import Cycle, Totals
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
 from specviz.labs.speedup.cost_curve import CostCurve, iter_verification_cost
+from specviz.measure.firmness import Judgement, judge_forward_times, judge_lab, weakest
 from specviz.measure.harness import (
     Method,
     Outcome,
@@ -32,6 +37,8 @@ from specviz.measure.harness import (
     warm_up_settings,
 )
 from specviz.measure.methods import plain_decoding, speculative_decoding
+from specviz.measure.spread import Spread
+from specviz.models.cpu_load import OthersShare
 from specviz.text import Phrase, UserError
 
 ALL_GAMMAS = range(GAMMA_MIN, GAMMA_MAX + 1)
@@ -166,6 +173,37 @@ class SpeedupLab:
     theory: SpeedupTheory
     elapsed_s: float
     complete: bool  # every run finished and the cost curve reached its last size
+    # The share of the machine's CPU other programs took while the lab ran (0 to 1; None: not
+    # measurable), for the firmness of what it found.
+    others_share: float | None
+
+    def run_firmness(self, run: MeasuredRun) -> Judgement:
+        """How firm *run*'s measured speedup is: the fewer tokens of it and of plain decoding,
+        one run of each, and the CPU other programs took."""
+        tokens = min(run.new_tokens, self.plain_new_tokens)
+        return judge_lab(tokens, Spread.of([run.speedup]), self.others_share)
+
+    @property
+    def firmness(self) -> Judgement:
+        """How firm the best γ is: as the weakest of the runs and the target's cost curve it
+        rests on."""
+        judgements = [self.run_firmness(run) for run in self.runs]
+        found = weakest([*judgements, curve_firmness(self.target_curve, self.others_share)])
+        assert found is not None  # the curve always has a judgement
+        return found
+
+
+def curve_firmness(curve: CostCurve, others_share: float | None) -> Judgement:
+    """How firm a verification-cost curve is: its sizes, the spread of a typical size's repeated
+    forwards (the median one: the fitted line shrugs off a few wild points) and the CPU other
+    programs took while it was measured."""
+    spreads = sorted((Spread.of(point.runs_s) for point in curve.points), key=_relative)
+    typical = spreads[len(spreads) // 2] if spreads else Spread(0.0, 0.0, 0.0, 0)
+    return judge_forward_times(len(curve.points), typical, others_share)
+
+
+def _relative(spread: Spread) -> float:
+    return spread.relative
 
 
 _RUN_SHARE = 0.7  # of the time budget for the decoding runs; the cost curves get the rest
@@ -198,6 +236,7 @@ def iter_speedup_lab(
         raise UserError("error.prompt_too_short")
     began = time.perf_counter()
     deadline = began + time_budget_s
+    others = OthersShare()  # from the warm-up to the last forward: the whole lab
     # A fixed γ with no early draft stop: the formula assumes exactly γ drafts every cycle.
     plain_method = plain_decoding(pair, prompt_ids, settings, _PLAIN)
     at_gammas = [_at_gamma(pair, prompt_ids, settings, g) for g in gammas]
@@ -267,6 +306,7 @@ def iter_speedup_lab(
             theory=theory,
             elapsed_s=time.perf_counter() - began,
             complete=measured.complete and target_curve.complete,
+            others_share=others.share(),
         ),
     )
 

@@ -8,6 +8,10 @@ interleaved (every prompt both ways, then again), and pools the engine's own cou
 seconds (the prompt read in the first pass, as the app's counters). The speedup is speculative
 tokens/s ÷ plain tokens/s pooled within each repeat, reported as the median over the repeats with
 their range; a range wider than NOISY_SPREAD of the median says the machine was noisy.
+
+How firm each task's speedup is, and the ranking of the tasks by α, follows
+specviz.measure.firmness from the fewest tokens a run made, the spread of the repeats and the CPU
+share other programs took while the lab ran; a ranking from runs too short to rank is not drawn.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import torch
 from specviz.core.engine import DraftModelPairLike
 from specviz.core.events import Totals
 from specviz.core.settings import GenerationSettings
+from specviz.measure.firmness import Judgement, judge_lab
 from specviz.measure.harness import (
     Method,
     Outcome,
@@ -31,6 +36,7 @@ from specviz.measure.harness import (
 )
 from specviz.measure.methods import plain_decoding, speculative_decoding
 from specviz.measure.spread import DEFAULT_REPEATS, Spread
+from specviz.models.cpu_load import OthersShare
 from specviz.models.presets import DEFAULT_DRAFTER, TASKS, task_label, task_words
 from specviz.text import DEFAULT_LANGUAGE, Phrase, UserError, t
 
@@ -102,6 +108,14 @@ class TaskResult:
         return self.speedups.median
 
     @property
+    def fewest_tokens(self) -> int:
+        """The fewest new tokens any one run of the task made, speculative or plain."""
+        return min(
+            (min(run.speculative.new_tokens, run.plain.new_tokens) for run in self.runs),
+            default=0,
+        )
+
+    @property
     def prompts(self) -> tuple[str, ...]:
         """The task's prompts, each once, in order."""
         return tuple(dict.fromkeys(run.prompt for run in self.runs))
@@ -137,6 +151,23 @@ class TaskReport:
     settings: GenerationSettings
     tasks: tuple[TaskResult, ...]
     complete: bool
+    # The share of the machine's CPU other programs took while the lab ran (0 to 1; None: not
+    # measured), for the firmness of its speedups and ranking.
+    others_share: float | None = None
+
+    def task_firmness(self, result: TaskResult) -> Judgement:
+        """How firm *result*'s speedup over plain decoding is."""
+        return judge_lab(result.fewest_tokens, result.speedups, self.others_share)
+
+    def ranking_firmness(self) -> Judgement | None:
+        """How firm the ranking by α is (None before any task): from the fewest tokens of any
+        run and the widest-spread task's speedups. Speedups on both sides of 1 leave a ranking
+        by α standing, so they do not refuse it."""
+        if not self.tasks:
+            return None
+        tokens = min(result.fewest_tokens for result in self.tasks)
+        widest = max((result.speedups for result in self.tasks), key=lambda s: s.relative)
+        return judge_lab(tokens, widest, self.others_share, against_plain=False)
 
     @property
     def noisy(self) -> bool:
@@ -153,10 +184,19 @@ class TaskReport:
         return tuple(sorted(self.tasks, key=lambda result: -result.acceptance_rate))
 
     def narrative(self, lang: str = DEFAULT_LANGUAGE) -> str:
-        """One sentence for the audience: which task the draft guesses best and worst."""
-        ranked = self.ranked()
-        if not ranked:
+        """For the audience: which task the draft guesses best and worst, or, from runs too short
+        to rank, what would give a ranking; then how firm that is."""
+        firmness = self.ranking_firmness()
+        if firmness is None:
             return t("tasks.narrative.none", lang)
+        line = firmness.line
+        if firmness.refusal is not None:
+            refused = t("tasks.narrative.refused", lang, refusal=firmness.refusal)
+            return t("labs.judged", lang, finding=refused, line=line)
+        return t("labs.judged", lang, finding=self._finding(lang), line=line)
+
+    def _finding(self, lang: str) -> str:
+        ranked = self.ranked()
         best, worst = ranked[0], ranked[-1]
         if len(ranked) == 1:
             task = task_label(best.task, lang)
@@ -172,11 +212,17 @@ class TaskReport:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict: the settings, then one entry per task."""
+        firmness = self.ranking_firmness()
         return {
             "settings": asdict(self.settings),
             "complete": self.complete,
             "noisy": self.noisy,
-            "tasks": [result.to_dict() for result in self.tasks],
+            "others_share": self.others_share,
+            "firmness": firmness.level.value if firmness is not None else None,
+            "tasks": [
+                {**result.to_dict(), "firmness": self.task_firmness(result).level.value}
+                for result in self.tasks
+            ],
         }
 
 
@@ -282,6 +328,7 @@ def _measure(
     updates = iter_measurements(
         methods, plan.repeats, warm_ups if plan.warm_up else (), should_stop=should_stop
     )
+    others = OthersShare()  # from the warm-up to each update: the whole lab so far
     for update in updates:
         results = update.measurements.methods
         runs: dict[str, list[PromptRun]] = {task: [] for task, _ in chosen}
@@ -295,9 +342,8 @@ def _measure(
                 )
         finished = tuple(TaskResult(task, tuple(done)) for task, done in runs.items() if done)
         complete = update.finished and not update.measurements.stopped
-        yield TaskProgress(
-            update.fraction, update.message, TaskReport(settings, finished, complete)
-        )
+        report = TaskReport(settings, finished, complete, others.share())
+        yield TaskProgress(update.fraction, update.message, report)
 
 
 def _where(task: str, index: int, count: int, prompt: int, prompts: int) -> Phrase:

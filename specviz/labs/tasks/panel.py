@@ -1,4 +1,5 @@
-"""The task lab's result table: α, τ and speedup per task, with the narrative."""
+"""The task lab's result table: α, τ and speedup per task with how firm it is, and the narrative
+(or why no ranking is drawn)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ _HEADERS = (
     "tasks.column.spec_tps",
     "tasks.column.plain_tps",
     "tasks.column.speedup",
+    "tasks.column.firmness",
     "tasks.column.sample",
 )
 
@@ -32,6 +34,7 @@ def tasks_html(report: TaskReport | None, *, lang: str = DEFAULT_LANGUAGE) -> st
             f"{result.speculative.tokens_per_s:.1f}",
             f"{result.plain.tokens_per_s:.1f}",
             speedup_cell(result, lang),
+            report.task_firmness(result).label.text(lang),
             result.sample,
         ]
         for result in report.tasks
