@@ -21,7 +21,7 @@ from specviz.app.lab_tabs import (
 )
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN
 from specviz.labs.speedup import charts as speedup_charts
-from specviz.labs.speedup import gpu_projection
+from specviz.labs.speedup import gpu_projection, what_if
 from specviz.labs.speedup import panel as speedup_panel
 from specviz.labs.speedup import theory as speedup_model
 from specviz.labs.speedup.cost_curve import CostCurve, iter_verification_cost
@@ -47,6 +47,7 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
             button = run_button(t("app.button.measure", lang), "sv-speedup-run")
         status = status_box(t("app.status.not_run", lang), "sv-speedup-status")
         plot = chart(speedup_charts.theory_chart(None, lang=lang), "sv-speedup-plot")
+        what = what_if_panel(lang)  # beside what happened: what would happen at other α, γ, c
         summary = gr.HTML(speedup_panel.speedup_html(None, lang=lang), elem_id="sv-speedup-summary")
         alpha = gr.Number(visible=False)  # the measured α, handed to the projection
 
@@ -77,11 +78,86 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
             plot: speedup_charts.theory_chart(measured.theory, measured.runs, lang=lang),
             summary: speedup_panel.speedup_html(measured, lang=lang),
             alpha: measured.theory.alpha,
+            **what.show(what_if.from_lab(measured)),
         }
 
-    outputs = [status, plot, summary, alpha]
+    outputs = [status, plot, summary, alpha, *what.outputs]
     wiring.start(button, speedup_work, show_speedup, [gammas, budget], outputs, status)
     return alpha
+
+
+@dataclass(frozen=True)
+class WhatIfPanel:
+    """The what-if's sliders and chart: redrawn in the browser, reset to each new measurement."""
+
+    alpha: gr.Slider
+    gamma: gr.Slider
+    cost: gr.Slider
+    plot: gr.Plot
+    lang: str
+
+    @property
+    def outputs(self) -> list[Any]:
+        return [self.alpha, self.gamma, self.cost, self.plot]
+
+    def show(self, start: what_if.WhatIf) -> dict[Any, Any]:
+        """Updates that put the sliders and the chart at a new run's α, γ and c."""
+        return {
+            self.alpha: start.alpha,
+            self.gamma: start.gamma,
+            self.cost: gr.Slider(maximum=what_if.cost_limit(start.cost), value=start.cost),
+            self.plot: what_if.what_if_chart(start, lang=self.lang),
+        }
+
+
+def what_if_panel(lang: str) -> WhatIfPanel:
+    """α, γ and c sliders over the speedup model, redrawn in the page with no server round trip
+    (what_if.REDRAW_JS), and a button back to the run's own values; the paper's model until a
+    run measures them."""
+    start = what_if.paper_default()
+    with gr.Row(equal_height=True):
+        gr.Markdown(t("app.speedup.whatif", lang), elem_classes="sv-lab-intro")
+        reset = gr.Button(
+            t("app.speedup.whatif.reset", lang), elem_id="sv-whatif-reset", scale=0, min_width=180
+        )
+    with gr.Row():
+        alpha = gr.Slider(
+            0,
+            1,
+            value=start.alpha,
+            step=10**-what_if.SLIDER_DIGITS,
+            label=t("app.speedup.whatif.alpha", lang),
+            elem_id="sv-whatif-alpha",
+        )
+        gamma = gr.Slider(
+            GAMMA_MIN,
+            GAMMA_MAX,
+            value=start.gamma,
+            step=1,
+            label=t("app.speedup.whatif.gamma", lang),
+            elem_id="sv-whatif-gamma",
+        )
+        cost = gr.Slider(
+            0,
+            what_if.cost_limit(start.cost),
+            value=start.cost,
+            step=10**-what_if.SLIDER_DIGITS,
+            label=t("app.speedup.whatif.cost", lang),
+            elem_id="sv-whatif-cost",
+        )
+    plot = chart(what_if.what_if_chart(start, lang=lang), "sv-whatif-plot")
+    sliders = [alpha, gamma, cost]
+    # fn=None: the JavaScript is the whole handler, so a slider never reaches the server.
+    gr.on(
+        [slider.input for slider in sliders],
+        None,
+        [*sliders, plot],
+        plot,
+        js=what_if.REDRAW_JS,
+        trigger_mode="always_last",
+    )
+    reset.click(None, plot, [*sliders, plot], js=what_if.RESET_JS)
+    return WhatIfPanel(alpha, gamma, cost, plot, lang)
 
 
 @dataclass(frozen=True)

@@ -209,7 +209,7 @@ TABLE = MappingProxyType(
             "(more than {threshold}%), so read these speedups as rough."
         ),
         "race.progress.plain": "race: plain decoding",
-        "race.progress.lane": "race: speculative decoding with {drafter}",
+        "race.progress.lane": "race: speculative decoding with {drafter} [{spec}]",
         "race.same_tokens": "Every lane produced exactly the same tokens.",
         "race.differ.sampled": (
             "{lane}: the text differs from plain decoding's because sampling draws different "
@@ -258,6 +258,27 @@ TABLE = MappingProxyType(
             "too close to rank: the repeats disagree on which lane wins; run more repeats on a "
             "quieter machine"
         ),
+        # the same rule for the labs and the advisor, worded for a measurement, and for the
+        # verification-cost curve's repeated forwards
+        "firmness.lab.one_run": "one run, so no spread (firm from {firm} repeats)",
+        "firmness.lab.load.busy": (
+            "other programs took {percent}% of the CPU while this was measured (firm up to "
+            "{limit}%)"
+        ),
+        "firmness.lab.refuse.crosses": (
+            "too close to call: the repeats disagree on whether speculation beats plain "
+            "decoding; run more repeats on a quieter machine"
+        ),
+        "firmness.sizes": "forwards timed at {sizes} sizes",
+        "firmness.times.wide": (
+            "a size's repeated forwards spread {percent}% (firm within {limit}%)"
+        ),
+        "firmness.refuse.sizes": (
+            "too few sizes to draw a curve: time at least {least} sizes (a longer budget or "
+            "fewer repeats)"
+        ),
+        "labs.firmness": "How firm: {line}",
+        "labs.judged": "{finding} How firm: {line}",
         # --- exports and replay: the report page, the app's downloads
         # and replay, a trace file's problems ------------------------------------------------------
         "report.title": "specviz report · {label}",
@@ -721,6 +742,15 @@ TABLE = MappingProxyType(
             "measured at γ = {gamma}: {speedup}×<br>α = {alpha}, τ = {tau}, {tps} tokens/s"
         ),
         "speedup.chart.hover.measured_tau": "measured at γ = {gamma}: τ = {tau}",
+        "speedup.whatif.title": (
+            "What if α = {alpha}, c = {cost}? At γ = {gamma}: τ = {tau}, {speedup}×"
+        ),
+        "speedup.whatif.curve": "model at α = {alpha}, c = {cost} (v measured)",
+        "speedup.whatif.curve_paper": "model at α = {alpha}, c = {cost} (v = 1, the paper's)",
+        "speedup.whatif.tau": "τ at α = {alpha}",
+        "speedup.whatif.chosen": "γ = {gamma} on the slider: {speedup}×",
+        "speedup.whatif.hover": "model, γ = {gamma}: {speedup}×",
+        "speedup.whatif.hover.measured": "measured at γ = {gamma}: {value}",
         "speedup.cost.title": "Verification cost (measured)",
         "speedup.cost.title_cut": (
             "Verification cost (measured), time budget reached after {n} tokens"
@@ -784,6 +814,15 @@ TABLE = MappingProxyType(
             "acceptance test, detokenisation) and every time is measured on a shared machine, so "
             "expect some gap."
         ),
+        "speedup.summary.measured": (
+            "Plain decoding: {plain_tps} tokens/s. Pooled α = {alpha}; draft step {draft_ms} ms, "
+            "target step {target_ms} ms, so c = {cost}. Measured in {seconds} s."
+        ),
+        "speedup.refused": "No best γ is drawn from this: {refusal}.",
+        "speedup.refused.cut": (
+            "The time budget cut runs short: a longer budget lets them make their tokens."
+        ),
+        "speedup.column.firmness": "how firm",
         "speedup.projection.placeholder": "Pick a GPU and press Project.",
         "speedup.projection.summary": (
             "PROJECTION, not a measurement: {gpu} at α = {alpha}. Modelled target step "
@@ -845,6 +884,8 @@ TABLE = MappingProxyType(
         "tasks.narrative.ranked": (
             "The draft guesses {best} best ({best_measures}) and {worst} worst ({worst_measures})."
         ),
+        "tasks.narrative.refused": "No task is ranked from this: {refusal}.",
+        "tasks.column.firmness": "how firm",
         # --- the draft advisor (python -m specviz advise) -----------------------------------------
         "advisor.progress": "advisor: {name}",
         "advisor.measures": "{speedup}× plain decoding's speed ({tokens_per_s} tok/s, α {alpha}, τ {tau})",
@@ -866,6 +907,8 @@ TABLE = MappingProxyType(
             "Use plain decoding ({plain} tok/s) on this machine: the only candidate, {winner}, ran "
             "at {winner_measures}."
         ),
+        "advisor.recommend.refused": "No recommendation from this: {refusal}.",
+        "advisor.column.firmness": "how firm",
         "advisor.cli.plain": (
             "{prompts} prompt(s), {tokens} new tokens each; plain decoding: {plain} tok/s, first "
             "token after {ttft} s"
@@ -1042,6 +1085,17 @@ TABLE = MappingProxyType(
         ),
         "app.glossary.button": "Glossary",
         "app.glossary.title": "Glossary",
+        # --- a link that restores the page's setup (specviz.app.url_state) ----------------------------
+        "app.link.button": "🔗 Link to this setup",
+        "app.link.label": "Link to this setup",
+        "app.link.info": "Opening it restores the pair, drafter, prompt, settings, tab and modes.",
+        "app.link.pair": "The link's pair {name} is not offered here, so the page keeps its own.",
+        "app.link.drafter": "The link's drafter was left out: {problem}.",
+        "app.link.prompt": "The link's prompt was left out. {problem}",
+        "app.link.example": "The link's example {name} is not one of this pair's, so the prompt was left as it was.",
+        "app.link.setting": "A setting in the link was left out: {problem}.",
+        "app.link.tab": "The link's tab {name} is not a tab of this page.",
+        "app.link.switch": "The link's {name} must be 1 or 0, got {got}.",
         # --- fable mode: each cycle told as a story ----------------
         "app.fable.toggle": "Fable mode",
         "app.fable.placeholder": (
@@ -1267,6 +1321,15 @@ TABLE = MappingProxyType(
         "app.speedup.budget": "Time budget (s)",
         "app.speedup.cut": "Done, but the time budget cut some runs short.",
         "app.speedup.done": "{note} ({seconds} s)",
+        "app.speedup.whatif": (
+            "**What if?** Move α, γ or c and the model redraws at once, in your browser; the "
+            "measured points stay where they were measured. The sliders start at this run's α, c "
+            "and fastest γ (before a run: the paper's model, verification free)."
+        ),
+        "app.speedup.whatif.alpha": "α (acceptance rate)",
+        "app.speedup.whatif.gamma": "γ (drafts per cycle)",
+        "app.speedup.whatif.cost": "c (draft step ÷ target step)",
+        "app.speedup.whatif.reset": "Reset to measured",
         "app.cost.intro": (
             "Why can the target check 5 tokens for about the price of writing 1? At batch size 1 a "
             "forward pass is bound by reading the weights from memory; extra positions reuse the "
@@ -1421,9 +1484,13 @@ TABLE = MappingProxyType(
         "cli.cycle.extra": " → {origin} {token}",
         "cli.generate.summary": (
             "{tokens} tokens in {cycles} cycles · α {alpha} · τ {tau} tokens/target pass · {tps} "
-            "tok/s (engine time, prefill excluded) · stop: {stop}"
+            "tok/s (new tokens over engine seconds: every forward, the prompt's reading included, "
+            "plus a drafter's own preparation, as the report counts) · stop: {stop}"
         ),
-        "cli.generate.plain": "plain decoding: {tps} tok/s · speedup {speedup}x · {same}",
+        "cli.generate.plain": (
+            "plain decoding: {tps} tok/s, counted the same way · speedup {speedup}x (one run of "
+            "each) · {same}"
+        ),
         "cli.generate.identical": "identical tokens",
         "cli.generate.different": "different tokens (sampling)",
         "cli.cost.head": "{model} forward time on {device}, after a {context}-token cache",

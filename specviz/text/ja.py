@@ -211,6 +211,22 @@ TABLE = MappingProxyType(
             "差が小さすぎて順位をつけられません：反復によってどちらが速いかが食い違います。静かなマシンで反復を"
             "増やしてください"
         ),
+        "firmness.lab.one_run": "実行は 1 回のみでばらつき不明（反復 {firm} 回以上で確か）",
+        "firmness.lab.load.busy": (
+            "計測中、他のプログラムが CPU の {percent}% を使用（{limit}% までなら確か）"
+        ),
+        "firmness.lab.refuse.crosses": (
+            "差が小さすぎて判定できません：投機的デコードが通常デコーディングより速いかどうかが"
+            "反復によって食い違います。静かなマシンで反復を増やしてください"
+        ),
+        "firmness.sizes": "{sizes} 通りのサイズでフォワードを計測",
+        "firmness.times.wide": "同じサイズの反復フォワードのばらつき {percent}%（{limit}% 以内で確か）",
+        "firmness.refuse.sizes": (
+            "サイズが少なすぎて曲線を引けません：{least} 通り以上のサイズを計測してください"
+            "（時間の上限を延ばすか、反復を減らす）"
+        ),
+        "labs.firmness": "確度：{line}",
+        "labs.judged": "{finding}確度：{line}",
         # --- the probability inspector (the dice roll) -------------------------------------------
         "inspector.explanation": (
             "ドラフトの各トークン x は、ドラフトモデルが q から引いたものです。ターゲットはそれに "
@@ -532,6 +548,15 @@ TABLE = MappingProxyType(
             "γ = {gamma} で実測：{speedup}倍<br>α = {alpha}、τ = {tau}、{tps} トークン/秒"
         ),
         "speedup.chart.hover.measured_tau": "γ = {gamma} で実測：τ = {tau}",
+        "speedup.whatif.title": (
+            "もし α = {alpha}、c = {cost} なら？ γ = {gamma} で τ = {tau}、{speedup}倍"
+        ),
+        "speedup.whatif.curve": "モデル（α = {alpha}、c = {cost}、v は実測）",
+        "speedup.whatif.curve_paper": "モデル（α = {alpha}、c = {cost}、論文どおり v = 1）",
+        "speedup.whatif.tau": "α = {alpha} での τ",
+        "speedup.whatif.chosen": "スライダーの γ = {gamma}：{speedup}倍",
+        "speedup.whatif.hover": "モデル、γ = {gamma}：{speedup}倍",
+        "speedup.whatif.hover.measured": "γ = {gamma} で実測：{value}",
         "speedup.cost.title": "検証コスト（実測）",
         "speedup.cost.title_cut": "検証コスト（実測）、{n} トークンで時間の上限に到達",
         "speedup.cost.x": "ターゲット1回のフォワードでの新しいトークン数",
@@ -590,6 +615,15 @@ TABLE = MappingProxyType(
             "（サンプリング、受理判定、デトークン化）が含まれず、時間はすべて共有マシンで測って"
             "いるため、多少の差が出ます。"
         ),
+        "speedup.summary.measured": (
+            "通常デコーディング：{plain_tps} トークン/秒。全体の α = {alpha}、ドラフト1ステップ "
+            "{draft_ms} ms、ターゲット1ステップ {target_ms} ms なので c = {cost}。測定 {seconds} 秒。"
+        ),
+        "speedup.refused": "この測定から最適な γ は導けません：{refusal}。",
+        "speedup.refused.cut": (
+            "時間の上限で実行が途中で打ち切られました。上限を延ばせば予定のトークン数まで生成できます。"
+        ),
+        "speedup.column.firmness": "確度",
         "speedup.projection.placeholder": "GPU を選んで「見積もる」を押してください。",
         "speedup.projection.summary": (
             "見積もりであり、実測ではありません：{gpu}、α = {alpha}。モデル上のターゲット1ステップ "
@@ -640,6 +674,8 @@ TABLE = MappingProxyType(
             "ドラフトの推測がいちばん当たるのは {best}（{best_measures}）、いちばん外れるのは "
             "{worst}（{worst_measures}）です。"
         ),
+        "tasks.narrative.refused": "この測定からタスクの順位はつけられません：{refusal}。",
+        "tasks.column.firmness": "確度",
         # --- the draft advisor (python -m specviz advise) -----------------------------------------
         "advisor.progress": "アドバイザー：{name}",
         "advisor.measures": "通常デコーディングの {speedup}倍の速さ（{tokens_per_s} トークン/秒、α {alpha}、τ {tau}）",
@@ -661,6 +697,8 @@ TABLE = MappingProxyType(
             "このマシンでは通常デコーディング（{plain} トークン/秒）を使ってください：唯一の候補 "
             "{winner} は {winner_measures} でした。"
         ),
+        "advisor.recommend.refused": "この測定からはおすすめできません：{refusal}。",
+        "advisor.column.firmness": "確度",
         "advisor.cli.plain": (
             "プロンプト {prompts} 個、各 {tokens} 新規トークン。通常デコーディング：{plain} トークン/秒、"
             "最初のトークンまで {ttft} 秒"
@@ -838,6 +876,15 @@ TABLE = MappingProxyType(
         "app.speedup.budget": "時間の上限（秒）",
         "app.speedup.cut": "完了。ただし時間の上限で一部の実行が途中で終わりました。",
         "app.speedup.done": "{note}（{seconds} 秒）",
+        "app.speedup.whatif": (
+            "**もしも？** α、γ、c を動かすと、モデルの曲線がブラウザの中ですぐに描き直されます。"
+            "実測の点は測った位置から動きません。スライダーはこの実行の α と c、最も速かった γ "
+            "から始まります（実行前は、検証を無償とする論文のモデルです）。"
+        ),
+        "app.speedup.whatif.alpha": "α（受理率）",
+        "app.speedup.whatif.gamma": "γ（1サイクルのドラフト数）",
+        "app.speedup.whatif.cost": "c（ドラフト1ステップ ÷ ターゲット1ステップ）",
+        "app.speedup.whatif.reset": "実測値に戻す",
         "app.cost.intro": (
             "ターゲットが5トークンを、1トークン書くのとほぼ同じコストで検証できるのはなぜか。"
             "バッチサイズ 1 では、フォワードパスの時間はメモリから重みを読む速さで決まります。"
@@ -941,9 +988,12 @@ TABLE = MappingProxyType(
         "cli.cycle.extra": " → {origin} {token}",
         "cli.generate.summary": (
             "{cycles} サイクルで {tokens} トークン · α {alpha} · τ {tau} トークン/ターゲットのパス · "
-            "{tps} トークン/秒（エンジン時間、プリフィルを除く）· 停止理由：{stop}"
+            "{tps} トークン/秒（新規トークン数 ÷ エンジン時間：プロンプトの読み込みを含む全フォワードと"
+            "ドラフターの準備を数える、レポートと同じ数え方）· 停止理由：{stop}"
         ),
-        "cli.generate.plain": "通常デコーディング：{tps} トークン/秒 · 速度比 {speedup}x · {same}",
+        "cli.generate.plain": (
+            "通常デコーディング：{tps} トークン/秒（同じ数え方）· 速度比 {speedup}x（各 1 回の実行）· {same}"
+        ),
         "cli.generate.identical": "トークンは同一",
         "cli.generate.different": "トークンは異なる（サンプリング）",
         "cli.cost.head": "{device} での {model} のフォワード時間（{context} トークンのキャッシュの後）",
@@ -1266,7 +1316,7 @@ TABLE = MappingProxyType(
             "）。この高速化は目安として読んでください。"
         ),
         "race.progress.plain": "レース：通常デコーディング",
-        "race.progress.lane": "レース：{drafter} による投機的デコード",
+        "race.progress.lane": "レース：{drafter} [{spec}] による投機的デコード",
         "report.title": "specviz レポート · {label}",
         "report.recorded": "{date} に {where}（デバイス: {device}）で記録。",
         "report.section.prompt": "プロンプト",
@@ -1395,6 +1445,17 @@ TABLE = MappingProxyType(
         "app.player.at": "サイクル {cycle} / {total}。◀ 戻る と 進む ▶ で実行をたどり、自動再生は選んだ速さで再生します。",
         "app.glossary.button": "用語集",
         "app.glossary.title": "用語集",
+        # --- この設定を復元するリンク（specviz.app.url_state） ----------------------------------------
+        "app.link.button": "🔗 この設定へのリンク",
+        "app.link.label": "この設定へのリンク",
+        "app.link.info": "開くと、モデルペア・ドラフター・プロンプト・設定・タブ・表示モードが復元されます。",
+        "app.link.pair": "リンクのモデルペア {name} はここでは使えないため、このページのペアのままにしました。",
+        "app.link.drafter": "リンクのドラフターは使いませんでした：{problem}。",
+        "app.link.prompt": "リンクのプロンプトは使いませんでした。{problem}",
+        "app.link.example": "リンクの例 {name} はこのペアの例にないため、プロンプトはそのままにしました。",
+        "app.link.setting": "リンクの設定のうち、使わなかったものがあります：{problem}。",
+        "app.link.tab": "リンクのタブ {name} はこのページにありません。",
+        "app.link.switch": "リンクの {name} は 1 か 0 で指定してください。指定：{got}",
         # --- 寓話モード：各サイクルを物語として語る ---------------
         "app.fable.toggle": "寓話モード",
         "app.fable.placeholder": (
