@@ -26,6 +26,7 @@ from specviz.labs.speedup import panel as speedup_panel
 from specviz.labs.speedup import theory as speedup_model
 from specviz.labs.speedup.cost_curve import CostCurve, iter_verification_cost
 from specviz.measure.harness import Staged
+from specviz.models.cpu_load import OthersShare
 from specviz.text import UserError, t
 
 # The bundled pair's weights in bf16 (1,543,714,304 and 494,032,768 weights read per forward,
@@ -75,7 +76,12 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
         line = t("app.speedup.done", lang, note=note, seconds=f"{measured.elapsed_s:.0f}")
         return {
             status: status_line(line, "done"),
-            plot: speedup_charts.theory_chart(measured.theory, measured.runs, lang=lang),
+            plot: speedup_charts.theory_chart(
+                measured.theory,
+                measured.runs,
+                lang=lang,
+                draw_best=measured.firmness.refusal is None,
+            ),
             summary: speedup_panel.speedup_html(measured, lang=lang),
             alpha: measured.theory.alpha,
             **what.show(what_if.from_lab(measured)),
@@ -167,6 +173,7 @@ class CostMeasurement:
     curve: CostCurve
     target: gpu_projection.Footprint
     draft: gpu_projection.Footprint
+    others_share: float | None  # the CPU other programs took while it was measured
 
 
 def _gammas(text: str, lang: str, high: int = GAMMA_MAX) -> tuple[int, ...]:
@@ -219,6 +226,7 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
         lab: LabRun, sizes_value: float, repeats_value: float
     ) -> Iterator[Staged[CostCurve] | CostMeasurement]:
         wiring.app.checks.check_lab_size(sizes_value, cap, "app.cost.sizes")
+        others = OthersShare()
         stages = wiring.app.run_locked(
             lambda: iter_verification_cost(
                 lab.pair.target, lab.prompt_ids, int(sizes_value), int(repeats_value), COST_BUDGET_S
@@ -234,17 +242,20 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
         assert curve is not None  # the last stage holds the curve
         target = gpu_projection.model_footprint(lab.pair.target)
         draft = gpu_projection.model_footprint(lab.pair.draft)
-        yield CostMeasurement(curve, target, draft)
+        yield CostMeasurement(curve, target, draft, others.share())
 
     def show_cost(record: Staged[CostCurve] | CostMeasurement) -> dict[Any, Any]:
         if isinstance(record, Staged):  # a forward on the way
             return {status: status_line(record.message.text(lang))}
         curve = record.curve
         done = "app.cost.measured" if curve.complete else "app.cost.measured_cut"
+        firmness = speedup_model.curve_firmness(curve, record.others_share)
+        words = [t(done, lang, device=curve.device, context=curve.context_len)]
+        if firmness.refusal is not None:
+            words.append(firmness.refusal.text(lang))
+        words.append(t("labs.firmness", lang, line=firmness.line))
         return {
-            status: status_line(
-                t(done, lang, device=curve.device, context=curve.context_len), "done"
-            ),
+            status: status_line(" ".join(words), "done"),
             curve_plot: speedup_charts.cost_curve_chart(curve, lang=lang),
             target_gb: round(record.target.bytes_at(2) / 1e9, 3),
             draft_gb: round(record.draft.bytes_at(2) / 1e9, 3),

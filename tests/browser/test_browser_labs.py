@@ -79,6 +79,7 @@ def test_speedup_and_cost_labs_measure_and_project(page):
     set_number(page, "sv-cost-sizes", 4)
     page.locator("#sv-cost-run").click()
     page.wait_for_selector("#sv-cost-status .sv-status-done", timeout=300_000)
+    assert "How firm:" in page.locator("#sv-cost-status").inner_text()  # the curve's firmness
     at_least(_bars(page, "#sv-cost-plot"), 4)
     page.locator("#sv-project").click()
     page.wait_for_selector("#sv-projection-note :text('PROJECTION, not a measurement')")

@@ -281,6 +281,10 @@ def test_theory_chart_carries_predicted_and_measured_numbers() -> None:
     assert list(traces["no gain (1×)"].y) == [1.0, 1.0]  # type: ignore[attr-defined]
     best = next(t for name, t in traces.items() if name.startswith("best γ"))
     assert list(best.x) == [theory.best_gamma]  # type: ignore[attr-defined]
+    # An inconclusive measurement draws no best γ on the chart, as its summary names none.
+    unranked = _traces(theory_chart(theory, runs, draw_best=False))
+    assert not any(name.startswith("best γ") for name in unranked)
+    assert "no gain (1×)" in unranked
 
 
 def test_cost_curve_chart_shows_median_and_spread() -> None:

@@ -76,7 +76,12 @@ def _speedup_line(
 
 
 def _best_and_no_gain(
-    fig: go.Figure, rows: Sequence[SpeedupRow], best_gamma: int, best: float, lang: str
+    fig: go.Figure,
+    rows: Sequence[SpeedupRow],
+    best_gamma: int,
+    best: float,
+    lang: str,
+    draw_best: bool = True,
 ) -> None:
     gammas = [row.gamma for row in rows]
     fig.add_trace(
@@ -89,6 +94,10 @@ def _best_and_no_gain(
             hoverinfo="skip",
         )
     )
+    if not draw_best:
+        fig.update_yaxes(rangemode="tozero")
+        fig.update_xaxes(dtick=1)
+        return
     fig.add_trace(
         go.Scatter(
             name=t("speedup.chart.best", lang, gamma=best_gamma, speedup=f"{best:.2f}"),
@@ -108,9 +117,11 @@ def theory_chart(
     measured: Sequence[MeasuredRun] = (),
     *,
     lang: str = DEFAULT_LANGUAGE,
+    draw_best: bool = True,
 ) -> go.Figure:
     """Predicted speedup against γ from the measured α, c and v(γ), measured runs on top; τ,
-    predicted and measured, in a panel of its own below on the same γ axis."""
+    predicted and measured, in a panel of its own below on the same γ axis. *draw_best* False
+    (an inconclusive measurement) leaves the best γ unmarked, as the summary draws none."""
     if theory is None or not theory.rows:
         fig = layout(
             go.Figure(),
@@ -178,7 +189,7 @@ def theory_chart(
             row=2,
             col=1,
         )
-    _best_and_no_gain(fig, rows, theory.best_gamma, theory.best_speedup, lang)
+    _best_and_no_gain(fig, rows, theory.best_gamma, theory.best_speedup, lang, draw_best)
     fig.update_yaxes(title_text=t("speedup.chart.tau_axis", lang), row=2, col=1)
     fig.update_xaxes(title_text=t("speedup.chart.gamma_axis", lang), row=2, col=1)
     fig.update_layout(height=460)
