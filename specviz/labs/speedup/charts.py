@@ -75,6 +75,19 @@ def _speedup_line(
     )
 
 
+def no_gain_line(gammas: Sequence[int], lang: str, meta: str | None = None) -> go.Scatter:
+    """The dotted 1× line across the γ axis: below it speculation is slower than plain."""
+    return go.Scatter(
+        meta=meta,
+        name=t("speedup.chart.no_gain", lang),
+        x=[min(gammas), max(gammas)],
+        y=[1.0, 1.0],
+        mode="lines",
+        line={"color": PLAIN, "width": 1.5, "dash": "dot"},
+        hoverinfo="skip",
+    )
+
+
 def _best_and_no_gain(
     fig: go.Figure,
     rows: Sequence[SpeedupRow],
@@ -83,17 +96,7 @@ def _best_and_no_gain(
     lang: str,
     draw_best: bool = True,
 ) -> None:
-    gammas = [row.gamma for row in rows]
-    fig.add_trace(
-        go.Scatter(
-            name=t("speedup.chart.no_gain", lang),
-            x=[min(gammas), max(gammas)],
-            y=[1.0, 1.0],
-            mode="lines",
-            line={"color": PLAIN, "width": 1.5, "dash": "dot"},
-            hoverinfo="skip",
-        )
-    )
+    fig.add_trace(no_gain_line([row.gamma for row in rows], lang))
     if not draw_best:
         fig.update_yaxes(rangemode="tozero")
         fig.update_xaxes(dtick=1)

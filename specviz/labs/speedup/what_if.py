@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from specviz.labs.speedup.charts import no_gain_line
 from specviz.labs.speedup.theory import (
     ALL_GAMMAS,
     MeasuredRun,
@@ -31,7 +32,7 @@ from specviz.labs.speedup.theory import (
     speedup_rows,
 )
 from specviz.text import DEFAULT_LANGUAGE, t
-from specviz.views.run_charts import ACCEPTED, BONUS, PLAIN, REJECTED, TAU, hover
+from specviz.views.run_charts import ACCEPTED, BONUS, REJECTED, TAU, hover
 from specviz.views.run_charts import apply_layout as layout
 
 # The theory chart's colours, so the model at the run's values reads as the same line there.
@@ -124,17 +125,7 @@ def what_if_chart(
 
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.64, 0.36])
     layout(fig, named("title"), "", t("speedup.chart.y", lang))
-    fig.add_trace(
-        go.Scatter(
-            meta="no_gain",
-            name=t("speedup.chart.no_gain", lang),
-            x=[min(gammas), max(gammas)],
-            y=[1.0, 1.0],
-            mode="lines",
-            line={"color": PLAIN, "width": 1.5, "dash": "dot"},
-            hoverinfo="skip",
-        )
-    )
+    fig.add_trace(no_gain_line(gammas, lang, meta="no_gain"))
     model_lines = (
         ("curve", [row.speedup for row in rows], WHAT_IF, 3, "speedup.whatif.hover", 1),
         ("tau", [row.tau for row in rows], TAU, 2, "speedup.chart.hover.tau", 2),
