@@ -190,7 +190,10 @@ class MarkovLM(torch.nn.Module):
         past_key_values: DynamicCache | None = None,
         use_cache: bool = True,
         logits_to_keep: int = 0,
+        **positions_and_mask: Any,
     ) -> Any:
+        # A chain's next-token law is its own token's row: where a token sits and what it may
+        # attend to (a tree's position ids and mask) change nothing.
         length = input_ids.shape[1]
         if past_key_values is not None:
             # One dummy key/value per position, so cache lengths and cropping are real.

@@ -192,8 +192,11 @@ class ModelRunner:
                 tree_visibility(tree),
                 self._cache,  # type: ignore[arg-type]
             )
-        dtype = next(self.model.parameters()).dtype
-        mask = tree_attention_mask(tree, past, dtype if dtype.is_floating_point else torch.float32)
+        weight = next(iter(self.model.parameters()), None)
+        dtype = torch.float32  # a model without weights (a test's chain) takes a float32 mask
+        if weight is not None and weight.dtype.is_floating_point:
+            dtype = weight.dtype
+        mask = tree_attention_mask(tree, past, dtype)
         out = self.model(
             input_ids=ids[None],
             position_ids=positions,
