@@ -255,7 +255,7 @@ LABS = {
     "exactness (greedy)": (0, (100, 1, "exact"), "greedy"),
     "speedup": (1, ("1,2", 20), "measured"),
     "cost": (2, (2, 1), "Measured"),
-    "tasks": (3, (1, 1), "draft"),
+    "tasks": (3, (1, 1), "inconclusive"),  # 4 tokens: too few to rank the tasks
     "advisor": (4, ("prompt", "code", ["draft-model"], [], [2], False, 4, 20), "decoding"),
 }
 
