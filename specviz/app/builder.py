@@ -30,6 +30,7 @@ from specviz.app.live_tab import live_tab, stopped_status, wire_live_run
 from specviz.app.present import player_row, present_bar, wire_fable, wire_player, wire_present
 from specviz.app.run_controls import PRIVATE, run_controls
 from specviz.app.session import App
+from specviz.app.share_link import link_box, wire_share_link
 from specviz.app.startup import Startup, startup_banner
 from specviz.export.trace import Trace
 from specviz.models.loader import ModelCache
@@ -130,6 +131,7 @@ def build_demo(
             if preload is not None:
                 startup_banner(preload, lang)
             bar = present_bar(presets, lang)
+            link = link_box(lang)
             with gr.Row(equal_height=False, elem_id="sv-main"):
                 with gr.Column(scale=1, min_width=320, elem_id="sv-controls"):
                     controls = run_controls(presets, lang, limits)
@@ -158,6 +160,8 @@ def build_demo(
         )
         wire_present(demo, page, bar, presets, controls)
         wire_fable(demo, bar, live)
+        tab_ids = [block.id for block in demo.blocks.values() if isinstance(block, gr.Tab)]
+        wire_share_link(demo, bar, link, controls, tabs, live, presets, limits, tab_ids)
         wire_player(player, live, session, controls, tabs, [*live_events, *replays])
         wire_glossary(bar.glossary, glossary)
         controls.stop.click(

@@ -35,13 +35,15 @@ PRESENT_CLASS = "sv-present"  # on the page's column while presentation mode is 
 
 @dataclass
 class PresentBar:
-    """The bar above the tabs: the mode's toggle, the settings line and the glossary button."""
+    """The bar above the tabs: the mode's toggle, the settings line, the glossary button and the
+    button that writes a link to the page's setup (``share_link``)."""
 
     toggle: gr.Checkbox
     fable: gr.Checkbox  # fable mode: the live tab tells each cycle as a story
     summary: gr.HTML
     glossary: gr.Button
     lang: str
+    link: gr.Button
 
 
 @dataclass
@@ -92,7 +94,10 @@ def present_bar(presets: Mapping[str, Preset], lang: str) -> PresentBar:
             scale=0,
             min_width=110,
         )
-    return PresentBar(toggle, fable, summary, glossary, lang)
+        link = gr.Button(
+            t("app.link.button", lang), elem_id="sv-link-open", size="sm", scale=0, min_width=170
+        )
+    return PresentBar(toggle, fable, summary, glossary, lang, link)
 
 
 def player_row(lang: str) -> Player:

@@ -36,6 +36,9 @@ class RunControls:
     step: gr.Button
     stop: gr.Button
     settings: SettingControls
+    # The event that shows a newly chosen pair's defaults: whatever sets the controls past those
+    # defaults (a shared link) runs after it.
+    pair_shown: Any = None
 
     def run_inputs(self) -> dict[str, Any]:
         """A run's inputs by parameter name, in the order the API lists them (``inputs_kwargs``):
@@ -120,7 +123,7 @@ def run_controls(presets: Mapping[str, Preset], lang: str, limits: Limits = LOCA
         examples,
         *settings.components.values(),
     ]
-    preset.change(on_preset, preset, refreshed, **PRIVATE)
+    pair_shown = preset.change(on_preset, preset, refreshed, **PRIVATE)
     task.change(
         lambda name, preset_id: gr.Dataset(
             samples=example_samples(presets.get(preset_id, first), name, lang)
@@ -130,7 +133,9 @@ def run_controls(presets: Mapping[str, Preset], lang: str, limits: Limits = LOCA
         **PRIVATE,
     )
     examples.click(lambda sample: sample[0], examples, prompt, **PRIVATE)
-    return RunControls(preset, drafter, prompt, chat, race, race_lanes, run, step, stop, settings)
+    return RunControls(
+        preset, drafter, prompt, chat, race, race_lanes, run, step, stop, settings, pair_shown
+    )
 
 
 def drafter_choices(preset: Preset, lang: str) -> list[tuple[str, str]]:
