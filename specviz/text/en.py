@@ -1086,7 +1086,7 @@ TABLE = MappingProxyType(
         "app.glossary.button": "Glossary",
         "app.glossary.title": "Glossary",
         # --- a link that restores the page's setup (specviz.app.url_state) ----------------------------
-        "app.link.button": "🔗 Link to this setup",
+        "app.link.button": "Link to this setup",
         "app.link.label": "Link to this setup",
         "app.link.info": "Opening it restores the pair, drafter, prompt, settings, tab and modes.",
         "app.link.pair": "The link's pair {name} is not offered here, so the page keeps its own.",

@@ -1446,7 +1446,7 @@ TABLE = MappingProxyType(
         "app.glossary.button": "用語集",
         "app.glossary.title": "用語集",
         # --- この設定を復元するリンク（specviz.app.url_state） ----------------------------------------
-        "app.link.button": "🔗 この設定へのリンク",
+        "app.link.button": "この設定へのリンク",
         "app.link.label": "この設定へのリンク",
         "app.link.info": "開くと、モデルペア・ドラフター・プロンプト・設定・タブ・表示モードが復元されます。",
         "app.link.pair": "リンクのモデルペア {name} はここでは使えないため、このページのペアのままにしました。",
