@@ -132,7 +132,7 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
         _check_choices(wiring, gamma_values, allowed_gammas, "app.advisor.gammas")
         if source_value == "task":
             if task_value not in chosen.prompts:
-                raise gr.Error(t("app.advisor.no_task", lang, preset=chosen.label))
+                raise gr.Error(t("app.advisor.no_task", lang, preset=chosen.label_in(lang)))
             prompt = chosen.prompts[task_value][0]
         else:
             prompt = lab.inputs.prompt  # read already (lab.prompt_ids), within the token cap

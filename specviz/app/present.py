@@ -134,7 +134,7 @@ def summary_line(
     values = settings if isinstance(settings, Mapping) else vars(settings)
     preset = presets.get(preset_id)
     return settings_line_html(
-        preset.label if preset is not None else str(preset_id),
+        preset.label_in(lang) if preset is not None else str(preset_id),
         prompt or "",
         values.get("gamma"),
         values.get("temperature"),

@@ -59,7 +59,7 @@ def run_controls(presets: Mapping[str, Preset], lang: str, limits: Limits = LOCA
     first = default_preset(presets)
     tasks = example_tasks(first, lang)
     preset = gr.Dropdown(
-        choices=[(p.label, p.id) for p in presets.values()],
+        choices=[(p.label_in(lang), p.id) for p in presets.values()],
         value=first.id,
         label=t("app.control.preset", lang),
     )

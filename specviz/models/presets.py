@@ -12,6 +12,7 @@ The format, top-level keys first::
     label = "Qwen2.5 0.5B → 7B"                  # required; the dropdown's text
     description = "Needs internet ..."           # optional
     description_ja = "インターネットが必要 ..."     # optional; the description a Japanese page shows
+    label_ja = "Qwen2.5 0.5B → 7B（要ネット）"     # optional; the label a Japanese page shows
     draft = "hub:Qwen/Qwen2.5-0.5B-Instruct"     # required; KIND:REF, KIND one of SOURCE_KINDS
     target = "hub:Qwen/Qwen2.5-7B-Instruct"      # required
     dtype = "bfloat16"                           # required; one of DTYPES
@@ -329,6 +330,9 @@ class Preset:
     # The description in another language, by language (description_ja): the page in that
     # language shows it; a language without one shows ``description``.
     translated_descriptions: Mapping[str, str] = field(default_factory=dict, hash=False)
+    # The label in another language, by language (label_ja): the dropdown and the settings line
+    # of the page in that language; exports keep ``label``.
+    translated_labels: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         # All value checks live here, so presets built in code are held to the
@@ -387,6 +391,13 @@ class Preset:
             "translated_descriptions",
             types.MappingProxyType(dict(self.translated_descriptions)),
         )
+        for lang, text in self.translated_labels.items():
+            name = _translated_label_key(lang)
+            _check_language(lang, _TRANSLATED_LABEL_KEYS, name)
+            _check_text(text, name, allow_empty=False)
+        object.__setattr__(
+            self, "translated_labels", types.MappingProxyType(dict(self.translated_labels))
+        )
 
     def __reduce__(self) -> tuple[object, ...]:
         # The prompt mappings are read-only views, which pickle refuses; a preset crosses to a
@@ -401,6 +412,10 @@ class Preset:
         """Return ``[(task, prompt), ...]`` in ``TASKS`` order, for dropdowns (in *lang*)."""
         examples = self.example_prompts(lang)
         return [(task, prompt) for task in TASKS for prompt in examples.get(task, ())]
+
+    def label_in(self, lang: str = DEFAULT_LANGUAGE) -> str:
+        """The label for a page in *lang*: its translation where the preset has one."""
+        return self.translated_labels.get(lang) or self.label
 
     def describe(self, lang: str = DEFAULT_LANGUAGE) -> str:
         """The description for a page in *lang*: its translation where the preset has one."""
@@ -580,6 +595,7 @@ def _preset_from_mapping(data: Mapping[str, object]) -> Preset:
     setting_names = {item.name for item in settings_schema(GenerationSettings)}
     known = set(_REQUIRED_KEYS) | set(_OPTIONAL_DEFAULTS) | setting_names
     known |= set(_TRANSLATED_PROMPTS_KEYS.values()) | set(_TRANSLATED_DESCRIPTION_KEYS.values())
+    known |= set(_TRANSLATED_LABEL_KEYS.values())
     for key in data:
         if key not in known:
             raise PresetError(
@@ -637,6 +653,11 @@ def _preset_from_mapping(data: Mapping[str, object]) -> Preset:
         translated_descriptions={
             lang: data[key]  # type: ignore[misc]  # checked in Preset.__post_init__
             for lang, key in _TRANSLATED_DESCRIPTION_KEYS.items()
+            if key in data
+        },
+        translated_labels={
+            lang: data[key]  # type: ignore[misc]  # checked in Preset.__post_init__
+            for lang, key in _TRANSLATED_LABEL_KEYS.items()
             if key in data
         },
     )
@@ -732,3 +753,13 @@ def _check_text(value: object, name: str, *, allow_empty: bool) -> None:
         raise PresetError(Phrase("error.preset.string", got=describe_value(value)), field=name)
     if not allow_empty and not value.strip():
         raise PresetError(Phrase("error.preset.empty"), field=name)
+
+
+def _translated_label_key(lang: str) -> str:
+    """The top-level key holding the label in *lang*: ``label_ja``."""
+    return f"label_{lang}"
+
+
+_TRANSLATED_LABEL_KEYS: Mapping[str, str] = {
+    lang: _translated_label_key(lang) for lang in TABLES if lang != DEFAULT_LANGUAGE
+}

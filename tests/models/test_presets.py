@@ -532,6 +532,22 @@ def test_a_description_in_another_language_is_shown_to_that_language_only(tmp_pa
     assert without.describe("ja") == "English words"
 
 
+def test_a_label_in_another_language_is_shown_to_that_language_only(tmp_path: Path) -> None:
+    text = replace_line(
+        "l", "label =", 'label = "Test pair (offline)"\nlabel_ja = "テスト（オフライン）"'
+    )
+    preset = load_preset(write_preset(tmp_path, "l", text))
+    assert preset.label_in("en") == preset.label == "Test pair (offline)"
+    assert preset.label_in("ja") == "テスト（オフライン）"
+    every = load_presets()
+    assert all(p.label_in("ja") != p.label for p in every.values())  # each shipped pair has one
+    with pytest.raises(PresetError) as excinfo:
+        load_preset(
+            write_preset(tmp_path, "l", replace_line("l", "label =", 'label = "x"\nlabel_ja = ""'))
+        )
+    assert "label_ja" in str(excinfo.value)
+
+
 def test_a_description_in_an_unknown_language_is_rejected(tmp_path: Path) -> None:
     text = replace_line("x", "label =", 'label = "Test pair"\ndescription_xx = "?"')
     path = write_preset(tmp_path, "x", text)
