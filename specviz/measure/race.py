@@ -27,6 +27,7 @@ from specviz.measure.race_records import PLAIN_LANE, Lane, LaneRun, RaceProgress
 from specviz.measure.spread import DEFAULT_REPEATS
 from specviz.models.cpu_load import OthersShare
 from specviz.text import Phrase
+from specviz.text.catalogue import TABLES
 
 __all__ = ["iter_race"]
 
@@ -68,8 +69,12 @@ def iter_race(
 
 def _lane_words(spec: str) -> Phrase:
     """A drafter lane in progress messages: its kind's name in the reader's language, then the
-    spec it runs ("Prompt lookup (copies) [lookup:n=3]"); an unknown kind is refused here."""
-    return Phrase("race.progress.lane", drafter=Phrase(drafter_entry(spec).label_key), spec=spec)
+    spec it runs ("Prompt lookup (copies) [lookup:n=3]"); an unknown kind is refused here. A
+    drafter without a label in the text tables (the label is optional) is named by its kind."""
+    entry = drafter_entry(spec)
+    named = all(entry.label_key in table for table in TABLES.values())
+    drafter = Phrase(entry.label_key) if named else entry.kind
+    return Phrase("race.progress.lane", drafter=drafter, spec=spec)
 
 
 def _progress(updates: Iterator[Update], repeats: int) -> Iterator[RaceProgress]:
