@@ -18,7 +18,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Protocol
 
 from specviz.drafters.base import DrafterSpec
-from specviz.text import TABLES, UserError, t
+from specviz.text import TABLES, Phrase, UserError, t
 
 if TYPE_CHECKING:
     from specviz.core.engine import ModelPairLike
@@ -195,6 +195,15 @@ def drafter_label(kind: str, lang: str) -> str:
     if entry is None or entry.label_key not in TABLES.get(lang, {}):
         return kind
     return t(entry.label_key, lang)
+
+
+def drafter_words(kind: str) -> Phrase | str:
+    """The kind's label for a message worded later in its reader's language: a Phrase where
+    every text table has it, the kind itself otherwise (a label is optional)."""
+    entry = DRAFTERS.get(kind)
+    if entry is None or not all(entry.label_key in table for table in TABLES.values()):
+        return kind
+    return Phrase(entry.label_key)
 
 
 def check_drafter_spec(spec: str | DrafterSpec) -> DrafterSpec:

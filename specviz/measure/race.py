@@ -20,14 +20,13 @@ import torch
 
 from specviz.core.engine import DraftModelPairLike
 from specviz.core.settings import GenerationSettings
-from specviz.drafters.registry import drafter_entry
+from specviz.drafters.registry import drafter_entry, drafter_words
 from specviz.measure.harness import Update, iter_measurements, never, warm_up_settings
 from specviz.measure.methods import plain_decoding, speculative_decoding
 from specviz.measure.race_records import PLAIN_LANE, Lane, LaneRun, RaceProgress, RaceResult
 from specviz.measure.spread import DEFAULT_REPEATS
 from specviz.models.cpu_load import OthersShare
 from specviz.text import Phrase
-from specviz.text.catalogue import TABLES
 
 __all__ = ["iter_race"]
 
@@ -71,10 +70,7 @@ def _lane_words(spec: str) -> Phrase:
     """A drafter lane in progress messages: its kind's name in the reader's language, then the
     spec it runs ("Prompt lookup (copies) [lookup:n=3]"); an unknown kind is refused here. A
     drafter without a label in the text tables (the label is optional) is named by its kind."""
-    entry = drafter_entry(spec)
-    named = all(entry.label_key in table for table in TABLES.values())
-    drafter = Phrase(entry.label_key) if named else entry.kind
-    return Phrase("race.progress.lane", drafter=drafter, spec=spec)
+    return Phrase("race.progress.lane", drafter=drafter_words(drafter_entry(spec).kind), spec=spec)
 
 
 def _progress(updates: Iterator[Update], repeats: int) -> Iterator[RaceProgress]:
