@@ -319,14 +319,17 @@ def at_cycle(sess: Session, position: int | None) -> int:
     return total if not position or position < 1 else min(int(position), total)
 
 
-def asks_for_present(request: gr.Request) -> bool:
-    """True when the page's URL asks for presentation mode (``?present=1``)."""
-    return bool(request.query_params.get("present") == "1")
+def asks_for_present(request: gr.Request) -> Any:
+    """On when the page's URL asks for presentation mode (``?present=1``), else no update: the
+    page's load answers late on a busy server, and must not switch off a toggle the visitor
+    has turned on meanwhile."""
+    return True if request.query_params.get("present") == "1" else gr.skip()
 
 
-def asks_for_fable(request: gr.Request) -> bool:
-    """True when the page's URL asks for fable mode (``?fable=1``)."""
-    return bool(request.query_params.get("fable") == "1")
+def asks_for_fable(request: gr.Request) -> Any:
+    """On when the page's URL asks for fable mode (``?fable=1``), else no update (as
+    asks_for_present)."""
+    return True if request.query_params.get("fable") == "1" else gr.skip()
 
 
 def pace_label(pace: float, lang: str) -> str:
