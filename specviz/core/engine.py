@@ -28,8 +28,7 @@ from typing import Protocol, runtime_checkable
 
 import torch
 
-from specviz.core.detok import IncrementalDetokenizer, TokenizerLike
-from specviz.core.device import device_of, sync
+from specviz.core.device import sync
 from specviz.core.events import (
     Cycle,
     DraftToken,
@@ -42,16 +41,25 @@ from specviz.core.events import (
     TokenProb,
     Totals,
 )
-from specviz.core.proposal import Drafter
+from specviz.core.proposal import Drafter, TreeDrafter
+from specviz.core.run import (
+    CommittedContext,
+    ModelPairLike,
+    PrefillingDrafter,
+    Run,
+    TargetRunner,
+    bars,
+    token_probs,
+    vocab_text,
+)
 from specviz.core.sampling import (
-    Sampler,
     Verdict,
-    top_entries,
     top_entries_per_row,
     verify_greedy,
     verify_sampled,
 )
 from specviz.core.settings import GenerationSettings
+from specviz.core.tree_engine import tree_cycles
 
 # GenerationSettings is re-exported: callers think of it as the engine's input.
 __all__ = [
@@ -75,26 +83,6 @@ __all__ = [
 PREFILL_CHUNK = 256
 
 
-class TargetRunner(Protocol):
-    """What the engine needs of the target's forward: feed tokens after a KV cache, roll it back.
-
-    specviz.models.runner.ModelRunner is the one the app runs (the lean step or transformers').
-    """
-
-    @property
-    def cache_len(self) -> int:
-        """Positions the KV cache holds."""
-        ...
-
-    def forward(self, input_ids: torch.Tensor, logits_to_keep: int = 1) -> torch.Tensor:
-        """(logits_to_keep, V) logits of the last positions of input_ids (1, L) fed after the cache."""
-        ...
-
-    def rollback(self, tokens: int) -> None:
-        """Forget the last `tokens` cached positions."""
-        ...
-
-
 @runtime_checkable
 class SelfDrafter(Protocol):
     """A drafter that drafts with the target's own forward and KV cache (self-speculation).
@@ -110,34 +98,6 @@ class SelfDrafter(Protocol):
         ...
 
 
-@runtime_checkable
-class PrefillingDrafter(Protocol):
-    """A drafter with a KV cache of its own that reads a long prompt in chunks, as the target
-    does: an optional capability beside the Drafter protocol. The engine feeds it every chunk
-    but the last after start(); its first proposal reads the rest of the prompt."""
-
-    def prefill(self, prompt_part: torch.Tensor) -> None:
-        """Read prompt_part (1, L), the next tokens of the prompt, into the drafter's cache."""
-        ...
-
-
-class ModelPairLike(Protocol):
-    """What the engine needs of a loaded pair: the target, its tokenizer and its stop tokens."""
-
-    @property
-    def target(self) -> torch.nn.Module: ...
-
-    def target_runner(self) -> TargetRunner:
-        """A fresh forward and empty KV cache for the target (one per run)."""
-        ...
-
-    @property
-    def tokenizer(self) -> TokenizerLike: ...
-
-    @property
-    def eos_token_ids(self) -> frozenset[int]: ...
-
-
 class DraftModelPairLike(ModelPairLike, Protocol):
     """A pair with a draft model: what the draft-model drafter is built from."""
 
@@ -145,80 +105,11 @@ class DraftModelPairLike(ModelPairLike, Protocol):
     def draft(self) -> torch.nn.Module: ...
 
 
-class _Run:
-    """State shared by both decoders: the target's cache, the detokenizer, counters, stopping."""
-
-    def __init__(
-        self,
-        pair: ModelPairLike,
-        prompt_ids: torch.Tensor,
-        settings: GenerationSettings,
-    ):
-        if prompt_ids.dim() != 2 or prompt_ids.shape[0] != 1 or prompt_ids.shape[1] == 0:
-            raise ValueError("prompt_ids must have shape (1, T) with T >= 1 (batch size 1)")
-        self.pair = pair
-        self.settings = settings
-        self.device = device_of(pair.target)
-        self.prompt_len = prompt_ids.shape[1]
-        self.sampler = Sampler.from_settings(settings, self.device)
-        self.detok = IncrementalDetokenizer(pair.tokenizer, prompt_ids[0].tolist())
-        # The target's forward and KV cache, as the pair runs it (the lean step where it applies).
-        self.target = pair.target_runner()
-        self.totals = Totals(0, 0, 0, 0, 0, 0.0, 0.0)
-        # The prompt's last chunk is not prefilled on its own: the first forward reads it together
-        # with the first drafts (plain decoding: it yields the first token). A separate forward
-        # would cost one more full read of the weights, about one decoding step.
-        self.pending = prompt_ids.to(self.device)  # (1, T), then the one token emitted last
-
-    def read_prompt_head(
-        self, chunk: int, drafter: PrefillingDrafter | None = None
-    ) -> Iterator[Prefill]:
-        """Feed all but the last chunk of a long prompt to the target (and the drafter), one
-        forward of *chunk* tokens each, yielding progress after each; the last 1..chunk tokens
-        stay pending. The cache is the one a single forward over them would build (causal
-        attention: a position reads only the positions before it)."""
-        if chunk < 1:
-            raise ValueError(f"prefill_chunk must be at least 1, got {chunk}")
-        prompt = self.pending  # (1, T)
-        head = (self.prompt_len - 1) // chunk * chunk
-        for begin in range(0, head, chunk):
-            began = time.perf_counter()
-            part = prompt[:, begin : begin + chunk]  # (1, chunk)
-            self.target.forward(part, logits_to_keep=1)
-            if drafter is not None:
-                drafter.prefill(part)
-            sync(self.device)
-            spent = time.perf_counter() - began
-            self.totals = replace(self.totals, prefill_s=self.totals.prefill_s + spent)
-            yield Prefill(begin + chunk, self.prompt_len)
-        self.pending = prompt[:, head:]  # (1, 1..chunk)
-
-    @property
-    def remaining(self) -> int:
-        return self.settings.max_new_tokens - self.totals.new_tokens
-
-    @torch.inference_mode()
-    def target_logits(self, draft_ids: torch.Tensor) -> torch.Tensor:
-        """One target forward over [pending, drafts]: logits (n + 1, V) for the last n + 1."""
-        feed = torch.cat([self.pending, draft_ids.view(1, -1).to(self.device)], dim=1)
-        return self.target.forward(feed, logits_to_keep=draft_ids.shape[0] + 1)
-
-    def stop_index(self, token_ids: list[int]) -> tuple[int, str | None]:
-        """How many of token_ids to keep, and why the run stops after them (None: it goes on)."""
-        if self.settings.stop_on_eos:
-            for index, token_id in enumerate(token_ids):
-                if token_id in self.pair.eos_token_ids:
-                    return index + 1, "eos"
-        if len(token_ids) >= self.remaining:
-            return self.remaining, "max_new_tokens"
-        return len(token_ids), None
-
-
 def speculative_generate(
     pair: ModelPairLike,
     prompt_ids: torch.Tensor,
     settings: GenerationSettings,
-    drafter: Drafter,
+    drafter: Drafter | TreeDrafter,
     prefill_chunk: int = PREFILL_CHUNK,
 ) -> Iterator[Cycle]:
     """Speculative decoding of the target with the given drafter; yields one Cycle per cycle
@@ -232,13 +123,13 @@ def speculative_stream(
     pair: ModelPairLike,
     prompt_ids: torch.Tensor,
     settings: GenerationSettings,
-    drafter: Drafter,
+    drafter: Drafter | TreeDrafter,
     prefill_chunk: int = PREFILL_CHUNK,
 ) -> Iterator[Prefill | Cycle]:
     """Speculative decoding of the target with the given drafter: a Prefill after each chunk of
     a prompt longer than *prefill_chunk* tokens, then one Cycle per cycle."""
-    run = _Run(pair, prompt_ids, settings)
-    context = _CommittedContext(prompt_ids, settings.max_new_tokens)
+    run = Run(pair, prompt_ids, settings)
+    context = CommittedContext(prompt_ids, settings.max_new_tokens)
     stop_ids = frozenset(pair.eos_token_ids) if settings.stop_on_eos else frozenset()
     if isinstance(drafter, SelfDrafter):
         drafter.use_target(run.target)
@@ -246,6 +137,9 @@ def speculative_stream(
     run.totals = replace(run.totals, prefill_s=run.totals.prefill_s + draft_prefill_s)
     prefilling = drafter if isinstance(drafter, PrefillingDrafter) else None
     yield from run.read_prompt_head(prefill_chunk, prefilling)
+    if isinstance(drafter, TreeDrafter):  # a tree each cycle: the tree engine's loop
+        yield from tree_cycles(run, context, drafter)
+        return
     for index in range(settings.max_new_tokens):
         # At most remaining - 1 drafts, so drafts plus the resampled/bonus token fit the budget.
         proposal = drafter.propose(context.ids, run.remaining - 1, run.sampler)
@@ -316,31 +210,8 @@ def speculative_stream(
         run.pending = torch.tensor([[verdict.next_token]], device=run.device)
 
 
-class _CommittedContext:
-    """The prompt then every emitted token, in one CPU buffer sized for the whole run.
-
-    The drafter reads it through ids, a view: no concatenation per cycle, no copy in the drafter.
-    """
-
-    def __init__(self, prompt_ids: torch.Tensor, max_new_tokens: int) -> None:
-        prompt_len = prompt_ids.shape[1]
-        self._buffer = torch.empty(prompt_len + max_new_tokens, dtype=torch.long)
-        self._buffer[:prompt_len] = prompt_ids[0]
-        self._len = prompt_len
-
-    @property
-    def ids(self) -> torch.Tensor:
-        """(T,) long: the committed context so far."""
-        return self._buffer[: self._len]
-
-    def extend(self, token_ids: list[int]) -> None:
-        end = self._len + len(token_ids)
-        self._buffer[self._len : end] = torch.tensor(token_ids, dtype=torch.long)
-        self._len = end
-
-
 def _drafted_records(
-    run: _Run,
+    run: Run,
     draft_ids: list[int],
     verdict: Verdict,
     uniforms: list[float | None],
@@ -368,8 +239,8 @@ def _drafted_records(
             uniform=uniforms[i] if i <= accepted_len else None,
             tested=i <= accepted_len,
             accepted=i < accepted_len,
-            top_q=_token_probs(tokenizer, tops_q[i]),
-            top_p=_token_probs(tokenizer, tops_p[i]),
+            top_q=token_probs(tokenizer, tops_q[i]),
+            top_p=token_probs(tokenizer, tops_p[i]),
             special=run.detok.special_name(token_id),
         )
         for i, token_id in enumerate(draft_ids)
@@ -393,7 +264,7 @@ def _top_q_and_p(
 
 
 def _emit(
-    run: _Run, drafted: tuple[DraftToken, ...], verdict: Verdict
+    run: Run, drafted: tuple[DraftToken, ...], verdict: Verdict
 ) -> tuple[tuple[EmittedToken, ...], str | None]:
     """The accepted drafts then the resampled/bonus token, cut at EOS or the token budget."""
     accepted = drafted[: verdict.accepted_len]
@@ -418,7 +289,7 @@ def _emit(
 
 
 def _rejection_record(
-    run: _Run,
+    run: Run,
     rejected: DraftToken,
     q_draft: torch.Tensor | None,
     p_target: torch.Tensor,
@@ -433,35 +304,18 @@ def _rejection_record(
         rejected_token=TokenProb(rejected.token_id, rejected.text, rejected.q_draft),
         resampled_token=TokenProb(
             next_token,
-            _vocab_text(tokenizer, next_token),
+            vocab_text(tokenizer, next_token),
             float(verdict.next_dist[next_token]),
         ),
-        top_p=_bars(tokenizer, p_target[row]),
+        top_p=bars(tokenizer, p_target[row]),
         top_q=(
-            _bars(tokenizer, q_draft[row])
+            bars(tokenizer, q_draft[row])
             if q_draft is not None
-            else _token_probs(tokenizer, [(rejected.token_id, 1.0)])
+            else token_probs(tokenizer, [(rejected.token_id, 1.0)])
         ),
         # Greedy replaces a rejection by the argmax of p; there is no residual to draw from.
-        top_residual=() if run.sampler.greedy else _bars(tokenizer, verdict.next_dist),
+        top_residual=() if run.sampler.greedy else bars(tokenizer, verdict.next_dist),
     )
-
-
-def _bars(tokenizer: TokenizerLike, dist: torch.Tensor) -> tuple[TokenProb, ...]:
-    return _token_probs(tokenizer, top_entries(dist))
-
-
-def _token_probs(
-    tokenizer: TokenizerLike, entries: list[tuple[int, float]]
-) -> tuple[TokenProb, ...]:
-    return tuple(
-        TokenProb(token_id, _vocab_text(tokenizer, token_id), prob) for token_id, prob in entries
-    )
-
-
-def _vocab_text(tokenizer: TokenizerLike, token_id: int) -> str:
-    """A vocabulary entry's text on its own, for chart labels (the running text uses detok)."""
-    return tokenizer.decode([token_id], skip_special_tokens=False)
 
 
 def autoregressive_generate(
@@ -485,7 +339,7 @@ def autoregressive_stream(
 ) -> Iterator[Prefill | Step]:
     """Plain decoding of the target: a Prefill after each chunk of a prompt longer than
     *prefill_chunk* tokens, then one Step per token."""
-    run = _Run(pair, prompt_ids, settings)
+    run = Run(pair, prompt_ids, settings)
     yield from run.read_prompt_head(prefill_chunk)
     empty = torch.empty(0, dtype=torch.long)
     for index in range(settings.max_new_tokens):

@@ -94,6 +94,49 @@ class Rejection:
 
 
 @dataclass(frozen=True)
+class TreeNode:
+    """One token of a draft tree, and the target's verdict on it."""
+
+    parent: int  # an earlier node's index in TreeRecord.nodes; -1: a child of the committed text
+    depth: int  # 1 for the committed text's children: the draft position it would fill
+    rank: int  # 1 for its parent's first child (the draft's first choice), 2 for the second, ...
+    token_id: int
+    text: str  # decoded after its ancestors (multi-byte safe)
+    q_draft: float  # q(x): the draft's probability of x after its ancestors
+    p_target: float  # p(x): the target's probability of x after its ancestors
+    # Its chance of being kept when it was tested: min(1, p'(x)/q'(x)) with p' and q' the laws
+    # left after its earlier siblings lost (the recursive rule); 1.0 or 0.0 in greedy mode; 0.0
+    # when untested.
+    accept_prob: float
+    uniform: float | None  # the u ~ U(0, 1) that decided it; None in greedy mode or if untested
+    verdict: str  # "accepted" (on the kept path), "rejected" (tested and lost) or "untested"
+    special: str = ""  # a control token's name, "" for text (as DraftToken.special)
+
+
+@dataclass(frozen=True)
+class TreeRecord:
+    """A cycle's draft tree: every node with its verdict, and how the target chose among them.
+
+    The cycle's ``drafted`` tokens are the tree's main line (the kept path, then the first
+    child tested and rejected below it and that child's first children), so every chain view
+    reads a tree cycle as a chain; the tree panel reads the nodes.
+    """
+
+    nodes: tuple[TreeNode, ...]
+    path: tuple[int, ...]  # the kept nodes, from the committed text's child down
+    # "greedy" (descend while the target's argmax is a child), "recursive" (children drawn from
+    # q without replacement, tested with min(1, p'/q')) or "recursive_one_hot" (children chosen,
+    # not drawn: each tested with p'(x)).
+    rule: str
+    # A node's children, the drafter's choice ("shape=2x2x1"; "nodes=16,depth=6,topk=4").
+    shape: str = ""
+
+    def children(self, node: int) -> tuple[int, ...]:
+        """The indices of node's children (-1: of the committed text), in rank order."""
+        return tuple(index for index, item in enumerate(self.nodes) if item.parent == node)
+
+
+@dataclass(frozen=True)
 class Timing:
     """Wall-clock seconds spent in one cycle, split by what the time bought."""
 
@@ -208,6 +251,8 @@ class Cycle:
     # in the committed context, prompt included (0 = the prompt's first token); None when the
     # drafter guessed rather than copied.
     copied_from: tuple[int, ...] | None = None
+    # The whole draft tree, for a drafter that drafts trees; None for a chain.
+    tree: TreeRecord | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict, with the derived rates included."""

@@ -12,13 +12,15 @@ The drafters themselves, and how one is named and built, live in specviz.drafter
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import torch
 
 from specviz.core.sampling import Sampler
 from specviz.core.settings import GenerationSettings
+from specviz.core.tree import DraftTree
 
 
 @dataclass(frozen=True)
@@ -72,4 +74,48 @@ class Drafter(Protocol):
 
     def commit(self, accepted_len: int, next_token: int) -> None:
         """Keep the first accepted_len proposed tokens, append next_token, adapt γ."""
+        ...
+
+
+@dataclass(frozen=True)
+class TreeProposal:
+    """A drafted tree for one cycle, with the draft's law at its root and at every node."""
+
+    tree: DraftTree
+    # (M + 1, V) float32: row 0 the draft's law after the committed text, row 1 + i its law
+    # after node i (zeros where it was never computed: under the leaves).
+    q_rows: torch.Tensor
+    # True: each node's children were drawn from its row one after another without replacement
+    # (the recursive rule tests them against q). False: chosen (the draft's most likely), so the
+    # rule treats each as a one-hot proposal.
+    drawn: bool
+    forwards: int  # draft forwards spent on this tree
+    seconds: float
+    drafter: str  # the kind that proposed, as the registry names it (Cycle.drafter)
+    shape: str = ""  # how the tree was grown, as the spec's options say (TreeRecord.shape)
+
+
+@runtime_checkable
+class TreeDrafter(Protocol):
+    """Proposes a tree of candidates each cycle (specviz.core.tree_engine verifies it) and
+    follows the tokens the target kept. A drafter is a tree drafter by having propose_tree."""
+
+    @property
+    def cache_len(self) -> int:
+        """KV entries the drafter holds (0 if it has no cache)."""
+        ...
+
+    def start(
+        self, prompt_ids: torch.Tensor, settings: GenerationSettings, stop_ids: frozenset[int]
+    ) -> float:
+        """Reset for a new prompt (1, T) and settings; returns the seconds spent on prefill."""
+        ...
+
+    def propose_tree(self, context: torch.Tensor, max_depth: int, sampler: Sampler) -> TreeProposal:
+        """A tree at most max_depth deep following context ((T,) long on the CPU, the committed
+        text, as Drafter.propose receives it)."""
+        ...
+
+    def commit_tokens(self, tokens: Sequence[int]) -> None:
+        """The tokens the cycle emitted: the kept path, then the resampled or bonus token."""
         ...

@@ -1,26 +1,42 @@
 """Speculative decoding over draft trees: each cycle the drafter proposes a tree, the target
 scores all of it in one forward (specviz.core.tree), a rule picks the path that survives, and
-the target's KV cache keeps that path's entries only.
+the target's KV cache keeps that path's entries only (a gather, no second forward).
 
-The target's law is kept exactly by the rule (``verify_tree_recursive`` for children drawn from
-the draft, ``verify_tree_greedy`` at temperature 0); the chain engine (specviz.core.engine) is
-untouched and stays the path for chains. Cycles are ``TreeCycle`` records: the tree, the verdict
-on every node, and what was emitted.
+The target's law is kept exactly by the rule: ``verify_tree_recursive`` at a temperature above 0
+(with the draft's q where the children were drawn from it, one-hot proposals where they were
+chosen), ``verify_tree_greedy`` at temperature 0. Each cycle is a ``Cycle`` record, as the chain
+engine writes: its ``drafted`` tokens are the tree's main line, so every chain view reads it,
+and its ``tree`` holds every node with its verdict. specviz.core.engine.speculative_stream runs
+this loop for any drafter with ``propose_tree``; chains keep the chain engine.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 
 import torch
 
-from specviz.core.device import device_of, sync
-from specviz.core.sampling import Sampler
-from specviz.core.settings import GenerationSettings
+from specviz.core.device import sync
+from specviz.core.events import (
+    Cycle,
+    DraftToken,
+    EmittedToken,
+    Origin,
+    Rejection,
+    Timing,
+    TokenProb,
+    Totals,
+    TreeNode,
+    TreeRecord,
+)
+from specviz.core.proposal import TreeDrafter, TreeProposal
+from specviz.core.run import CommittedContext, ModelPairLike, Run, bars, token_probs
+from specviz.core.sampling import Sampler, top_entries_per_row
+from specviz.core.settings import GAMMA_MAX, GenerationSettings
 from specviz.core.tree import (
+    ROOT,
     DraftTree,
     TreeVerdict,
     verify_tree_greedy,
@@ -29,7 +45,7 @@ from specviz.core.tree import (
 
 
 class TreeRunner(Protocol):
-    """What the tree engine needs of the target's runner (specviz.models.runner.ModelRunner)."""
+    """What the tree loop needs of the target's runner (specviz.models.runner.ModelRunner)."""
 
     @property
     def cache_len(self) -> int: ...
@@ -41,143 +57,252 @@ class TreeRunner(Protocol):
     def keep_path(self, path: Sequence[int]) -> None: ...
 
 
-class TreePair(Protocol):
-    """A model pair as the tree engine uses it: the target, its runner, the stop tokens."""
-
-    @property
-    def target(self) -> torch.nn.Module: ...
-
-    def target_runner(self) -> TreeRunner: ...
-
-    @property
-    def eos_token_ids(self) -> frozenset[int]: ...
-
-
-@dataclass(frozen=True)
-class TreeProposal:
-    """A drafted tree with the draft's law at the root and at every node, (M + 1, V): row 0 the
-    root's, row 1 + i node i's. *drawn*: each node's children were drawn from its row without
-    replacement (the recursive rule needs that); False: chosen (the draft's most likely)."""
-
-    tree: DraftTree
-    q_rows: torch.Tensor
-    drawn: bool
-    forwards: int  # draft forwards spent on this tree
-    seconds: float
-
-
-class TreeDrafter(Protocol):
-    """Proposes a tree after the committed text and follows what the target kept."""
-
-    def start(self, prompt_ids: torch.Tensor, settings: GenerationSettings) -> None:
-        """Reset for a new prompt (1, T)."""
-        ...
-
-    def propose(self, sampler: Sampler) -> TreeProposal:
-        """A tree after the committed text (the prompt, then every emitted token)."""
-        ...
-
-    def commit(self, tokens: Sequence[int]) -> None:
-        """The tokens the cycle emitted: the kept path, then the resampled or bonus token."""
-        ...
-
-
+# A sampled verification rule: (tree, q rows or None, p rows, sampler) -> verdict. Tests pass a
+# wrong one to see the statistical check fail.
 Rule = Callable[[DraftTree, "torch.Tensor | None", torch.Tensor, Sampler], TreeVerdict]
 
 
-@dataclass(frozen=True)
-class TreeCycle:
-    """One tree cycle: the tree, the target's verdict on it and the tokens it emitted."""
-
-    index: int
-    tree: DraftTree
-    verdict: TreeVerdict
-    emitted: tuple[int, ...]  # the kept path's tokens, then the token after it (maybe cut)
-    q_at: tuple[float, ...]  # each node's q(x) under its parent's row
-    p_at: tuple[float, ...]  # each node's p(x) under its parent's row
-    draft_forwards: int
-    draft_s: float
-    verify_s: float
-    new_tokens: int  # emitted in the whole run so far
-    target_forwards: int  # in the whole run so far
-    finished: bool
-    stop_reason: str | None
-
-    def verdicts(self) -> tuple[str, ...]:
-        """Each node's verdict: accepted, rejected or untested."""
-        return tuple(self.verdict.verdict_of(node) for node in range(self.tree.size))
-
-
-def _at_parents(tree: DraftTree, rows: torch.Tensor) -> tuple[float, ...]:
-    """rows[parent row][token] for each node: its probability where it was proposed."""
-    return tuple(
-        float(rows[parent + 1, token])
-        for token, parent in zip(tree.tokens, tree.parents, strict=True)
-    )
-
-
-@torch.inference_mode()
 def tree_stream(
-    pair: TreePair,
+    pair: ModelPairLike,
     prompt_ids: torch.Tensor,
     settings: GenerationSettings,
     drafter: TreeDrafter,
     rule: Rule | None = None,
-) -> Iterator[TreeCycle]:
-    """Speculative decoding of the target over the drafter's trees, one TreeCycle per cycle.
-    *rule*: the sampled verification rule (tests pass a wrong one to see it fail); greedy
-    settings always descend by the target's argmax."""
-    if prompt_ids.dim() != 2 or prompt_ids.shape[0] != 1 or prompt_ids.shape[1] == 0:
-        raise ValueError("prompt_ids must have shape (1, T) with T >= 1 (batch size 1)")
-    device = device_of(pair.target)
-    sampler = Sampler.from_settings(settings, device)
+) -> Iterator[Cycle]:
+    """Tree decoding of the target with *drafter*, one Cycle per cycle; *rule* replaces the
+    sampled rule (a test's wrong one). The app runs trees through speculative_stream."""
+    run = Run(pair, prompt_ids, settings)
     stop_ids = frozenset(pair.eos_token_ids) if settings.stop_on_eos else frozenset()
-    target = pair.target_runner()
-    prompt = prompt_ids.to(device)
-    if prompt.shape[1] > 1:  # the last token stays pending: it is the first tree's root
-        target.forward(prompt[:, :-1])
-    root = int(prompt[0, -1])
-    drafter.start(prompt_ids, settings)
-    new_tokens = 0
-    for index in range(settings.max_new_tokens):
-        proposal = drafter.propose(sampler)
+    drafter.start(prompt_ids, settings, stop_ids)
+    context = CommittedContext(prompt_ids, settings.max_new_tokens)
+    return tree_cycles(run, context, drafter, rule)
+
+
+@torch.inference_mode()
+def tree_cycles(
+    run: Run, context: CommittedContext, drafter: TreeDrafter, rule: Rule | None = None
+) -> Iterator[Cycle]:
+    """The cycles of one run after its prompt head is read: propose a tree, score it in one
+    target forward, keep the rule's path, emit it and the token after it."""
+    target = cast(TreeRunner, run.target)
+    sampler = run.sampler
+    for index in range(run.settings.max_new_tokens):
+        # Depth at most remaining - 1, so the path plus the token after it fit the budget.
+        max_depth = min(run.remaining - 1, GAMMA_MAX)
+        proposal = drafter.propose_tree(context.ids, max_depth, sampler)
         tree = proposal.tree
         began = time.perf_counter()
-        p_rows = sampler.probs(target.tree_forward(tree, root))  # (M + 1, V)
-        sync(device)
-        verify_s = time.perf_counter() - began
+        pending = run.pending  # (1, L): the root is its last token
+        if pending.shape[1] > 1:  # the prompt's last chunk before the first tree
+            target.forward(pending[:, :-1])
+        p_rows = sampler.probs(target.tree_forward(tree, int(pending[0, -1])))  # (M + 1, V)
+        sync(run.device)
+        verified = time.perf_counter()
+        q_rows = proposal.q_rows if proposal.drawn else None
         if sampler.greedy:
-            verdict = verify_tree_greedy(tree, p_rows)
+            verdict, rule_name = verify_tree_greedy(tree, p_rows), "greedy"
         else:
-            q_rows = proposal.q_rows if proposal.drawn else None
             verdict = (rule or verify_tree_recursive)(tree, q_rows, p_rows, sampler)
+            rule_name = "recursive" if proposal.drawn else "recursive_one_hot"
         target.keep_path(verdict.path)
-        tokens = [tree.tokens[node] for node in verdict.path] + [verdict.next_token]
-        stop_reason = None
-        for position, token in enumerate(tokens):
-            if token in stop_ids:
-                tokens, stop_reason = tokens[: position + 1], "eos"
-                break
-        if new_tokens + len(tokens) >= settings.max_new_tokens:
-            tokens = tokens[: settings.max_new_tokens - new_tokens]
-            stop_reason = stop_reason or "max_new_tokens"
-        new_tokens += len(tokens)
-        drafter.commit(tokens)
-        yield TreeCycle(
+
+        line = _main_line(tree, verdict)
+        drafted = _line_records(run, tree, line, verdict, proposal, p_rows)
+        emitted, stop_reason = _emit(run, tree, verdict, drafted)
+        drafter.commit_tokens([token.token_id for token in emitted])
+        context.extend([token.token_id for token in emitted])
+        stop_node = verdict.path[-1] if verdict.path else ROOT
+        tested_below = bool(tree.children(stop_node))
+        rejection = None
+        if tested_below:
+            rejection = _rejection(
+                run, drafted[len(verdict.path)], stop_node, proposal, p_rows, verdict
+            )
+        record = TreeRecord(
+            _node_records(run, tree, verdict, proposal, p_rows),
+            verdict.path,
+            rule_name,
+            proposal.shape,
+        )
+        timing = Timing(proposal.seconds, verified - began, time.perf_counter() - verified)
+        accepted = len(verdict.path)
+        run.totals = Totals(
+            new_tokens=run.totals.new_tokens + len(emitted),
+            target_forwards=run.totals.target_forwards + 1,
+            draft_forwards=run.totals.draft_forwards + proposal.forwards,
+            # α counts depths tested, as the chain counts positions: the kept path, and the depth
+            # below it where every child lost.
+            tested_positions=run.totals.tested_positions + accepted + int(tested_below),
+            accepted_positions=run.totals.accepted_positions + accepted,
+            elapsed_s=run.totals.elapsed_s + timing.total_s,
+            prefill_s=run.totals.prefill_s,
+        )
+        yield Cycle(
             index=index,
-            tree=tree,
-            verdict=verdict,
-            emitted=tuple(tokens),
-            q_at=_at_parents(tree, proposal.q_rows),
-            p_at=_at_parents(tree, p_rows),
-            draft_forwards=proposal.forwards,
-            draft_s=proposal.seconds,
-            verify_s=verify_s,
-            new_tokens=new_tokens,
-            target_forwards=index + 1,  # one target forward per cycle
+            draft_len=len(drafted),
+            greedy=sampler.greedy,
+            drafted=drafted,
+            accepted_len=accepted,
+            emitted=emitted,
+            rejection=rejection,
+            timing=timing,
+            totals=run.totals,
+            target_cache_len=target.cache_len,
+            draft_cache_len=drafter.cache_len,
+            context_len=run.prompt_len + run.totals.new_tokens,
             finished=stop_reason is not None,
             stop_reason=stop_reason,
+            # An empty tree: one token of budget left, nothing worth drafting before it.
+            draft_end="budget" if max_depth < 1 else "gamma",
+            draft_gamma=max(tree.depths, default=0),
+            drafter=proposal.drafter,
+            drafter_detail=proposal.shape,
+            tree=record,
         )
         if stop_reason is not None:
             return
-        root = verdict.next_token
+        run.pending = torch.tensor([[verdict.next_token]], device=run.device)
+
+
+def _main_line(tree: DraftTree, verdict: TreeVerdict) -> list[int]:
+    """The tree read as a chain: the kept path, then the first child tested below it (which
+    lost) and that child's first children down to a leaf."""
+    line = list(verdict.path)
+    node = line[-1] if line else ROOT
+    while children := tree.children(node):
+        node = children[0]
+        line.append(node)
+    return line
+
+
+def _tops(
+    rows: torch.Tensor | None, tree: DraftTree, nodes: Sequence[int]
+) -> list[list[tuple[int, float]]]:
+    """The inspector's bars for each node: the top entries of its parent's row."""
+    if rows is None or not nodes:
+        return [[] for _ in nodes]
+    parents = [tree.parents[node] + 1 for node in nodes]
+    return top_entries_per_row(rows[parents])
+
+
+def _line_records(
+    run: Run,
+    tree: DraftTree,
+    line: list[int],
+    verdict: TreeVerdict,
+    proposal: TreeProposal,
+    p_rows: torch.Tensor,
+) -> tuple[DraftToken, ...]:
+    """The main line as DraftToken records, position = depth."""
+    tokens = [tree.tokens[node] for node in line]
+    texts = run.detok.peek(tokens)
+    tops_q = _tops(proposal.q_rows, tree, line)
+    tops_p = _tops(p_rows, tree, line)
+    start = run.totals.new_tokens
+    tokenizer = run.pair.tokenizer
+    records = []
+    for i, (node, token_id) in enumerate(zip(line, tokens, strict=True)):
+        parent_row = tree.parents[node] + 1
+        tested = node in verdict.accept_probs
+        records.append(
+            DraftToken(
+                position=i + 1,
+                seq_index=start + i,
+                token_id=token_id,
+                text=texts[i],
+                q_draft=float(proposal.q_rows[parent_row, token_id]),
+                p_target=float(p_rows[parent_row, token_id]),
+                accept_prob=verdict.accept_probs.get(node, 0.0),
+                uniform=verdict.uniforms.get(node),
+                tested=tested,
+                accepted=node in verdict.path,
+                top_q=token_probs(tokenizer, tops_q[i]),
+                top_p=token_probs(tokenizer, tops_p[i]),
+                special=run.detok.special_name(token_id),
+            )
+        )
+    return tuple(records)
+
+
+def _node_records(
+    run: Run,
+    tree: DraftTree,
+    verdict: TreeVerdict,
+    proposal: TreeProposal,
+    p_rows: torch.Tensor,
+) -> tuple[TreeNode, ...]:
+    """Every node of the tree with its verdict, its text decoded after its ancestors."""
+    ranks: dict[int, int] = {}
+    nodes = []
+    for node, (token_id, parent) in enumerate(zip(tree.tokens, tree.parents, strict=True)):
+        ranks[parent] = ranks.get(parent, 0) + 1
+        path = tree.path_to(node)
+        text = run.detok.peek([tree.tokens[step] for step in path])[-1]
+        nodes.append(
+            TreeNode(
+                parent=parent,
+                depth=tree.depths[node],
+                rank=ranks[parent],
+                token_id=token_id,
+                text=text,
+                q_draft=float(proposal.q_rows[parent + 1, token_id]),
+                p_target=float(p_rows[parent + 1, token_id]),
+                accept_prob=verdict.accept_probs.get(node, 0.0),
+                uniform=verdict.uniforms.get(node),
+                verdict=verdict.verdict_of(node),
+                special=run.detok.special_name(token_id),
+            )
+        )
+    return tuple(nodes)
+
+
+def _emit(
+    run: Run, tree: DraftTree, verdict: TreeVerdict, drafted: tuple[DraftToken, ...]
+) -> tuple[tuple[EmittedToken, ...], str | None]:
+    """The kept path then the resampled or bonus token, cut at EOS or the token budget."""
+    kept = drafted[: len(verdict.path)]
+    out_ids = [token.token_id for token in kept] + [verdict.next_token]
+    keep, stop_reason = run.stop_index(out_ids)
+    out_ids = out_ids[:keep]
+    texts = run.detok.commit(out_ids)
+    last_origin = Origin.BONUS if verdict.bonus else Origin.RESAMPLED
+    start = run.totals.new_tokens
+    emitted = tuple(
+        EmittedToken(
+            seq_index=start + i,
+            token_id=token_id,
+            text=texts[i],
+            origin=Origin.ACCEPTED if i < len(kept) else last_origin,
+            prob=kept[i].p_target if i < len(kept) else float(verdict.next_dist[token_id]),
+            special=run.detok.special_name(token_id),
+        )
+        for i, token_id in enumerate(out_ids)
+    )
+    return emitted, stop_reason
+
+
+def _rejection(
+    run: Run,
+    rejected: DraftToken,
+    stop_node: int,
+    proposal: TreeProposal,
+    p_rows: torch.Tensor,
+    verdict: TreeVerdict,
+) -> Rejection:
+    """The bars at the depth where every child lost: p and q there, and the law the token
+    after the path was drawn from (what is left of p once every child lost)."""
+    tokenizer = run.pair.tokenizer
+    row = stop_node + 1
+    next_token = verdict.next_token
+    return Rejection(
+        position=rejected.position,
+        rejected_token=TokenProb(rejected.token_id, rejected.text, rejected.q_draft),
+        resampled_token=TokenProb(
+            next_token,
+            tokenizer.decode([next_token], skip_special_tokens=False),
+            float(verdict.next_dist[next_token]),
+        ),
+        top_p=bars(tokenizer, p_rows[row]),
+        top_q=bars(tokenizer, proposal.q_rows[row]),
+        top_residual=() if run.sampler.greedy else bars(tokenizer, verdict.next_dist),
+    )

@@ -22,7 +22,7 @@ from specviz.text import TABLES, Phrase, UserError, t
 
 if TYPE_CHECKING:
     from specviz.core.engine import ModelPairLike
-    from specviz.core.proposal import Drafter
+    from specviz.core.proposal import Drafter, TreeDrafter
 
 
 class DrafterKind(Protocol):
@@ -32,7 +32,7 @@ class DrafterKind(Protocol):
         """UserError for an option the spec sets wrongly, checked without a model."""
         ...
 
-    def from_spec(self, spec: DrafterSpec, pair: ModelPairLike) -> Drafter:
+    def from_spec(self, spec: DrafterSpec, pair: ModelPairLike) -> Drafter | TreeDrafter:
         """A fresh drafter for pair (refusing options it does not take)."""
         ...
 
@@ -110,6 +110,12 @@ def _layer_skip() -> DrafterKind:
     return LayerSkipDrafter
 
 
+def _draft_tree() -> DrafterKind:
+    from specviz.drafters.draft_tree import DraftTreeDrafter
+
+    return DraftTreeDrafter
+
+
 _BUILT_IN = (
     DrafterEntry(
         "draft-model",
@@ -148,6 +154,17 @@ _BUILT_IN = (
             ServingEquivalent(ServingMethod.EARLY_EXIT),  # transformers, with exit=N
             ServingEquivalent(ServingMethod.DRAFT_MODEL, exact=False),
         ),
+    ),
+    DrafterEntry(
+        "tree",
+        _draft_tree,
+        Drafts.WITH_DRAFT_MODEL,
+        uses_draft_model=True,
+        copies_from_text=False,
+        # Raced when named: a tree costs the target more per pass on a CPU than a chain does.
+        in_default_lists=False,
+        # The engines verify trees only from EAGLE heads, never from a separate draft model.
+        serving=(),
     ),
 )
 
@@ -213,7 +230,7 @@ def check_drafter_spec(spec: str | DrafterSpec) -> DrafterSpec:
     return parsed
 
 
-def make_drafter(spec: str | DrafterSpec, pair: ModelPairLike) -> Drafter:
+def make_drafter(spec: str | DrafterSpec, pair: ModelPairLike) -> Drafter | TreeDrafter:
     """A fresh drafter of spec's kind for pair; UserError naming the known kinds if unknown."""
     parsed = DrafterSpec.parse(spec) if isinstance(spec, str) else spec
     return drafter_entry(parsed).load().from_spec(parsed, pair)

@@ -43,6 +43,9 @@ MAX_TOKEN_ID = 2**31 - 1  # ids fit an int32 (vocabularies hold about 150,000)
 MAX_CONTEXT = 2**24  # tokens in a cache or context, prompt included (models hold ~128k)
 MAX_TEXT = 1000  # characters in one string of a record: a token's text holds a few, rarely 100
 MAX_BARS = 64  # bars in one chart of q, p or the residual (the engine writes 10)
+MAX_TREE_NODES = 64  # nodes in one draft tree (the tree drafter's cap)
+TREE_VERDICTS = ("accepted", "rejected", "untested")
+TREE_RULES = ("greedy", "recursive", "recursive_one_hot")
 
 _TIMES = ("elapsed_s", "prefill_s", "draft_s", "verify_s", "overhead_s", "time_s")
 _PROBABILITIES = ("prob", "q_draft", "p_target", "accept_prob", "uniform")
@@ -68,6 +71,9 @@ RANGES: dict[str, tuple[float, float]] = {
     "draft_gamma": (0, GAMMA_MAX),
     "accepted_len": (0, GAMMA_MAX),
     "position": (1, GAMMA_MAX),  # a draft position, 1..γ
+    "parent": (-1, MAX_TREE_NODES - 1),  # a tree node's parent; -1: the committed text
+    "depth": (1, GAMMA_MAX),
+    "rank": (1, MAX_TREE_NODES),
 }
 
 
@@ -219,6 +225,48 @@ def _rejection(data: object, where: str) -> events.Rejection:
     return _build(events.Rejection, data, where, converters)
 
 
+def _one_of(value: str, where: str, known: tuple[str, ...]) -> None:
+    if value not in known:
+        raise RecordError(where, f"expected one of {', '.join(known)}, got {value!r:.40}")
+
+
+def _tree_node(data: object, where: str) -> events.TreeNode:
+    node = _build(events.TreeNode, data, where)
+    _one_of(node.verdict, f"{where}.verdict", TREE_VERDICTS)
+    return node
+
+
+def _node_index(data: object, where: str) -> int:
+    if not isinstance(data, int) or isinstance(data, bool):
+        raise RecordError(where, f"expected an integer, got {data!r:.40}")
+    check_range(data, where, 0, MAX_TREE_NODES - 1)
+    return data
+
+
+def _tree(data: object, where: str) -> events.TreeRecord:
+    """A draft tree, its parents before their children and its path a branch of it."""
+    tree = _build(
+        events.TreeRecord,
+        data,
+        where,
+        {
+            "nodes": _items(_tree_node, MAX_TREE_NODES),
+            "path": _items(_node_index, GAMMA_MAX),
+        },
+    )
+    _one_of(tree.rule, f"{where}.rule", TREE_RULES)
+    for i, node in enumerate(tree.nodes):
+        check_range(node.parent, f"{where}.nodes[{i}].parent", -1, i - 1)
+        above = 0 if node.parent < 0 else tree.nodes[node.parent].depth
+        check_range(node.depth, f"{where}.nodes[{i}].depth", above + 1, above + 1)
+    parent = -1
+    for i, kept in enumerate(tree.path):
+        check_range(kept, f"{where}.path[{i}]", 0, len(tree.nodes) - 1)
+        check_range(tree.nodes[kept].parent, f"{where}.path[{i}]'s parent", parent, parent)
+        parent = kept
+    return tree
+
+
 def _timing(data: object, where: str) -> events.Timing:
     return _build(events.Timing, data, where)
 
@@ -248,6 +296,7 @@ def cycle_from_dict(data: object, where: str = "cycle") -> events.Cycle:
             "timing": _timing,
             "totals": _totals,
             "copied_from": _optional(_items(_context_index, GAMMA_MAX)),
+            "tree": _optional(_tree),
         },
     )
     drafted = len(cycle.drafted)

@@ -1006,6 +1006,17 @@ TABLE = MappingProxyType(
         # layer-skip drafter
         "drafter.layerskip": "Layer skip (target drafts for itself)",
         # a drafter spec with options: its label, then the options as the spec writes them
+        "drafter.tree": "Draft tree (several guesses per step)",
+        # the draft tree panel of a tree cycle
+        "tree.root": "text so far",
+        "tree.root.tip": "The committed text: every guess grows from its last token",
+        "tree.tip": "{verdict} · guess {rank} here · q {q} · p {p}",
+        "tree.tip.accept": "chance it was kept: {accept}",
+        "tree.tip.extra": "{origin}: drawn by the target · p {p}",
+        "tree.head": "Draft tree: {nodes} guesses, {depth} deep, one target pass; the target kept {kept}",
+        "tree.rule.greedy": "Greedy: the target follows a branch while its own top choice is one of the guesses there.",
+        "tree.rule.recursive": "Each guess was drawn from the draft; the target tests siblings in turn with min(1, p′/q′), taking what each loser leaves out of p and q, so the text keeps the target's law.",
+        "tree.rule.recursive_one_hot": "The guesses were the draft's top choices; the target tests siblings in turn, keeping one with its probability p′ (what is left of p once the earlier ones lost), so the text keeps the target's law.",
         "drafter.with_options": "{label} · {options}",
         "app.control.prompt": "Prompt",
         "app.control.race": "Race: afterwards, time plain decoding and the race's drafters on this prompt",
@@ -1218,6 +1229,13 @@ TABLE = MappingProxyType(
             "{word} is crossed out: the master gave it p {p}, and the master's own first choice "
             "there was {top}."
         ),
+        "fable.tree.slate": (
+            "He does not stop at one guess a word: his slate branches, {nodes} guesses in all, "
+            "{first} of them for the very next word ({words}), and the master reads every "
+            "branch in the same one glance."
+        ),
+        "fable.tree.kept": "Of the apprentice's guesses for this word the master keeps guess {rank}: {word}.",
+        "fable.tree.all_lost": "Every guess for this word fails the master ({words}); none of their branches is read further.",
         "fable.wiped": "Everything after the crossing-out is wiped from the slate unread: {words}.",
         "fable.resample": (
             "In its place goes the master's own word, {word}, drawn from what the master wanted "
@@ -1589,6 +1607,10 @@ TABLE = MappingProxyType(
         "error.drafter.unknown_option": "drafter {kind} does not take {unknown} (it takes {takes})",
         "error.drafter.no_options": "no options",
         "error.drafter.unknown": "unknown drafter {kind}; known drafters: {known}",
+        "error.drafter.tree_option": "drafter tree: {name} must be a whole number from {low} to {high}, got {got}",
+        "error.drafter.tree_shape": "drafter tree: shape is widths per depth such as 2x2x1, each 1 to {most}, got {got}",
+        "error.drafter.tree_shape_alone": "drafter tree: shape sets the whole tree; give it without nodes, depth or topk ({spec})",
+        "error.drafter.tree_too_big": "drafter tree: shape {got} has {size} nodes; a tree holds at most {most}",
         "error.drafter.needs_draft": "drafter {kind} needs a model pair with a draft model",
         "error.drafter.ngram_range": (
             "drafter {kind} needs 1 <= min_ngram <= max_ngram <= {limit}, got min_ngram={low}, "

@@ -791,6 +791,16 @@ TABLE = MappingProxyType(
         "drafter.lookup": "プロンプト参照（コピー）",
         "drafter.hybrid": "ハイブリッド（コピー、できなければ推測）",
         "drafter.layerskip": "レイヤースキップ（ターゲットが自分でドラフト）",
+        "drafter.tree": "ドラフトツリー（1ステップに複数の推測）",
+        "tree.root": "ここまでの文",
+        "tree.root.tip": "確定した文：すべての推測はその最後のトークンから伸びます",
+        "tree.tip": "{verdict} · この位置の推測 {rank} · q {q} · p {p}",
+        "tree.tip.accept": "残る確率：{accept}",
+        "tree.tip.extra": "{origin}：ターゲットが引いたトークン · p {p}",
+        "tree.head": "ドラフトツリー：推測 {nodes} 個、深さ {depth}、ターゲットの1回のパスで検証。残ったのは {kept} 個",
+        "tree.rule.greedy": "貪欲法：その位置の推測のなかにターゲット自身の第一候補がある限り、ターゲットはその枝をたどります。",
+        "tree.rule.recursive": "各推測はドラフトから引かれました。ターゲットは兄弟を順に min(1, p′/q′) で検定し、落ちた推測の分を p と q から除くので、出力はターゲットの分布のままです。",
+        "tree.rule.recursive_one_hot": "推測はドラフトの上位候補です。ターゲットは兄弟を順に検定し、確率 p′（先の推測が落ちた後に残る p）で残すので、出力はターゲットの分布のままです。",
         "drafter.with_options": "{label} · {options}",
         "app.control.prompt": "プロンプト",
         "app.control.race": "レース：実行後、このプロンプトで通常デコーディングとレースのドラフターを計時する",
@@ -1054,6 +1064,10 @@ TABLE = MappingProxyType(
         "error.drafter.unknown_option": "ドラフター {kind} は {unknown} を受け付けません（受け付けるもの：{takes}）",
         "error.drafter.no_options": "オプションなし",
         "error.drafter.unknown": "不明なドラフター {kind}。既知のドラフター：{known}",
+        "error.drafter.tree_option": "ドラフター tree：{name} は {low} から {high} の整数です。指定：{got}",
+        "error.drafter.tree_shape": "ドラフター tree：shape は 2x2x1 のような深さごとの幅（各 1〜{most}）です。指定：{got}",
+        "error.drafter.tree_shape_alone": "ドラフター tree：shape は木全体を決めます。nodes・depth・topk と一緒には指定できません（{spec}）",
+        "error.drafter.tree_too_big": "ドラフター tree：shape {got} のノードは {size} 個です。木は最大 {most} ノードまでです",
         "error.drafter.needs_draft": "ドラフター {kind} にはドラフトモデルを含むモデルの組が必要です",
         "error.drafter.ngram_range": (
             "ドラフター {kind} には 1 <= min_ngram <= max_ngram <= {limit} が必要です。指定："
@@ -1552,6 +1566,9 @@ TABLE = MappingProxyType(
             "印の確率 {accept} に対しサイコロは {u}、棄却です。"
         ),
         "fable.cross.greedy": "{word} は抹消（p {p}）。そこでの師匠自身の第一候補は {top} でした。",
+        "fable.tree.slate": "見習いは一語に一つの推測で止まりません。石板は枝分かれし、推測は全部で{nodes}個、すぐ次の語には{first}個（{words}）。師匠はすべての枝を同じ一目で読みます。",
+        "fable.tree.kept": "この語について見習いが書いた推測のうち、師匠が残したのは {rank} 番目：{word}。",
+        "fable.tree.all_lost": "この語の推測はどれも師匠に退けられ（{words}）、その先の枝は読まれません。",
         "fable.wiped": "抹消した語より後ろは、確かめられないまま石板から拭き取られます（ロールバック）：{words}。",
         "fable.resample": (
             "その場所に師匠は自分の語 {word} を書き入れます。見習いより師匠が強く望んでいた分、"

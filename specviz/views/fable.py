@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from specviz.core.events import Cycle, DraftToken, EmittedToken, Origin
+from specviz.core.events import Cycle, DraftToken, EmittedToken, Origin, TreeRecord
 from specviz.drafters.registry import Drafts, find_drafter
 from specviz.text import DEFAULT_LANGUAGE, Html, Phrase, t, t_html
 from specviz.views.draft_length import draft_end_values
@@ -98,9 +98,13 @@ _EMPTY_SLATE = {
 def narrate(cycle: Cycle) -> Story:
     """The story of *cycle*, told from its own records only."""
     lines = _drafting(cycle)
+    if cycle.tree is not None and cycle.tree.nodes:
+        lines.append(_tree_slate(cycle.tree))
     if cycle.drafted:
         lines.append(_glance(cycle))
         lines.extend(_verdict(cycle, token) for token in cycle.drafted if token.tested)
+        if cycle.tree is not None:
+            lines.extend(_tree_choices(cycle.tree))
         untested = [token for token in cycle.drafted if not token.tested]
         if untested:
             words = Words(tuple(_word(token, "untested") for token in untested))
@@ -153,6 +157,30 @@ def _drafting(cycle: Cycle) -> list[Line]:
         allowed = cycle.draft_gamma or len(cycle.drafted)
         why = Phrase(reason, **draft_end_values(cycle))
         lines.append(Line("fable.short", {"gamma": allowed, "reason": why}))
+    return lines
+
+
+def _tree_slate(tree: TreeRecord) -> Line:
+    """A branching slate: how many guesses, and the alternatives for the next word."""
+    first = [node for node in tree.nodes if node.parent < 0]
+    words = Words(tuple(Word(node.text, node.special, "draft") for node in first))
+    return Line("fable.tree.slate", {"nodes": len(tree.nodes), "first": len(first), "words": words})
+
+
+def _tree_choices(tree: TreeRecord) -> list[Line]:
+    """Where the master kept an alternative rather than the first guess, and the word where
+    several alternatives all failed."""
+    lines = []
+    for node_index in tree.path:
+        node = tree.nodes[node_index]
+        if node.rank > 1:
+            word = Word(node.text, node.special, "accepted")
+            lines.append(Line("fable.tree.kept", {"rank": node.rank, "word": word}))
+    stop = tree.path[-1] if tree.path else -1
+    lost = [tree.nodes[child] for child in tree.children(stop)]
+    if len(lost) > 1:
+        words = Words(tuple(Word(node.text, node.special, "rejected") for node in lost))
+        lines.append(Line("fable.tree.all_lost", {"words": words}))
     return lines
 
 

@@ -36,6 +36,7 @@ from specviz.views.token_text import (
     tip_name,
     token_classes,
 )
+from specviz.views.tree_html import tree_panel_html
 from specviz.views.verdicts import (
     accept_text,
     dice_numbers,
@@ -422,7 +423,7 @@ def cycle_cards_html(cycle: Cycle | None, *, lang: str = DEFAULT_LANGUAGE) -> st
     return (
         f'<div class="sv-cards-wrap" data-cycle="{cycle.index + 1}">'
         f'<div class="sv-cards-head">{head}</div>{_short_draft_line(cycle, lang)}'
-        f'<div class="sv-cards">{"".join(cards)}</div>'
+        f'<div class="sv-cards">{"".join(cards)}</div>{tree_panel_html(cycle, lang=lang)}'
         f'<div class="sv-cards-foot">{foot}</div></div>'
     )
 

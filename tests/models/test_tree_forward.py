@@ -99,7 +99,12 @@ def test_a_chain_tree_is_the_chain_forward(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 @pytest.mark.slow
-def test_the_bundled_target_scores_a_tree_as_its_paths_in_float32() -> None:
+def test_the_bundled_pair_scores_trees_as_paths_and_tree_decoding_is_plain_greedy() -> None:
+    """In float32: the target's tree forward equals its paths run one by one, and greedy
+    decoding over the tree drafters' trees emits plain greedy decoding's tokens."""
+    from specviz.core.engine import autoregressive_generate, speculative_generate
+    from specviz.core.settings import GenerationSettings
+    from specviz.drafters.registry import make_drafter
     from specviz.models.loader import ModelCache
     from specviz.models.presets import default_preset, load_presets
 
@@ -114,6 +119,15 @@ def test_the_bundled_target_scores_a_tree_as_its_paths_in_float32() -> None:
         assert runner.kind == "lean"
         logits = assert_tree_matches_paths(pair.target, runner, prompt, tree, 1e-5)
         assert logits.dtype == torch.float32
+
+        prompt_ids = pair.encode_prompt("Write a Python function that reverses a string.")
+        settings = GenerationSettings(max_new_tokens=24)
+        plain = [s.token.token_id for s in autoregressive_generate(pair, prompt_ids, settings)]
+        for spec in ("tree", "tree:shape=2x2x1"):
+            drafter = make_drafter(spec, pair)
+            cycles = list(speculative_generate(pair, prompt_ids, settings, drafter))
+            assert [t.token_id for c in cycles for t in c.emitted] == plain, spec
+            assert sum(c.accepted_len for c in cycles) > 0, spec  # it did speculate
     finally:
         del pair
         cache.clear()

@@ -13,11 +13,16 @@ import torch
 from exactness_checks import CHAIN_TOKENS, chain_pair, chi_square_p_value
 from tiny_models import TinyPair
 
-from specviz.core.engine import autoregressive_generate
+from specviz.core.engine import autoregressive_generate, speculative_generate
 from specviz.core.settings import GenerationSettings
 from specviz.core.tree import ROOT, DraftTree, TreeVerdict
 from specviz.core.tree_engine import tree_stream
-from specviz.drafters.tree_shape import ShapeTreeDrafter
+from specviz.drafters.draft_tree import DraftTreeDrafter, TreeGrowth
+
+
+def ShapeTreeDrafter(model: torch.nn.Module, widths: tuple[int, ...]) -> DraftTreeDrafter:
+    return DraftTreeDrafter(model, TreeGrowth(widths=widths))
+
 
 PROMPT = torch.tensor([list(b"def add(a, b):\n    return")])
 
@@ -29,18 +34,25 @@ def test_greedy_trees_emit_plain_greedy_decoding(
     settings = GenerationSettings(max_new_tokens=24, stop_on_eos=False)
     plain = [step.token.token_id for step in autoregressive_generate(tiny_pair, PROMPT, settings)]
     drafter = ShapeTreeDrafter(tiny_pair.draft, widths)
-    cycles = list(tree_stream(tiny_pair, PROMPT, settings, drafter))
-    assert [token for cycle in cycles for token in cycle.emitted] == plain
-    assert cycles[-1].new_tokens == 24 and cycles[-1].stop_reason == "max_new_tokens"
+    cycles = list(speculative_generate(tiny_pair, PROMPT, settings, drafter))
+    assert [token.token_id for cycle in cycles for token in cycle.emitted] == plain
+    assert cycles[-1].totals.new_tokens == 24 and cycles[-1].stop_reason == "max_new_tokens"
     size = (
         sum(width ** (depth + 1) for depth, width in enumerate(widths))
         if len(set(widths)) == 1
         else None
     )
     for cycle in cycles:
-        assert cycle.tree.size == (size or cycle.tree.size)
-        assert len(cycle.emitted) == len(cycle.verdict.path) + 1 or cycle.finished
-        assert cycle.verdicts().count("accepted") == len(cycle.verdict.path)
+        assert cycle.tree is not None
+        left = 24 - (cycle.totals.new_tokens - len(cycle.emitted))  # tokens left before it
+        if size is not None and left > len(widths):  # a full tree fits the budget
+            assert len(cycle.tree.nodes) == size
+        assert max((node.depth for node in cycle.tree.nodes), default=0) <= min(
+            len(widths), left - 1
+        )
+        assert len(cycle.emitted) == len(cycle.tree.path) + 1 or cycle.finished
+        verdicts = [node.verdict for node in cycle.tree.nodes]
+        assert verdicts.count("accepted") == len(cycle.tree.path) == cycle.accepted_len
 
 
 def test_a_draft_that_is_the_target_keeps_a_whole_branch(tiny_pair: TinyPair) -> None:
@@ -49,7 +61,9 @@ def test_a_draft_that_is_the_target_keeps_a_whole_branch(tiny_pair: TinyPair) ->
     same = TinyPair(tiny_pair.target, tiny_pair.target, tiny_pair.tokenizer, frozenset())
     settings = GenerationSettings(max_new_tokens=12, stop_on_eos=False)
     cycles = list(tree_stream(same, PROMPT, settings, ShapeTreeDrafter(same.draft, (2, 1, 1))))
-    assert all(len(cycle.verdict.path) == 3 and cycle.verdict.bonus for cycle in cycles[:-1])
+    for cycle in cycles[:-1]:
+        assert cycle.tree is not None and len(cycle.tree.path) == 3
+        assert cycle.emitted[-1].origin == "bonus"
 
 
 def first_child_always(tree: DraftTree, q_rows, p_rows, sampler) -> TreeVerdict:  # type: ignore[no-untyped-def]
@@ -63,7 +77,9 @@ def first_child_always(tree: DraftTree, q_rows, p_rows, sampler) -> TreeVerdict:
     )
 
 
-def sample_joint(widths: tuple[int, ...], samples: int, rule=None) -> Counter[tuple[int, ...]]:  # type: ignore[no-untyped-def]
+def sample_joint(
+    widths: tuple[int, ...] | TreeGrowth, samples: int, rule=None
+) -> Counter[tuple[int, ...]]:  # type: ignore[no-untyped-def]
     pair = chain_pair()
     prompt = torch.tensor([[0, 1]])  # ends with token 1, as chi_square_p_value expects
     counts: Counter[tuple[int, ...]] = Counter()
@@ -71,9 +87,10 @@ def sample_joint(widths: tuple[int, ...], samples: int, rule=None) -> Counter[tu
         settings = GenerationSettings(
             temperature=1.0, max_new_tokens=CHAIN_TOKENS, seed=seed, stop_on_eos=False
         )
-        drafter = ShapeTreeDrafter(pair.draft, widths)
+        growth = widths if isinstance(widths, TreeGrowth) else TreeGrowth(widths=widths)
+        drafter = DraftTreeDrafter(pair.draft, growth)
         cycles = tree_stream(pair, prompt, settings, drafter, rule)
-        counts[tuple(token for cycle in cycles for token in cycle.emitted)] += 1
+        counts[tuple(token.token_id for cycle in cycles for token in cycle.emitted)] += 1
     return counts
 
 
@@ -87,3 +104,29 @@ def test_sampled_trees_emit_the_target_chain(widths: tuple[int, ...]) -> None:
 def test_the_wrong_rule_fails_through_the_engine() -> None:
     pair = chain_pair()
     assert chi_square_p_value(pair, sample_joint((2, 2), 1500, first_child_always)) < 1e-6
+
+
+@pytest.mark.slow
+def test_dynamic_trees_emit_the_target_chain() -> None:
+    """EAGLE-2's dynamic tree: children chosen (top-k), tested as one-hot proposals."""
+    pair = chain_pair()
+    growth = TreeGrowth(nodes=5, depth=3, topk=2)
+    assert chi_square_p_value(pair, sample_joint(growth, 3000)) > 0.001
+
+
+def test_a_dynamic_tree_keeps_its_best_branches(tiny_pair: TinyPair) -> None:
+    """At most *nodes* nodes, at most *depth* deep, at most *topk* children a node, every
+    node's parent kept, and siblings in the draft's order of preference."""
+    settings = GenerationSettings(max_new_tokens=16, stop_on_eos=False)
+    growth = TreeGrowth(nodes=7, depth=4, topk=3)
+    drafter = DraftTreeDrafter(tiny_pair.draft, growth)
+    for cycle in speculative_generate(tiny_pair, PROMPT, settings, drafter):
+        assert cycle.tree is not None and cycle.tree.rule == "greedy"
+        nodes = cycle.tree.nodes
+        assert len(nodes) <= 7 and all(node.depth <= 4 for node in nodes)
+        for index in (-1, *range(len(nodes))):
+            children = [nodes[child] for child in cycle.tree.children(index)]
+            assert len(children) <= 3
+            assert [child.rank for child in children] == list(range(1, len(children) + 1))
+            qs = [child.q_draft for child in children]
+            assert qs == sorted(qs, reverse=True)

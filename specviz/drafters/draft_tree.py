@@ -1,0 +1,268 @@
+"""The tree drafter: the pair's draft model proposes a tree of guesses each cycle, not a chain.
+
+Two ways to grow it:
+
+- **Dynamic** (``tree``, ``tree:nodes=16,depth=6,topk=4``), as EAGLE-2 does (Li et al., "EAGLE-2:
+  Faster Inference of Language Models with Dynamic Draft Trees", 2024, §4): at each depth the
+  ``topk`` most promising frontier nodes, by the draft's probability of the whole branch (the
+  product of q along it), each get their ``topk`` most likely children; after ``depth`` depths
+  every candidate is reranked by that product and the best ``nodes`` are kept. A branch's
+  product never exceeds its parent's, so the kept set holds every kept node's ancestors.
+- **A fixed shape** (``tree:shape=2x2x1``), for teaching: every node at depth d gets the d-th
+  width's children (two guesses for the next token, two for the one after each, then one).
+  At a temperature above 0 they are drawn from q one after another without replacement, which
+  recursive rejection sampling needs (specviz.core.tree); at 0, the most likely.
+
+Dynamic children are chosen, not drawn: the engine then tests each as a one-hot proposal, exact
+for any tree chosen from the context alone. Each depth costs one draft forward over the nodes
+expanded so far (specviz.core.tree's mask: each node sees its ancestors), whose rows at the new
+frontier give the next children; the draft's cache keeps only the committed text.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from specviz.core.device import device_of, sync
+from specviz.core.engine import ModelPairLike
+from specviz.core.proposal import TreeProposal
+from specviz.core.sampling import Sampler
+from specviz.core.settings import GAMMA_MAX, GenerationSettings
+from specviz.core.tree import ROOT, DraftTree, without
+from specviz.drafters.base import DrafterSpec
+from specviz.models.runner import ModelRunner
+from specviz.text import UserError
+
+MAX_NODES = 64  # a tree's nodes: the target scores them all in one forward
+MAX_WIDTH = 8  # children per node
+
+
+@dataclass(frozen=True)
+class TreeGrowth:
+    """How a tree grows: a fixed shape (widths per depth) or EAGLE-2's dynamic budget."""
+
+    widths: tuple[int, ...] = ()  # a fixed shape; () for the dynamic tree
+    nodes: int = 16
+    depth: int = 6
+    topk: int = 4
+
+    @property
+    def max_depth(self) -> int:
+        return len(self.widths) if self.widths else self.depth
+
+    def __str__(self) -> str:
+        if self.widths:
+            return "shape=" + "x".join(map(str, self.widths))
+        return f"nodes={self.nodes},depth={self.depth},topk={self.topk}"
+
+
+def _whole(spec: DrafterSpec, name: str, default: int, low: int, high: int) -> int:
+    text = spec.option(name, str(default))
+    if not text.isdigit() or not low <= int(text) <= high:
+        raise UserError(
+            "error.drafter.tree_option", name=name, got=repr(text), low=str(low), high=str(high)
+        )
+    return int(text)
+
+
+def growth_of(spec: DrafterSpec) -> TreeGrowth:
+    """The growth a spec asks for; UserError for an option out of its range."""
+    spec.check_options("nodes", "depth", "topk", "shape")
+    shape = spec.option("shape", "")
+    if shape:
+        if any(name in dict(spec.options) for name in ("nodes", "depth", "topk")):
+            raise UserError("error.drafter.tree_shape_alone", spec=repr(str(spec)))
+        parts = shape.lower().split("x")
+        if not all(part.isdigit() and 1 <= int(part) <= MAX_WIDTH for part in parts):
+            raise UserError("error.drafter.tree_shape", got=repr(shape), most=str(MAX_WIDTH))
+        widths = tuple(int(part) for part in parts)
+        size = sum(math.prod(widths[: depth + 1]) for depth in range(len(widths)))
+        if len(widths) > GAMMA_MAX or size > MAX_NODES:
+            raise UserError(
+                "error.drafter.tree_too_big", got=repr(shape), size=str(size), most=str(MAX_NODES)
+            )
+        return TreeGrowth(widths=widths)
+    return TreeGrowth(
+        nodes=_whole(spec, "nodes", 16, 1, MAX_NODES),
+        depth=_whole(spec, "depth", 6, 1, GAMMA_MAX),
+        topk=_whole(spec, "topk", 4, 1, MAX_WIDTH),
+    )
+
+
+class DraftTreeDrafter:
+    """The pair's draft model proposing a tree each cycle (module doc)."""
+
+    kind = "tree"
+
+    @classmethod
+    def check_spec(cls, spec: DrafterSpec) -> None:
+        growth_of(spec)
+
+    @classmethod
+    def from_spec(cls, spec: DrafterSpec, pair: ModelPairLike) -> DraftTreeDrafter:
+        """The registry's factory: the pair's draft model, grown as the spec says."""
+        growth = growth_of(spec)
+        draft = getattr(pair, "draft", None)
+        if not isinstance(draft, torch.nn.Module):
+            raise UserError("error.drafter.needs_draft", kind=repr(cls.kind))
+        return cls(draft, growth)
+
+    def __init__(self, model: torch.nn.Module, growth: TreeGrowth) -> None:
+        self.growth = growth
+        self.device = device_of(model)
+        self._runner = ModelRunner(model)
+        self._stop_ids: frozenset[int] = frozenset()
+
+    @property
+    def cache_len(self) -> int:
+        return self._runner.cache_len
+
+    def start(
+        self, prompt_ids: torch.Tensor, settings: GenerationSettings, stop_ids: frozenset[int]
+    ) -> float:
+        self._runner.reset()
+        self._stop_ids = stop_ids
+        return 0.0  # the first proposal reads the prompt
+
+    @torch.inference_mode()
+    def prefill(self, prompt_part: torch.Tensor) -> None:
+        """Read the next chunk of a long prompt (1, L) (the engine's PrefillingDrafter)."""
+        self._runner.forward(prompt_part.to(self.device), logits_to_keep=1)
+
+    def commit_tokens(self, tokens: Sequence[int]) -> None:
+        """Nothing to keep: the next proposal reads what its cache lacks from the context."""
+
+    @torch.inference_mode()
+    def propose_tree(self, context: torch.Tensor, max_depth: int, sampler: Sampler) -> TreeProposal:
+        began = time.perf_counter()
+        forwards = 0
+        # The cache holds the committed text but its last token, the tree's root.
+        unread = context[self.cache_len : -1]
+        if unread.numel():
+            self._runner.forward(unread.view(1, -1).to(self.device))
+            forwards += 1
+        root = int(context[-1])
+        grower = _Grower(self.growth, sampler, self._stop_ids)
+        for depth in range(1, max(1, min(self.growth.max_depth, max_depth)) + 1):
+            fed = grower.expanded_tree()
+            rows = sampler.probs(self._runner.tree_forward(fed, root))  # (fed + 1, V)
+            self._runner.rollback(fed.size + 1)  # the next depth reads the tree again
+            forwards += 1
+            if max_depth < 1:
+                grower.rows[ROOT] = rows[0]
+                break
+            if not grower.grow(depth, rows):
+                break
+        tree, q_rows = grower.final_tree()
+        sync(self.device)
+        return TreeProposal(
+            tree,
+            q_rows,
+            drawn=bool(self.growth.widths) and not sampler.greedy,
+            forwards=forwards,
+            seconds=time.perf_counter() - began,
+            drafter=self.kind,
+            shape=str(self.growth),
+        )
+
+
+class _Grower:
+    """One tree's candidates as they grow: every candidate's token, parent and score (log of
+    the draft's probability of its branch), which were expanded, and their draft rows."""
+
+    def __init__(self, growth: TreeGrowth, sampler: Sampler, stop_ids: frozenset[int]) -> None:
+        self.growth = growth
+        self.sampler = sampler
+        self.stop_ids = stop_ids
+        self.tokens: list[int] = []
+        self.parents: list[int] = []
+        self.scores: list[float] = []
+        self.depths: list[int] = []
+        self.expanded: list[int] = []  # candidates fed to the draft, in feeding order
+        self.frontier: list[int] = [ROOT]  # the candidates whose children the next rows give
+        self.rows: dict[int, torch.Tensor] = {}  # candidate (ROOT: the root) -> draft law after it
+
+    def expanded_tree(self) -> DraftTree:
+        """The expanded candidates as a tree (parents before children), for the draft forward."""
+        where = {ROOT: ROOT} | {candidate: i for i, candidate in enumerate(self.expanded)}
+        return DraftTree(
+            tuple(self.tokens[c] for c in self.expanded),
+            tuple(where[self.parents[c]] for c in self.expanded),
+        )
+
+    def grow(self, depth: int, rows: torch.Tensor) -> bool:
+        """Add the frontier's children from the draft rows of one forward over expanded_tree();
+        False when there is nothing left to expand."""
+        row_of = {ROOT: 0} | {candidate: i + 1 for i, candidate in enumerate(self.expanded)}
+        widths = self.growth.widths
+        born: list[int] = []
+        for node in self.frontier:
+            law = rows[row_of[node]]
+            self.rows[node] = law
+            width = widths[depth - 1] if widths else self.growth.topk
+            born += self._children(node, law, width, depth)
+        if widths:
+            self.frontier = [c for c in born if self.tokens[c] not in self.stop_ids]
+        else:  # EAGLE-2: only the best branches grow on
+            growing = [c for c in born if self.tokens[c] not in self.stop_ids]
+            growing.sort(key=lambda c: -self.scores[c])
+            self.frontier = growing[: self.growth.topk]
+        last = len(widths) if widths else self.growth.depth
+        if depth >= last or not self.frontier:
+            return False
+        self.expanded += self.frontier
+        return True
+
+    def _children(self, node: int, law: torch.Tensor, width: int, depth: int) -> list[int]:
+        """*width* children of node: drawn without replacement (a shape at T > 0) or the most
+        likely (otherwise), each scored by its branch's log probability."""
+        base = 0.0 if node == ROOT else self.scores[node]
+        drawn = bool(self.growth.widths) and not self.sampler.greedy
+        if drawn:
+            picks, rest = [], law
+            for _ in range(min(width, int((law > 0).sum()))):
+                token = int(self.sampler.draw(rest))
+                picks.append(token)
+                rest = without(rest, token)
+        else:
+            values, indices = torch.topk(law, min(width, law.shape[-1]))
+            picks = [
+                int(i) for i, v in zip(indices.tolist(), values.tolist(), strict=True) if v > 0
+            ]
+        born = []
+        for token in picks:
+            self.tokens.append(token)
+            self.parents.append(node)
+            self.scores.append(base + math.log(max(float(law[token]), 1e-30)))
+            self.depths.append(depth)
+            born.append(len(self.tokens) - 1)
+        return born
+
+    def final_tree(self) -> tuple[DraftTree, torch.Tensor]:
+        """The tree to verify and its q rows: every candidate for a shape, the best
+        ``nodes`` by branch score for the dynamic tree (ancestors score at least as high)."""
+        chosen = list(range(len(self.tokens)))
+        if not self.growth.widths:
+            chosen.sort(key=lambda c: (-self.scores[c], self.depths[c], c))
+            chosen = chosen[: self.growth.nodes]
+        # Parents before children, siblings in the order they were proposed.
+        chosen.sort(key=lambda c: (self.depths[c], c))
+        kept = set(chosen)
+        chosen = [c for c in chosen if self.parents[c] == ROOT or self.parents[c] in kept]
+        where = {ROOT: ROOT} | {c: i for i, c in enumerate(chosen)}
+        tree = DraftTree(
+            tuple(self.tokens[c] for c in chosen),
+            tuple(where[self.parents[c]] for c in chosen),
+        )
+        root_row = self.rows[ROOT]
+        q_rows = torch.zeros(tree.size + 1, root_row.shape[-1], dtype=root_row.dtype)
+        q_rows[0] = root_row
+        for i, candidate in enumerate(chosen):
+            if candidate in self.rows:
+                q_rows[i + 1] = self.rows[candidate]
+        return tree, q_rows

@@ -1,0 +1,161 @@
+"""A tree cycle's draft tree as HTML: every guess laid out by depth, coloured by the target's
+verdict in the stream's colours, the kept path and the token after it drawn thick.
+
+Pure: a Cycle in, a string out. Nodes are absolutely placed chips over one SVG of curved edges,
+both in the same pixel grid (a column per depth, a row per leaf), so the picture needs no script
+and reads the same in a test, a screenshot and presentation mode. Token text is escaped through
+``token_text`` as everywhere else; each chip's title gives its q, p and chance of being kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from specviz.core.events import Cycle, TreeRecord
+from specviz.text import DEFAULT_LANGUAGE, t, t_html
+from specviz.views.numbers import prob
+from specviz.views.token_text import esc, shown
+
+COLUMN = 118  # px from one depth to the next
+ROW = 36  # px per leaf
+CHIP_W, CHIP_H = 94, 26
+PAD = 8
+
+# The label of each verdict and origin a chip shows, and the line under the head for each rule.
+_LABELS = {
+    "accepted": "origin.accepted",
+    "rejected": "origin.rejected",
+    "untested": "origin.untested",
+    "resampled": "origin.resampled",
+    "bonus": "origin.bonus",
+}
+_RULES = {
+    "greedy": "tree.rule.greedy",
+    "recursive": "tree.rule.recursive",
+    "recursive_one_hot": "tree.rule.recursive_one_hot",
+}
+
+
+@dataclass(frozen=True)
+class _Chip:
+    """One box of the picture: a drafted node, the committed text, or the token after the path."""
+
+    key: str  # "root", "n<i>" or "extra"
+    parent: str | None
+    depth: int
+    kind: str  # accepted / rejected / untested / resampled / bonus / root
+    html: str  # the token, escaped
+    tip: str  # plain text for the title attribute (escaped when written)
+    kept: bool  # on the kept path (its edge is drawn thick)
+
+
+def _chips(cycle: Cycle, record: TreeRecord, lang: str) -> list[_Chip]:
+    chips = [
+        _Chip("root", None, 0, "root", t_html("tree.root", lang), t("tree.root.tip", lang), True)
+    ]
+    for i, node in enumerate(record.nodes):
+        tip = t(
+            "tree.tip",
+            lang,
+            verdict=t(_LABELS[node.verdict], lang),
+            q=prob(node.q_draft),
+            p=prob(node.p_target),
+            rank=node.rank,
+        )
+        if node.verdict != "untested":
+            tip += " · " + t("tree.tip.accept", lang, accept=prob(node.accept_prob))
+        chips.append(
+            _Chip(
+                f"n{i}",
+                "root" if node.parent < 0 else f"n{node.parent}",
+                node.depth,
+                node.verdict,
+                shown(node.text, node.special, lang),
+                tip,
+                node.verdict == "accepted",
+            )
+        )
+    extra = cycle.emitted[len(record.path) :]
+    if extra:  # the resampled or bonus token, after the kept path (unless the budget cut it)
+        token = extra[0]
+        parent = f"n{record.path[-1]}" if record.path else "root"
+        kind = token.origin.value
+        tip = t("tree.tip.extra", lang, origin=t(_LABELS[kind], lang), p=prob(token.prob))
+        depth = len(record.path) + 1
+        chips.append(
+            _Chip("extra", parent, depth, kind, shown(token.text, token.special, lang), tip, True)
+        )
+    return chips
+
+
+def _rows(chips: list[_Chip]) -> dict[str, float]:
+    """Each chip's row: leaves take rows in depth-first order, a parent sits midway between
+    its first and last leaf."""
+    children: dict[str, list[str]] = {}
+    for chip in chips:
+        if chip.parent is not None:
+            children.setdefault(chip.parent, []).append(chip.key)
+    rows: dict[str, float] = {}
+    next_row = 0
+
+    def place(key: str) -> tuple[float, float]:
+        nonlocal next_row
+        below = children.get(key, [])
+        if not below:
+            rows[key] = next_row
+            next_row += 1
+            return rows[key], rows[key]
+        spans = [place(child) for child in below]
+        first, last = spans[0][0], spans[-1][1]
+        rows[key] = (first + last) / 2
+        return first, last
+
+    place("root")
+    return rows
+
+
+def tree_panel_html(cycle: Cycle | None, *, lang: str = DEFAULT_LANGUAGE) -> str:
+    """The draft tree of a tree cycle ("" for a chain cycle or none)."""
+    if cycle is None or cycle.tree is None:
+        return ""
+    record = cycle.tree
+    chips = _chips(cycle, record, lang)
+    rows = _rows(chips)
+    width = PAD * 2 + max(chip.depth for chip in chips) * COLUMN + CHIP_W
+    height = PAD * 2 + int(max(rows.values()) + 1) * ROW
+    place = {chip.key: (PAD + chip.depth * COLUMN, PAD + rows[chip.key] * ROW) for chip in chips}
+    edges, boxes = [], []
+    for chip in chips:
+        x, y = place[chip.key]
+        if chip.parent is not None:
+            px, py = place[chip.parent]
+            x0, y0, x1, y1 = px + CHIP_W, py + CHIP_H / 2, x, y + CHIP_H / 2
+            bend = (x1 - x0) / 2
+            css = "sv-tedge sv-tedge-kept" if chip.kept else "sv-tedge"
+            edges.append(
+                f'<path class="{css}" data-to="{chip.key}" '
+                f'd="M{x0:.0f},{y0:.0f} C{x0 + bend:.0f},{y0:.0f} {x1 - bend:.0f},{y1:.0f} '
+                f'{x1:.0f},{y1:.0f}"/>'
+            )
+        kind = "" if chip.kind == "root" else f" sv-{chip.kind}"
+        boxes.append(
+            f'<div class="sv-tnode{kind}" data-node="{chip.key}" data-verdict="{chip.kind}" '
+            f'title="{esc(chip.tip)}" style="left:{x:.0f}px;top:{y:.0f}px">{chip.html}</div>'
+        )
+    kept = len(record.path)
+    head = t_html(
+        "tree.head",
+        lang,
+        nodes=len(record.nodes),
+        depth=max((node.depth for node in record.nodes), default=0),
+        kept=kept,
+    )
+    rule = t_html(_RULES[record.rule], lang)
+    return (
+        f'<div class="sv-tree" data-nodes="{len(record.nodes)}" data-kept="{kept}">'
+        f'<div class="sv-tree-head">{head}</div><div class="sv-tree-rule">{rule}</div>'
+        f'<div class="sv-tree-scroll"><div class="sv-tree-plot" '
+        f'style="width:{width}px;height:{height}px">'
+        f'<svg class="sv-tree-edges" width="{width}" height="{height}" aria-hidden="true">'
+        f"{''.join(edges)}</svg>{''.join(boxes)}</div></div></div>"
+    )

@@ -1,0 +1,60 @@
+"""Tree cycles in Debian's chromium, on the tiny pair: three Steps with the tree drafter each
+show that cycle's draft tree beside its cards, coloured as the cards are, and Back shows an
+earlier cycle's tree again."""
+
+from __future__ import annotations
+
+import pytest
+from browser_checks import WAIT_MS, needs_chromium
+
+pytestmark = [pytest.mark.browser, needs_chromium]
+
+BORDER = "(el) => getComputedStyle(el).borderTopColor"
+# The colour a CSS variable of the stream's palette (--sv-accepted, ...) holds, as rgb().
+PALETTE = """(kind) => {
+  const probe = document.createElement('span');
+  probe.style.color = `var(--sv-${kind})`;
+  document.body.appendChild(probe);
+  const colour = getComputedStyle(probe).color;
+  probe.remove();
+  return colour;
+}"""
+
+
+def check_tree(page, cycle: int) -> None:  # type: ignore[no-untyped-def]
+    from playwright.sync_api import expect
+
+    wrap = page.locator(f"#sv-cards .sv-cards-wrap[data-cycle='{cycle}']")
+    wrap.wait_for(timeout=WAIT_MS)
+    tree = wrap.locator(".sv-tree")
+    tree.wait_for(timeout=WAIT_MS)
+    nodes = int(tree.get_attribute("data-nodes") or -1)
+    kept = int(tree.get_attribute("data-kept") or -1)
+    assert nodes >= 1
+    expect(tree.locator(".sv-tnode[data-node^='n']")).to_have_count(nodes, timeout=WAIT_MS)
+    # The kept path is what the cards accepted, and the token after it is the cards' last.
+    expect(tree.locator(".sv-tnode[data-verdict='accepted']")).to_have_count(kept)
+    expect(wrap.locator(".sv-card.sv-accepted")).to_have_count(kept)
+    expect(tree.locator(".sv-tedge-kept")).to_have_count(kept + 1)
+    extra = wrap.locator(".sv-card-extra").get_attribute("data-origin")
+    assert tree.locator(".sv-tnode[data-node='extra']").get_attribute("data-verdict") == extra
+    # Each verdict in the stream's colour, the one its cards and tokens take.
+    for kind in ("accepted", "rejected", extra):
+        chips = tree.locator(f".sv-tnode.sv-{kind}")
+        if chips.count():
+            assert chips.first.evaluate(BORDER) == page.evaluate(PALETTE, kind), kind
+
+
+def test_three_tree_cycles_each_show_their_tree(browser, url) -> None:  # type: ignore[no-untyped-def]
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector("#sv-run", timeout=WAIT_MS)
+    page.locator("#sv-drafter input").click()
+    page.get_by_role("option", name="Draft tree (several guesses per step)", exact=True).click()
+    for cycle in (1, 2, 3):
+        page.locator("#sv-step").click()
+        check_tree(page, cycle)
+    page.locator("#sv-back").click()
+    check_tree(page, 2)
+    context.close()

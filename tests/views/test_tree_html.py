@@ -1,0 +1,95 @@
+"""The tree panel draws every node of a tree cycle with its verdict, the kept path thick, and
+never lets a token's text become markup; the fable tells the alternatives; a trace keeps it."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+
+import pytest
+import torch
+from tiny_models import TinyPair
+
+from specviz.core.engine import speculative_generate
+from specviz.core.events import Cycle
+from specviz.core.settings import GenerationSettings
+from specviz.drafters.draft_tree import DraftTreeDrafter, TreeGrowth
+from specviz.export.records import RecordError, cycle_from_dict
+from specviz.views.fable import narrate, story_text
+from specviz.views.run_html import cycle_cards_html
+from specviz.views.tree_html import tree_panel_html
+
+PROMPT = torch.tensor([list(b"def add(a, b):\n    return")])
+
+
+def tree_cycles(pair: TinyPair, growth: TreeGrowth, temperature: float = 0.0) -> list[Cycle]:
+    settings = GenerationSettings(
+        temperature=temperature, seed=3, max_new_tokens=20, stop_on_eos=False
+    )
+    drafter = DraftTreeDrafter(pair.draft, growth)
+    return list(speculative_generate(pair, PROMPT, settings, drafter))
+
+
+@pytest.mark.parametrize(
+    ("growth", "temperature"),
+    [(TreeGrowth(widths=(2, 2, 1)), 0.0), (TreeGrowth(widths=(3, 1)), 1.0), (TreeGrowth(), 1.0)],
+)
+def test_every_node_is_drawn_with_its_verdict(
+    tiny_pair: TinyPair, growth: TreeGrowth, temperature: float
+) -> None:
+    for cycle in tree_cycles(tiny_pair, growth, temperature):
+        assert cycle.tree is not None
+        html = tree_panel_html(cycle)
+        drawn = dict(re.findall(r'data-node="(n\d+)" data-verdict="(\w+)"', html))
+        assert drawn == {f"n{i}": node.verdict for i, node in enumerate(cycle.tree.nodes)}
+        extra = cycle.emitted[len(cycle.tree.path) :]
+        kinds = re.findall(r'data-node="extra" data-verdict="(\w+)"', html)
+        assert kinds == [token.origin.value for token in extra[:1]]
+        # The kept path and the token after it are the thick edges, nothing else.
+        kept = re.findall(r'class="sv-tedge sv-tedge-kept" data-to="(\w+)"', html)
+        assert kept == [f"n{i}" for i in cycle.tree.path] + ["extra"] * len(extra[:1])
+        assert html in cycle_cards_html(cycle)
+
+
+def test_a_chain_cycle_has_no_tree_panel(tiny_pair: TinyPair) -> None:
+    cycle = tree_cycles(tiny_pair, TreeGrowth(widths=(2, 1)))[0]
+    assert tree_panel_html(replace(cycle, tree=None)) == ""
+    assert "sv-tree" not in cycle_cards_html(replace(cycle, tree=None))
+
+
+def test_token_text_never_becomes_markup(tiny_pair: TinyPair) -> None:
+    cycle = tree_cycles(tiny_pair, TreeGrowth(widths=(2, 1)))[0]
+    assert cycle.tree is not None
+    hostile = '<img src=x onerror="alert(1)">'
+    nodes = tuple(replace(node, text=hostile) for node in cycle.tree.nodes)
+    html = tree_panel_html(replace(cycle, tree=replace(cycle.tree, nodes=nodes)))
+    assert "<img" not in html and "&lt;img" in html
+
+
+def test_the_fable_tells_the_branches(tiny_pair: TinyPair) -> None:
+    cycles = tree_cycles(tiny_pair, TreeGrowth(widths=(3, 1)))
+    for cycle in cycles:
+        assert cycle.tree is not None
+        story = " ".join(story_text(narrate(cycle), "en"))
+        if not cycle.tree.nodes:  # one token of budget left: nothing drafted
+            assert "token budget" in story
+            continue
+        first = sum(node.parent < 0 for node in cycle.tree.nodes)
+        assert f"{first} of them for the very next word" in story
+        kept_alternative = [cycle.tree.nodes[i].rank for i in cycle.tree.path[:1]]
+        if kept_alternative and kept_alternative[0] > 1:
+            assert f"keeps guess {kept_alternative[0]}" in story
+
+
+def test_a_trace_keeps_the_tree_and_refuses_a_broken_one(tiny_pair: TinyPair) -> None:
+    cycle = tree_cycles(tiny_pair, TreeGrowth(widths=(2, 2)), 1.0)[0]
+    data = json.loads(json.dumps(cycle.to_dict()))
+    assert cycle_from_dict(data) == cycle
+    data["tree"]["nodes"][0]["parent"] = 1  # a node before its parent
+    with pytest.raises(RecordError, match="parent"):
+        cycle_from_dict(data)
+    data = json.loads(json.dumps(cycle.to_dict()))
+    data["tree"]["nodes"][-1]["verdict"] = "<b>won</b>"
+    with pytest.raises(RecordError, match="verdict"):
+        cycle_from_dict(data)
