@@ -215,6 +215,29 @@ def fable(stage: Stage, out: Path) -> None:
     page.screenshot(path=str(out))
 
 
+# A tree cycle worth a picture: the target kept a guess other than the draft's first choice
+# (where a chain would have stopped).
+ALTERNATIVE_KEPT = ".sv-tree .sv-tnode[data-verdict='accepted']:not([data-rank='1'])"
+
+
+def tree(stage: Stage, out: Path) -> None:
+    """The tree drafter, greedy, stepped to a cycle that kept an alternative (else the last of
+    STEPS): the cards and the draft tree under them."""
+    page = stage.open(1280, 900)
+    page.locator("#sv-drafter input").click()
+    page.get_by_role("option", name=t("drafter.tree", "en"), exact=True).click()
+    for step in range(1, STEPS + 1):
+        page.locator("#sv-step").click()
+        page.wait_for_selector(
+            f"#sv-cards .sv-cards-wrap[data-cycle='{step}'] .sv-tree", timeout=RUN_MS
+        )
+        if page.locator(ALTERNATIVE_KEPT).count():
+            break
+    settled(page, "#sv-tab-live")
+    page.add_style_tag(content=".toast-wrap { display: none !important; }")
+    page.locator("#sv-cards").screenshot(path=str(out))
+
+
 def _viewport(page: Any, width: int, height: int) -> None:
     """Resize the page, wait until it has laid itself out again, and scroll to its top."""
     page.set_viewport_size({"width": width, "height": height})

@@ -96,6 +96,11 @@ SHOTS: dict[str, Shot] = {
         ("screenshot-ja.png",), "the Japanese page after a translation run", scenes.japanese
     ),
     "fable": Shot(("screenshot-fable.png",), "fable mode, stepped to a crossing-out", scenes.fable),
+    "tree": Shot(
+        ("screenshot-tree.png",),
+        "the tree drafter, greedy, stepped to a cycle that kept an alternative",
+        scenes.tree,
+    ),
     "configs": Shot(("screenshot-configs.png",), "the production configs tab", scenes.configs),
     "inspector": Shot(
         ("lab-inspector.png",),

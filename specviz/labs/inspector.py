@@ -232,7 +232,61 @@ def inspector_html(
         foot = f'<div class="sv-inspect-note">{esc(ended)}</div>{foot}'
     if drafted_by := drafter_text(cycle, lang):
         foot += f'<div class="sv-inspect-drafter">{esc(drafted_by)}</div>'
-    return f'<div class="sv-inspect" data-cycle="{cycle.index + 1}">{head}{table}{foot}</div>'
+    tree = _tree_table(cycle, lang)
+    return f'<div class="sv-inspect" data-cycle="{cycle.index + 1}">{head}{table}{foot}{tree}</div>'
+
+
+_TREE_COLUMNS = (
+    "inspector.column.node",
+    "inspector.column.after",
+    "inspector.column.token",
+    "inspector.column.rank",
+    "inspector.column.q",
+    "inspector.column.p",
+    "inspector.column.kept_chance",
+    "inspector.column.u",
+    "inspector.column.verdict",
+)
+_NODE_VERDICTS = {
+    "accepted": "origin.accepted",
+    "rejected": "origin.rejected",
+    "untested": "origin.untested",
+}
+
+
+def _tree_table(cycle: Cycle, lang: str) -> str:
+    """Every node of a tree cycle's draft tree: where it hangs, its rank among its siblings, q,
+    p, its chance of being kept when tested, the u that decided and the verdict ("" for a
+    chain)."""
+    if cycle.tree is None or not cycle.tree.nodes:
+        return ""
+    nodes = cycle.tree.nodes
+    rows = []
+    for index, node in enumerate(nodes):
+        after = (
+            t_html("tree.root", lang)
+            if node.parent < 0
+            else f"{node.parent + 1} {shown(nodes[node.parent].text, nodes[node.parent].special, lang)}"
+        )
+        tested = node.verdict != "untested"
+        chance = prob(node.accept_prob) if tested else "—"
+        u = prob(node.uniform) if node.uniform is not None else "—"
+        rows.append(
+            f'<tr class="sv-row-{node.verdict}" data-node="{index}">'
+            f"<td>{index + 1}</td><td>{after}</td>"
+            f'<td class="sv-inspect-tok"><span class="sv-tok sv-{node.verdict}">'
+            f"{shown(node.text, node.special, lang)}</span></td>"
+            f"<td>{node.rank}</td><td>{prob(node.q_draft)}</td><td>{prob(node.p_target)}</td>"
+            f"<td>{chance}</td><td>{u}</td>"
+            f"<td>{t_html(_NODE_VERDICTS[node.verdict], lang)}</td></tr>"
+        )
+    columns = "".join(f"<th>{t_html(key, lang)}</th>" for key in _TREE_COLUMNS)
+    title = t_html("inspector.tree.title", lang, nodes=len(nodes))
+    return (
+        f'<div class="sv-inspect-tree"><div class="sv-inspect-head"><b>{title}</b></div>'
+        f'<table class="sv-inspect-table"><thead><tr>{columns}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
 
 
 def inspector_figure(cycle: Cycle | None, *, lang: str = DEFAULT_LANGUAGE) -> go.Figure:

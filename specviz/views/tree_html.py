@@ -47,6 +47,7 @@ class _Chip:
     html: str  # the token, escaped
     tip: str  # plain text for the title attribute (escaped when written)
     kept: bool  # on the kept path (its edge is drawn thick)
+    rank: int = 0  # a drafted node's rank among its siblings (1: the draft's first choice)
 
 
 def _chips(cycle: Cycle, record: TreeRecord, lang: str) -> list[_Chip]:
@@ -73,6 +74,7 @@ def _chips(cycle: Cycle, record: TreeRecord, lang: str) -> list[_Chip]:
                 shown(node.text, node.special, lang),
                 tip,
                 node.verdict == "accepted",
+                node.rank,
             )
         )
     extra = cycle.emitted[len(record.path) :]
@@ -138,8 +140,9 @@ def tree_panel_html(cycle: Cycle | None, *, lang: str = DEFAULT_LANGUAGE) -> str
                 f'{x1:.0f},{y1:.0f}"/>'
             )
         kind = "" if chip.kind == "root" else f" sv-{chip.kind}"
+        rank = f' data-rank="{chip.rank}"' if chip.rank else ""
         boxes.append(
-            f'<div class="sv-tnode{kind}" data-node="{chip.key}" data-verdict="{chip.kind}" '
+            f'<div class="sv-tnode{kind}" data-node="{chip.key}" data-verdict="{chip.kind}"{rank} '
             f'title="{esc(chip.tip)}" style="left:{x:.0f}px;top:{y:.0f}px">{chip.html}</div>'
         )
     kept = len(record.path)

@@ -16,6 +16,7 @@ from specviz.core.events import Cycle
 from specviz.core.settings import GenerationSettings
 from specviz.drafters.draft_tree import DraftTreeDrafter, TreeGrowth
 from specviz.export.records import RecordError, cycle_from_dict
+from specviz.labs.inspector import inspector_html
 from specviz.views.fable import narrate, story_text
 from specviz.views.run_html import cycle_cards_html
 from specviz.views.tree_html import tree_panel_html
@@ -50,6 +51,9 @@ def test_every_node_is_drawn_with_its_verdict(
         kept = re.findall(r'class="sv-tedge sv-tedge-kept" data-to="(\w+)"', html)
         assert kept == [f"n{i}" for i in cycle.tree.path] + ["extra"] * len(extra[:1])
         assert html in cycle_cards_html(cycle)
+        # The inspector lists every node with the same verdict.
+        rows = re.findall(r'<tr class="sv-row-(\w+)" data-node="(\d+)"', inspector_html(cycle))
+        assert rows == [(node.verdict, str(i)) for i, node in enumerate(cycle.tree.nodes)]
 
 
 def test_a_chain_cycle_has_no_tree_panel(tiny_pair: TinyPair) -> None:
