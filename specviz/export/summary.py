@@ -23,6 +23,7 @@ specviz's own α differs on purpose: accepted / *tested* positions (drafts after
 rejection are never tested), while draft_acceptance_rate divides by every drafted token. A cycle
 that drafted nothing (prompt lookup without a match, a drafter waiting for the prompt) is a plain
 decoding step, not a verification step, as in vLLM, where a request without drafts adds no step.
+A tree cycle's drafts are all its nodes, as vLLM counts a token tree's.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def vllm_summary(cycles: Sequence[Cycle], num_spec_tokens: int) -> dict[str, Any
     """vLLM's per-request speculative metrics ("detailed" level) for these cycles; the rates are
     None where they divide by zero (no drafts, no steps)."""
     steps = [cycle for cycle in cycles if cycle.drafted]
-    drafted = [len(cycle.drafted) for cycle in steps]
+    drafted = [_drafts(cycle) for cycle in steps]
     accepted = [cycle.accepted_len for cycle in steps]
     total_drafted, total_accepted = sum(drafted), sum(accepted)
     histogram = Counter(accepted)
@@ -56,10 +57,15 @@ def vllm_summary(cycles: Sequence[Cycle], num_spec_tokens: int) -> dict[str, Any
     }
 
 
+def _drafts(cycle: Cycle) -> int:
+    """Tokens the cycle proposed: its chain, or every node of its tree."""
+    return len(cycle.tree.nodes) if cycle.tree is not None else len(cycle.drafted)
+
+
 def llama_cpp_summary(cycles: Sequence[Cycle]) -> dict[str, int]:
     """llama.cpp's two counts: tokens drafted and drafts accepted."""
     return {
-        "n_drafted": sum(len(cycle.drafted) for cycle in cycles),
+        "n_drafted": sum(_drafts(cycle) for cycle in cycles),
         "n_accept": sum(cycle.accepted_len for cycle in cycles),
     }
 
