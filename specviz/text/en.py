@@ -126,6 +126,7 @@ TABLE = MappingProxyType(
         ),
         # --- why a draft is shorter than γ: the card's line under its head
         "cards.drafted": "drafted γ = {gamma}",
+        "cards.drafted_tree": "drafted a tree of {nodes} guesses",
         "cards.drafted_of": "drafted {n} of γ = {gamma}",
         "cards.short": "{drafted}: {reason}",
         "cards.end.confidence": "the draft gave its guess {token} q = {q}, below the {stop} stop",

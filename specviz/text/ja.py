@@ -1670,6 +1670,7 @@ TABLE = MappingProxyType(
         "error.app.nothing_to_play": "まだ再生するものがありません。先に実行またはステップを押してください。",
         # --- added at the merge of this stop's branches ------------------------------------------
         "cards.drafted": "ドラフト γ = {gamma}",
+        "cards.drafted_tree": "{nodes} 個の推測の木をドラフト",
         "cards.drafted_of": "γ = {gamma} のうち {n} 個をドラフト",
         "cards.short": "{drafted}：{reason}",
         "cards.end.confidence": "ドラフトモデルが推測 {token} に q = {q} しか与えず、停止しきい値 {stop} を下回りました",

@@ -29,8 +29,11 @@ def is_short(cycle: Cycle) -> bool:
 
 
 def drafted_words(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> str:
-    """ "drafted γ = 5", or "drafted 1 of γ = 5" when the draft ended early."""
+    """ "drafted γ = 5", or "drafted 1 of γ = 5" when the draft ended early; for a tree,
+    "drafted a tree of 16 guesses"."""
     count = len(cycle.drafted)
+    if cycle.tree is not None:
+        return t("cards.drafted_tree", lang, nodes=len(cycle.tree.nodes))
     if is_short(cycle) and cycle.draft_gamma > 0:
         return t("cards.drafted_of", lang, n=count, gamma=cycle.draft_gamma)
     return t("cards.drafted", lang, gamma=count)
