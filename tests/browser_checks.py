@@ -109,9 +109,23 @@ def top(page, selector: str) -> float:
     )
 
 
+# True once the page's own load events (unqueued: one run/predict request each) have been
+# answered: on a busy machine they can go out after the page has drawn its buttons.
+LOADS_ANSWERED_JS = """() => {
+  const config = window.gradio_config;
+  if (!config) return false;
+  const loads = config.dependencies.filter(
+    (dep) => !dep.queue && dep.targets.some((target) => target[1] === "load")).length;
+  const answered = performance.getEntriesByType("resource").filter(
+    (entry) => entry.name.includes("/gradio_api/run/predict")).length;
+  return answered >= loads;
+}"""
+
+
 def app_requests(page) -> list[str]:
     """A list that fills with the URL of every request the page sends the app's server from
-    now on (its heartbeat aside)."""
+    now on (its heartbeat aside), once the page's own load events are answered."""
+    page.wait_for_function(LOADS_ANSWERED_JS, timeout=WAIT_MS)
     sent: list[str] = []
     page.on(
         "request",
