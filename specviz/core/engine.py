@@ -267,25 +267,9 @@ def _emit(
     run: Run, drafted: tuple[DraftToken, ...], verdict: Verdict
 ) -> tuple[tuple[EmittedToken, ...], str | None]:
     """The accepted drafts then the resampled/bonus token, cut at EOS or the token budget."""
-    accepted = drafted[: verdict.accepted_len]
-    out_ids = [token.token_id for token in accepted] + [verdict.next_token]
-    keep, stop_reason = run.stop_index(out_ids)
-    out_ids = out_ids[:keep]
-    texts = run.detok.commit(out_ids)
     extra_origin = Origin.BONUS if verdict.accepted_len == len(drafted) else Origin.RESAMPLED
-    start = run.totals.new_tokens
-    emitted = tuple(
-        EmittedToken(
-            seq_index=start + i,
-            token_id=token_id,
-            text=texts[i],
-            origin=Origin.ACCEPTED if i < len(accepted) else extra_origin,
-            prob=accepted[i].p_target if i < len(accepted) else float(verdict.next_dist[token_id]),
-            special=run.detok.special_name(token_id),
-        )
-        for i, token_id in enumerate(out_ids)
-    )
-    return emitted, stop_reason
+    kept = drafted[: verdict.accepted_len]
+    return run.emit(kept, verdict.next_token, verdict.next_dist, extra_origin)
 
 
 def _rejection_record(

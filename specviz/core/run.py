@@ -6,7 +6,7 @@ detokenizer, the running counters, the committed context and when to stop.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
@@ -14,7 +14,7 @@ import torch
 
 from specviz.core.detok import IncrementalDetokenizer, TokenizerLike
 from specviz.core.device import device_of, sync
-from specviz.core.events import Prefill, TokenProb, Totals
+from specviz.core.events import DraftToken, EmittedToken, Origin, Prefill, TokenProb, Totals
 from specviz.core.sampling import Sampler, top_entries
 from specviz.core.settings import GenerationSettings
 
@@ -124,6 +124,34 @@ class Run:
         """One target forward over [pending, drafts]: logits (n + 1, V) for the last n + 1."""
         feed = torch.cat([self.pending, draft_ids.view(1, -1).to(self.device)], dim=1)
         return self.target.forward(feed, logits_to_keep=draft_ids.shape[0] + 1)
+
+    def emit(
+        self,
+        kept: Sequence[DraftToken],
+        next_token: int,
+        next_dist: torch.Tensor,
+        last_origin: Origin,
+    ) -> tuple[tuple[EmittedToken, ...], str | None]:
+        """The kept drafts then the token the target added (resampled or bonus, drawn from
+        next_dist), cut at EOS or the token budget and committed to the detokenizer; and why
+        the run stops after them (None: it goes on)."""
+        out_ids = [token.token_id for token in kept] + [next_token]
+        keep, stop_reason = self.stop_index(out_ids)
+        out_ids = out_ids[:keep]
+        texts = self.detok.commit(out_ids)
+        start = self.totals.new_tokens
+        emitted = tuple(
+            EmittedToken(
+                seq_index=start + i,
+                token_id=token_id,
+                text=texts[i],
+                origin=Origin.ACCEPTED if i < len(kept) else last_origin,
+                prob=kept[i].p_target if i < len(kept) else float(next_dist[token_id]),
+                special=self.detok.special_name(token_id),
+            )
+            for i, token_id in enumerate(out_ids)
+        )
+        return emitted, stop_reason
 
     def stop_index(self, token_ids: list[int]) -> tuple[int, str | None]:
         """How many of token_ids to keep, and why the run stops after them (None: it goes on)."""

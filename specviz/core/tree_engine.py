@@ -108,7 +108,7 @@ def tree_cycles(
 
         line = _main_line(tree, verdict)
         drafted = _line_records(run, tree, line, verdict, proposal, p_rows)
-        emitted, stop_reason = _emit(run, tree, verdict, drafted)
+        emitted, stop_reason = _emit(run, verdict, drafted)
         drafter.commit_tokens([token.token_id for token in emitted])
         context.extend([token.token_id for token in emitted])
         stop_node = verdict.path[-1] if verdict.path else ROOT
@@ -257,28 +257,12 @@ def _node_records(
 
 
 def _emit(
-    run: Run, tree: DraftTree, verdict: TreeVerdict, drafted: tuple[DraftToken, ...]
+    run: Run, verdict: TreeVerdict, drafted: tuple[DraftToken, ...]
 ) -> tuple[tuple[EmittedToken, ...], str | None]:
     """The kept path then the resampled or bonus token, cut at EOS or the token budget."""
-    kept = drafted[: len(verdict.path)]
-    out_ids = [token.token_id for token in kept] + [verdict.next_token]
-    keep, stop_reason = run.stop_index(out_ids)
-    out_ids = out_ids[:keep]
-    texts = run.detok.commit(out_ids)
     last_origin = Origin.BONUS if verdict.bonus else Origin.RESAMPLED
-    start = run.totals.new_tokens
-    emitted = tuple(
-        EmittedToken(
-            seq_index=start + i,
-            token_id=token_id,
-            text=texts[i],
-            origin=Origin.ACCEPTED if i < len(kept) else last_origin,
-            prob=kept[i].p_target if i < len(kept) else float(verdict.next_dist[token_id]),
-            special=run.detok.special_name(token_id),
-        )
-        for i, token_id in enumerate(out_ids)
-    )
-    return emitted, stop_reason
+    kept = drafted[: len(verdict.path)]
+    return run.emit(kept, verdict.next_token, verdict.next_dist, last_origin)
 
 
 def _rejection(
