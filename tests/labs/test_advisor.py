@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 from dataclasses import replace
 
 import pytest
@@ -232,14 +233,23 @@ def test_when_nothing_beats_plain_decoding_the_advice_says_so() -> None:
 
 
 def test_peak_growth_sees_a_large_allocation() -> None:
-    with peak_growth(torch.device("cpu")) as growth:
-        # 256 MiB, touched: more than the freed memory the app's allocator keeps resident (a
-        # 64 MiB trim threshold, set by earlier tests in this process), so it must grow the peak.
-        block = torch.ones(256 * 2**20, dtype=torch.uint8)
-        del block
-    if growth.bytes is None:
-        pytest.skip("peak memory is not readable on this system")
-    assert growth.bytes >= 160 * 2**20
+    """The peak is the process's: memory another thread frees during the block (a server an
+    earlier test in this process closed, a model being collected) can hide a growth, so the
+    block is measured up to three times, after a collection, and one of them must see it."""
+    seen = []
+    for _ in range(3):
+        gc.collect()
+        with peak_growth(torch.device("cpu")) as growth:
+            # 256 MiB, touched: more than the freed memory the app's allocator keeps resident
+            # (a 64 MiB trim threshold, set by earlier tests in this process).
+            block = torch.ones(256 * 2**20, dtype=torch.uint8)
+            del block
+        if growth.bytes is None:
+            pytest.skip("peak memory is not readable on this system")
+        seen.append(growth.bytes)
+        if growth.bytes >= 160 * 2**20:
+            break
+    assert max(seen) >= 160 * 2**20, seen
 
 
 def args(**values: object) -> argparse.Namespace:
