@@ -39,7 +39,6 @@ from specviz.core.events import (
     Step,
     Timing,
     TokenProb,
-    Totals,
 )
 from specviz.core.proposal import Drafter, TreeDrafter
 from specviz.core.run import (
@@ -171,16 +170,9 @@ def speculative_stream(
         if accepted_len < n:
             rejection = _rejection_record(run, drafted[accepted_len], q_draft, p_target, verdict)
         timing = Timing(proposal.seconds, verified - began_verify, time.perf_counter() - verified)
-        run.totals = Totals(
-            new_tokens=run.totals.new_tokens + len(emitted),
-            target_forwards=run.totals.target_forwards + 1,
-            draft_forwards=run.totals.draft_forwards + proposal.forwards,
-            # α counts positions actually tested: everything up to and including the first rejection.
-            tested_positions=run.totals.tested_positions + min(accepted_len + 1, n),
-            accepted_positions=run.totals.accepted_positions + accepted_len,
-            elapsed_s=run.totals.elapsed_s + timing.total_s,
-            prefill_s=run.totals.prefill_s,
-        )
+        # α counts positions actually tested: everything up to and including the first rejection.
+        tested = min(accepted_len + 1, n)
+        run.count_cycle(len(emitted), proposal.forwards, tested, accepted_len, timing)
         yield Cycle(
             index=index,
             draft_len=n,

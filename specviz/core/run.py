@@ -14,7 +14,15 @@ import torch
 
 from specviz.core.detok import IncrementalDetokenizer, TokenizerLike
 from specviz.core.device import device_of, sync
-from specviz.core.events import DraftToken, EmittedToken, Origin, Prefill, TokenProb, Totals
+from specviz.core.events import (
+    DraftToken,
+    EmittedToken,
+    Origin,
+    Prefill,
+    Timing,
+    TokenProb,
+    Totals,
+)
 from specviz.core.sampling import Sampler, top_entries
 from specviz.core.settings import GenerationSettings
 
@@ -152,6 +160,23 @@ class Run:
             for i, token_id in enumerate(out_ids)
         )
         return emitted, stop_reason
+
+    def count_cycle(
+        self, emitted: int, draft_forwards: int, tested: int, accepted: int, timing: Timing
+    ) -> Totals:
+        """Add one verification cycle to the running counters (one target forward) and
+        return them: *tested* and *accepted* are the draft positions (depths, for a tree) the
+        target tested and kept."""
+        self.totals = Totals(
+            new_tokens=self.totals.new_tokens + emitted,
+            target_forwards=self.totals.target_forwards + 1,
+            draft_forwards=self.totals.draft_forwards + draft_forwards,
+            tested_positions=self.totals.tested_positions + tested,
+            accepted_positions=self.totals.accepted_positions + accepted,
+            elapsed_s=self.totals.elapsed_s + timing.total_s,
+            prefill_s=self.totals.prefill_s,
+        )
+        return self.totals
 
     def stop_index(self, token_ids: list[int]) -> tuple[int, str | None]:
         """How many of token_ids to keep, and why the run stops after them (None: it goes on)."""

@@ -27,7 +27,6 @@ from specviz.core.events import (
     Rejection,
     Timing,
     TokenProb,
-    Totals,
     TreeNode,
     TreeRecord,
 )
@@ -126,17 +125,10 @@ def tree_cycles(
         )
         timing = Timing(proposal.seconds, verified - began, time.perf_counter() - verified)
         accepted = len(verdict.path)
-        run.totals = Totals(
-            new_tokens=run.totals.new_tokens + len(emitted),
-            target_forwards=run.totals.target_forwards + 1,
-            draft_forwards=run.totals.draft_forwards + proposal.forwards,
-            # α counts depths tested, as the chain counts positions: the kept path, and the depth
-            # below it where every child lost.
-            tested_positions=run.totals.tested_positions + accepted + int(tested_below),
-            accepted_positions=run.totals.accepted_positions + accepted,
-            elapsed_s=run.totals.elapsed_s + timing.total_s,
-            prefill_s=run.totals.prefill_s,
-        )
+        # α counts depths tested, as the chain counts positions: the kept path, and the depth
+        # below it where every child lost.
+        tested = accepted + int(tested_below)
+        run.count_cycle(len(emitted), proposal.forwards, tested, accepted, timing)
         yield Cycle(
             index=index,
             draft_len=len(drafted),
@@ -232,12 +224,16 @@ def _node_records(
     p_rows: torch.Tensor,
 ) -> tuple[TreeNode, ...]:
     """Every node of the tree with its verdict, its text decoded after its ancestors."""
+    # Each node's text after its ancestors: one decode per leaf's path covers every node on it.
+    texts: dict[int, str] = {}
+    for leaf in (node for node in range(tree.size) if not tree.children(node)):
+        path = tree.path_to(leaf)
+        texts.update(zip(path, run.detok.peek([tree.tokens[step] for step in path]), strict=True))
     ranks: dict[int, int] = {}
     nodes = []
     for node, (token_id, parent) in enumerate(zip(tree.tokens, tree.parents, strict=True)):
         ranks[parent] = ranks.get(parent, 0) + 1
-        path = tree.path_to(node)
-        text = run.detok.peek([tree.tokens[step] for step in path])[-1]
+        text = texts[node]
         nodes.append(
             TreeNode(
                 parent=parent,

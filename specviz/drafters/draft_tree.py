@@ -250,10 +250,9 @@ class _Grower:
         if not self.growth.widths:
             chosen.sort(key=lambda c: (-self.scores[c], self.depths[c], c))
             chosen = chosen[: self.growth.nodes]
-        # Parents before children, siblings in the order they were proposed.
+        # Parents before children, siblings in the order they were proposed. (A parent ranks
+        # before its children above: its score is at least theirs and its depth less.)
         chosen.sort(key=lambda c: (self.depths[c], c))
-        kept = set(chosen)
-        chosen = [c for c in chosen if self.parents[c] == ROOT or self.parents[c] in kept]
         where = {ROOT: ROOT} | {c: i for i, c in enumerate(chosen)}
         tree = DraftTree(
             tuple(self.tokens[c] for c in chosen),
