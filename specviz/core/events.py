@@ -135,6 +135,17 @@ class TreeRecord:
         """The indices of node's children (-1: of the committed text), in rank order."""
         return tuple(index for index, item in enumerate(self.nodes) if item.parent == node)
 
+    @property
+    def speculative_token_tree(self) -> str:
+        """The tree's shape as vLLM's ``speculative_token_tree`` writes one: a node is the tuple
+        of 0-based sibling ranks on its way down from the committed text ((0,) the first guess
+        for the next token, (0, 1) the second guess after it), listed breadth-first."""
+        ways: list[tuple[int, ...]] = []
+        for node in self.nodes:
+            above = () if node.parent < 0 else ways[node.parent]
+            ways.append((*above, node.rank - 1))
+        return str(sorted(ways, key=lambda way: (len(way), way)))
+
 
 @dataclass(frozen=True)
 class Timing:
@@ -255,8 +266,11 @@ class Cycle:
     tree: TreeRecord | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict, with the derived rates included."""
-        return _with_rates(asdict(self), self.totals)
+        """JSON-ready dict, with the derived rates (and a tree's shape in vLLM's words)."""
+        record = asdict(self)
+        if self.tree is not None:
+            record["tree"]["speculative_token_tree"] = self.tree.speculative_token_tree
+        return _with_rates(record, self.totals)
 
 
 @dataclass(frozen=True)

@@ -109,13 +109,15 @@ def tree_attention_mask(
     past_len: int,
     dtype: torch.dtype = torch.float32,
     device: torch.device | None = None,
+    read: int = 0,
 ) -> torch.Tensor:
-    """The additive mask of one tree forward, (1, 1, M + 1, past_len + M + 1): 0 where a query may
-    attend (the committed text, its ancestors, itself), the dtype's lowest value elsewhere. An
-    additive float mask is what both eager and SDPA attention take."""
-    sees = torch.cat(
-        [torch.ones(tree.size + 1, past_len, dtype=torch.bool), tree_visibility(tree)], dim=1
-    )
+    """The additive mask of one tree forward, (1, 1, M + 1 - read, past_len + M + 1): 0 where a
+    query may attend (the committed text, its ancestors, itself), the dtype's lowest value
+    elsewhere. read: how many of the tree's first entries (the root, then nodes) the cache holds
+    already, so only the rest are queries. An additive float mask is what both eager and SDPA
+    attention take."""
+    visible = tree_visibility(tree)[read:]
+    sees = torch.cat([torch.ones(visible.shape[0], past_len, dtype=torch.bool), visible], dim=1)
     mask = torch.zeros(sees.shape, dtype=dtype)
     mask.masked_fill_(~sees, torch.finfo(dtype).min)
     return mask[None, None].to(device)

@@ -15,8 +15,10 @@ Two ways to grow it:
 
 Dynamic children are chosen, not drawn: the engine then tests each as a one-hot proposal, exact
 for any tree chosen from the context alone. Each depth costs one draft forward over the nodes
-expanded so far (specviz.core.tree's mask: each node sees its ancestors), whose rows at the new
-frontier give the next children; the draft's cache keeps only the committed text.
+expanded at the depth before (the root, at the first), which sees its ancestors among the tree
+entries cached by the earlier depths (specviz.core.tree's mask); its rows give the next
+children. After the last depth the tree's entries are dropped: the draft's cache keeps only the
+committed text.
 """
 
 from __future__ import annotations
@@ -55,6 +57,17 @@ class TreeGrowth:
     def max_depth(self) -> int:
         return len(self.widths) if self.widths else self.depth
 
+    @property
+    def width(self) -> int:
+        """The most children a node gets."""
+        return max(self.widths) if self.widths else self.topk
+
+    @property
+    def size(self) -> int:
+        """The most nodes a tree of this growth holds."""
+        widths = self.widths
+        return sum(math.prod(widths[: d + 1]) for d in range(len(widths))) if widths else self.nodes
+
     def __str__(self) -> str:
         if self.widths:
             return "shape=" + "x".join(map(str, self.widths))
@@ -80,13 +93,15 @@ def growth_of(spec: DrafterSpec) -> TreeGrowth:
         parts = shape.lower().split("x")
         if not all(part.isdigit() and 1 <= int(part) <= MAX_WIDTH for part in parts):
             raise UserError("error.drafter.tree_shape", got=repr(shape), most=str(MAX_WIDTH))
-        widths = tuple(int(part) for part in parts)
-        size = sum(math.prod(widths[: depth + 1]) for depth in range(len(widths)))
-        if len(widths) > GAMMA_MAX or size > MAX_NODES:
+        growth = TreeGrowth(widths=tuple(int(part) for part in parts))
+        if len(growth.widths) > GAMMA_MAX or growth.size > MAX_NODES:
             raise UserError(
-                "error.drafter.tree_too_big", got=repr(shape), size=str(size), most=str(MAX_NODES)
+                "error.drafter.tree_too_big",
+                got=repr(shape),
+                size=str(growth.size),
+                most=str(MAX_NODES),
             )
-        return TreeGrowth(widths=widths)
+        return growth
     return TreeGrowth(
         nodes=_whole(spec, "nodes", 16, 1, MAX_NODES),
         depth=_whole(spec, "depth", 6, 1, GAMMA_MAX),
@@ -148,16 +163,21 @@ class DraftTreeDrafter:
             forwards += 1
         root = int(context[-1])
         grower = _Grower(self.growth, sampler, self._stop_ids)
+        read = 0  # tree entries (the root, then expanded candidates) the cache holds
         for depth in range(1, max(1, min(self.growth.max_depth, max_depth)) + 1):
             fed = grower.expanded_tree()
-            rows = sampler.probs(self._runner.tree_forward(fed, root))  # (fed + 1, V)
-            self._runner.rollback(fed.size + 1)  # the next depth reads the tree again
+            # One forward per depth reads only the candidates expanded since the last one.
+            rows = sampler.probs(self._runner.tree_forward(fed, root, read))
             forwards += 1
             if max_depth < 1:
                 grower.rows[ROOT] = rows[0]
+                read = fed.size + 1
                 break
-            if not grower.grow(depth, rows):
+            grew = grower.grow(depth, rows, read)
+            read = fed.size + 1
+            if not grew:
                 break
+        self._runner.rollback(read)  # the next cycle's tree starts after the committed text
         tree, q_rows = grower.final_tree()
         sync(self.device)
         return TreeProposal(
@@ -195,10 +215,12 @@ class _Grower:
             tuple(where[self.parents[c]] for c in self.expanded),
         )
 
-    def grow(self, depth: int, rows: torch.Tensor) -> bool:
-        """Add the frontier's children from the draft rows of one forward over expanded_tree();
-        False when there is nothing left to expand."""
-        row_of = {ROOT: 0} | {candidate: i + 1 for i, candidate in enumerate(self.expanded)}
+    def grow(self, depth: int, rows: torch.Tensor, read: int) -> bool:
+        """Add the frontier's children from the draft rows of one forward over expanded_tree()
+        from its entry *read* on (the root is entry 0, expanded candidate i entry i + 1); False
+        when there is nothing left to expand."""
+        entry = {ROOT: 0} | {candidate: i + 1 for i, candidate in enumerate(self.expanded)}
+        row_of = {node: at - read for node, at in entry.items() if at >= read}
         widths = self.growth.widths
         born: list[int] = []
         for node in self.frontier:

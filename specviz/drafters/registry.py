@@ -52,6 +52,9 @@ class ServingMethod(Enum):
     DRAFT_MODEL = "draft_model"  # a separate draft model: every engine
     NGRAM = "ngram"  # n-gram prompt lookup with the spec's lookup options: every engine
     EARLY_EXIT = "early_exit"  # the target's first exit=N layers: transformers alone
+    # A draft model's tree, grown as EAGLE-2 grows one (top-k per depth, the best nodes kept):
+    # SGLang alone, whose STANDALONE drafting takes EAGLE's tree options.
+    DRAFT_TREE = "draft_tree"
 
 
 @dataclass(frozen=True)
@@ -163,8 +166,13 @@ _BUILT_IN = (
         copies_from_text=False,
         # Raced when named: a tree costs the target more per pass on a CPU than a chain does.
         in_default_lists=False,
-        # The engines verify trees only from EAGLE heads, never from a separate draft model.
-        serving=(),
+        # SGLang grows the same tree from a separate draft model; the other engines verify
+        # chains from one (vLLM's speculative_token_tree serves EAGLE heads), so a chain of the
+        # same draft model stands in.
+        serving=(
+            ServingEquivalent(ServingMethod.DRAFT_TREE),
+            ServingEquivalent(ServingMethod.DRAFT_MODEL, exact=False),
+        ),
     ),
 )
 

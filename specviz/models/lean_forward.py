@@ -251,13 +251,15 @@ class LeanDecoder:
         sees: torch.Tensor,
         cache: LeanCache,
     ) -> torch.Tensor:
-        """(N, V) logits after each of token_ids (N,) fed after the cache as one tree: token i at
-        positions[i], seeing the cached context and the new tokens sees[i] (N, N) allows (its
-        ancestors and itself). The cache grows by N; LeanCache.keep then keeps the accepted
-        path's entries."""
+        """(N, V) logits after each of token_ids (N,) fed after the cache as part of one tree:
+        token i at positions[i], seeing every cached position before the tree and, of the last
+        T cached positions and the N new ones, those that sees[i] (N, T + N) allows (its
+        ancestors and itself). T is 0 when the tree starts here and the tree entries read
+        earlier when it grows by a depth. The cache grows by N; LeanCache.keep then keeps the
+        accepted path's entries."""
         cache = _lean_cache(cache)
-        past = cache.get_seq_length()
-        sees_cached = torch.ones(len(token_ids), past, dtype=torch.bool, device=token_ids.device)
+        before = cache.get_seq_length() + len(token_ids) - sees.shape[1]
+        sees_cached = torch.ones(len(token_ids), before, dtype=torch.bool, device=token_ids.device)
         mask = _additive_mask(torch.cat([sees_cached, sees.to(token_ids.device)], dim=1))
         hidden = self._hidden(token_ids, positions, mask, cache)
         cache.advance(len(token_ids))

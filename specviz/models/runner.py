@@ -178,25 +178,36 @@ class ModelRunner:
         return logits
 
     @torch.inference_mode()
-    def tree_forward(self, tree: DraftTree, root_id: int) -> torch.Tensor:
-        """(M + 1, V) logits after the root and after each of the tree's M nodes, in one forward
-        after the cache (specviz.core.tree: positions by depth, each node seeing its ancestors).
-        The cache grows by M + 1; keep_path() then keeps the root's and the accepted path's."""
-        past = self._tree_start = self.cache_len
-        ids = torch.tensor([root_id, *tree.tokens], device=self.device)
-        positions = tree_position_ids(tree, past, self.device)
+    def tree_forward(self, tree: DraftTree, root_id: int, read: int = 0) -> torch.Tensor:
+        """(M + 1 - read, V) logits after the root and after each of the tree's M nodes, from
+        entry *read* on, in one forward after the cache (specviz.core.tree: positions by depth,
+        each node seeing its ancestors).
+
+        read 0 starts a tree: the cache grows by M + 1, and keep_path() then keeps the root's and
+        the accepted path's entries. read > 0 grows the tree of the previous tree_forward(), whose
+        first *read* entries (the root, then nodes, in this tree's order) the cache holds: only
+        the rest are fed, each seeing its ancestors among them all. A drafter growing a tree
+        depth by depth reads each node once this way, not once per depth.
+        """
+        if read == 0:
+            self._tree_start = self.cache_len
+        elif self._tree_start is None or self.cache_len != self._tree_start + read:
+            raise RuntimeError("tree_forward(read=...) grows the tree the cache ends with")
+        past = self._tree_start
+        ids = torch.tensor([root_id, *tree.tokens][read:], device=self.device)
+        positions = tree_position_ids(tree, past, self.device)[:, read:]
         if self._lean is not None:
             return self._lean.tree_logits(
                 ids,
                 positions[0],
-                tree_visibility(tree),
+                tree_visibility(tree)[read:],
                 self._cache,  # type: ignore[arg-type]
             )
         weight = next(iter(self.model.parameters()), None)
         dtype = torch.float32  # a model without weights (a test's chain) takes a float32 mask
         if weight is not None and weight.dtype.is_floating_point:
             dtype = weight.dtype
-        mask = tree_attention_mask(tree, past, dtype)
+        mask = tree_attention_mask(tree, past, dtype, read=read)
         out = self.model(
             input_ids=ids[None],
             position_ids=positions,

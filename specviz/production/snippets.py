@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 
 from specviz.core.settings import GenerationSettings
 from specviz.drafters.base import DrafterSpec
+from specviz.drafters.draft_tree import TreeGrowth, growth_of
 from specviz.drafters.prompt_lookup import LookupOptions
 from specviz.drafters.registry import ServingEquivalent, ServingMethod, drafter_entry
 from specviz.models.bundled import BUNDLED
@@ -88,13 +89,26 @@ class Setup:
 
     def equivalent(self, engine: str) -> ServingEquivalent | None:
         """The first of the drafter's serving equivalents *engine* has, None if it has none
-        (early exit: transformers alone, and only for a spec that sets exit=N)."""
+        (early exit: transformers alone, and only for a spec that sets exit=N; a draft tree:
+        SGLang alone)."""
         for equivalent in drafter_entry(self.drafter).serving:
-            if equivalent.method is not ServingMethod.EARLY_EXIT:
-                return equivalent
-            if engine == TRANSFORMERS and self.exit_layers:
+            method = equivalent.method
+            if method is ServingMethod.EARLY_EXIT:
+                if engine == TRANSFORMERS and self.exit_layers:
+                    return equivalent
+            elif method is ServingMethod.DRAFT_TREE:
+                if engine == SGLANG:
+                    return equivalent
+            else:
                 return equivalent
         return None
+
+    @property
+    def tree(self) -> TreeGrowth | None:
+        """How the engine grows its draft tree, None where it drafts a chain."""
+        if self.serving.method is not ServingMethod.DRAFT_TREE:
+            return None
+        return growth_of(self.drafter)
 
     @property
     def exit_layers(self) -> int:
@@ -326,6 +340,10 @@ def sglang_args(setup: Setup) -> list[str]:
             "1",
         ]
     # One chain of γ drafts (top-k 1), verified with the position before them: γ + 1 tokens.
+    # A tree: depth steps of top-k children each, the best nodes verified with that position.
+    steps, topk, verified = gamma, 1, gamma + 1
+    if (tree := setup.tree) is not None:
+        steps, topk, verified = tree.max_depth, tree.width, tree.size + 1
     return [
         *words,
         flag(SGLANG, "--speculative-algorithm"),
@@ -333,11 +351,11 @@ def sglang_args(setup: Setup) -> list[str]:
         flag(SGLANG, "--speculative-draft-model-path"),
         setup.draft.weights,
         flag(SGLANG, "--speculative-num-steps"),
-        str(gamma),
+        str(steps),
         flag(SGLANG, "--speculative-eagle-topk"),
-        "1",
+        str(topk),
         flag(SGLANG, "--speculative-num-draft-tokens"),
-        str(gamma + 1),
+        str(verified),
     ]
 
 
@@ -345,6 +363,16 @@ def sglang_snippet(setup: Setup) -> Snippet:
     """`python -m sglang.launch_server --speculative-algorithm STANDALONE ...`."""
     engine = ENGINES[SGLANG]
     notes = _common_notes(setup, engine, stop_below=False, schedule=False)
+    if (tree := setup.tree) is not None and tree.widths:
+        notes.append(
+            Phrase(
+                "production.note.tree_shape",
+                engine=engine.label,
+                shape=str(tree),
+                topk=tree.width,
+                nodes=tree.size,
+            )
+        )
     notes.append(Phrase("production.note.sampling", engine=engine.label))
     args = sglang_args(setup)
     return Snippet(engine, "shell", _shell(args[:3], args[3:]), tuple(notes))

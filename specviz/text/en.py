@@ -1422,6 +1422,10 @@ TABLE = MappingProxyType(
         "production.note.drafter": (
             "{engine} has no {drafter} drafter: this config drafts with the pair's draft model."
         ),
+        "production.note.tree_shape": (
+            "{engine} grows its tree as EAGLE-2 does, not to a fixed shape: {shape} becomes "
+            "{topk} guesses per node with the best {nodes} verified."
+        ),
         "production.note.no_equivalent": (
             "{engine} has no serving-engine equivalent of the {drafter} drafter: there is no "
             "config to write."

@@ -1690,6 +1690,7 @@ TABLE = MappingProxyType(
         ),
         "production.written_for": "{engine}（{version} 向け）",
         "production.note.drafter": "{engine} には {drafter} ドラフターがありません。この設定はペアのドラフトモデルで下書きします。",
+        "production.note.tree_shape": "{engine} は決まった形ではなく EAGLE-2 と同じやり方で木を育てます。{shape} は各ノードに {topk} 個の候補、そのうち良い {nodes} 個を検証する設定になります。",
         "production.note.no_equivalent": "{engine} には {drafter} ドラフターに相当するサービングエンジンの機能がありません。書ける設定はありません。",
         "production.note.stop_below": "{engine} にはトークンごとのドラフト停止がありません。{value} の停止は省いています。",
         "production.note.cumulative": "{engine} には累積ドラフト停止がありません。{value} の停止は省いています。",

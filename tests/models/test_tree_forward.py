@@ -87,6 +87,33 @@ def test_keeping_a_path_leaves_plain_decodings_cache(
         runner.keep_path(path)  # only once per tree forward
 
 
+@pytest.mark.parametrize("kind", ["lean", "transformers"])
+def test_a_tree_grown_depth_by_depth_scores_as_the_whole_tree(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading the root, then depth 1, then the rest after the cached entries gives each entry
+    the logits of one forward over the whole tree, and the grown tree keeps a path as well."""
+    model = tiny_qwen(34)
+    whole, grown = ModelRunner(model), runner_of(model, kind, monkeypatch)
+    for runner in (whole, grown):
+        runner.forward(torch.tensor([PROMPT[:-1]]))
+    expected = whole.tree_forward(TREE, root_id=PROMPT[-1])
+    parts = [
+        grown.tree_forward(DraftTree((), ()), PROMPT[-1]),
+        grown.tree_forward(DraftTree(TREE.tokens[:2], TREE.parents[:2]), PROMPT[-1], read=1),
+        grown.tree_forward(TREE, PROMPT[-1], read=3),
+    ]
+    assert [part.shape[0] for part in parts] == [1, 2, 4]
+    assert (torch.cat(parts) - expected).abs().max().item() < 1e-5
+    with pytest.raises(RuntimeError):
+        grown.tree_forward(TREE, PROMPT[-1], read=2)  # the cache holds 7 tree entries, not 2
+    grown.keep_path((0, 3, 5))
+    after = grown.forward(torch.tensor([list(b"ok")]), logits_to_keep=2)
+    kept = [TREE.tokens[node] for node in (0, 3, 5)]
+    plain = ModelRunner(model).forward_uncached(torch.tensor([PROMPT + kept + list(b"ok")]), 2)
+    assert (after - plain).abs().max().item() < 1e-5
+
+
 def test_a_chain_tree_is_the_chain_forward(monkeypatch: pytest.MonkeyPatch) -> None:
     model = tiny_qwen(33)
     chain = DraftTree.chain(list(b"(a)"))

@@ -206,6 +206,30 @@ def test_notes_say_what_has_no_counterpart() -> None:
     assert all("production.note.drafter" in {n.key for n in s.notes} for s in hybrid.values())
 
 
+def test_a_tree_is_sglangs_tree_and_a_chain_of_the_draft_model_elsewhere() -> None:
+    """SGLang grows EAGLE-2's tree from a separate draft model: the dynamic tree's options carry
+    over one for one, a fixed shape as its widest width and its node count (with a note)."""
+    for drafter, steps, topk, verified in (
+        ("tree", "6", "4", "17"),
+        ("tree:nodes=32,depth=5,topk=8", "5", "8", "33"),
+        ("tree:shape=2x2x1", "3", "2", "11"),
+    ):
+        snippets = by_engine(drafter)
+        found = options(snippets[SGLANG].code)
+        assert found["--speculative-algorithm"] == "STANDALONE"
+        assert found["--speculative-num-steps"] == steps
+        assert found["--speculative-eagle-topk"] == topk
+        assert found["--speculative-num-draft-tokens"] == verified
+        notes = {note.key for note in snippets[SGLANG].notes}
+        assert ("production.note.tree_shape" in notes) == ("shape" in drafter)
+        assert "production.note.drafter" not in notes
+        # vLLM, llama.cpp and transformers verify a chain of the same draft model, and say so.
+        assert json.loads(snippets[VLLM].code.split("'")[1])["method"] == "draft_model"
+        assert options(snippets[LLAMA_CPP].code)["--spec-type"] == "draft-simple"
+        for engine in (VLLM, LLAMA_CPP, TRANSFORMERS):
+            assert "production.note.drafter" in {note.key for note in snippets[engine].notes}
+
+
 def test_cli_configs_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["configs", "--json", "--gamma", "6", "--drafter", "lookup"]) == 0
     records = json.loads(capsys.readouterr().out)

@@ -90,6 +90,9 @@ def test_a_trace_keeps_the_tree_and_refuses_a_broken_one(tiny_pair: TinyPair) ->
     cycle = tree_cycles(tiny_pair, TreeGrowth(widths=(2, 2)), 1.0)[0]
     data = json.loads(json.dumps(cycle.to_dict()))
     assert cycle_from_dict(data) == cycle
+    # The shape in vLLM's words: each node the sibling ranks down to it, breadth-first.
+    shape = "[(0,), (1,), (0, 0), (0, 1), (1, 0), (1, 1)]"
+    assert data["tree"]["speculative_token_tree"] == shape
     data["tree"]["nodes"][0]["parent"] = 1  # a node before its parent
     with pytest.raises(RecordError, match="parent"):
         cycle_from_dict(data)
