@@ -144,7 +144,7 @@ def build_demo(
                     gr.Tabs(elem_id="sv-tabs", overflow_behavior="wrap") as tabs,
                 ):
                     live = live_tab(lang)
-                    inspector = labs.inspector_tab(session, tabs, live.stream, lang)
+                    inspector = labs.inspector_tab(session, tabs, live.stream, live.cards, lang)
                     wiring = labs.LabWiring(runs, controls.run_inputs(), ENGINE, lab_inputs)
                     labs.exactness_tab(wiring)
                     measured_alpha = speedup_labs.speedup_tab(wiring)

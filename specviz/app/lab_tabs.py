@@ -67,8 +67,25 @@ class InspectorTab:
         }
 
 
-def inspector_tab(session: gr.State, tabs: gr.Tabs, stream: gr.HTML, lang: str) -> InspectorTab:
-    """Tab 1: the dice roll of any cycle of the last run, chosen on a slider or by a token click."""
+# A click (or Enter) on a draft-tree node, a chip of the cards' tree panel (data-node "n3") or a
+# row of the inspector's node table (data-node "3"), becomes a "click" event carrying the cycle
+# (1-based, from the nearest data-cycle) and the node's index; the text and extra chips carry none.
+NODE_CLICK_JS = (
+    "const pick = (event) => {"
+    " const node = event.target.closest('[data-node]'); if (!node) return;"
+    " const key = node.dataset.node.replace(/^n/, ''); if (!/^[0-9]+$/.test(key)) return;"
+    " const cycle = node.closest('[data-cycle]'); if (!cycle) return;"
+    " trigger('click', {cycle: Number(cycle.dataset.cycle), node: Number(key)}); };"
+    " element.addEventListener('click', pick);"
+    " element.addEventListener('keydown', (event) => { if (event.key === 'Enter') pick(event); });"
+)
+
+
+def inspector_tab(
+    session: gr.State, tabs: gr.Tabs, stream: gr.HTML, cards: gr.HTML, lang: str
+) -> InspectorTab:
+    """Tab 1: the dice roll of any cycle of the last run, chosen on a slider or by a token click;
+    a tree cycle's node, chosen by a click on it in the cards' tree panel or in the tab's table."""
     with gr.Tab(t("app.tab.inspector", lang), id="inspector", elem_id="sv-tab-inspector"):
         gr.Markdown(inspector.explanation(lang), elem_classes="sv-lab-intro")
         cycle = gr.Slider(
@@ -79,17 +96,50 @@ def inspector_tab(session: gr.State, tabs: gr.Tabs, stream: gr.HTML, lang: str) 
             label=t("app.inspector.cycle", lang),
             elem_id="sv-inspect-cycle",
         )
-        table = gr.HTML(inspector.inspector_html(None, lang=lang), elem_id="sv-inspect")
+        table = gr.HTML(
+            inspector.inspector_html(None, lang=lang),
+            elem_id="sv-inspect",
+            js_on_load=NODE_CLICK_JS,  # a click on a node's row tells that node's story
+        )
         plot = chart(inspector.inspector_figure(None, lang=lang), "sv-inspect-plot")
     tab = InspectorTab(cycle, table, plot, lang)
 
-    def show(sess: Session | None, number: float | None) -> tuple[str, Any]:
+    def show(
+        sess: Session | None, number: float | None, node: int | None = None
+    ) -> tuple[str, Any]:
         cycles = sess.cycles if sess is not None else []
         chosen = cycles[min(max(int(number or 1), 1), len(cycles)) - 1] if cycles else None
         return (
-            inspector.inspector_html(chosen, len(cycles), lang=lang),
+            inspector.inspector_html(chosen, len(cycles), node=node, lang=lang),
             inspector.inspector_figure(chosen, lang=lang),
         )
+
+    def picked(event: gr.EventData) -> tuple[int, int] | None:
+        """The cycle and node a node click sent, None for a click that sent neither."""
+        try:
+            number, node = event.cycle, event.node
+        except (AttributeError, TypeError):
+            return None
+        whole = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (number, node))
+        return (int(number), int(node)) if whole else None
+
+    def node_in_cards(sess: Session | None, event: gr.EventData) -> dict[Any, Any]:
+        chosen = picked(event)
+        if sess is None or not sess.cycles or chosen is None:
+            return {}
+        html_view, figure = show(sess, *chosen)
+        return {
+            tabs: gr.Tabs(selected="inspector"),
+            cycle: gr.Slider(maximum=max(len(sess.cycles), 2), value=chosen[0]),
+            table: html_view,
+            plot: figure,
+        }
+
+    def node_in_table(sess: Session | None, event: gr.EventData) -> dict[Any, Any]:
+        chosen = picked(event)
+        if sess is None or not sess.cycles or chosen is None:
+            return {}
+        return {table: show(sess, *chosen)[0]}
 
     def clicked(sess: Session | None, event: gr.EventData) -> dict[Any, Any]:
         try:
@@ -109,6 +159,8 @@ def inspector_tab(session: gr.State, tabs: gr.Tabs, stream: gr.HTML, lang: str) 
     private: dict[str, Any] = {"api_visibility": "private"}
     cycle.input(show, [session, cycle], [table, plot], trigger_mode="always_last", **private)
     stream.click(clicked, session, [tabs, cycle, table, plot], **private)
+    cards.click(node_in_cards, session, [tabs, cycle, table, plot], **private)
+    table.click(node_in_table, session, [table], **private)
     return tab
 
 

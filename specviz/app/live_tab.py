@@ -12,7 +12,7 @@ from typing import Any
 import gradio as gr
 
 from specviz.app.gpu_work import Runs
-from specviz.app.lab_tabs import InspectorTab
+from specviz.app.lab_tabs import NODE_CLICK_JS, InspectorTab
 from specviz.app.race_panel import RacePanel, race_panel, race_updates, race_view, replay_frames
 from specviz.app.refusals import leave_refusals_to_app, refusing
 from specviz.app.run_controls import PRIVATE, RunControls
@@ -172,7 +172,11 @@ def live_tab(lang: str) -> LiveTab:
             fable = gr.HTML(fable_html([], lang=lang), elem_id="sv-fable")
             with gr.Accordion(t("app.fable.help", lang), open=False, elem_id="sv-fable-help"):
                 gr.HTML(fable_help_html(lang=lang))
-        cards = gr.HTML(render.cycle_cards_html(None, lang=lang), elem_id="sv-cards")
+        cards = gr.HTML(
+            render.cycle_cards_html(None, lang=lang),
+            elem_id="sv-cards",
+            js_on_load=NODE_CLICK_JS,  # a click on a tree node opens it in the inspector
+        )
         counters = gr.HTML(render.counters_html(None, lang=lang), elem_id="sv-counters")
         with gr.Row():
             rejection_plot = gr.Plot(

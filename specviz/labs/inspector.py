@@ -24,6 +24,7 @@ from specviz.core.events import (
     EmittedToken,
     Origin,
     TokenProb,
+    TreeRecord,
 )
 from specviz.drafters.registry import Drafts, drafter_label, find_drafter
 from specviz.text import DEFAULT_LANGUAGE, Html, t, t_html
@@ -192,9 +193,14 @@ _COLUMNS = (
 
 
 def inspector_html(
-    cycle: Cycle | None, cycle_count: int = 0, *, lang: str = DEFAULT_LANGUAGE
+    cycle: Cycle | None,
+    cycle_count: int = 0,
+    *,
+    node: int | None = None,
+    lang: str = DEFAULT_LANGUAGE,
 ) -> str:
-    """A table of the cycle's decisions: token, q, p, p/q, min(1, p/q), u and the verdict."""
+    """A table of the cycle's decisions: token, q, p, p/q, min(1, p/q), u and the verdict; for a
+    tree cycle every node too, and *node* (an index into its nodes) told in words above them."""
     if cycle is None:
         return (
             '<div class="sv-inspect"><div class="sv-placeholder">'
@@ -232,7 +238,7 @@ def inspector_html(
         foot = f'<div class="sv-inspect-note">{esc(ended)}</div>{foot}'
     if drafted_by := drafter_text(cycle, lang):
         foot += f'<div class="sv-inspect-drafter">{esc(drafted_by)}</div>'
-    tree = _tree_table(cycle, lang)
+    tree = _tree_table(cycle, node, lang)
     return f'<div class="sv-inspect" data-cycle="{cycle.index + 1}">{head}{table}{foot}{tree}</div>'
 
 
@@ -254,13 +260,15 @@ _NODE_VERDICTS = {
 }
 
 
-def _tree_table(cycle: Cycle, lang: str) -> str:
+def _tree_table(cycle: Cycle, chosen: int | None, lang: str) -> str:
     """Every node of a tree cycle's draft tree: where it hangs, its rank among its siblings, q,
     p, its chance of being kept when tested, the u that decided and the verdict ("" for a
-    chain)."""
+    chain); the chosen node's row marked and its story told above the table."""
     if cycle.tree is None or not cycle.tree.nodes:
         return ""
     nodes = cycle.tree.nodes
+    if chosen is not None and not 0 <= chosen < len(nodes):
+        chosen = None
     rows = []
     for index, node in enumerate(nodes):
         after = (
@@ -271,8 +279,9 @@ def _tree_table(cycle: Cycle, lang: str) -> str:
         tested = node.verdict != "untested"
         chance = prob(node.accept_prob) if tested else "—"
         u = prob(node.uniform) if node.uniform is not None else "—"
+        picked = ' sv-row-chosen" aria-selected="true' if index == chosen else ""
         rows.append(
-            f'<tr class="sv-row-{node.verdict}" data-node="{index}">'
+            f'<tr class="sv-row-{node.verdict}{picked}" data-node="{index}" tabindex="0">'
             f"<td>{index + 1}</td><td>{after}</td>"
             f'<td class="sv-inspect-tok"><span class="sv-tok sv-{node.verdict}">'
             f"{shown(node.text, node.special, lang)}</span></td>"
@@ -282,11 +291,64 @@ def _tree_table(cycle: Cycle, lang: str) -> str:
         )
     columns = "".join(f"<th>{t_html(key, lang)}</th>" for key in _TREE_COLUMNS)
     title = t_html("inspector.tree.title", lang, nodes=len(nodes))
+    told = "" if chosen is None else node_story_html(cycle.tree, chosen, lang)
+    pick = t_html("inspector.node.pick", lang)
     return (
-        f'<div class="sv-inspect-tree"><div class="sv-inspect-head"><b>{title}</b></div>'
-        f'<table class="sv-inspect-table"><thead><tr>{columns}</tr></thead>'
+        f'<div class="sv-inspect-tree"><div class="sv-inspect-head"><b>{title}</b> {pick}</div>'
+        f'{told}<table class="sv-inspect-table"><thead><tr>{columns}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
     )
+
+
+def node_story(record: TreeRecord, index: int, lang: str = DEFAULT_LANGUAGE) -> list[str]:
+    """One node of a draft tree in words: where it hangs, what the draft and the target thought
+    of it, and why it was kept, lost or never tested."""
+    nodes = record.nodes
+    node = nodes[index]
+    way = [nodes[step] for step in _ancestors(record, index)[:-1]]
+    path = " → ".join([t("tree.root", lang), *(tip_name(step.text, step.special) for step in way)])
+    lines = [
+        t(
+            "inspector.node.head",
+            lang,
+            node=index + 1,
+            token=tip_name(node.text, node.special),
+            rank=node.rank,
+            depth=node.depth,
+            path=path,
+        ),
+        t("inspector.node.numbers", lang, q=prob(node.q_draft), p=prob(node.p_target)),
+    ]
+    if node.verdict == "untested":
+        parent_kept = node.parent < 0 or node.parent in record.path
+        lines.append(
+            t("inspector.node.untested_sibling" if parent_kept else "inspector.node.untested", lang)
+        )
+    elif node.uniform is None:
+        kept = node.verdict == "accepted"
+        lines.append(
+            t("inspector.node.greedy_kept" if kept else "inspector.node.greedy_lost", lang)
+        )
+    else:
+        key = "inspector.node.kept" if node.verdict == "accepted" else "inspector.node.lost"
+        lines.append(t(key, lang, chance=prob(node.accept_prob), u=prob(node.uniform)))
+    return lines
+
+
+def node_story_html(record: TreeRecord, index: int, lang: str = DEFAULT_LANGUAGE) -> str:
+    """node_story() as the block above the inspector's tree table, in the node's colour."""
+    verdict = record.nodes[index].verdict
+    lines = "".join(f"<div>{esc(line)}</div>" for line in node_story(record, index, lang))
+    return f'<div class="sv-inspect-node sv-foot-{verdict}" data-node="{index}">{lines}</div>'
+
+
+def _ancestors(record: TreeRecord, index: int) -> list[int]:
+    """The nodes from the committed text's child down to *index*, itself included."""
+    way = []
+    while index >= 0:
+        way.append(index)
+        index = record.nodes[index].parent
+    return way[::-1]
 
 
 def inspector_figure(cycle: Cycle | None, *, lang: str = DEFAULT_LANGUAGE) -> go.Figure:

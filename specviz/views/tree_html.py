@@ -20,6 +20,10 @@ COLUMN = 118  # px from one depth to the next
 ROW = 36  # px per leaf
 CHIP_W, CHIP_H = 94, 26
 PAD = 8
+# A tree more than WIDE_SPAN columns deep (the token after the kept path included) gets narrower
+# columns and chips, so a six-deep tree with its bonus token fits the cards at 1280 px.
+WIDE_SPAN = 5
+COMPACT_COLUMN, COMPACT_CHIP_W = 96, 80
 
 # The label of each verdict and origin a chip shows, and the line under the head for each rule.
 _LABELS = {
@@ -123,15 +127,18 @@ def tree_panel_html(cycle: Cycle | None, *, lang: str = DEFAULT_LANGUAGE) -> str
     record = cycle.tree
     chips = _chips(cycle, record, lang)
     rows = _rows(chips)
-    width = PAD * 2 + max(chip.depth for chip in chips) * COLUMN + CHIP_W
+    span = max(chip.depth for chip in chips)
+    column, chip_w = (COLUMN, CHIP_W) if span <= WIDE_SPAN else (COMPACT_COLUMN, COMPACT_CHIP_W)
+    chip_style = "" if chip_w == CHIP_W else f"width:{chip_w}px;"
+    width = PAD * 2 + span * column + chip_w
     height = PAD * 2 + int(max(rows.values()) + 1) * ROW
-    place = {chip.key: (PAD + chip.depth * COLUMN, PAD + rows[chip.key] * ROW) for chip in chips}
+    place = {chip.key: (PAD + chip.depth * column, PAD + rows[chip.key] * ROW) for chip in chips}
     edges, boxes = [], []
     for chip in chips:
         x, y = place[chip.key]
         if chip.parent is not None:
             px, py = place[chip.parent]
-            x0, y0, x1, y1 = px + CHIP_W, py + CHIP_H / 2, x, y + CHIP_H / 2
+            x0, y0, x1, y1 = px + chip_w, py + CHIP_H / 2, x, y + CHIP_H / 2
             bend = (x1 - x0) / 2
             css = "sv-tedge sv-tedge-kept" if chip.kept else "sv-tedge"
             edges.append(
@@ -143,7 +150,7 @@ def tree_panel_html(cycle: Cycle | None, *, lang: str = DEFAULT_LANGUAGE) -> str
         rank = f' data-rank="{chip.rank}"' if chip.rank else ""
         boxes.append(
             f'<div class="sv-tnode{kind}" data-node="{chip.key}" data-verdict="{chip.kind}"{rank} '
-            f'title="{esc(chip.tip)}" style="left:{x:.0f}px;top:{y:.0f}px">{chip.html}</div>'
+            f'title="{esc(chip.tip)}" style="{chip_style}left:{x:.0f}px;top:{y:.0f}px">{chip.html}</div>'
         )
     kept = len(record.path)
     head = t_html(

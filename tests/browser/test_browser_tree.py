@@ -1,6 +1,6 @@
 """Tree cycles in Debian's chromium, on the tiny pair: three Steps with the tree drafter each
-show that cycle's draft tree beside its cards, coloured as the cards are, and Back shows an
-earlier cycle's tree again."""
+show that cycle's draft tree beside its cards, coloured as the cards are, Back shows an
+earlier cycle's tree again, and a click on a guess opens it in the inspector."""
 
 from __future__ import annotations
 
@@ -57,4 +57,21 @@ def test_three_tree_cycles_each_show_their_tree(browser, url) -> None:  # type: 
         check_tree(page, cycle)
     page.locator("#sv-back").click()
     check_tree(page, 2)
+    # A click on a guess in the tree opens the inspector at that cycle, with that guess's row
+    # chosen and its story told in the same verdict's colour.
+    from playwright.sync_api import expect
+
+    chip = page.locator("#sv-cards .sv-cards-wrap[data-cycle='2'] .sv-tnode[data-node='n0']")
+    verdict = chip.get_attribute("data-verdict")
+    chip.click()
+    story = page.locator("#sv-inspect .sv-inspect[data-cycle='2'] .sv-inspect-node[data-node='0']")
+    expect(story).to_be_visible(timeout=WAIT_MS)
+    expect(story).to_have_class(f"sv-inspect-node sv-foot-{verdict}")
+    expect(page.locator("#sv-inspect tr.sv-row-chosen")).to_have_attribute("data-node", "0")
+    # A click on another row of the inspector's table tells that guess instead, in place.
+    rows = page.locator("#sv-inspect .sv-inspect-tree tr[data-node]")
+    last = rows.count() - 1
+    rows.nth(last).click()
+    expect(page.locator("#sv-inspect tr.sv-row-chosen")).to_have_attribute("data-node", str(last))
+    expect(page.locator(f"#sv-inspect .sv-inspect-node[data-node='{last}']")).to_be_visible()
     context.close()

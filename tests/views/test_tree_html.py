@@ -16,8 +16,9 @@ from specviz.core.events import Cycle
 from specviz.core.settings import GenerationSettings
 from specviz.drafters.draft_tree import DraftTreeDrafter, TreeGrowth
 from specviz.export.records import RecordError, cycle_from_dict
-from specviz.labs.inspector import inspector_html
+from specviz.labs.inspector import inspector_html, node_story
 from specviz.views.fable import narrate, story_text
+from specviz.views.numbers import prob
 from specviz.views.run_html import cycle_cards_html
 from specviz.views.tree_html import tree_panel_html
 
@@ -54,6 +55,13 @@ def test_every_node_is_drawn_with_its_verdict(
         # The inspector lists every node with the same verdict.
         rows = re.findall(r'<tr class="sv-row-(\w+)" data-node="(\d+)"', inspector_html(cycle))
         assert rows == [(node.verdict, str(i)) for i, node in enumerate(cycle.tree.nodes)]
+        # and tells any one of them in words, its row marked.
+        for i, node in enumerate(cycle.tree.nodes):
+            told = inspector_html(cycle, node=i)
+            assert re.findall(
+                r'<tr class="sv-row-\w+ sv-row-chosen"[^>]* data-node="(\d+)"', told
+            ) == [str(i)]
+            assert f'class="sv-inspect-node sv-foot-{node.verdict}" data-node="{i}"' in told
 
 
 def test_a_chain_cycle_has_no_tree_panel(tiny_pair: TinyPair) -> None:
@@ -84,6 +92,46 @@ def test_the_fable_tells_the_branches(tiny_pair: TinyPair) -> None:
         kept_alternative = [cycle.tree.nodes[i].rank for i in cycle.tree.path[:1]]
         if kept_alternative and kept_alternative[0] > 1:
             assert f"keeps guess {kept_alternative[0]}" in story
+
+
+@pytest.mark.parametrize(
+    ("growth", "temperature"), [(TreeGrowth(widths=(3, 2)), 1.0), (TreeGrowth(widths=(2, 2)), 0.0)]
+)
+def test_the_inspector_says_why_each_node_was_kept_lost_or_never_tested(
+    tiny_pair: TinyPair, growth: TreeGrowth, temperature: float
+) -> None:
+    seen = set()
+    for cycle in tree_cycles(tiny_pair, growth, temperature):
+        assert cycle.tree is not None
+        for i, node in enumerate(cycle.tree.nodes):
+            story = " ".join(node_story(cycle.tree, i))
+            above = [] if node.parent < 0 else [cycle.tree.nodes[node.parent].text]
+            assert f"for position {node.depth}" in story and f"choice {node.rank}" in story
+            assert all(json.dumps(text)[1:-1] in story or text in story for text in above)
+            if node.verdict == "untested":
+                parent_kept = node.parent < 0 or node.parent in cycle.tree.path
+                ending = "kept first." if parent_kept else "never reached it."
+            elif cycle.greedy:
+                ending = "so it was kept." if node.verdict == "accepted" else "so it was rejected."
+            else:
+                assert f"chance {prob(node.accept_prob)}" in story
+                ending = "kept it." if node.verdict == "accepted" else "rejected it."
+            assert story.endswith(ending), story
+            seen.add(ending)
+    assert len(seen) >= 2  # more than one way to end: the test reaches several branches
+
+
+def test_a_six_deep_tree_and_its_next_token_fit_the_cards_at_1280(tiny_pair: TinyPair) -> None:
+    """Seven columns (six depths and the token after the path) take at most 780 px, which the
+    cards hold at a 1280 px window; shallower trees keep their wider chips."""
+    widths = {}
+    for growth in (TreeGrowth(widths=(1, 1, 1, 1, 1, 1)), TreeGrowth(widths=(2, 1))):
+        for cycle in tree_cycles(tiny_pair, growth):
+            html = tree_panel_html(cycle)
+            width = int(re.search(r'class="sv-tree-plot" style="width:(\d+)px', html)[1])
+            depth = max((node.depth for node in cycle.tree.nodes), default=0)
+            widths[depth] = max(widths.get(depth, 0), width)
+    assert widths[6] <= 780 and widths[2] >= 3 * 94, widths
 
 
 def test_a_trace_keeps_the_tree_and_refuses_a_broken_one(tiny_pair: TinyPair) -> None:
