@@ -139,10 +139,14 @@ def run_controls(presets: Mapping[str, Preset], lang: str, limits: Limits = LOCA
 
 
 def drafter_choices(preset: Preset, lang: str) -> list[tuple[str, str]]:
-    """The drafter dropdown's (label in *lang*, spec) choices: every registered kind, and the
-    preset's own spec when it sets options ("lookup:max_ngram=3")."""
-    choices = [(drafter_label(kind, lang), kind) for kind in DRAFTERS]
-    if preset.drafter not in DRAFTERS:
+    """The drafter dropdown's (label in *lang*, spec) choices: every registered kind, each
+    followed by the specs its entry lists (the tree's teaching shape), and the preset's own spec
+    when it sets options ("lookup:max_ngram=3")."""
+    choices = []
+    for kind, entry in DRAFTERS.items():
+        choices.append((drafter_label(kind, lang), kind))
+        choices += [(t(key, lang), spec) for spec, key in entry.listed_specs]
+    if all(spec != preset.drafter for _, spec in choices):
         choices.append((preset.drafter, preset.drafter))
     return choices
 

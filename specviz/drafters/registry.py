@@ -82,6 +82,9 @@ class DrafterEntry:
     in_default_lists: bool = True  # raced by the advisor unless the user names the drafters
     # What a serving engine runs in its place, tried in order; () when no engine has one.
     serving: tuple[ServingEquivalent, ...] = ()
+    # Specs of this kind the app's dropdown lists under the kind itself, with their label keys
+    # (a fixed tree shape for teaching).
+    listed_specs: tuple[tuple[str, str], ...] = ()
 
     @property
     def label_key(self) -> str:
@@ -173,6 +176,7 @@ _BUILT_IN = (
             ServingEquivalent(ServingMethod.DRAFT_TREE),
             ServingEquivalent(ServingMethod.DRAFT_MODEL, exact=False),
         ),
+        listed_specs=(("tree:shape=2x2x1", "drafter.tree.shape"),),
     ),
 )
 

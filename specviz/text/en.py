@@ -1023,6 +1023,7 @@ TABLE = MappingProxyType(
         "drafter.layerskip": "Layer skip (target drafts for itself)",
         # a drafter spec with options: its label, then the options as the spec writes them
         "drafter.tree": "Draft tree (several guesses per step)",
+        "drafter.tree.shape": "Draft tree, fixed 2×2×1 shape (for teaching)",
         # the draft tree panel of a tree cycle
         "tree.root": "text so far",
         "tree.root.tip": "The committed text: every guess grows from its last token",

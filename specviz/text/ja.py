@@ -807,6 +807,7 @@ TABLE = MappingProxyType(
         "drafter.hybrid": "ハイブリッド（コピー、できなければ推測）",
         "drafter.layerskip": "レイヤースキップ（ターゲットが自分でドラフト）",
         "drafter.tree": "ドラフトツリー（1ステップに複数の推測）",
+        "drafter.tree.shape": "ドラフトツリー、2×2×1 の固定形（教材用）",
         "tree.root": "ここまでの文",
         "tree.root.tip": "確定した文：すべての推測はその最後のトークンから伸びます",
         "tree.tip": "{verdict} · この位置の推測 {rank} · q {q} · p {p}",

@@ -135,8 +135,14 @@ def test_the_drafter_dropdown_offers_every_registered_kind_worded() -> None:
     from specviz.drafters.registry import DRAFTERS
 
     choices = drafter_choices(DEFAULT, "en")
-    assert [value for _, value in choices] == list(DRAFTERS)
+    # Every kind, each followed by the specs its entry lists (the tree's teaching shape).
+    listed = [
+        spec for entry in DRAFTERS.values() for spec in (entry.kind, *dict(entry.listed_specs))
+    ]
+    assert [value for _, value in choices] == listed
+    assert "tree:shape=2x2x1" in listed
     assert all(label != value for label, value in choices)  # a sentence, not the bare kind
+    assert len({label for label, _ in choices}) == len(choices)
 
 
 @pytest.mark.parametrize(
