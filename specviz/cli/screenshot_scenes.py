@@ -238,6 +238,22 @@ def tree(stage: Stage, out: Path) -> None:
     page.locator("#sv-cards").screenshot(path=str(out))
 
 
+def tree_phone(stage: Stage, out: Path) -> None:
+    """The tree drafter on a 390x844 phone, stepped twice: the second cycle's cards and tree,
+    which scrolls sideways within its panel."""
+    page = stage.open(390, 844)
+    page.locator("#sv-drafter input").click()
+    page.get_by_role("option", name=t("drafter.tree", "en"), exact=True).click()
+    for step in (1, 2):
+        page.locator("#sv-step").click()
+        page.wait_for_selector(
+            f"#sv-cards .sv-cards-wrap[data-cycle='{step}'] .sv-tree", timeout=RUN_MS
+        )
+    settled(page, "#sv-tab-live")
+    page.add_style_tag(content=".toast-wrap { display: none !important; }")
+    page.locator("#sv-cards").screenshot(path=str(out))
+
+
 def _viewport(page: Any, width: int, height: int) -> None:
     """Resize the page, wait until it has laid itself out again, and scroll to its top."""
     page.set_viewport_size({"width": width, "height": height})

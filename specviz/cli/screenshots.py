@@ -101,6 +101,11 @@ SHOTS: dict[str, Shot] = {
         "the tree drafter, greedy, stepped to a cycle that kept an alternative",
         scenes.tree,
     ),
+    "tree-phone": Shot(
+        ("screenshot-tree-phone.png",),
+        "the tree drafter on a 390x844 phone, stepped twice",
+        scenes.tree_phone,
+    ),
     "configs": Shot(("screenshot-configs.png",), "the production configs tab", scenes.configs),
     "inspector": Shot(
         ("lab-inspector.png",),
