@@ -125,3 +125,19 @@ def test_hosted_mode_on_a_phone(browser, tmp_path):
     page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=str(tmp_path / "phone-hosted-390x844.png"))
     context.close()
+
+
+def test_a_draft_tree_scrolls_within_its_panel_on_a_phone(phone):
+    """A six-deep tree is wider than a phone: it scrolls sideways inside its panel, and the
+    page itself still never does."""
+    phone.locator("#sv-drafter input").click()
+    phone.get_by_role("option", name="Draft tree (several guesses per step)", exact=True).click()
+    phone.locator("#sv-step").click()
+    tree = phone.locator("#sv-cards .sv-cards-wrap[data-cycle='1'] .sv-tree")
+    tree.wait_for(timeout=WAIT_MS)
+    scroll = tree.locator(".sv-tree-scroll")
+    inner = scroll.evaluate("(el) => [el.scrollWidth, el.clientWidth]")
+    assert inner[1] <= 390 and scroll.evaluate("(el) => getComputedStyle(el).overflowX") == "auto"
+    assert no_horizontal_scroll(phone)
+    box = phone.locator("#sv-cards").evaluate("(el) => el.getBoundingClientRect().right")
+    assert box <= 390, box
