@@ -10,6 +10,7 @@
     lookup-options        tokens per target pass of prompt lookup's options, on replayed answers
     app-speed             the app's tokens/s against the engine alone, first cycle shown
     bf16-rows             the target's forward of 1..n tokens: torch's bfloat16 product vs the kernel
+    tree-drafting         a tree proposal's draft time: each depth's new nodes vs the whole tree
 
 Each prints a table, or JSON with --json.
 """
@@ -73,6 +74,17 @@ def add_measure_commands(commands: Any) -> None:
     lean.add_argument("--blocks", type=int, default=3, help="timed blocks per path")
     lean.add_argument("--context", type=int, default=60, help="cached tokens before the step")
     lean.add_argument("--steps", type=int, default=20, help="steps per block")
+
+    drafting = measurement(
+        "tree-drafting",
+        "a tree proposal's draft time: each depth's new nodes vs the whole tree again",
+        _tree_drafting,
+    )
+    drafting.add_argument(
+        "--drafter", default="tree", help="a tree drafter spec (tree:nodes=32, tree:shape=2x2x1)"
+    )
+    drafting.add_argument("--task", default="code", help="the preset's first prompt of this group")
+    drafting.add_argument("--repeats", type=int, default=5, help="proposals timed each way")
 
     feeding = measurement(
         "draft-feeding", "the draft's law: one forward vs prefill + one token", _draft_feeding
@@ -274,6 +286,40 @@ def _lean_step(args: argparse.Namespace) -> int:
             f"{args.model} {path.name:>12}: {path.ms_per_step:6.1f} ms/step  "
             f"blocks {[round(ms, 1) for ms in path.blocks_ms]}"
             for path in timing.paths
+        ),
+    )
+
+
+def _tree_drafting(args: argparse.Namespace) -> int:
+    import statistics
+
+    from specviz.drafters.base import DrafterSpec
+    from specviz.drafters.draft_tree import growth_of
+    from specviz.measure.tree_drafting import time_tree_drafting
+
+    spec = DrafterSpec.parse(args.drafter)
+    if spec.kind != "tree":
+        raise UserError("error.measure.tree_drafter", got=repr(args.drafter))
+    if args.repeats < 1:
+        raise UserError("error.measure.repeats", got=args.repeats)
+    growth = growth_of(spec)
+    preset = preset_for(args)
+    check_prompts(preset, [args.task])
+    pair = load_pair_for(args, preset)
+    timing = time_tree_drafting(
+        pair.draft, task_prompt_ids(pair, preset, args.task), growth, args.repeats
+    )
+    new = statistics.median(timing.new_nodes_s) * 1000
+    whole = statistics.median(timing.whole_tree_s) * 1000
+    return _report(
+        args,
+        asdict(timing) | {"ratio": timing.ratio},
+        f"{timing.growth}, {args.task} prompt ({timing.prompt_tokens} tokens), median of "
+        f"{args.repeats}:",
+        (
+            f"  each depth reads its new nodes:     {new:7.0f} ms",
+            f"  each depth reads the whole tree:    {whole:7.0f} ms  ({timing.ratio:.2f}x)",
+            f"  the same tree both ways: {timing.same_trees} of {args.repeats}",
         ),
     )
 

@@ -1680,6 +1680,8 @@ TABLE = MappingProxyType(
         "error.projection.sizes": "model sizes must be positive and the overhead non-negative",
         "error.bench.no_prompts": "preset {preset} has no prompts for {tasks}",
         "error.bench.no_task": "no task",
+        "error.measure.tree_drafter": "tree-drafting times a tree drafter (tree, tree:nodes=32, tree:shape=2x2x1), got {got}",
+        "error.measure.repeats": "repeats must be at least 1, got {got}",
         "error.advisor.no_drafters": "the advisor needs at least one drafter to compare",
         "error.advisor.no_gammas": "the advisor needs at least one γ, or the adaptive schedule",
         "error.advisor.no_prompts": "the advisor needs at least one prompt",

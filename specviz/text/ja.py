@@ -1127,6 +1127,8 @@ TABLE = MappingProxyType(
         "error.projection.sizes": "モデルのサイズは正、オーバーヘッドは 0 以上でなければなりません",
         "error.bench.no_prompts": "プリセット {preset} には {tasks} のプロンプトがありません",
         "error.bench.no_task": "タスクなし",
+        "error.measure.tree_drafter": "tree-drafting はツリーのドラフター（tree、tree:nodes=32、tree:shape=2x2x1）を計測します。指定：{got}",
+        "error.measure.repeats": "繰り返しは 1 以上です。指定：{got}",
         "error.advisor.no_drafters": "アドバイザーには比べるドラフターが少なくとも1つ必要です",
         "error.advisor.no_gammas": "アドバイザーには γ が少なくとも1つ、または適応スケジュールが必要です",
         "error.advisor.no_prompts": "アドバイザーにはプロンプトが少なくとも1つ必要です",

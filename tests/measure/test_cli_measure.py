@@ -62,3 +62,19 @@ def test_the_replay_counts_what_a_real_lookup_run_does(pair: object, adaptive: b
     assert len(cycles) < len(answer)  # copies were accepted: not one pass per token
     replayed = lookup_passes(LookupOptions(), 5, adaptive, prompt[0].tolist(), answer)
     assert replayed == len(cycles)
+
+
+def test_tree_drafting_times_both_ways_and_refuses_a_chain_drafter(
+    tiny_loaded: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["measure", "tree-drafting", "--drafter", "tree:shape=2x2x1", "--repeats", "2"]
+    assert main([*args, "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["growth"] == "shape=2x2x1"
+    assert len(record["new_nodes_s"]) == len(record["whole_tree_s"]) == 2
+    # The tiny draft computes in float32 with one kernel for any row count: the same tree.
+    assert record["same_trees"] == 2 and record["ratio"] > 0
+    assert main(args) == 0
+    assert "each depth reads its new nodes" in capsys.readouterr().out
+    assert main(["measure", "tree-drafting", "--drafter", "draft-model"]) == 2
+    assert "tree-drafting times a tree drafter" in capsys.readouterr().err
