@@ -191,7 +191,9 @@ def test_every_control_mid_run_and_after_stop_leaves_no_badge(page, tmp_path):
     # Stop ends the run.
     with events_over(page):
         page.locator("#sv-stop").click()
-    assert int(stream.get_attribute("data-cycles") or 0) >= 3
+    # The stream shows a cycle: the run's last, or the one the player drew after it (Back and
+    # Forward above may answer after the run's latest cycle on a busy machine, so not always 3+).
+    assert int(stream.get_attribute("data-cycles") or 0) >= 1
     assert page.locator("#sv-status .sv-status-done").count() == 0  # stopped, not finished
     # Gradio's cancel of a streaming event can race the event's last messages and mark it
     # failed: a badge may then show on the run's one tracked output, the status line, until the
