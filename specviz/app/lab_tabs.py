@@ -123,17 +123,21 @@ def inspector_tab(
         whole = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (number, node))
         return (int(number), int(node)) if whole else None
 
+    def opened(sess: Session, number: float, node: int | None = None) -> dict[Any, Any]:
+        """The inspector tab brought forward at cycle *number* (and *node* of its tree)."""
+        html_view, figure = show(sess, number, node)
+        return {
+            tabs: gr.Tabs(selected="inspector"),
+            cycle: gr.Slider(maximum=max(len(sess.cycles), 2), value=int(number)),
+            table: html_view,
+            plot: figure,
+        }
+
     def node_in_cards(sess: Session | None, event: gr.EventData) -> dict[Any, Any]:
         chosen = picked(event)
         if sess is None or not sess.cycles or chosen is None:
             return {}
-        html_view, figure = show(sess, *chosen)
-        return {
-            tabs: gr.Tabs(selected="inspector"),
-            cycle: gr.Slider(maximum=max(len(sess.cycles), 2), value=chosen[0]),
-            table: html_view,
-            plot: figure,
-        }
+        return opened(sess, *chosen)
 
     def node_in_table(sess: Session | None, event: gr.EventData) -> dict[Any, Any]:
         chosen = picked(event)
@@ -148,13 +152,7 @@ def inspector_tab(
             return {}
         if sess is None or not sess.cycles or not isinstance(number, (int, float)):
             return {}
-        html_view, figure = show(sess, number)
-        return {
-            tabs: gr.Tabs(selected="inspector"),
-            cycle: gr.Slider(maximum=max(len(sess.cycles), 2), value=int(number)),
-            table: html_view,
-            plot: figure,
-        }
+        return opened(sess, number)
 
     private: dict[str, Any] = {"api_visibility": "private"}
     cycle.input(show, [session, cycle], [table, plot], trigger_mode="always_last", **private)

@@ -168,14 +168,12 @@ class DraftTreeDrafter:
             fed = grower.expanded_tree()
             # One forward per depth reads only the candidates expanded since the last one.
             rows = sampler.probs(self._runner.tree_forward(fed, root, read))
+            before, read = read, fed.size + 1
             forwards += 1
             if max_depth < 1:
                 grower.rows[ROOT] = rows[0]
-                read = fed.size + 1
                 break
-            grew = grower.grow(depth, rows, read)
-            read = fed.size + 1
-            if not grew:
+            if not grower.grow(depth, rows, before):
                 break
         self._runner.rollback(read)  # the next cycle's tree starts after the committed text
         tree, q_rows = grower.final_tree()
