@@ -13,8 +13,16 @@ Two ways to grow it:
   At a temperature above 0 they are drawn from q one after another without replacement, which
   recursive rejection sampling needs (specviz.core.tree); at 0, the most likely.
 
-Dynamic children are chosen, not drawn: the engine then tests each as a one-hot proposal, exact
-for any tree chosen from the context alone. Each depth costs one draft forward over the nodes
+Greedy, a dynamic tree's children are the draft's most likely tokens. At a temperature above 0
+they are drawn from q without replacement as well, so recursive rejection sampling tests them
+against q and a diffuse draft keeps what it knows (the top few tokens of a flat q are each rarely
+the target's choice). Recursive sampling is exact only if whether a child is in the tree does not
+depend on which token it is, so the drawn dynamic tree decides each depth's child counts before
+drawing and never prunes afterwards, unlike EAGLE-2's final rerank: at each depth the slots
+(node, k-th child) are valued by the branch's log probability with the node's k-th largest q,
+and the best are kept within the node budget, which holds back room for a line continuing as
+fast as the best branch has so far (SpecInfer's and Sequoia's trees keep the same rule: the
+tree's shape is fixed before its tokens are drawn). Each depth costs one draft forward over the nodes
 expanded at the depth before (the root, at the first), which sees its ancestors among the tree
 entries cached by the earlier depths (specviz.core.tree's mask); its rows give the next
 children. After the last depth the tree's entries are dropped: the draft's cache keeps only the
@@ -162,9 +170,10 @@ class DraftTreeDrafter:
             self._runner.forward(unread.view(1, -1).to(self.device))
             forwards += 1
         root = int(context[-1])
-        grower = _Grower(self.growth, sampler, self._stop_ids)
+        last = max(1, min(self.growth.max_depth, max_depth))
+        grower = _Grower(self.growth, sampler, self._stop_ids, last)
         read = 0  # tree entries (the root, then expanded candidates) the cache holds
-        for depth in range(1, max(1, min(self.growth.max_depth, max_depth)) + 1):
+        for depth in range(1, last + 1):
             fed = grower.expanded_tree()
             # One forward per depth reads only the candidates expanded since the last one.
             rows = sampler.probs(self._runner.tree_forward(fed, root, read))
@@ -181,7 +190,7 @@ class DraftTreeDrafter:
         return TreeProposal(
             tree,
             q_rows,
-            drawn=bool(self.growth.widths) and not sampler.greedy,
+            drawn=grower.drawn,
             forwards=forwards,
             seconds=time.perf_counter() - began,
             drafter=self.kind,
@@ -193,10 +202,14 @@ class _Grower:
     """One tree's candidates as they grow: every candidate's token, parent and score (log of
     the draft's probability of its branch), which were expanded, and their draft rows."""
 
-    def __init__(self, growth: TreeGrowth, sampler: Sampler, stop_ids: frozenset[int]) -> None:
+    def __init__(
+        self, growth: TreeGrowth, sampler: Sampler, stop_ids: frozenset[int], last: int
+    ) -> None:
         self.growth = growth
         self.sampler = sampler
         self.stop_ids = stop_ids
+        self.last = last  # the deepest depth this tree grows to
+        self.drawn = not sampler.greedy  # children drawn from q, not chosen
         self.tokens: list[int] = []
         self.parents: list[int] = []
         self.scores: list[float] = []
@@ -220,30 +233,65 @@ class _Grower:
         entry = {ROOT: 0} | {candidate: i + 1 for i, candidate in enumerate(self.expanded)}
         row_of = {node: at - read for node, at in entry.items() if at >= read}
         widths = self.growth.widths
+        for node in self.frontier:
+            self.rows[node] = rows[row_of[node]]
+        if widths:
+            counts = {node: widths[depth - 1] for node in self.frontier}
+        elif self.drawn:
+            counts = self._drawn_counts(depth)
+        else:
+            counts = {node: self.growth.topk for node in self.frontier}
         born: list[int] = []
         for node in self.frontier:
-            law = rows[row_of[node]]
-            self.rows[node] = law
-            width = widths[depth - 1] if widths else self.growth.topk
-            born += self._children(node, law, width, depth)
-        if widths:
-            self.frontier = [c for c in born if self.tokens[c] not in self.stop_ids]
-        else:  # EAGLE-2: only the best branches grow on
-            growing = [c for c in born if self.tokens[c] not in self.stop_ids]
+            if counts.get(node):
+                born += self._children(node, self.rows[node], counts[node], depth)
+        growing = [c for c in born if self.tokens[c] not in self.stop_ids]
+        if not widths and not self.drawn:  # EAGLE-2: only the best branches grow on
             growing.sort(key=lambda c: -self.scores[c])
-            self.frontier = growing[: self.growth.topk]
-        last = len(widths) if widths else self.growth.depth
-        if depth >= last or not self.frontier:
+            growing = growing[: self.growth.topk]
+        self.frontier = growing
+        if depth >= self.last or not self.frontier or len(self.tokens) >= self._budget:
             return False
         self.expanded += self.frontier
         return True
 
+    @property
+    def _budget(self) -> float:
+        """The most nodes the tree may hold while it grows: the drawn dynamic tree keeps every
+        child it draws; the others are bounded by their shape or cut by the final rerank."""
+        return self.growth.nodes if self.drawn and not self.growth.widths else math.inf
+
+    def _drawn_counts(self, depth: int) -> dict[int, int]:
+        """How many children each frontier node draws at *depth*, decided before any is drawn
+        (module doc): the best ``topk`` slots by value, within the node budget less the room a
+        line continuing as fast as the best branch so far would take at the depths below."""
+        slots: list[tuple[float, int, int]] = []  # (value, frontier position, rank)
+        for at, node in enumerate(self.frontier):
+            base = 0.0 if node == ROOT else self.scores[node]
+            law = self.rows[node]
+            values = torch.topk(law, min(self.growth.topk, law.shape[-1])).values.tolist()
+            slots += [(base + math.log(v), at, rank) for rank, v in enumerate(values, 1) if v > 0]
+        if not slots:
+            return {}
+        slots.sort(key=lambda slot: (-slot[0], slot[1], slot[2]))
+        slots = slots[: self.growth.topk]
+        best = slots[0][0]
+        pace = best / depth  # the best branch's log probability per depth so far
+        below = [best + pace * ahead for ahead in range(1, self.last - depth + 1)]
+        room = int(self._budget) - len(self.tokens)
+        cut = sorted([value for value, _, _ in slots] + below, reverse=True)[: max(room, 0)]
+        counts: dict[int, int] = {}
+        for value, at, _ in slots:
+            if cut and value >= cut[-1] and sum(counts.values()) < room:
+                node = self.frontier[at]
+                counts[node] = counts.get(node, 0) + 1
+        return counts
+
     def _children(self, node: int, law: torch.Tensor, width: int, depth: int) -> list[int]:
-        """*width* children of node: drawn without replacement (a shape at T > 0) or the most
-        likely (otherwise), each scored by its branch's log probability."""
+        """*width* children of node: drawn without replacement (T > 0) or the most likely
+        (greedy), each scored by its branch's log probability."""
         base = 0.0 if node == ROOT else self.scores[node]
-        drawn = bool(self.growth.widths) and not self.sampler.greedy
-        if drawn:
+        if self.drawn:
             picks, rest = [], law
             for _ in range(min(width, int((law > 0).sum()))):
                 token = int(self.sampler.draw(rest))
@@ -263,11 +311,17 @@ class _Grower:
             born.append(len(self.tokens) - 1)
         return born
 
+    def _reranked(self) -> bool:
+        """Whether the final tree is the best ``nodes`` candidates (EAGLE-2's rerank), which
+        only the greedy dynamic tree may do: it would drop drawn children by their tokens."""
+        return not self.growth.widths and not self.drawn
+
     def final_tree(self) -> tuple[DraftTree, torch.Tensor]:
-        """The tree to verify and its q rows: every candidate for a shape, the best
-        ``nodes`` by branch score for the dynamic tree (ancestors score at least as high)."""
+        """The tree to verify and its q rows: every candidate for a shape or a drawn tree, the
+        best ``nodes`` by branch score for the greedy dynamic tree (ancestors score at least as
+        high)."""
         chosen = list(range(len(self.tokens)))
-        if not self.growth.widths:
+        if self._reranked():
             chosen.sort(key=lambda c: (-self.scores[c], self.depths[c], c))
             chosen = chosen[: self.growth.nodes]
         # Parents before children, siblings in the order they were proposed. (A parent ranks

@@ -17,7 +17,7 @@ from specviz.core.engine import autoregressive_generate, speculative_generate
 from specviz.core.settings import GenerationSettings
 from specviz.core.tree import ROOT, DraftTree, TreeVerdict
 from specviz.core.tree_engine import tree_stream
-from specviz.drafters.draft_tree import DraftTreeDrafter, TreeGrowth
+from specviz.drafters.draft_tree import DraftTreeDrafter, TreeGrowth, _Grower
 
 
 def ShapeTreeDrafter(model: torch.nn.Module, widths: tuple[int, ...]) -> DraftTreeDrafter:
@@ -108,10 +108,38 @@ def test_the_wrong_rule_fails_through_the_engine() -> None:
 
 @pytest.mark.slow
 def test_dynamic_trees_emit_the_target_chain() -> None:
-    """EAGLE-2's dynamic tree: children chosen (top-k), tested as one-hot proposals."""
+    """The dynamic tree at T > 0: child counts set per depth before drawing, none pruned."""
     pair = chain_pair()
     growth = TreeGrowth(nodes=5, depth=3, topk=2)
     assert chi_square_p_value(pair, sample_joint(growth, 3000)) > 0.001
+
+
+def test_pruning_drawn_children_by_their_tokens_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The control: EAGLE-2's growth and final rerank on drawn children keeps a child for
+    being likely under q, which biases what the recursive rule emits."""
+    monkeypatch.setattr(_Grower, "_reranked", lambda self: True)
+    monkeypatch.setattr(
+        _Grower, "_drawn_counts", lambda self, depth: dict.fromkeys(self.frontier, 2)
+    )
+    pair = chain_pair()
+    growth = TreeGrowth(nodes=3, depth=3, topk=2)
+    assert chi_square_p_value(pair, sample_joint(growth, 1500)) < 1e-6
+
+
+def test_a_drawn_dynamic_tree_stays_within_its_budget(tiny_pair: TinyPair) -> None:
+    """At T > 0 every drawn child is kept, so the budget holds while the tree grows: at most
+    *nodes* nodes, *depth* deep, *topk* children a node, siblings distinct."""
+    settings = GenerationSettings(temperature=1.0, seed=3, max_new_tokens=24, stop_on_eos=False)
+    drafter = DraftTreeDrafter(tiny_pair.draft, TreeGrowth(nodes=7, depth=4, topk=3))
+    cycles = list(speculative_generate(tiny_pair, PROMPT, settings, drafter))
+    assert cycles
+    for cycle in cycles:
+        assert cycle.tree is not None and cycle.tree.rule == "recursive"
+        nodes = cycle.tree.nodes
+        assert 1 <= len(nodes) <= 7 and all(node.depth <= 4 for node in nodes)
+        for index in (-1, *range(len(nodes))):
+            tokens = [nodes[child].token_id for child in cycle.tree.children(index)]
+            assert len(tokens) <= 3 and len(set(tokens)) == len(tokens)
 
 
 def test_a_dynamic_tree_keeps_its_best_branches(tiny_pair: TinyPair) -> None:
