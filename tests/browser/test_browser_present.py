@@ -217,13 +217,22 @@ def test_the_player_steps_from_the_cycle_the_page_holds(page):
     box = page.locator("#sv-player-position input")
     expect(box).to_have_count(1)
     assert not box.is_visible()
+    # The run's follow-up events (the player turned on) land first, so nothing after them can
+    # redraw the box between the hand-set value and Back.
+    expect(page.locator("#sv-back")).to_be_enabled()
     box.evaluate(
         "(el, v) => { el.value = v; el.dispatchEvent(new Event('input', {bubbles: true}));"
         " el.dispatchEvent(new Event('change', {bubbles: true})); }",
         "3",
     )
+    expect(box).to_have_value("3")
     page.locator("#sv-back").click()
-    page.wait_for_selector('#sv-stream .sv-stream[data-cycles="2"]')
+    try:
+        page.wait_for_selector('#sv-stream .sv-stream[data-cycles="2"]', timeout=WAIT_MS)
+    except Exception as error:  # say what the page showed instead
+        status = page.locator("#sv-status").inner_text()
+        shown = f"cycle {cycles_shown(page)} of {total}, position box {box.input_value()!r}"
+        raise AssertionError(f"{shown}; status: {status}") from error
     assert box.input_value() == "2"
 
 
