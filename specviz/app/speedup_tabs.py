@@ -20,8 +20,9 @@ from specviz.app.lab_tabs import (
     status_line,
 )
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN
+from specviz.drafters.draft_tree import MAX_NODES
 from specviz.labs.speedup import charts as speedup_charts
-from specviz.labs.speedup import gpu_projection, what_if
+from specviz.labs.speedup import gpu_projection, tree_lab, what_if
 from specviz.labs.speedup import panel as speedup_panel
 from specviz.labs.speedup import theory as speedup_model
 from specviz.labs.speedup.cost_curve import CostCurve, iter_verification_cost
@@ -35,6 +36,7 @@ TARGET_GB, DRAFT_GB = 3.087, 0.988
 COST_BUDGET_S = 60.0  # the cost curve stops measuring after this long
 
 DEFAULT_GAMMAS = "1,3,5,8"  # the γ values the speedup lab measures unless told others
+DEFAULT_TREE_NODES = "8,16,32"  # the tree budgets the tree lab measures unless told others
 
 
 def speedup_tab(wiring: LabWiring) -> gr.Number:
@@ -51,6 +53,7 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
         what = what_if_panel(lang)  # beside what happened: what would happen at other α, γ, c
         summary = gr.HTML(speedup_panel.speedup_html(None, lang=lang), elem_id="sv-speedup-summary")
         alpha = gr.Number(visible=False)  # the measured α, handed to the projection
+        trees = tree_lab_section(wiring, cap)
 
     def speedup_work(lab: LabRun, gammas_value: str, budget_value: float) -> Iterator[Any]:
         wiring.app.checks.check_lab_size(budget_value, cap, "app.speedup.budget")
@@ -89,7 +92,78 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
 
     outputs = [status, plot, summary, alpha, *what.outputs]
     wiring.start(button, speedup_work, show_speedup, [gammas, budget], outputs, status)
+    trees.wire(wiring)
     return alpha
+
+
+@dataclass(frozen=True)
+class TreeLabSection:
+    """Trees against the chain, under the speedup lab: its controls and what it shows."""
+
+    nodes: gr.Textbox
+    budget: gr.Slider
+    button: gr.Button
+    status: gr.HTML
+    plot: gr.Plot
+    summary: gr.HTML
+
+    def wire(self, wiring: LabWiring) -> None:
+        lang = wiring.lang
+        cap = int(self.budget.maximum)
+
+        def work(lab: LabRun, nodes_value: str, budget_value: float) -> Iterator[Any]:
+            wiring.app.checks.check_lab_size(budget_value, cap, "app.trees.budget")
+            budgets = _tree_budgets(nodes_value, lang)
+            settings = lab.inputs.settings
+            stages = wiring.app.run_locked(
+                lambda: tree_lab.iter_tree_lab(
+                    lab.pair,
+                    lab.prompt_ids,
+                    settings,
+                    gamma=settings.gamma,
+                    budgets=budgets,
+                    time_budget_s=float(budget_value),
+                ),
+                "app.doing.trees",
+            )
+            yield from wiring.staged(lab, stages, "app.doing.trees")
+
+        def show(stage: Staged[Any]) -> dict[Any, Any]:
+            measured = stage.result
+            if measured is None:
+                return {self.status: status_line(stage.message.text(lang))}
+            note = t("app.status.done" if measured.complete else "app.speedup.cut", lang)
+            line = t("app.speedup.done", lang, note=note, seconds=f"{measured.elapsed_s:.0f}")
+            return {
+                self.status: status_line(line, "done"),
+                self.plot: speedup_charts.tree_chart(measured, lang=lang),
+                self.summary: speedup_panel.tree_lab_html(measured, lang=lang),
+            }
+
+        outputs = [self.status, self.plot, self.summary]
+        wiring.start(self.button, work, show, [self.nodes, self.budget], outputs, self.status)
+
+
+def tree_lab_section(wiring: LabWiring, cap: int) -> TreeLabSection:
+    """The tree lab's controls and outputs, laid out where it is called."""
+    lang = wiring.lang
+    gr.Markdown(t("app.trees.intro", lang), elem_classes="sv-lab-intro", elem_id="sv-trees-intro")
+    with gr.Row():
+        nodes = gr.Textbox(value=DEFAULT_TREE_NODES, label=t("app.trees.nodes", lang), scale=2)
+        budget = wiring.size_slider(20, cap, 150, 10, "app.trees.budget", scale=2)
+        button = run_button(t("app.button.measure_trees", lang), "sv-trees-run")
+    status = status_box(t("app.status.not_run", lang), "sv-trees-status")
+    plot = chart(speedup_charts.tree_chart(None, lang=lang), "sv-trees-plot")
+    summary = gr.HTML(speedup_panel.tree_lab_html(None, lang=lang), elem_id="sv-trees-summary")
+    return TreeLabSection(nodes, budget, button, status, plot, summary)
+
+
+def _tree_budgets(text: str, lang: str) -> tuple[int, ...]:
+    """ "8,16,32" -> (8, 16, 32), each a node budget the tree drafter takes."""
+    parts = [part.strip() for part in (text or "").split(",") if part.strip()]
+    if not parts or not all(part.isdigit() and 1 <= int(part) <= MAX_NODES for part in parts):
+        raise gr.Error(t("error.app.tree_nodes", lang, most=MAX_NODES, example=DEFAULT_TREE_NODES))
+    return tuple(sorted({int(part) for part in parts}))
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The teaching labs on the command line: `python -m specviz inspect|exactness|speedup|tasks`.
+"""The teaching labs on the command line: `python -m specviz inspect|exactness|speedup|trees|tasks`.
 
 Each command loads the preset's pair, runs the same lab function the app's tab runs, and prints its
 record as a table (or JSON with --json) in the language of ``--lang``. Parsing helpers are shared
@@ -61,6 +61,17 @@ def add_lab_commands(commands: Any, add_model: Any, add_settings: Any) -> None:
     speedup.add_argument("--gpu", help="also project onto this GPU preset (see `project --list`)")
     speedup.add_argument("--json", action="store_true")
     speedup.set_defaults(run=_speedup)
+
+    trees = prompt_lab(
+        "trees", "trees against the chain: predicted, then measured, speedup per tree budget"
+    )
+    trees.add_argument("--nodes", default="8,16,32", help="comma-separated tree budgets")
+    trees.add_argument(
+        "--tree", default="tree", help="the dynamic tree's other options, e.g. tree:depth=8"
+    )
+    trees.add_argument("--time-budget", type=float, default=150.0, help="seconds, at most")
+    trees.add_argument("--json", action="store_true")
+    trees.set_defaults(run=_trees)
 
     project = commands.add_parser(
         "project", help="what-if: the speedup a GPU would give (a roofline model, not measured)"
@@ -222,6 +233,50 @@ def _speedup(args: argparse.Namespace) -> int:
     if projection is not None:
         _print_projection(projection, lang)
     return 0
+
+
+def _trees(args: argparse.Namespace) -> int:
+    from specviz.labs.speedup.panel import tree_lab_paragraphs, tree_lab_rows
+    from specviz.labs.speedup.tree_lab import iter_tree_lab
+    from specviz.measure.harness import staged_result
+
+    budgets = _numbers(args.nodes, "--nodes")
+    _, settings, pair, prompt_ids = prepared_run(args)
+    stages = iter_tree_lab(
+        pair,
+        prompt_ids,
+        settings,
+        gamma=settings.gamma,
+        budgets=budgets,
+        tree_spec=args.tree,
+        time_budget_s=args.time_budget,
+    )
+    lab = staged_result(stages, progress_line(args.lang))
+    if args.json:
+        print_json(lab)
+        return 0
+    lang = args.lang
+    print_header(
+        lang,
+        ("tree_lab.column.method", 22),
+        ("speedup.column.tau", 10),
+        ("speedup.column.tau_predicted", 11),
+        ("speedup.column.speedup", 8),
+        ("speedup.column.predicted", 10),
+    )
+    for name, tau, tau_predicted, speedup, predicted, _, cut in tree_lab_rows(lab, lang):
+        print(f"{name:>22} {tau:>10} {tau_predicted:>11} {speedup:>8} {predicted:>10} {cut}")
+    for paragraph in tree_lab_paragraphs(lab, lang):
+        print(paragraph)
+    return 0
+
+
+def _numbers(text: str, flag: str) -> tuple[int, ...]:
+    """Comma-separated whole numbers, or a UserError naming the flag."""
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    if not parts or not all(part.isdigit() for part in parts):
+        raise UserError("error.cli.numbers", flag=flag, got=repr(text))
+    return tuple(int(part) for part in parts)
 
 
 def print_header(lang: str, *columns: tuple[str, int]) -> None:

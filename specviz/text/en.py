@@ -736,6 +736,29 @@ TABLE = MappingProxyType(
         "speedup.progress.gamma": "speculative decoding at γ = {gamma}",
         "speedup.progress.cost": "verification-cost curve of the target",
         "speedup.progress.draft_step": "one draft step",
+        "tree_lab.chart.title": "Draft trees against the chain: predicted and measured speedup",
+        "tree_lab.chart.nodes_axis": "tree size (nodes, at most)",
+        "tree_lab.chart.empty": "Measure to draw the prediction over tree sizes, with the runs on it",
+        "tree_lab.chart.predicted": "tree, predicted",
+        "tree_lab.chart.measured": "tree, measured",
+        "tree_lab.chart.chain_predicted": "{chain}, predicted {speedup}×",
+        "tree_lab.chart.chain_measured": "{chain}, measured {speedup}×",
+        "tree_lab.chart.best": "best tree here: {nodes} nodes, {speedup}×",
+        "tree_lab.chart.hover.predicted": "≤ {nodes} nodes: predicted {speedup}×<br>τ {tau} · pass {verify} · draft {draft} (one-token forwards)",
+        "tree_lab.chart.hover.measured": "≤ {nodes} nodes: measured {speedup}×<br>τ {tau} · {tps} tokens/s",
+        "tree_lab.placeholder": "Measure to see whether a draft tree beats the chain on this machine: plain decoding, the chain at the γ above and trees of 8, 16 and 32 nodes, each first predicted from the acceptance by sibling rank and the forwards timed here, then measured.",
+        "tree_lab.column.method": "drafter",
+        "tree_lab.row.chain": "chain, γ = {gamma}",
+        "tree_lab.row.tree": "tree, ≤ {nodes} nodes",
+        "tree_lab.rank": "guess {rank}: {rate} of {tested}",
+        "tree_lab.rank_separator": ", ",
+        "tree_lab.summary": "Plain decoding: {plain_tps} tokens/s (the lab took {seconds} s). In the tree runs a node was kept, when its parent was and its earlier siblings had lost, at these rates by its rank among its siblings: {ranks}. The chain kept α = {alpha} of its guesses.",
+        "tree_lab.verdict.chain": "Predicted for this machine: the chain at γ = {gamma} is fastest ({chain}×); the best tree, {nodes} nodes, would reach {best}×. The tree keeps more per pass (τ {tau} against {chain_tau}), but the target's pass over its {size} tokens costs {verify} one-token forwards against the chain's {chain_verify}: on this CPU every node costs arithmetic. On a GPU a pass costs about the same for a few more tokens, which is where trees pay.",
+        "tree_lab.verdict.tree": "Predicted for this machine: a tree of {nodes} nodes is fastest ({best}×, against {chain}× for the chain at γ = {gamma}). It keeps τ {tau} tokens per pass against the chain's {chain_tau}, and its pass over {size} tokens costs {verify} one-token forwards against the chain's {chain_verify}.",
+        "tree_lab.accuracy": "Prediction against the runs in the table: {error} apart at the median.",
+        "tree_lab.progress.tree": "a draft tree of at most {nodes} nodes",
+        "tree_lab.progress.tree_cost": "the target's tree forward over 1 to 65 tokens",
+        "tree_lab.progress.draft_cost": "the draft's forwards over 1 to 8 tokens",
         "speedup.chart.title": "Speedup: theory vs measurement",
         "speedup.chart.gamma_axis": "γ (tokens drafted per cycle)",
         "speedup.chart.y": "speedup over plain",
@@ -1045,6 +1068,7 @@ TABLE = MappingProxyType(
         "app.button.step": "▷ Step",
         "app.button.stop": "■ Stop",
         "app.button.measure": "▶ Measure",
+        "app.button.measure_trees": "▶ Trees against the chain",
         "app.warning.no_chat_template": (
             "This model has no chat template, so the prompt is sent as raw text."
         ),
@@ -1354,6 +1378,9 @@ TABLE = MappingProxyType(
         ),
         "app.speedup.gammas": "γ values to measure",
         "app.speedup.budget": "Time budget (s)",
+        "app.trees.intro": "### Draft trees against the chain\nA tree keeps the draft's second and third guesses, so more of each target pass survives, but the target must read every node. Measured here: plain decoding, the chain at the γ of the live run, and trees of the sizes below, after a prediction of each from the acceptance by sibling rank and the target's tree forward timed on this machine. The star marks the tree size predicted fastest here.",
+        "app.trees.nodes": "tree sizes to measure (nodes)",
+        "app.trees.budget": "Time budget (s)",
         "app.speedup.cut": "Done, but the time budget cut some runs short.",
         "app.speedup.done": "{note} ({seconds} s)",
         "app.speedup.whatif": (
@@ -1419,6 +1446,7 @@ TABLE = MappingProxyType(
         "app.doing.tasks": "measuring the tasks",
         "app.doing.advisor": "running the draft advisor",
         "app.doing.speedups": "measuring speedups",
+        "app.doing.trees": "measuring trees against the chain",
         "app.doing.forward_times": "measuring forward times",
         "app.doing.lab": "running the lab",
         # --- production configs: the app's panel and `python -m specviz configs`
@@ -1616,6 +1644,7 @@ TABLE = MappingProxyType(
         "error.cli.device_index": (
             "--device {device}: this machine has {count} {kind} device(s), numbered from 0"
         ),
+        "error.cli.numbers": "{flag} takes whole numbers separated by commas, such as 8,16,32; got {got}",
         "error.cli.output_folder": "{option}: the folder {folder} does not exist",
         "error.cli.output_unwritable": "{option}: {path} cannot be written here",
         "error.cli.output_is_folder": "{option}: {path} is a folder; give a file name",
@@ -1675,8 +1704,10 @@ TABLE = MappingProxyType(
             "checked token for token by greedy_equality"
         ),
         "error.exactness.rule": "rule must be one of {known}, got {value}",
-        "error.cost.sizes": "max_new_tokens must be 1..64 and repeats at least 1",
+        "error.cost.sizes": "the sizes must start at 1 and go up to 65 tokens at most (max_new_tokens 1..65), and repeats must be at least 1",
         "error.speedup.gammas": "γ values must be between {low} and {high}, got {gammas}",
+        "error.tree_lab.nodes": "tree budgets must be between 1 and {most} nodes, got {got}",
+        "error.tree_lab.spec": "the tree lab grows dynamic trees: give tree with nodes, depth or topk options (not a shape), got {spec}",
         "error.projection.sizes": "model sizes must be positive and the overhead non-negative",
         "error.bench.no_prompts": "preset {preset} has no prompts for {tasks}",
         "error.bench.no_task": "no task",
@@ -1857,6 +1888,7 @@ TABLE = MappingProxyType(
             "γ values must be whole numbers separated by commas, e.g. {example}."
         ),
         "error.app.gammas_range": "Give one to a few γ values between {low} and {high}.",
+        "error.app.tree_nodes": "Give one to a few tree sizes between 1 and {most} nodes, separated by commas, such as {example}.",
         "error.app.projection_blank": "Fill in every number of the projection.",
         "error.app.projection": "Check the projection's numbers: {cause}",
         # hosted mode and the caps of specviz.app.limits

@@ -13,6 +13,7 @@ from specviz.core.settings import GenerationSettings
 from specviz.drafters.draft_tree import DraftTreeDrafter, TreeGrowth
 from specviz.labs.speedup.tree_theory import (
     RankAcceptance,
+    best_tree,
     expected_tokens,
     step_chance,
     tree_nodes,
@@ -57,3 +58,36 @@ def test_a_measured_run_of_trees_bears_the_prediction_out(tiny_pair: TinyPair) -
     assert sum(rates.tested) > 100 and rates.rate(1) > 0
     measured = sum(len(c.emitted) for c in cycles) / len(cycles)
     assert expected_tokens(rates, widths) == pytest.approx(measured, rel=0.15)
+
+
+def test_the_best_tree_is_the_chain_when_second_guesses_never_win() -> None:
+    rates = acceptance(0.8, 0.0)
+    tree = best_tree(rates, 5)
+    assert tree.parents == (-1, 0, 1, 2, 3) and tree.depth == 5
+    assert tree.tau == pytest.approx(expected_tokens_per_pass(0.8, 5))
+
+
+def test_the_best_tree_takes_alternatives_where_they_beat_going_deeper() -> None:
+    """a = (0.5, 0.5): the first child is kept with 0.5, the second with 0.25, a grandchild on
+    the first line with 0.25; the fourth node (chance 0.125) may be any of three."""
+    rates = acceptance(0.5, 0.5)
+    tree = best_tree(rates, 3)
+    assert tree.tau == pytest.approx(1 + 0.5 + 0.25 + 0.25)
+    assert sorted(tree.parents) == [-1, -1, 0]
+    # never better than the shape it equals, and it grows with its budget
+    assert tree.tau == pytest.approx(expected_tokens(rates, (2, 1)) - 0.125)
+    taus = [best_tree(rates, n).tau for n in (1, 2, 4, 8, 16, 32)]
+    assert taus == sorted(taus) and taus[-1] < 1 / (1 - 0.75) + 1e-9
+
+
+def test_a_best_tree_of_any_budget_is_a_tree_with_parents_first() -> None:
+    rates = acceptance(0.7, 0.4, 0.2, 0.1)
+    for nodes in (1, 3, 7, 16, 40):
+        tree = best_tree(rates, nodes)
+        assert tree.nodes == len(tree.parents) == nodes
+        assert all(-1 <= parent < index for index, parent in enumerate(tree.parents))
+    # where chances fall down and along the tree, the best N nodes beat any shape of N nodes
+    rates = acceptance(0.5, 0.5)
+    assert (
+        best_tree(rates, 6).tau >= expected_tokens(rates, (2, 2)) > expected_tokens(rates, (1,) * 6)
+    )

@@ -1,9 +1,10 @@
 """Speedup-lab records -> Plotly figures, and the paragraph that reads the theory chart aloud.
 
-Three figures: the speedup model with the measured speedups overlaid, and τ in its own panel below
+Four figures: the speedup model with the measured speedups overlaid, and τ in its own panel below
 (a count of tokens, never on the speedup's axis); the verification-cost curve as measured on this
 device, with the line the prediction reads v(γ) from; and the GPU projection, which is a model and is titled as one so it is
-never mistaken for, or drawn with, a measurement. The words come from the text catalogue in the
+never mistaken for, or drawn with, a measurement; and draft trees against the chain, predicted
+over the node budget with the measured runs on it. The words come from the text catalogue in the
 language each function is given.
 """
 
@@ -17,6 +18,7 @@ from plotly.subplots import make_subplots
 from specviz.labs.speedup.cost_curve import CostCurve
 from specviz.labs.speedup.gpu_projection import Projection
 from specviz.labs.speedup.theory import MeasuredRun, SpeedupRow, SpeedupTheory
+from specviz.labs.speedup.tree_lab import TreeLab
 from specviz.text import DEFAULT_LANGUAGE, t
 from specviz.views.run_charts import (
     ACCEPTED,
@@ -305,3 +307,84 @@ def break_even_paragraph(theory: SpeedupTheory, lang: str = DEFAULT_LANGUAGE) ->
         gamma=theory.best_gamma,
         speedup=f"{theory.best_speedup:.2f}",
     )
+
+
+def tree_chart(lab: TreeLab | None, *, lang: str = DEFAULT_LANGUAGE) -> go.Figure:
+    """Predicted speedup against a tree's node budget (log axis), the measured tree runs on it,
+    the chain at its γ as a level line, predicted and measured, and the best budget starred."""
+    title = t("tree_lab.chart.title", lang)
+    x_title, y_title = t("tree_lab.chart.nodes_axis", lang), t("speedup.chart.y", lang)
+    if lab is None:
+        return empty_chart(title, x_title, y_title, t("tree_lab.chart.empty", lang))
+    fig = layout(go.Figure(), title, x_title, y_title)
+    rows = sorted(lab.predicted, key=lambda row: row.nodes)
+    span = [rows[0].nodes, rows[-1].nodes]
+    fig.add_trace(
+        go.Scatter(
+            name=t("tree_lab.chart.predicted", lang),
+            x=[row.nodes for row in rows],
+            y=[row.speedup for row in rows],
+            mode="lines+markers",
+            line={"color": PREDICTED, "width": 3},
+            marker={"size": 7},
+            customdata=[[row.tau, row.verify_cost, row.draft_cost] for row in rows],
+            hovertemplate=hover(
+                "tree_lab.chart.hover.predicted",
+                lang,
+                nodes="%{x}",
+                speedup="%{y:.2f}",
+                tau="%{customdata[0]:.2f}",
+                verify="%{customdata[1]:.2f}",
+                draft="%{customdata[2]:.2f}",
+            ),
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            name=t("tree_lab.chart.measured", lang),
+            x=[run.nodes for run in lab.trees],
+            y=[run.speedup for run in lab.trees],
+            mode="markers",
+            marker={"symbol": "diamond", "size": 12, "color": MEASURED},
+            customdata=[[run.tau, run.tokens_per_s] for run in lab.trees],
+            hovertemplate=hover(
+                "tree_lab.chart.hover.measured",
+                lang,
+                nodes="%{x}",
+                speedup="%{y:.2f}",
+                tau="%{customdata[0]:.2f}",
+                tps="%{customdata[1]:.1f}",
+            ),
+        )
+    )
+    chain = t("tree_lab.row.chain", lang, gamma=lab.gamma)
+    for value, key, dash in [
+        (lab.chain_predicted.speedup, "tree_lab.chart.chain_predicted", "dash"),
+        (lab.chain.speedup, "tree_lab.chart.chain_measured", "dot"),
+    ]:
+        fig.add_trace(
+            go.Scatter(
+                name=t(key, lang, chain=chain, speedup=f"{value:.2f}"),
+                x=span,
+                y=[value, value],
+                mode="lines",
+                line={"color": TAU, "width": 2, "dash": dash},
+                hoverinfo="skip",
+            )
+        )
+    fig.add_trace(no_gain_line(span, lang))
+    fig.add_trace(
+        go.Scatter(
+            name=t(
+                "tree_lab.chart.best", lang, nodes=lab.best.nodes, speedup=f"{lab.best.speedup:.2f}"
+            ),
+            x=[lab.best.nodes],
+            y=[lab.best.speedup],
+            mode="markers",
+            marker={"symbol": "star", "size": 16, "color": BONUS},
+            hoverinfo="skip",
+        )
+    )
+    fig.update_xaxes(type="log", tickvals=[row.nodes for row in rows])
+    fig.update_yaxes(rangemode="tozero")
+    return fig

@@ -13,12 +13,13 @@ from __future__ import annotations
 import itertools
 import statistics
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
 
 from specviz.core.device import sync
+from specviz.core.tree import DraftTree
 from specviz.measure.harness import Staged, staged_result
 from specviz.models.runner import ModelRunner, RunnerKind
 from specviz.text import Phrase, UserError
@@ -73,6 +74,13 @@ class CostCurve:
         return max(1.0, intercept + slope * gamma) if gamma > 0 else 1.0
 
 
+def four_wide(tokens: Sequence[int]) -> DraftTree:
+    """A tree of these tokens, each node with up to four children, filled depth by depth: the
+    kind of tree a dynamic draft tree verifies (its forward's cost depends on the node count,
+    not on the shape)."""
+    return DraftTree(tuple(tokens), tuple(index // 4 - 1 for index in range(len(tokens))))
+
+
 def measure_verification_cost(
     model: torch.nn.Module,
     context_ids: torch.Tensor,
@@ -93,9 +101,16 @@ def iter_verification_cost(
     max_new_tokens: int = 16,
     repeats: int = 5,
     time_budget_s: float = 60.0,
+    sizes: Sequence[int] = (),
+    tree: bool = False,
 ) -> Iterator[Staged[CostCurve]]:
-    """Median forward time over `repeats` runs for 1..max_new_tokens new tokens after the context;
-    a stage after every forward (so a caller can stop between two), the curve in the last.
+    """Median forward time over `repeats` runs for 1..max_new_tokens new tokens after the context
+    (or for *sizes*, which start at 1); a stage after every forward (so a caller can stop between
+    two), the curve in the last.
+
+    tree: time the tree verification forward instead (ModelRunner.tree_forward: the root and a
+    four-wide tree of size − 1 nodes, positions by depth, the tree mask), which is what a tree
+    cycle's target pass runs.
 
     context_ids (1, T) is prefilled once; each timed forward appends k tokens to the cache and the
     cache is cropped back, exactly the rollback speculative decoding does. One untimed warm-up
@@ -105,8 +120,10 @@ def iter_verification_cost(
     """
     if context_ids.dim() != 2 or context_ids.shape[1] < 2:
         raise ValueError("context_ids must have shape (1, T) with T >= 2")
-    if not 1 <= max_new_tokens <= 64 or repeats < 1:
+    sizes = tuple(sizes) or tuple(range(1, max_new_tokens + 1))
+    if not sizes or sizes[0] != 1 or not all(1 <= s <= 65 for s in sizes) or repeats < 1:
         raise UserError("error.cost.sizes")
+    max_new_tokens = max(sizes)
     # Every stage is yielded with the cache at the context: a stream closed there leaves the
     # runner (local to this call) whole, and nothing outside it was touched.
     runner = ModelRunner(model)
@@ -116,7 +133,7 @@ def iter_verification_cost(
     cached = runner.cache_len
     # New tokens to feed: the context's own tokens, cycled; their values do not change the cost.
     pool = context_ids[0].repeat(max_new_tokens // context_ids.shape[1] + 1)
-    forwards = max_new_tokens * (repeats + 1)  # timed and warm-up, when the budget allows all
+    forwards = len(sizes) * (repeats + 1)  # timed and warm-up, when the budget allows all
     yield Staged(0.0, Phrase("progress.warming_up"))
     for _ in range(3):  # settle allocators and kernel choices before anything is timed
         runner.forward(pool[:1].view(1, 1))
@@ -124,8 +141,9 @@ def iter_verification_cost(
         yield Staged(0.0, Phrase("progress.warming_up"))
     began = time.perf_counter()
     points: list[CostPoint] = []
-    for size in range(1, max_new_tokens + 1):
+    for done_sizes, size in enumerate(sizes):
         feed = pool[:size].view(1, size)
+        shape = four_wide(pool[1:size].tolist())
         runs: list[float] = []
         where = Phrase("speedup.cost.progress", size=size, sizes=max_new_tokens)
         for attempt in range(repeats + 1):
@@ -133,20 +151,22 @@ def iter_verification_cost(
                 break
             sync(device)
             start = time.perf_counter()
-            # Logits for every fed position, as a verify step of `size` tokens keeps them.
-            runner.forward(feed, logits_to_keep=size)
+            if tree:
+                runner.tree_forward(shape, int(pool[0]))
+            else:  # logits for every fed position, as a verify step of `size` tokens keeps them
+                runner.forward(feed, logits_to_keep=size)
             sync(device)
             elapsed = time.perf_counter() - start
             runner.rollback(size)
             if attempt > 0:  # the first run is the warm-up
                 runs.append(elapsed)
-            done = (size - 1) * (repeats + 1) + attempt + 1
+            done = done_sizes * (repeats + 1) + attempt + 1
             yield Staged(min(done / forwards, 0.99), where)
         if len(runs) < repeats:  # cut by the budget: a partial size is left out
             break
         points.append(CostPoint(size, statistics.median(runs), tuple(runs)))
     if runner.cache_len != cached:
         raise RuntimeError("the KV cache was not rolled back to the context")  # pragma: no cover
-    complete = len(points) == max_new_tokens
+    complete = len(points) == len(sizes)
     curve = CostCurve(str(device), cached, tuple(points), complete, runner.kind)
     yield Staged(1.0, Phrase("progress.done"), curve)

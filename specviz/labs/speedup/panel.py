@@ -1,11 +1,12 @@
-"""The speedup lab's summaries: measured against predicted, each with how firm it is, and the GPU
-projection."""
+"""The speedup labs' summaries: measured against predicted, each with how firm it is, the GPU
+projection, and trees against the chain."""
 
 from __future__ import annotations
 
 from specviz.labs.speedup.charts import break_even_paragraph
 from specviz.labs.speedup.gpu_projection import Projection
 from specviz.labs.speedup.theory import SpeedupLab, SpeedupTheory
+from specviz.labs.speedup.tree_lab import TreeLab, median_error
 from specviz.text import DEFAULT_LANGUAGE, t
 from specviz.views.panels import panel_html, table_html
 
@@ -93,3 +94,85 @@ def projection_html(projection: Projection | None, *, lang: str = DEFAULT_LANGUA
         [head, t("speedup.projection.assumptions", lang, assumptions=assumptions)],
         css="sv-projection",
     )
+
+
+def tree_lab_rows(lab: TreeLab, lang: str) -> list[list[str]]:
+    """The chain's row, then each tree budget's: measured against predicted, and how firm."""
+    rows = []
+    for run, row, name in [
+        (lab.chain, lab.chain_predicted, t("tree_lab.row.chain", lang, gamma=lab.gamma)),
+        *(
+            (run, lab.predicted_at(run.nodes), t("tree_lab.row.tree", lang, nodes=run.nodes))
+            for run in lab.trees
+        ),
+    ]:
+        rows.append(
+            [
+                name,
+                f"{run.tau:.2f}",
+                f"{row.tau:.2f}",
+                f"{run.speedup:.2f}×",
+                f"{row.speedup:.2f}×",
+                lab.firmness(run).label.text(lang),
+                "" if run.complete else t("speedup.cut", lang),
+            ]
+        )
+    return rows
+
+
+def tree_lab_paragraphs(lab: TreeLab, lang: str) -> list[str]:
+    """What the lab found, in words: the rates it rests on, the predicted winner and why, and
+    how far the prediction was from the runs."""
+    ranks = t("tree_lab.rank_separator", lang).join(
+        t(
+            "tree_lab.rank",
+            lang,
+            rank=rank,
+            rate=f"{lab.acceptance.rate(rank):.2f}",
+            tested=lab.acceptance.tested[rank - 1],
+        )
+        for rank in range(1, len(lab.acceptance.tested) + 1)
+    )
+    best, chain = lab.best, lab.chain_predicted
+    values = {
+        "gamma": lab.gamma,
+        "nodes": best.nodes,
+        "best": f"{best.speedup:.2f}",
+        "chain": f"{chain.speedup:.2f}",
+        "tau": f"{best.tau:.2f}",
+        "chain_tau": f"{chain.tau:.2f}",
+        "verify": f"{best.verify_cost:.2f}",
+        "chain_verify": f"{chain.verify_cost:.2f}",
+        "size": best.nodes + 1,
+    }
+    return [
+        t(
+            "tree_lab.summary",
+            lang,
+            plain_tps=f"{lab.plain_tokens_per_s:.2f}",
+            seconds=f"{lab.elapsed_s:.0f}",
+            ranks=ranks or "—",
+            alpha=f"{lab.chain_alpha:.2f}",
+        ),
+        t("tree_lab.verdict.chain" if lab.chain_wins else "tree_lab.verdict.tree", lang, **values),
+        t("tree_lab.accuracy", lang, error=f"{median_error(lab):.0%}"),
+    ]
+
+
+def tree_lab_html(lab: TreeLab | None, *, lang: str = DEFAULT_LANGUAGE) -> str:
+    """The tree lab's result: its paragraphs over the measured-against-predicted table."""
+    if lab is None:
+        return panel_html([t("tree_lab.placeholder", lang)], css="sv-tree-lab")
+    headers = [t(key, lang) for key in _TREE_HEADERS] + [""]
+    table = table_html(headers, tree_lab_rows(lab, lang))
+    return panel_html(tree_lab_paragraphs(lab, lang), table, css="sv-tree-lab")
+
+
+_TREE_HEADERS = (
+    "tree_lab.column.method",
+    "speedup.column.tau",
+    "speedup.column.tau_predicted",
+    "speedup.column.speedup",
+    "speedup.column.predicted",
+    "speedup.column.firmness",
+)

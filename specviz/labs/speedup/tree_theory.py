@@ -17,10 +17,18 @@ A chain of γ guesses is the shape (1, ..., 1), where this is the chain's
 τ = (1 − α^(γ+1)) / (1 − α) with α = a[1] (Leviathan et al. 2023, eq. 1). The model takes
 acceptance to depend on the rank alone (pooled over depths, as the counts per depth are small);
 ``RankAcceptance.by_depth`` says how far that holds in a run.
+
+The same sum, node by node, gives any tree's τ: a node of rank r is on the kept path with the
+chance its parent is, times Π_{j<r} (1 − a[j]) · a[r] (its elder siblings lost, it won), and τ is
+1 plus those chances over all nodes. ``best_tree`` grows the N nodes with the highest chances,
+one at a time (Chen et al., "Sequoia", 2024, §3.1 finds the optimum by dynamic programming over
+the same positional acceptance; taking the best available node each time is what a dynamic
+tree approximates, and it never takes a child before its parent or elder sibling).
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -91,3 +99,48 @@ def expected_tokens(acceptance: RankAcceptance, widths: Sequence[int]) -> float:
 def tree_nodes(widths: Sequence[int]) -> int:
     """How many nodes the shape has: w_1 + w_1·w_2 + ..."""
     return sum(math.prod(widths[: depth + 1]) for depth in range(len(widths)))
+
+
+@dataclass(frozen=True)
+class BestTree:
+    """The N-node tree with the highest expected tokens per pass under the rank model."""
+
+    nodes: int
+    tau: float  # 1 + the nodes' chances of being on the kept path
+    parents: tuple[int, ...]  # each node's parent's index (-1: the root), parents first
+    depth: int
+
+
+def best_tree(acceptance: RankAcceptance, nodes: int, max_depth: int = 64) -> BestTree:
+    """Grow the tree of at most *nodes* nodes, *max_depth* deep, by adding, each time, the open
+    node with the highest chance of being kept: the first child of a node in the tree, or the
+    next sibling of one (module doc). Stops early where no open node has a chance above zero."""
+    ranks = len(acceptance.tested)
+    # a heap of (−chance, order, parent, rank, chance its elder siblings all lost)
+    opened: list[tuple[float, int, int, int, float]] = []
+    order = 0
+
+    def open_node(parent: int, rank: int, reach: float, lost: float) -> None:
+        nonlocal order
+        if rank > ranks:
+            return
+        chance = reach * lost * acceptance.rate(rank)
+        if chance > 0:
+            heapq.heappush(opened, (-chance, order, parent, rank, lost))
+            order += 1
+
+    parents: list[int] = []
+    depths: list[int] = []
+    total = 1.0
+    open_node(-1, 1, 1.0, 1.0)
+    while opened and len(parents) < nodes:
+        negative, _, parent, rank, lost = heapq.heappop(opened)
+        chance = -negative
+        parents.append(parent)
+        depths.append(1 if parent < 0 else depths[parent] + 1)
+        total += chance
+        reach = chance / (lost * acceptance.rate(rank))  # the parent's chance
+        if depths[-1] < max_depth:
+            open_node(len(parents) - 1, 1, chance, 1.0)
+        open_node(parent, rank + 1, reach, lost * (1.0 - acceptance.rate(rank)))
+    return BestTree(len(parents), total, tuple(parents), max(depths, default=0))

@@ -1,0 +1,334 @@
+"""Trees against the chain: how many tokens a draft tree gives per target pass on this machine,
+what each pass costs, and which size of tree, if any, beats the chain here.
+
+The prediction is the chain's speedup model (specviz.labs.speedup.theory) with a tree in place
+of the chain. Per cycle a tree of N nodes gives τ(N) tokens, the best N-node tree's under the
+rank model of specviz.labs.speedup.tree_theory with the acceptance per sibling rank measured in
+this lab's tree runs, and costs
+
+    D_c + v_tree(N + 1)      (in one-token target forwards)
+
+where v_tree(k) is the target's tree forward over the root and k − 1 nodes, timed here through
+the runner the engine verifies with, and D_c the draft's work: a forward over the committed
+tokens it has not read, the root's, then one per further depth over its widest frontier
+(specviz.drafters.draft_tree), each priced by the draft's own timed forwards. The chain at γ is
+τ = (1 − α^(γ+1)) / (1 − α) over γ·c + v(γ + 1) with α from its own run (Leviathan et al.
+2023, eq. 1). On a GPU v barely grows with k and the widest tree wins; on a 2-core CPU every
+node costs arithmetic, and the prediction says where that stops paying before any run does.
+
+The same runs are then measured: plain decoding, the chain and a tree at each budget,
+interleaved by the measurement harness, each against plain decoding's tokens/s.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+
+import torch
+
+from specviz.core.cost_model import expected_tokens_per_pass
+from specviz.core.engine import DraftModelPairLike
+from specviz.core.events import Cycle, Totals
+from specviz.core.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
+from specviz.drafters.base import DrafterSpec
+from specviz.drafters.draft_tree import MAX_NODES, growth_of
+from specviz.labs.speedup.cost_curve import CostCurve, iter_verification_cost
+from specviz.labs.speedup.tree_theory import RankAcceptance, best_tree
+from specviz.measure.firmness import Judgement, judge_lab
+from specviz.measure.harness import (
+    Outcome,
+    Staged,
+    iter_measurements,
+    staged_part,
+    warm_up_settings,
+)
+from specviz.measure.methods import plain_decoding, speculative_decoding
+from specviz.measure.spread import Spread
+from specviz.models.cpu_load import OthersShare
+from specviz.text import Phrase, UserError
+
+DEFAULT_NODES = (8, 16, 32)  # the tree budgets measured, as the bench's tree rows
+PREDICTED_NODES = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64)  # the budgets predicted
+_RUN_SHARE = 0.75  # of the time budget for the decoding runs; the forward timings get the rest
+_PLAIN = "plain"
+_CHAIN = "chain"
+
+
+@dataclass(frozen=True)
+class MeasuredMethod:
+    """One decoding run: the chain at γ (nodes = γ) or a tree of at most *nodes* nodes."""
+
+    name: str  # "γ = 5" or the drafter spec, "tree:nodes=16"
+    nodes: int
+    tau: float  # new tokens per target pass
+    speedup: float  # tokens/s over plain decoding's in this lab
+    tokens_per_s: float
+    new_tokens: int
+    complete: bool
+
+
+@dataclass(frozen=True)
+class Predicted:
+    """The model at one tree budget (or for the chain, at its γ)."""
+
+    nodes: int
+    tau: float
+    draft_cost: float  # the draft's work per cycle, in one-token target forwards
+    verify_cost: float  # the target's pass over the root and the nodes, likewise
+    speedup: float
+
+
+@dataclass(frozen=True)
+class TreeLab:
+    """Measured runs, the forward timings they are predicted from, and the predictions."""
+
+    gamma: int
+    tree_spec: str  # the growth every tree run used, but its node budget
+    plain_tokens_per_s: float
+    plain_new_tokens: int
+    chain: MeasuredMethod
+    trees: tuple[MeasuredMethod, ...]
+    acceptance: RankAcceptance  # pooled over the tree runs
+    chain_alpha: float
+    chain_predicted: Predicted
+    predicted: tuple[Predicted, ...]  # at PREDICTED_NODES and each measured budget
+    best: Predicted  # the tree budget predicted fastest here
+    target_tree_curve: CostCurve
+    target_chain_curve: CostCurve
+    draft_curve: CostCurve
+    elapsed_s: float
+    complete: bool
+    others_share: float | None
+
+    def predicted_at(self, nodes: int) -> Predicted:
+        return next(row for row in self.predicted if row.nodes == nodes)
+
+    def firmness(self, run: MeasuredMethod) -> Judgement:
+        """How firm a run's measured speedup is (tokens, one run, the CPU others took)."""
+        tokens = min(run.new_tokens, self.plain_new_tokens)
+        return judge_lab(tokens, Spread.of([run.speedup]), self.others_share)
+
+    @property
+    def chain_wins(self) -> bool:
+        """Whether the chain is predicted faster than the best tree on this machine."""
+        return self.chain_predicted.speedup >= self.best.speedup
+
+
+def relative_cost(curve: CostCurve, size: int) -> float:
+    """The curve's forward time at *size* over its one-token time; between or past the measured
+    sizes, the nearest measured size's, scaled linearly in the size beyond the largest."""
+    base = curve.points[0].median_s
+    by_size = {point.new_tokens: point.median_s for point in curve.points}
+    if size in by_size:
+        return by_size[size] / base
+    below = max((s for s in by_size if s < size), default=1)
+    above = min((s for s in by_size if s > size), default=None)
+    if above is None:  # past the largest size: grow in proportion (a CPU's cost is linear there)
+        return by_size[below] / base * max(1.0, size / below)
+    share = (size - below) / (above - below)
+    return (by_size[below] + share * (by_size[above] - by_size[below])) / base
+
+
+def predict_tree(
+    acceptance: RankAcceptance,
+    nodes: int,
+    depth: int,
+    width: int,
+    target_tree: CostCurve,
+    draft: CostCurve,
+) -> Predicted:
+    """τ(N) / (D_c + v_tree(N + 1)) for the best tree of *nodes* nodes at most *depth* deep
+    (module doc); *width*: the most nodes a depth's draft forward reads."""
+    tree = best_tree(acceptance, nodes, max_depth=depth)
+    c = draft.points[0].median_s / target_tree.points[0].median_s
+    reached = max(tree.depth, 1)
+    # the committed tokens not yet read (about τ − 1 of them), the root, the deeper depths
+    unread = max(1, round(tree.tau - 1))
+    draft_cost = c * (
+        relative_cost(draft, unread) + 1.0 + (reached - 1) * relative_cost(draft, width)
+    )
+    verify_cost = relative_cost(target_tree, tree.nodes + 1)
+    return Predicted(
+        nodes, tree.tau, draft_cost, verify_cost, tree.tau / (draft_cost + verify_cost)
+    )
+
+
+def predict_chain(alpha: float, gamma: int, target_chain: CostCurve, draft: CostCurve) -> Predicted:
+    """S = τ / (γ·c + v(γ + 1)), Leviathan et al.'s model with this lab's timings."""
+    tau = expected_tokens_per_pass(min(max(alpha, 0.0), 1.0), gamma)
+    c = draft.points[0].median_s / target_chain.points[0].median_s
+    verify_cost = relative_cost(target_chain, gamma + 1)
+    return Predicted(gamma, tau, gamma * c, verify_cost, tau / (gamma * c + verify_cost))
+
+
+def tree_specs(tree_spec: str, budgets: Sequence[int]) -> list[str]:
+    """The drafter spec for each budget: *tree_spec*'s options with nodes set."""
+    spec = DrafterSpec.parse(tree_spec)
+    growth = growth_of(spec)
+    if spec.kind != "tree" or growth.widths:
+        raise UserError("error.tree_lab.spec", spec=repr(tree_spec))
+    return [f"tree:nodes={n},depth={growth.depth},topk={growth.topk}" for n in budgets]
+
+
+def iter_tree_lab(
+    pair: DraftModelPairLike,
+    prompt_ids: torch.Tensor,
+    settings: GenerationSettings,
+    gamma: int = 5,
+    budgets: Sequence[int] = DEFAULT_NODES,
+    tree_spec: str = "tree",
+    cost_repeats: int = 3,
+    time_budget_s: float = 150.0,
+) -> Iterator[Staged[TreeLab]]:
+    """Decode plainly, with the chain at γ and with a tree at each budget (interleaved, 75 % of
+    the time budget), then time the forwards the prediction needs; a stage before each run and
+    after each forward, the lab in the last. Checked on the first next()."""
+    budgets = tuple(sorted(set(budgets)))
+    if not GAMMA_MIN <= gamma <= GAMMA_MAX:
+        raise UserError("error.speedup.gammas", low=GAMMA_MIN, high=GAMMA_MAX, gammas=(gamma,))
+    if not budgets or not all(1 <= n <= MAX_NODES for n in budgets):
+        raise UserError("error.tree_lab.nodes", most=MAX_NODES, got=repr(budgets))
+    if prompt_ids.dim() != 2 or prompt_ids.shape[1] < 2:
+        raise UserError("error.prompt_too_short")
+    specs = tree_specs(tree_spec, budgets)
+    growth = growth_of(DrafterSpec.parse(specs[0]))
+    began = time.perf_counter()
+    deadline = began + time_budget_s
+    others = OthersShare()
+    # A fixed γ with no early draft stop: the chain's model assumes γ drafts every cycle.
+    fixed = replace(
+        settings,
+        gamma=gamma,
+        adaptive_gamma=False,
+        cost_gamma=False,
+        draft_stop_below=0.0,
+        draft_stop_cumulative=0.0,
+    )
+    methods = [
+        replace(
+            plain_decoding(pair, prompt_ids, settings, _PLAIN),
+            label=Phrase("speedup.progress.plain"),
+        ),
+        replace(
+            speculative_decoding(pair, prompt_ids, fixed, _CHAIN),
+            label=Phrase("speedup.progress.gamma", gamma=gamma),
+        ),
+        *(
+            replace(
+                speculative_decoding(pair, prompt_ids, settings, spec, drafter_spec=spec),
+                label=Phrase("tree_lab.progress.tree", nodes=n),
+            )
+            for n, spec in zip(budgets, specs, strict=True)
+        ),
+    ]
+    warm = warm_up_settings(settings)
+    warm_up = [
+        plain_decoding(pair, prompt_ids, warm, "warm-up plain"),
+        speculative_decoding(pair, prompt_ids, warm, "warm-up tree", drafter_spec=specs[-1]),
+    ]
+    measured = None
+    for update in iter_measurements(
+        methods, warm_up=warm_up, time_budget_s=_RUN_SHARE * time_budget_s
+    ):
+        if update.finished:
+            measured = update.measurements
+        else:
+            yield Staged(_RUN_SHARE * update.fraction, update.message)
+    assert measured is not None  # the harness always ends with a finished update
+    outcomes = {name: measured[name].samples[0].outcome for name in (_PLAIN, _CHAIN, *specs)}
+    plain = _totals(outcomes[_PLAIN])
+    chain = _measured(f"γ = {gamma}", gamma, outcomes[_CHAIN], plain)
+    trees = [
+        _measured(spec, n, outcomes[spec], plain) for n, spec in zip(budgets, specs, strict=True)
+    ]
+    acceptance = RankAcceptance.measure(
+        event
+        for spec in specs
+        for event in outcomes[spec].events
+        if isinstance(event, Cycle) and not event.finished
+    )
+    chain_totals = _totals(outcomes[_CHAIN])
+    chain_alpha = chain_totals.acceptance_rate
+
+    # The forwards the prediction prices, each as the engine runs it.
+    tree_sizes = sorted({1, *(n + 1 for n in (*PREDICTED_NODES, *budgets))})
+    timings: list[CostCurve] = []
+    parts = (
+        (pair.target, tree_sizes, True, Phrase("tree_lab.progress.tree_cost")),
+        (pair.target, [1, gamma + 1], False, Phrase("speedup.progress.cost")),
+        (pair.draft, list(range(1, 9)), True, Phrase("tree_lab.progress.draft_cost")),
+    )
+    for index, (model, sizes, tree, message) in enumerate(parts):
+        share = (1.0 - _RUN_SHARE) / len(parts)
+        curve = yield from staged_part(
+            iter_verification_cost(
+                model,
+                prompt_ids,
+                repeats=cost_repeats,
+                time_budget_s=max(0.0, deadline - time.perf_counter()),
+                sizes=sizes,
+                tree=tree,
+            ),
+            _RUN_SHARE + index * share,
+            _RUN_SHARE + (index + 1) * share,
+            message,
+        )
+        timings.append(curve)
+    target_tree, target_chain, draft = timings
+    predicted = tuple(
+        predict_tree(acceptance, n, growth.depth, growth.topk, target_tree, draft)
+        for n in sorted({*PREDICTED_NODES, *budgets})
+    )
+    best = max(predicted, key=lambda row: (row.speedup, -row.nodes))
+    yield Staged(
+        1.0,
+        Phrase("progress.done"),
+        TreeLab(
+            gamma=gamma,
+            tree_spec=f"depth={growth.depth},topk={growth.topk}",
+            plain_tokens_per_s=plain.tokens_per_s,
+            plain_new_tokens=plain.new_tokens,
+            chain=chain,
+            trees=tuple(trees),
+            acceptance=acceptance,
+            chain_alpha=chain_alpha,
+            chain_predicted=predict_chain(chain_alpha, gamma, target_chain, draft),
+            predicted=predicted,
+            best=best,
+            target_tree_curve=target_tree,
+            target_chain_curve=target_chain,
+            draft_curve=draft,
+            elapsed_s=time.perf_counter() - began,
+            complete=measured.complete and all(curve.complete for curve in timings),
+            others_share=others.share(),
+        ),
+    )
+
+
+def _totals(outcome: Outcome) -> Totals:
+    if outcome.totals is None:  # pragma: no cover - engine runs always carry their counters
+        raise RuntimeError("an engine run reported no counters")
+    return outcome.totals
+
+
+def _measured(name: str, nodes: int, outcome: Outcome, plain: Totals) -> MeasuredMethod:
+    totals = _totals(outcome)
+    return MeasuredMethod(
+        name=name,
+        nodes=nodes,
+        tau=totals.tokens_per_target_pass,
+        speedup=totals.tokens_per_s / plain.tokens_per_s if plain.tokens_per_s else 0.0,
+        tokens_per_s=totals.tokens_per_s,
+        new_tokens=totals.new_tokens,
+        complete=outcome.complete,
+    )
+
+
+def median_error(lab: TreeLab) -> float:
+    """The median relative gap between predicted and measured speedup over the lab's runs."""
+    pairs = [(lab.chain_predicted.speedup, lab.chain.speedup)]
+    pairs += [(lab.predicted_at(run.nodes).speedup, run.speedup) for run in lab.trees]
+    return statistics.median(abs(p - m) / m for p, m in pairs if m > 0)

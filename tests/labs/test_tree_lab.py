@@ -1,0 +1,110 @@
+"""Trees against the chain: the prediction's costs and verdicts against closed forms, and the lab
+on tiny models end to end (its runs, its forward timings, its bad input)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from tiny_models import TinyPair
+
+from specviz.core.settings import GenerationSettings
+from specviz.labs.speedup.cost_curve import CostCurve, CostPoint
+from specviz.labs.speedup.tree_lab import (
+    PREDICTED_NODES,
+    iter_tree_lab,
+    median_error,
+    predict_chain,
+    predict_tree,
+    relative_cost,
+)
+from specviz.labs.speedup.tree_theory import RankAcceptance, best_tree
+from specviz.measure.harness import staged_result
+from specviz.text import UserError
+
+PROMPT = torch.tensor([list(b"def fibonacci(n):")])
+
+
+def curve(costs: dict[int, float], one_token_s: float = 0.1) -> CostCurve:
+    points = tuple(
+        CostPoint(size, one_token_s * costs[size], (one_token_s * costs[size],) * 3)
+        for size in sorted(costs)
+    )
+    return CostCurve("cpu", 10, points, True)
+
+
+def rates(*values: float) -> RankAcceptance:
+    return RankAcceptance(tuple(round(v * 1000) for v in values), (1000,) * len(values))
+
+
+def test_relative_cost_reads_measured_sizes_and_interpolates_between_them() -> None:
+    costs = curve({1: 1.0, 5: 1.0, 9: 2.0, 17: 4.0})
+    assert relative_cost(costs, 5) == 1.0
+    assert relative_cost(costs, 7) == pytest.approx(1.5)
+    assert relative_cost(costs, 13) == pytest.approx(3.0)
+    assert relative_cost(costs, 34) == pytest.approx(8.0)  # in proportion past the largest
+
+
+def test_a_free_verification_makes_the_biggest_tree_best() -> None:
+    """As on a GPU: v flat, the draft free; more nodes can only add kept tokens."""
+    flat = curve({size: 1.0 for size in range(1, 66)})
+    free_draft = curve({size: 1.0 for size in range(1, 9)}, one_token_s=1e-12)
+    acceptance = rates(0.7, 0.4, 0.2)
+    speedups = [
+        predict_tree(acceptance, n, 6, 4, flat, free_draft).speedup for n in PREDICTED_NODES
+    ]
+    assert speedups == sorted(speedups)
+    assert speedups[-1] == pytest.approx(best_tree(acceptance, 64, max_depth=6).tau)
+
+
+def test_a_verification_paid_per_node_makes_the_chain_win() -> None:
+    """As on a small CPU past its flat part: every node costs a tenth of a forward."""
+    rising = curve({size: 1.0 + 0.1 * (size - 1) for size in range(1, 66)})
+    draft = curve({size: 1.0 for size in range(1, 9)}, one_token_s=0.005)
+    acceptance = rates(0.8, 0.3, 0.1)
+    chain = predict_chain(0.8, 5, rising, draft)
+    assert chain.tau == pytest.approx((1 - 0.8**6) / (1 - 0.8))
+    assert chain.verify_cost == pytest.approx(1.5)
+    assert chain.draft_cost == pytest.approx(5 * 0.05)
+    big = predict_tree(acceptance, 64, 6, 4, rising, draft)
+    assert big.verify_cost == pytest.approx(7.4)
+    assert big.speedup < chain.speedup
+    small = predict_tree(acceptance, 4, 6, 4, rising, draft)
+    assert small.speedup > big.speedup
+
+
+def test_the_lab_measures_the_chain_and_each_tree_and_predicts_them(tiny_pair: TinyPair) -> None:
+    settings = GenerationSettings(max_new_tokens=24, stop_on_eos=False)
+    lab = staged_result(
+        iter_tree_lab(
+            tiny_pair, PROMPT, settings, gamma=3, budgets=(4, 8), cost_repeats=1, time_budget_s=60
+        )
+    )
+    assert lab.chain.nodes == 3 and [run.nodes for run in lab.trees] == [4, 8]
+    assert all(run.new_tokens == 24 and run.tau >= 1.0 for run in (lab.chain, *lab.trees))
+    assert sum(lab.acceptance.tested) > 0  # counted from the tree runs' own cycles
+    assert {row.nodes for row in lab.predicted} >= {*PREDICTED_NODES, 4, 8}
+    assert lab.best in lab.predicted
+    assert lab.best.speedup == max(row.speedup for row in lab.predicted)
+    # the target's tree forward was timed at every predicted size, the draft's at 1 to 8 tokens
+    sizes = [point.new_tokens for point in lab.target_tree_curve.points]
+    assert sizes == sorted({1, *(n + 1 for n in (*PREDICTED_NODES, 4, 8))})
+    assert [point.new_tokens for point in lab.draft_curve.points] == list(range(1, 9))
+    assert lab.complete and median_error(lab) >= 0.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "key"),
+    [
+        ({"budgets": (0,)}, "error.tree_lab.nodes"),
+        ({"budgets": (65,)}, "error.tree_lab.nodes"),
+        ({"tree_spec": "tree:shape=2x2"}, "error.tree_lab.spec"),
+        ({"tree_spec": "draft-model"}, "error.tree_lab.spec"),
+        ({"gamma": 0}, "error.speedup.gammas"),
+    ],
+)
+def test_bad_lab_settings_are_refused_before_any_run(
+    tiny_pair: TinyPair, kwargs: dict[str, object], key: str
+) -> None:
+    with pytest.raises(UserError) as refused:
+        next(iter_tree_lab(tiny_pair, PROMPT, GenerationSettings(), **kwargs))  # type: ignore[arg-type]
+    assert refused.value.key == key
