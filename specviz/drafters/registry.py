@@ -85,6 +85,9 @@ class DrafterEntry:
     # Specs of this kind the app's dropdown lists under the kind itself, with their label keys
     # (a fixed tree shape for teaching).
     listed_specs: tuple[tuple[str, str], ...] = ()
+    # Options the advisor measures the bare kind at in place of γ, for a drafter whose length
+    # is not γ (a tree's node budgets); () for one that drafts γ tokens.
+    advisor_sizes: tuple[str, ...] = ()
 
     @property
     def label_key(self) -> str:
@@ -177,6 +180,7 @@ _BUILT_IN = (
             ServingEquivalent(ServingMethod.DRAFT_MODEL, exact=False),
         ),
         listed_specs=(("tree:shape=2x2x1", "drafter.tree.shape"),),
+        advisor_sizes=("nodes=8", "nodes=16", "nodes=32"),
     ),
 )
 

@@ -89,6 +89,22 @@ def test_candidates_are_each_proposer_at_each_gamma_then_adaptive_then_cost(
     ]
 
 
+def test_a_tree_is_measured_at_its_node_budgets_in_place_of_gamma(tiny_pair: TinyPair) -> None:
+    plan = plan_for(tiny_pair, drafters=["tree", "tree:depth=3,nodes=5"])
+    found = candidates(plan)
+    assert [c.name for c in found] == [
+        "tree[none] nodes=8",
+        "tree[none] nodes=16",
+        "tree[none] nodes=32",
+        "tree[none] depth=3,nodes=5",  # a spec with options is measured as given
+    ]
+    assert [c.spec for c in found][:2] == ["tree:nodes=8", "tree:nodes=16"]
+    advice = advise(replace(plan, drafters=["tree:nodes=4"], prompt_ids=prompt_ids(tiny_pair)[:1]))
+    (verdict,) = advice.verdicts
+    assert verdict.to_dict()["size"] == "nodes=4" and verdict.to_dict()["gamma"] is None
+    assert verdict.totals.new_tokens > 0
+
+
 def test_a_plan_without_drafters_gammas_or_prompts_is_refused(tiny_pair: TinyPair) -> None:
     with pytest.raises(UserError, match="drafter"):
         candidates(plan_for(tiny_pair, drafters=[]))

@@ -55,6 +55,7 @@ from specviz.core.engine import (
 )
 from specviz.core.events import Cycle, Step, Totals
 from specviz.core.settings import GenerationSettings
+from specviz.drafters.base import DrafterSpec
 from specviz.drafters.registry import drafter_entry, make_drafter
 from specviz.measure.firmness import Judgement, judge_lab, weakest
 from specviz.measure.harness import (
@@ -119,11 +120,24 @@ class Candidate:
     # The draft model's quantization; "" when the drafter uses no draft model.
     draft_format: str = ""
     cost: bool = False  # γ each cycle from the measured step costs (specviz.drafters.policy)
+    # In place of γ for a drafter that does not draft γ tokens: its size option ("nodes=16").
+    size: str = ""
 
     @property
     def name(self) -> str:
-        """A short unique name: "draft-model[int8wo] γ=5", "lookup γ=adaptive(5)", "… γ=cost(≤5)"."""
-        return f"{self.proposer} γ={self.gamma_words}"
+        """A short unique name: "draft-model[int8wo] γ=5", "lookup γ=adaptive(5)", "… γ=cost(≤5)",
+        "tree nodes=16"."""
+        return f"{self.proposer} {self.setting_words}"
+
+    @property
+    def spec(self) -> str:
+        """The drafter spec it runs: the drafter's, with its size option where it has one."""
+        return f"{self.drafter}:{self.size}" if self.size else self.drafter
+
+    @property
+    def setting_words(self) -> str:
+        """What sets its length, as the table and chart show it: "γ=5" or "nodes=16"."""
+        return self.size or f"γ={self.gamma_words}"
 
     @property
     def proposer(self) -> str:
@@ -170,7 +184,8 @@ class Verdict:
             "candidate": self.candidate.name,
             "drafter": self.candidate.drafter,
             "draft_format": self.candidate.draft_format,
-            "gamma": self.candidate.gamma,
+            "gamma": None if self.candidate.size else self.candidate.gamma,
+            "size": self.candidate.size or None,
             "adaptive": self.candidate.adaptive,
             "cost_schedule": self.candidate.cost,
             "acceptance_rate": self.alpha,
@@ -299,7 +314,12 @@ def candidates(plan: AdvicePlan) -> list[Candidate]:
     formats = list(plan.pairs)
     found: list[Candidate] = []
     for drafter in plan.drafters:
+        kind, sizes = _sizes_of(drafter)
         for draft_format in _formats_of(drafter, formats):
+            if sizes:  # its sizes take γ's place: no γ, adaptive or cost rows
+                gamma = plan.settings.gamma
+                found += [Candidate(kind, gamma, False, draft_format, size=s) for s in sizes]
+                continue
             found += [Candidate(drafter, gamma, False, draft_format) for gamma in plan.gammas]
             if plan.adaptive:
                 found.append(Candidate(drafter, plan.settings.gamma, True, draft_format))
@@ -364,7 +384,7 @@ def iter_advice(
                 candidate.name,
                 candidate.settings(plan.settings),
                 plan.prompt_ids,
-                _speculative(pair, candidate.drafter),
+                _speculative(pair, candidate.spec),
                 own,
                 _Reading(reads, models),
                 only_whole=candidate not in screens,
@@ -397,7 +417,9 @@ def _screens(chosen: Sequence[Candidate], gamma: int) -> set[Candidate]:
     first: dict[str, Candidate] = {}
     for candidate in chosen:
         first.setdefault(candidate.proposer, candidate)
-        if candidate.gamma == gamma and not (candidate.adaptive or candidate.cost):
+        if candidate.gamma == gamma and not (
+            candidate.adaptive or candidate.cost or candidate.size
+        ):
             first[candidate.proposer] = candidate
     return set(first.values())
 
@@ -588,10 +610,24 @@ def _warm_ups(plan: AdvicePlan, chosen: Sequence[Candidate], reads: PromptPrefil
             continue
         seen.add(candidate.proposer)
         pair = plan.pairs[candidate.draft_format] if candidate.draft_format else default_pair
-        events = _speculative(pair, candidate.drafter)
+        events = _speculative(pair, candidate.spec)
         name = f"warm-up {candidate.proposer}"
         warm.append(_over_prompts(name, short, first, events, _Records(), reading))
     return warm
+
+
+def _sizes_of(drafter: str) -> tuple[str, tuple[str, ...]]:
+    """For a drafter whose length is not γ (a tree): its kind, and the sizes the advisor
+    measures it at in place of γ, its registry entry's for the bare kind, else the spec's own
+    options as one size ("tree:depth=8" -> ("tree", ("depth=8",))). (drafter, ()) for one that
+    drafts γ tokens."""
+    sizes = drafter_entry(drafter).advisor_sizes
+    spec = DrafterSpec.parse(drafter)
+    if not sizes:
+        return drafter, ()
+    if spec.options:
+        return spec.kind, (",".join(f"{name}={value}" for name, value in spec.options),)
+    return spec.kind, sizes
 
 
 def _formats_of(drafter: str, formats: Sequence[str]) -> Sequence[str]:

@@ -30,7 +30,7 @@ def advice_chart(advice: Advice | None, *, lang: str = DEFAULT_LANGUAGE) -> go.F
     proposers = list(dict.fromkeys(v.candidate.proposer for v in advice.verdicts))
     for index, proposer in enumerate(proposers):
         own = [v for v in advice.verdicts if v.candidate.proposer == proposer]
-        gammas = [f"γ={v.candidate.gamma_words}" for v in own]
+        gammas = [v.candidate.setting_words for v in own]
         fig.add_trace(
             go.Scatter(
                 name=proposer,
