@@ -20,7 +20,7 @@ from specviz.app.lab_tabs import (
     status_line,
 )
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN
-from specviz.drafters.draft_tree import MAX_NODES
+from specviz.drafters.tree_growth import MAX_NODES
 from specviz.labs.speedup import charts as speedup_charts
 from specviz.labs.speedup import gpu_projection, tree_lab, what_if
 from specviz.labs.speedup import panel as speedup_panel
@@ -149,7 +149,12 @@ def tree_lab_section(wiring: LabWiring, cap: int) -> TreeLabSection:
     lang = wiring.lang
     gr.Markdown(t("app.trees.intro", lang), elem_classes="sv-lab-intro", elem_id="sv-trees-intro")
     with gr.Row():
-        nodes = gr.Textbox(value=DEFAULT_TREE_NODES, label=t("app.trees.nodes", lang), scale=2)
+        nodes = gr.Textbox(
+            value=DEFAULT_TREE_NODES,
+            label=t("app.trees.nodes", lang),
+            scale=2,
+            elem_id="sv-trees-nodes",
+        )
         budget = wiring.size_slider(20, cap, 150, 10, "app.trees.budget", scale=2)
         button = run_button(t("app.button.measure_trees", lang), "sv-trees-run")
     status = status_box(t("app.status.not_run", lang), "sv-trees-status")

@@ -294,7 +294,7 @@ def _tree_drafting(args: argparse.Namespace) -> int:
     import statistics
 
     from specviz.drafters.base import DrafterSpec
-    from specviz.drafters.draft_tree import growth_of
+    from specviz.drafters.tree_growth import growth_of
     from specviz.measure.tree_drafting import time_tree_drafting
 
     spec = DrafterSpec.parse(args.drafter)

@@ -34,7 +34,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import torch
 
@@ -42,79 +41,12 @@ from specviz.core.device import device_of, sync
 from specviz.core.engine import ModelPairLike
 from specviz.core.proposal import TreeProposal
 from specviz.core.sampling import Sampler
-from specviz.core.settings import GAMMA_MAX, GenerationSettings
+from specviz.core.settings import GenerationSettings
 from specviz.core.tree import ROOT, DraftTree, without
 from specviz.drafters.base import DrafterSpec
+from specviz.drafters.tree_growth import TreeGrowth, growth_of
 from specviz.models.runner import ModelRunner
 from specviz.text import UserError
-
-MAX_NODES = 64  # a tree's nodes: the target scores them all in one forward
-MAX_WIDTH = 8  # children per node
-
-
-@dataclass(frozen=True)
-class TreeGrowth:
-    """How a tree grows: a fixed shape (widths per depth) or EAGLE-2's dynamic budget."""
-
-    widths: tuple[int, ...] = ()  # a fixed shape; () for the dynamic tree
-    nodes: int = 16
-    depth: int = 6
-    topk: int = 4
-
-    @property
-    def max_depth(self) -> int:
-        return len(self.widths) if self.widths else self.depth
-
-    @property
-    def width(self) -> int:
-        """The most children a node gets."""
-        return max(self.widths) if self.widths else self.topk
-
-    @property
-    def size(self) -> int:
-        """The most nodes a tree of this growth holds."""
-        widths = self.widths
-        return sum(math.prod(widths[: d + 1]) for d in range(len(widths))) if widths else self.nodes
-
-    def __str__(self) -> str:
-        if self.widths:
-            return "shape=" + "x".join(map(str, self.widths))
-        return f"nodes={self.nodes},depth={self.depth},topk={self.topk}"
-
-
-def _whole(spec: DrafterSpec, name: str, default: int, low: int, high: int) -> int:
-    text = spec.option(name, str(default))
-    if not text.isdigit() or not low <= int(text) <= high:
-        raise UserError(
-            "error.drafter.tree_option", name=name, got=repr(text), low=str(low), high=str(high)
-        )
-    return int(text)
-
-
-def growth_of(spec: DrafterSpec) -> TreeGrowth:
-    """The growth a spec asks for; UserError for an option out of its range."""
-    spec.check_options("nodes", "depth", "topk", "shape")
-    shape = spec.option("shape", "")
-    if shape:
-        if any(name in dict(spec.options) for name in ("nodes", "depth", "topk")):
-            raise UserError("error.drafter.tree_shape_alone", spec=repr(str(spec)))
-        parts = shape.lower().split("x")
-        if not all(part.isdigit() and 1 <= int(part) <= MAX_WIDTH for part in parts):
-            raise UserError("error.drafter.tree_shape", got=repr(shape), most=str(MAX_WIDTH))
-        growth = TreeGrowth(widths=tuple(int(part) for part in parts))
-        if len(growth.widths) > GAMMA_MAX or growth.size > MAX_NODES:
-            raise UserError(
-                "error.drafter.tree_too_big",
-                got=repr(shape),
-                size=str(growth.size),
-                most=str(MAX_NODES),
-            )
-        return growth
-    return TreeGrowth(
-        nodes=_whole(spec, "nodes", 16, 1, MAX_NODES),
-        depth=_whole(spec, "depth", 6, 1, GAMMA_MAX),
-        topk=_whole(spec, "topk", 4, 1, MAX_WIDTH),
-    )
 
 
 class DraftTreeDrafter:
@@ -135,10 +67,13 @@ class DraftTreeDrafter:
             raise UserError("error.drafter.needs_draft", kind=repr(cls.kind))
         return cls(draft, growth)
 
-    def __init__(self, model: torch.nn.Module, growth: TreeGrowth) -> None:
+    def __init__(
+        self, model: torch.nn.Module, growth: TreeGrowth, runner: ModelRunner | None = None
+    ) -> None:
+        """*runner*: the model's runner, by default a new one (a measurement may wrap one)."""
         self.growth = growth
         self.device = device_of(model)
-        self._runner = ModelRunner(model)
+        self._runner = runner or ModelRunner(model)
         self._stop_ids: frozenset[int] = frozenset()
 
     @property

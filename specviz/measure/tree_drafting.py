@@ -19,7 +19,8 @@ import torch
 from specviz.core.sampling import Sampler
 from specviz.core.settings import GenerationSettings
 from specviz.core.tree import DraftTree
-from specviz.drafters.draft_tree import DraftTreeDrafter, TreeGrowth
+from specviz.drafters.draft_tree import DraftTreeDrafter
+from specviz.drafters.tree_growth import TreeGrowth
 from specviz.models.runner import ModelRunner
 
 __all__ = ["TreeDrafting", "time_tree_drafting"]
@@ -75,9 +76,10 @@ def time_tree_drafting(
     for _ in range(repeats):
         trees = {}
         for whole in (False, True):
-            drafter = DraftTreeDrafter(draft, growth)
+            runner = ModelRunner(draft)
             if whole:
-                drafter._runner = _Rereading(drafter._runner)  # type: ignore[assignment]
+                runner = _Rereading(runner)  # type: ignore[assignment]
+            drafter = DraftTreeDrafter(draft, growth, runner)
             drafter.start(prompt_ids, settings, frozenset())
             sampler = Sampler.from_settings(settings, context.device)
             drafter.propose_tree(context, growth.max_depth, sampler)  # reads the prompt

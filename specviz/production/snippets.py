@@ -18,9 +18,9 @@ from dataclasses import dataclass, replace
 
 from specviz.core.settings import GenerationSettings
 from specviz.drafters.base import DrafterSpec
-from specviz.drafters.draft_tree import TreeGrowth, growth_of
 from specviz.drafters.prompt_lookup import LookupOptions
 from specviz.drafters.registry import ServingEquivalent, ServingMethod, drafter_entry
+from specviz.drafters.tree_growth import TreeGrowth, growth_of
 from specviz.models.bundled import BUNDLED
 from specviz.models.presets import ModelSource, Preset
 from specviz.production.engines import (

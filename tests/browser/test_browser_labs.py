@@ -75,6 +75,14 @@ def test_speedup_and_cost_labs_measure_and_project(page):
     assert "Pooled α" in summary and "predicted" in summary
     at_least(_bars(page, "#sv-speedup-plot"), 2)  # the measured points at γ = 1 and 3
 
+    # Trees against the chain, below: predicted over tree sizes, then measured at 4 and 8 nodes.
+    page.locator("#sv-trees-nodes textarea, #sv-trees-nodes input").first.fill("4,8")
+    page.locator("#sv-trees-run").click()
+    page.wait_for_selector("#sv-trees-status .sv-status-done", timeout=400_000)
+    summary = page.locator("#sv-trees-summary").inner_text()
+    assert "Predicted for this machine" in summary and "tree, ≤ 8 nodes" in summary
+    at_least(_bars(page, "#sv-trees-plot"), 10 + 2 + 1)  # predicted sizes, the runs, the best
+
     _open(page, "cost")
     set_number(page, "sv-cost-sizes", 4)
     page.locator("#sv-cost-run").click()

@@ -17,7 +17,8 @@ from specviz.core.engine import autoregressive_generate, speculative_generate
 from specviz.core.settings import GenerationSettings
 from specviz.core.tree import ROOT, DraftTree, TreeVerdict
 from specviz.core.tree_engine import tree_stream
-from specviz.drafters.draft_tree import DraftTreeDrafter, TreeGrowth, _Grower
+from specviz.drafters.draft_tree import DraftTreeDrafter, _Grower
+from specviz.drafters.tree_growth import TreeGrowth
 
 
 def ShapeTreeDrafter(model: torch.nn.Module, widths: tuple[int, ...]) -> DraftTreeDrafter:

@@ -10,7 +10,8 @@ from tiny_models import TinyPair
 from specviz.core.cost_model import expected_tokens_per_pass
 from specviz.core.engine import speculative_generate
 from specviz.core.settings import GenerationSettings
-from specviz.drafters.draft_tree import DraftTreeDrafter, TreeGrowth
+from specviz.drafters.draft_tree import DraftTreeDrafter
+from specviz.drafters.tree_growth import TreeGrowth
 from specviz.labs.speedup.tree_theory import (
     RankAcceptance,
     best_tree,

@@ -14,7 +14,8 @@ from tiny_models import TinyPair
 from specviz.core.engine import speculative_generate
 from specviz.core.events import Cycle
 from specviz.core.settings import GenerationSettings
-from specviz.drafters.draft_tree import DraftTreeDrafter, TreeGrowth
+from specviz.drafters.draft_tree import DraftTreeDrafter
+from specviz.drafters.tree_growth import TreeGrowth
 from specviz.export.records import RecordError, cycle_from_dict
 from specviz.labs.inspector import inspector_html, node_story
 from specviz.views.fable import narrate, story_text

@@ -34,7 +34,7 @@ from specviz.core.engine import DraftModelPairLike
 from specviz.core.events import Cycle, Totals
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
 from specviz.drafters.base import DrafterSpec
-from specviz.drafters.draft_tree import MAX_NODES, growth_of
+from specviz.drafters.tree_growth import MAX_NODES, growth_of
 from specviz.labs.speedup.cost_curve import CostCurve, iter_verification_cost
 from specviz.labs.speedup.tree_theory import RankAcceptance, best_tree
 from specviz.measure.firmness import Judgement, judge_lab

@@ -1,0 +1,82 @@
+"""How a draft tree grows, as a spec asks for it: its options, their ranges and their checks.
+
+Kept apart from the drafter that runs the draft model (specviz.drafters.draft_tree): the
+production configs, the tree lab and the app's controls read a tree's size from here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from specviz.core.settings import GAMMA_MAX
+from specviz.drafters.base import DrafterSpec
+from specviz.text import UserError
+
+MAX_NODES = 64  # a tree's nodes: the target scores them all in one forward
+MAX_WIDTH = 8  # children per node
+
+
+@dataclass(frozen=True)
+class TreeGrowth:
+    """How a tree grows: a fixed shape (widths per depth) or EAGLE-2's dynamic budget."""
+
+    widths: tuple[int, ...] = ()  # a fixed shape; () for the dynamic tree
+    nodes: int = 16
+    depth: int = 6
+    topk: int = 4
+
+    @property
+    def max_depth(self) -> int:
+        return len(self.widths) if self.widths else self.depth
+
+    @property
+    def width(self) -> int:
+        """The most children a node gets."""
+        return max(self.widths) if self.widths else self.topk
+
+    @property
+    def size(self) -> int:
+        """The most nodes a tree of this growth holds."""
+        widths = self.widths
+        return sum(math.prod(widths[: d + 1]) for d in range(len(widths))) if widths else self.nodes
+
+    def __str__(self) -> str:
+        if self.widths:
+            return "shape=" + "x".join(map(str, self.widths))
+        return f"nodes={self.nodes},depth={self.depth},topk={self.topk}"
+
+
+def _whole(spec: DrafterSpec, name: str, default: int, low: int, high: int) -> int:
+    text = spec.option(name, str(default))
+    if not text.isdigit() or not low <= int(text) <= high:
+        raise UserError(
+            "error.drafter.tree_option", name=name, got=repr(text), low=str(low), high=str(high)
+        )
+    return int(text)
+
+
+def growth_of(spec: DrafterSpec) -> TreeGrowth:
+    """The growth a spec asks for; UserError for an option out of its range."""
+    spec.check_options("nodes", "depth", "topk", "shape")
+    shape = spec.option("shape", "")
+    if shape:
+        if any(name in dict(spec.options) for name in ("nodes", "depth", "topk")):
+            raise UserError("error.drafter.tree_shape_alone", spec=repr(str(spec)))
+        parts = shape.lower().split("x")
+        if not all(part.isdigit() and 1 <= int(part) <= MAX_WIDTH for part in parts):
+            raise UserError("error.drafter.tree_shape", got=repr(shape), most=str(MAX_WIDTH))
+        growth = TreeGrowth(widths=tuple(int(part) for part in parts))
+        if len(growth.widths) > GAMMA_MAX or growth.size > MAX_NODES:
+            raise UserError(
+                "error.drafter.tree_too_big",
+                got=repr(shape),
+                size=str(growth.size),
+                most=str(MAX_NODES),
+            )
+        return growth
+    return TreeGrowth(
+        nodes=_whole(spec, "nodes", 16, 1, MAX_NODES),
+        depth=_whole(spec, "depth", 6, 1, GAMMA_MAX),
+        topk=_whole(spec, "topk", 4, 1, MAX_WIDTH),
+    )
