@@ -339,6 +339,31 @@ def speedup(stage: Stage, out: Path) -> None:
     _lab(page, "speedup", "#sv-speedup-run", "#sv-speedup-status", out)
 
 
+def trees(stage: Stage, out: Path) -> None:
+    """Trees against the chain on the greedy code example: the section under the speedup lab,
+    from its heading to its summary."""
+    page = stage.open(1440, 1400)
+    _greedy(page)
+    _tab(page, "speedup")
+    _finish(page, "#sv-trees-run", "#sv-trees-status")
+    settled(page, "#sv-tab-speedup")
+    page.evaluate("window.scrollTo(0, 0)")  # boxes in the page's coordinates, as clip takes them
+    top = page.locator("#sv-trees-intro").bounding_box()
+    bottom = page.locator("#sv-trees-summary").bounding_box()
+    if top is None or bottom is None:
+        raise RuntimeError("the tree lab's section is not on the page")
+    page.screenshot(
+        path=str(out),
+        full_page=True,
+        clip={
+            "x": top["x"],
+            "y": top["y"],
+            "width": top["width"],
+            "height": bottom["y"] + bottom["height"] - top["y"],
+        },
+    )
+
+
 def cost(stage: Stage, out: Path) -> None:
     """The verification-cost lab, then its projection onto the default GPU."""
     page = stage.open(1440, 1200)

@@ -116,6 +116,9 @@ SHOTS: dict[str, Shot] = {
     "speedup": Shot(
         ("lab-speedup.png",), "the speedup lab, greedy code, 48 tokens", scenes.speedup
     ),
+    "trees": Shot(
+        ("lab-trees.png",), "trees against the chain, greedy code, 48 tokens", scenes.trees
+    ),
     "cost": Shot(("lab-cost.png",), "the verification-cost lab and its projection", scenes.cost),
     "tasks": Shot(("lab-tasks.png",), "the tasks lab, 32 tokens per task", scenes.tasks),
     "advisor": Shot(("lab-advisor.png",), "the advisor on the editing prompts", scenes.advisor),

@@ -210,17 +210,24 @@ class _Grower:
             return {}
         slots.sort(key=lambda slot: (-slot[0], slot[1], slot[2]))
         slots = slots[: self.growth.topk]
-        best = slots[0][0]
-        pace = best / depth  # the best branch's log probability per depth so far
-        below = [best + pace * ahead for ahead in range(1, self.last - depth + 1)]
+        values = [value for value, _, _ in slots]
         room = int(self._budget) - len(self.tokens)
-        cut = sorted([value for value, _, _ in slots] + below, reverse=True)[: max(room, 0)]
+        cut = sorted(values + self._below(values, depth), reverse=True)[: max(room, 0)]
         counts: dict[int, int] = {}
         for value, at, _ in slots:
             if cut and value >= cut[-1] and sum(counts.values()) < room:
                 node = self.frontier[at]
                 counts[node] = counts.get(node, 0) + 1
         return counts
+
+    def _below(self, values: list[float], depth: int) -> list[float]:
+        """The values a line continuing as fast as the best branch so far would have at the
+        depths below *depth* (its log probability per depth so far, again at each depth). Only
+        the best line is held room for: holding it for every slot again at each depth (the
+        tree's current spread expected all the way down) kept fewer alternatives near the root
+        and gave less at temperature 1 on the story prompts (docs/performance.md)."""
+        pace = values[0] / depth
+        return [values[0] + pace * ahead for ahead in range(1, self.last - depth + 1)]
 
     def _children(self, node: int, law: torch.Tensor, width: int, depth: int) -> list[int]:
         """*width* children of node: drawn without replacement (T > 0) or the most likely

@@ -11,11 +11,11 @@ from specviz.core.settings import GenerationSettings
 from specviz.labs.speedup.cost_curve import CostCurve, CostPoint
 from specviz.labs.speedup.tree_lab import (
     PREDICTED_NODES,
+    forward_s,
     iter_tree_lab,
     median_error,
     predict_chain,
     predict_tree,
-    relative_cost,
 )
 from specviz.labs.speedup.tree_theory import RankAcceptance, best_tree
 from specviz.measure.harness import staged_result
@@ -36,12 +36,12 @@ def rates(*values: float) -> RankAcceptance:
     return RankAcceptance(tuple(round(v * 1000) for v in values), (1000,) * len(values))
 
 
-def test_relative_cost_reads_measured_sizes_and_interpolates_between_them() -> None:
-    costs = curve({1: 1.0, 5: 1.0, 9: 2.0, 17: 4.0})
-    assert relative_cost(costs, 5) == 1.0
-    assert relative_cost(costs, 7) == pytest.approx(1.5)
-    assert relative_cost(costs, 13) == pytest.approx(3.0)
-    assert relative_cost(costs, 34) == pytest.approx(8.0)  # in proportion past the largest
+def test_forward_times_are_read_interpolated_and_extended() -> None:
+    costs = curve({1: 1.0, 5: 1.0, 9: 2.0, 17: 4.0})  # in tenths of a second
+    assert forward_s(costs, 5) == pytest.approx(0.1)
+    assert forward_s(costs, 7) == pytest.approx(0.15)
+    assert forward_s(costs, 13) == pytest.approx(0.3)
+    assert forward_s(costs, 34) == pytest.approx(0.8)  # in proportion past the largest
 
 
 def test_a_free_verification_makes_the_biggest_tree_best() -> None:
@@ -50,7 +50,7 @@ def test_a_free_verification_makes_the_biggest_tree_best() -> None:
     free_draft = curve({size: 1.0 for size in range(1, 9)}, one_token_s=1e-12)
     acceptance = rates(0.7, 0.4, 0.2)
     speedups = [
-        predict_tree(acceptance, n, 6, 4, flat, free_draft).speedup for n in PREDICTED_NODES
+        predict_tree(acceptance, n, 6, 4, flat, free_draft, 0.1).speedup for n in PREDICTED_NODES
     ]
     assert speedups == sorted(speedups)
     assert speedups[-1] == pytest.approx(best_tree(acceptance, 64, max_depth=6).tau)
@@ -61,14 +61,18 @@ def test_a_verification_paid_per_node_makes_the_chain_win() -> None:
     rising = curve({size: 1.0 + 0.1 * (size - 1) for size in range(1, 66)})
     draft = curve({size: 1.0 for size in range(1, 9)}, one_token_s=0.005)
     acceptance = rates(0.8, 0.3, 0.1)
-    chain = predict_chain(0.8, 5, rising, draft)
+    chain = predict_chain(0.8, 5, rising, draft, 0.1)
     assert chain.tau == pytest.approx((1 - 0.8**6) / (1 - 0.8))
     assert chain.verify_cost == pytest.approx(1.5)
     assert chain.draft_cost == pytest.approx(5 * 0.05)
-    big = predict_tree(acceptance, 64, 6, 4, rising, draft)
+    big = predict_tree(acceptance, 64, 6, 4, rising, draft, 0.1)
     assert big.verify_cost == pytest.approx(7.4)
     assert big.speedup < chain.speedup
-    small = predict_tree(acceptance, 4, 6, 4, rising, draft)
+    small = predict_tree(acceptance, 4, 6, 4, rising, draft, 0.1)
+    # in plain decoding's steps: a plain step twice as long makes every pass half as dear
+    slower_plain = predict_chain(0.8, 5, rising, draft, 0.2)
+    assert slower_plain.speedup == pytest.approx(2 * chain.speedup)
+    assert slower_plain.verify_cost == pytest.approx(chain.verify_cost / 2)
     assert small.speedup > big.speedup
 
 

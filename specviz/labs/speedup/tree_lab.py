@@ -6,14 +6,17 @@ of the chain. Per cycle a tree of N nodes gives τ(N) tokens, the best N-node tr
 rank model of specviz.labs.speedup.tree_theory with the acceptance per sibling rank measured in
 this lab's tree runs, and costs
 
-    D_c + v_tree(N + 1)      (in one-token target forwards)
+    D_c + v_tree(N + 1)      (in plain decoding's steps)
 
 where v_tree(k) is the target's tree forward over the root and k − 1 nodes, timed here through
 the runner the engine verifies with, and D_c the draft's work: a forward over the committed
 tokens it has not read, the root's, then one per further depth over its widest frontier
 (specviz.drafters.draft_tree), each priced by the draft's own timed forwards. The chain at γ is
 τ = (1 − α^(γ+1)) / (1 − α) over γ·c + v(γ + 1) with α from its own run (Leviathan et al.
-2023, eq. 1). On a GPU v barely grows with k and the widest tree wins; on a 2-core CPU every
+2023, eq. 1). The unit is the seconds per token plain decoding took in this lab, the
+denominator of every measured speedup, not a one-token forward timed alone: that forward is
+not plain decoding's step (a verification forward keeps logits for every position it reads),
+and on a 2-core CPU it took a quarter longer. On a GPU v barely grows with k and the widest tree wins; on a 2-core CPU every
 node costs arithmetic, and the prediction says where that stops paying before any run does.
 
 The same runs are then measured: plain decoding, the chain and a tree at each budget,
@@ -76,7 +79,7 @@ class Predicted:
 
     nodes: int
     tau: float
-    draft_cost: float  # the draft's work per cycle, in one-token target forwards
+    draft_cost: float  # the draft's work per cycle, in plain decoding's steps
     verify_cost: float  # the target's pass over the root and the nodes, likewise
     speedup: float
 
@@ -117,19 +120,19 @@ class TreeLab:
         return self.chain_predicted.speedup >= self.best.speedup
 
 
-def relative_cost(curve: CostCurve, size: int) -> float:
-    """The curve's forward time at *size* over its one-token time; between or past the measured
-    sizes, the nearest measured size's, scaled linearly in the size beyond the largest."""
-    base = curve.points[0].median_s
+def forward_s(curve: CostCurve, size: int) -> float:
+    """The curve's median forward time at *size* tokens: measured, interpolated between the
+    measured sizes, or grown in proportion to the size past the largest (a CPU's cost is about
+    linear there)."""
     by_size = {point.new_tokens: point.median_s for point in curve.points}
     if size in by_size:
-        return by_size[size] / base
-    below = max((s for s in by_size if s < size), default=1)
+        return by_size[size]
+    below = max((s for s in by_size if s < size), default=min(by_size))
     above = min((s for s in by_size if s > size), default=None)
-    if above is None:  # past the largest size: grow in proportion (a CPU's cost is linear there)
-        return by_size[below] / base * max(1.0, size / below)
+    if above is None:
+        return by_size[below] * max(1.0, size / below)
     share = (size - below) / (above - below)
-    return (by_size[below] + share * (by_size[above] - by_size[below])) / base
+    return by_size[below] + share * (by_size[above] - by_size[below])
 
 
 def predict_tree(
@@ -139,29 +142,37 @@ def predict_tree(
     width: int,
     target_tree: CostCurve,
     draft: CostCurve,
+    plain_step_s: float,
 ) -> Predicted:
-    """τ(N) / (D_c + v_tree(N + 1)) for the best tree of *nodes* nodes at most *depth* deep
-    (module doc); *width*: the most nodes a depth's draft forward reads."""
+    """τ(N) over a cycle's forwards for the best tree of *nodes* nodes at most *depth* deep
+    (module doc), in plain decoding's steps of *plain_step_s*; *width*: the most nodes a
+    depth's draft forward reads."""
     tree = best_tree(acceptance, nodes, max_depth=depth)
-    c = draft.points[0].median_s / target_tree.points[0].median_s
-    reached = max(tree.depth, 1)
-    # the committed tokens not yet read (about τ − 1 of them), the root, the deeper depths
+    # The committed tokens not yet read (about τ − 1 of them), the root, then every further
+    # depth: the drafter grows all *depth* depths whatever its budget, and keeps the best nodes.
     unread = max(1, round(tree.tau - 1))
-    draft_cost = c * (
-        relative_cost(draft, unread) + 1.0 + (reached - 1) * relative_cost(draft, width)
-    )
-    verify_cost = relative_cost(target_tree, tree.nodes + 1)
-    return Predicted(
-        nodes, tree.tau, draft_cost, verify_cost, tree.tau / (draft_cost + verify_cost)
-    )
+    draft_s = forward_s(draft, unread) + forward_s(draft, 1) + (depth - 1) * forward_s(draft, width)
+    verify_s = forward_s(target_tree, tree.nodes + 1)
+    return _predicted(nodes, tree.tau, draft_s, verify_s, plain_step_s)
 
 
-def predict_chain(alpha: float, gamma: int, target_chain: CostCurve, draft: CostCurve) -> Predicted:
-    """S = τ / (γ·c + v(γ + 1)), Leviathan et al.'s model with this lab's timings."""
+def predict_chain(
+    alpha: float, gamma: int, target_chain: CostCurve, draft: CostCurve, plain_step_s: float
+) -> Predicted:
+    """S = τ / (γ·c + v(γ + 1)), Leviathan et al.'s model with this lab's timings, c and v in
+    plain decoding's steps."""
     tau = expected_tokens_per_pass(min(max(alpha, 0.0), 1.0), gamma)
-    c = draft.points[0].median_s / target_chain.points[0].median_s
-    verify_cost = relative_cost(target_chain, gamma + 1)
-    return Predicted(gamma, tau, gamma * c, verify_cost, tau / (gamma * c + verify_cost))
+    draft_s = gamma * forward_s(draft, 1)
+    return _predicted(gamma, tau, draft_s, forward_s(target_chain, gamma + 1), plain_step_s)
+
+
+def _predicted(
+    nodes: int, tau: float, draft_s: float, verify_s: float, plain_step_s: float
+) -> Predicted:
+    step = max(plain_step_s, 1e-9)
+    return Predicted(
+        nodes, tau, draft_s / step, verify_s / step, tau * step / max(draft_s + verify_s, 1e-9)
+    )
 
 
 def tree_specs(tree_spec: str, budgets: Sequence[int]) -> list[str]:
@@ -278,8 +289,9 @@ def iter_tree_lab(
         )
         timings.append(curve)
     target_tree, target_chain, draft = timings
+    plain_step_s = 1.0 / plain.tokens_per_s if plain.tokens_per_s else 0.0
     predicted = tuple(
-        predict_tree(acceptance, n, growth.depth, growth.topk, target_tree, draft)
+        predict_tree(acceptance, n, growth.depth, growth.topk, target_tree, draft, plain_step_s)
         for n in sorted({*PREDICTED_NODES, *budgets})
     )
     best = max(predicted, key=lambda row: (row.speedup, -row.nodes))
@@ -295,7 +307,7 @@ def iter_tree_lab(
             trees=tuple(trees),
             acceptance=acceptance,
             chain_alpha=chain_alpha,
-            chain_predicted=predict_chain(chain_alpha, gamma, target_chain, draft),
+            chain_predicted=predict_chain(chain_alpha, gamma, target_chain, draft, plain_step_s),
             predicted=predicted,
             best=best,
             target_tree_curve=target_tree,
