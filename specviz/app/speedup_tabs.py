@@ -75,10 +75,8 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
         measured = stage.result
         if measured is None:  # a stage on the way; the last one holds the lab's result
             return {status: status_line(stage.message.text(lang))}
-        note = t("app.status.done" if measured.complete else "app.speedup.cut", lang)
-        line = t("app.speedup.done", lang, note=note, seconds=f"{measured.elapsed_s:.0f}")
         return {
-            status: status_line(line, "done"),
+            status: done_line(measured.complete, measured.elapsed_s, lang),
             plot: speedup_charts.theory_chart(
                 measured.theory,
                 measured.runs,
@@ -132,16 +130,20 @@ class TreeLabSection:
             measured = stage.result
             if measured is None:
                 return {self.status: status_line(stage.message.text(lang))}
-            note = t("app.status.done" if measured.complete else "app.speedup.cut", lang)
-            line = t("app.speedup.done", lang, note=note, seconds=f"{measured.elapsed_s:.0f}")
             return {
-                self.status: status_line(line, "done"),
+                self.status: done_line(measured.complete, measured.elapsed_s, lang),
                 self.plot: speedup_charts.tree_chart(measured, lang=lang),
                 self.summary: speedup_panel.tree_lab_html(measured, lang=lang),
             }
 
         outputs = [self.status, self.plot, self.summary]
         wiring.start(self.button, work, show, [self.nodes, self.budget], outputs, self.status)
+
+
+def done_line(complete: bool, seconds: float, lang: str) -> str:
+    """A speedup lab's closing status line: done (or cut by its budget) after so many seconds."""
+    note = t("app.status.done" if complete else "app.speedup.cut", lang)
+    return status_line(t("app.speedup.done", lang, note=note, seconds=f"{seconds:.0f}"), "done")
 
 
 def tree_lab_section(wiring: LabWiring, cap: int) -> TreeLabSection:

@@ -244,7 +244,9 @@ def iter_speedup_lab(
     warm = warm_up_settings(settings)
     warm_up = [
         plain_decoding(pair, prompt_ids, warm, "warm-up plain"),
-        speculative_decoding(pair, prompt_ids, _fixed(warm, max(gammas)), "warm-up speculative"),
+        speculative_decoding(
+            pair, prompt_ids, fixed_gamma(warm, max(gammas)), "warm-up speculative"
+        ),
     ]
 
     updates = iter_measurements(methods, warm_up=warm_up, time_budget_s=_RUN_SHARE * time_budget_s)
@@ -256,7 +258,7 @@ def iter_speedup_lab(
             yield Staged(_RUN_SHARE * update.fraction, update.message)
     assert measured is not None  # the harness always ends with a finished update
     plain_outcome = measured[_PLAIN].samples[0].outcome
-    plain = _totals(plain_outcome)
+    plain = engine_totals(plain_outcome)
     runs = [
         _measured(g, measured[method.name].samples[0].outcome, plain)
         for g, method in zip(gammas, at_gammas, strict=True)
@@ -315,11 +317,13 @@ def _at_gamma(
     pair: DraftModelPairLike, prompt_ids: torch.Tensor, settings: GenerationSettings, gamma: int
 ) -> Method:
     """Speculative decoding at a fixed γ, named for the results and worded for progress."""
-    method = speculative_decoding(pair, prompt_ids, _fixed(settings, gamma), f"γ = {gamma}")
+    method = speculative_decoding(pair, prompt_ids, fixed_gamma(settings, gamma), f"γ = {gamma}")
     return replace(method, label=Phrase("speedup.progress.gamma", gamma=gamma))
 
 
-def _fixed(settings: GenerationSettings, gamma: int) -> GenerationSettings:
+def fixed_gamma(settings: GenerationSettings, gamma: int) -> GenerationSettings:
+    """*settings* at exactly γ drafts a cycle: no schedule and no early draft stop, as the
+    speedup model assumes."""
     return replace(
         settings,
         gamma=gamma,
@@ -330,14 +334,15 @@ def _fixed(settings: GenerationSettings, gamma: int) -> GenerationSettings:
     )
 
 
-def _totals(outcome: Outcome) -> Totals:
+def engine_totals(outcome: Outcome) -> Totals:
+    """An engine run's counters."""
     if outcome.totals is None:  # pragma: no cover - engine runs always carry their counters
         raise RuntimeError("an engine run reported no counters")
     return outcome.totals
 
 
 def _measured(gamma: int, outcome: Outcome, plain: Totals) -> MeasuredRun:
-    totals = _totals(outcome)
+    totals = engine_totals(outcome)
     cycles = [event for event in outcome.events if isinstance(event, Cycle)]
     return MeasuredRun(
         gamma=gamma,

@@ -39,6 +39,7 @@ from specviz.core.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
 from specviz.drafters.base import DrafterSpec
 from specviz.drafters.tree_growth import MAX_NODES, growth_of
 from specviz.labs.speedup.cost_curve import CostCurve, iter_verification_cost
+from specviz.labs.speedup.theory import engine_totals, fixed_gamma
 from specviz.labs.speedup.tree_theory import RankAcceptance, best_tree
 from specviz.measure.firmness import Judgement, judge_lab
 from specviz.measure.harness import (
@@ -209,15 +210,7 @@ def iter_tree_lab(
     began = time.perf_counter()
     deadline = began + time_budget_s
     others = OthersShare()
-    # A fixed γ with no early draft stop: the chain's model assumes γ drafts every cycle.
-    fixed = replace(
-        settings,
-        gamma=gamma,
-        adaptive_gamma=False,
-        cost_gamma=False,
-        draft_stop_below=0.0,
-        draft_stop_cumulative=0.0,
-    )
+    fixed = fixed_gamma(settings, gamma)  # the chain's model assumes γ drafts every cycle
     methods = [
         replace(
             plain_decoding(pair, prompt_ids, settings, _PLAIN),
@@ -250,7 +243,7 @@ def iter_tree_lab(
             yield Staged(_RUN_SHARE * update.fraction, update.message)
     assert measured is not None  # the harness always ends with a finished update
     outcomes = {name: measured[name].samples[0].outcome for name in (_PLAIN, _CHAIN, *specs)}
-    plain = _totals(outcomes[_PLAIN])
+    plain = engine_totals(outcomes[_PLAIN])
     chain = _measured(f"γ = {gamma}", gamma, outcomes[_CHAIN], plain)
     trees = [
         _measured(spec, n, outcomes[spec], plain) for n, spec in zip(budgets, specs, strict=True)
@@ -261,7 +254,7 @@ def iter_tree_lab(
         for event in outcomes[spec].events
         if isinstance(event, Cycle) and not event.finished
     )
-    chain_totals = _totals(outcomes[_CHAIN])
+    chain_totals = engine_totals(outcomes[_CHAIN])
     chain_alpha = chain_totals.acceptance_rate
 
     # The forwards the prediction prices, each as the engine runs it.
@@ -320,14 +313,8 @@ def iter_tree_lab(
     )
 
 
-def _totals(outcome: Outcome) -> Totals:
-    if outcome.totals is None:  # pragma: no cover - engine runs always carry their counters
-        raise RuntimeError("an engine run reported no counters")
-    return outcome.totals
-
-
 def _measured(name: str, nodes: int, outcome: Outcome, plain: Totals) -> MeasuredMethod:
-    totals = _totals(outcome)
+    totals = engine_totals(outcome)
     return MeasuredMethod(
         name=name,
         nodes=nodes,
