@@ -8,7 +8,9 @@ import torch
 from tiny_models import TinyPair
 
 from specviz.core.settings import GenerationSettings
+from specviz.labs.speedup.charts import tree_chart
 from specviz.labs.speedup.cost_curve import CostCurve, CostPoint
+from specviz.labs.speedup.panel import tree_lab_html
 from specviz.labs.speedup.tree_lab import (
     PREDICTED_NODES,
     forward_s,
@@ -94,6 +96,13 @@ def test_the_lab_measures_the_chain_and_each_tree_and_predicts_them(tiny_pair: T
     assert sizes == sorted({1, *(n + 1 for n in (*PREDICTED_NODES, 4, 8))})
     assert [point.new_tokens for point in lab.draft_curve.points] == list(range(1, 9))
     assert lab.complete and median_error(lab) >= 0.0
+    # shown: the verdict, a row per run (no "cut" column when none was cut), in both languages
+    html = tree_lab_html(lab)
+    assert "Predicted for this machine" in html and "tree, ≤ 8 nodes" in html
+    assert html.count("<th>") == 6
+    assert "ツリー、8 ノード以下" in tree_lab_html(lab, lang="ja")
+    names = [trace.name for trace in tree_chart(lab).data]
+    assert names[:2] == ["tree, predicted", "tree, measured"] and "best tree here" in names[-1]
 
 
 @pytest.mark.parametrize(
@@ -112,3 +121,21 @@ def test_bad_lab_settings_are_refused_before_any_run(
     with pytest.raises(UserError) as refused:
         next(iter_tree_lab(tiny_pair, PROMPT, GenerationSettings(), **kwargs))  # type: ignore[arg-type]
     assert refused.value.key == key
+
+
+def test_predictions_within_a_tenth_name_no_winner(tiny_pair: TinyPair) -> None:
+    from dataclasses import replace
+
+    settings = GenerationSettings(max_new_tokens=8, stop_on_eos=False)
+    lab = staged_result(
+        iter_tree_lab(tiny_pair, PROMPT, settings, gamma=2, budgets=(4,), cost_repeats=1)
+    )
+    near = replace(
+        lab, best=replace(lab.chain_predicted, nodes=4, speedup=1.05 * lab.chain_predicted.speedup)
+    )
+    assert near.too_close and "the runs in the table decide" in tree_lab_html(near)
+    far = replace(
+        lab, best=replace(lab.chain_predicted, nodes=4, speedup=2 * lab.chain_predicted.speedup)
+    )
+    assert not far.too_close and not far.chain_wins
+    assert "a tree of 4 nodes is fastest" in tree_lab_html(far)

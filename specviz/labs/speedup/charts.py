@@ -381,7 +381,8 @@ def tree_chart(lab: TreeLab | None, *, lang: str = DEFAULT_LANGUAGE) -> go.Figur
             x=[lab.best.nodes],
             y=[lab.best.speedup],
             mode="markers",
-            marker={"symbol": "star", "size": 16, "color": BONUS},
+            # open, so a measured run at the same size shows through it
+            marker={"symbol": "star-open", "size": 20, "color": BONUS, "line": {"width": 2}},
             hoverinfo="skip",
         )
     )

@@ -154,17 +154,26 @@ def tree_lab_paragraphs(lab: TreeLab, lang: str) -> list[str]:
             ranks=ranks or "—",
             alpha=f"{lab.chain_alpha:.2f}",
         ),
-        t("tree_lab.verdict.chain" if lab.chain_wins else "tree_lab.verdict.tree", lang, **values),
+        t(_verdict_key(lab), lang, **values),
         t("tree_lab.accuracy", lang, error=f"{median_error(lab):.0%}"),
     ]
+
+
+def _verdict_key(lab: TreeLab) -> str:
+    if lab.too_close:
+        return "tree_lab.verdict.close"
+    return "tree_lab.verdict.chain" if lab.chain_wins else "tree_lab.verdict.tree"
 
 
 def tree_lab_html(lab: TreeLab | None, *, lang: str = DEFAULT_LANGUAGE) -> str:
     """The tree lab's result: its paragraphs over the measured-against-predicted table."""
     if lab is None:
         return panel_html([t("tree_lab.placeholder", lang)], css="sv-tree-lab")
+    rows = tree_lab_rows(lab, lang)
     headers = [t(key, lang) for key in _TREE_HEADERS] + [""]
-    table = table_html(headers, tree_lab_rows(lab, lang))
+    if not any(row[-1] for row in rows):  # no run was cut: no column for saying so
+        headers, rows = headers[:-1], [row[:-1] for row in rows]
+    table = table_html(headers, rows)
     return panel_html(tree_lab_paragraphs(lab, lang), table, css="sv-tree-lab")
 
 

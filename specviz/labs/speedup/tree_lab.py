@@ -56,6 +56,9 @@ from specviz.text import Phrase, UserError
 
 DEFAULT_NODES = (8, 16, 32)  # the tree budgets measured, as the bench's tree rows
 PREDICTED_NODES = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64)  # the budgets predicted
+# Predictions this near each other name no winner: on a quiet 2-core CPU the runs differed
+# from their predictions by about a tenth at the median (docs/performance.md).
+CLOSE = 0.10
 _RUN_SHARE = 0.75  # of the time budget for the decoding runs; the forward timings get the rest
 _PLAIN = "plain"
 _CHAIN = "chain"
@@ -119,6 +122,13 @@ class TreeLab:
     def chain_wins(self) -> bool:
         """Whether the chain is predicted faster than the best tree on this machine."""
         return self.chain_predicted.speedup >= self.best.speedup
+
+    @property
+    def too_close(self) -> bool:
+        """Whether the chain's and the best tree's predictions lie within CLOSE of each other,
+        nearer than the prediction can tell apart (its runs differ from it by about as much)."""
+        high = max(self.chain_predicted.speedup, self.best.speedup)
+        return abs(self.chain_predicted.speedup - self.best.speedup) < CLOSE * high
 
 
 def forward_s(curve: CostCurve, size: int) -> float:
