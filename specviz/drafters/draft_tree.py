@@ -2,10 +2,11 @@
 
 Two ways to grow it:
 
-- **Dynamic** (``tree``, ``tree:nodes=16,depth=6,topk=4``), as EAGLE-2 does (Li et al., "EAGLE-2:
-  Faster Inference of Language Models with Dynamic Draft Trees", 2024, §4): at each depth the
-  ``topk`` most promising frontier nodes, by the draft's probability of the whole branch (the
-  product of q along it), each get their ``topk`` most likely children; after ``depth`` depths
+- **Dynamic** (``tree``, ``tree:nodes=16,depth=6,topk=4``), greedy as EAGLE-2 grows it (Li et
+  al., "EAGLE-2: Faster Inference of Language Models with Dynamic Draft Trees", 2024, §4): at
+  each depth the ``topk`` most promising frontier nodes, by the draft's probability of the whole
+  branch (the product of q along it), each get their ``topk`` most likely children; after
+  ``depth`` depths
   every candidate is reranked by that product and the best ``nodes`` are kept. A branch's
   product never exceeds its parent's, so the kept set holds every kept node's ancestors.
 - **A fixed shape** (``tree:shape=2x2x1``), for teaching: every node at depth d gets the d-th
@@ -21,12 +22,13 @@ depend on which token it is, so the drawn dynamic tree decides each depth's chil
 drawing and never prunes afterwards, unlike EAGLE-2's final rerank: at each depth the slots
 (node, k-th child) are valued by the branch's log probability with the node's k-th largest q,
 and the best are kept within the node budget, which holds back room for a line continuing as
-fast as the best branch has so far (SpecInfer's and Sequoia's trees keep the same rule: the
-tree's shape is fixed before its tokens are drawn). Each depth costs one draft forward over the nodes
-expanded at the depth before (the root, at the first), which sees its ancestors among the tree
-entries cached by the earlier depths (specviz.core.tree's mask); its rows give the next
-children. After the last depth the tree's entries are dropped: the draft's cache keeps only the
-committed text.
+fast as the best branch has so far. (SpecInfer's and Sequoia's trees keep the same rule: the
+tree's shape is fixed before its tokens are drawn.)
+
+Each depth costs one draft forward over the nodes expanded at the depth before (the root, at
+the first), which sees its ancestors among the tree entries cached by the earlier depths
+(specviz.core.tree's mask); its rows give the next children. After the last depth the tree's
+entries are dropped: the draft's cache keeps only the committed text.
 """
 
 from __future__ import annotations

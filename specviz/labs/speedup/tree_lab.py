@@ -16,8 +16,9 @@ tokens it has not read, the root's, then one per further depth over its widest f
 2023, eq. 1). The unit is the seconds per token plain decoding took in this lab, the
 denominator of every measured speedup, not a one-token forward timed alone: that forward is
 not plain decoding's step (a verification forward keeps logits for every position it reads),
-and on a 2-core CPU it took a quarter longer. On a GPU v barely grows with k and the widest tree wins; on a 2-core CPU every
-node costs arithmetic, and the prediction says where that stops paying before any run does.
+and on a 2-core CPU it took a quarter longer. On a GPU v barely grows with k, so wide trees cost
+little; on a 2-core CPU every node costs arithmetic, and the prediction says where that stops
+paying before any run does.
 
 The same runs are then measured: plain decoding, the chain and a tree at each budget,
 interleaved by the measurement harness, each against plain decoding's tokens/s.
