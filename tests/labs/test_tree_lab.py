@@ -101,6 +101,10 @@ def test_the_lab_measures_the_chain_and_each_tree_and_predicts_them(tiny_pair: T
     assert "Predicted for this machine" in html and "tree, ≤ 8 nodes" in html
     assert html.count("<th>") == 6
     assert "ツリー、8 ノード以下" in tree_lab_html(lab, lang="ja")
+    # and projected onto a GPU, labelled as a projection: there a pass reads the weights once
+    assert lab.gpu is not None and lab.gpu.kind == "projection"
+    assert lab.gpu.best.verify_cost == pytest.approx(1.0) and lab.gpu.chain.verify_cost == 1.0
+    assert "PROJECTION, not a measurement" in html
     names = [trace.name for trace in tree_chart(lab).data]
     assert names[:2] == ["tree, predicted", "tree, measured"] and "best tree here" in names[-1]
 

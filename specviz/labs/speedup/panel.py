@@ -156,7 +156,24 @@ def tree_lab_paragraphs(lab: TreeLab, lang: str) -> list[str]:
         ),
         t(_verdict_key(lab), lang, **values),
         t("tree_lab.accuracy", lang, error=f"{median_error(lab):.0%}"),
-    ]
+    ] + ([] if lab.gpu is None else [_gpu_paragraph(lab, lang)])
+
+
+def _gpu_paragraph(lab: TreeLab, lang: str) -> str:
+    """The projection onto a GPU, worded as one."""
+    assert lab.gpu is not None
+    gpu = lab.gpu
+    return t(
+        "tree_lab.gpu",
+        lang,
+        gpu=gpu.gpu,
+        gamma=lab.gamma,
+        chain=f"{gpu.chain.speedup:.2f}",
+        nodes=gpu.best.nodes,
+        best=f"{gpu.best.speedup:.2f}",
+        verify=f"{gpu.best.verify_cost:.2f}",
+        size=gpu.best.nodes + 1,
+    )
 
 
 def _verdict_key(lab: TreeLab) -> str:

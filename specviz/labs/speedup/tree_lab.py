@@ -39,7 +39,14 @@ from specviz.core.events import Cycle, Totals
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
 from specviz.drafters.base import DrafterSpec
 from specviz.drafters.tree_growth import MAX_NODES, growth_of
-from specviz.labs.speedup.cost_curve import CostCurve, iter_verification_cost
+from specviz.labs.speedup.cost_curve import CostCurve, CostPoint, iter_verification_cost
+from specviz.labs.speedup.gpu_projection import (
+    GPU_PRESETS,
+    Footprint,
+    GpuSpec,
+    model_footprint,
+    roofline_forward_s,
+)
 from specviz.labs.speedup.theory import engine_totals, fixed_gamma
 from specviz.labs.speedup.tree_theory import RankAcceptance, best_tree
 from specviz.measure.firmness import Judgement, judge_lab
@@ -110,6 +117,8 @@ class TreeLab:
     elapsed_s: float
     complete: bool
     others_share: float | None
+    # The same model on a GPU through the roofline model: a projection, never a measurement.
+    gpu: GpuProjection | None = None
 
     def predicted_at(self, nodes: int) -> Predicted:
         return next(row for row in self.predicted if row.nodes == nodes)
@@ -187,6 +196,51 @@ def _predicted(
     )
 
 
+@dataclass(frozen=True)
+class GpuProjection:
+    """The chain and the best tree on a GPU: this lab's acceptance with each forward's time from
+    the roofline model (specviz.labs.speedup.gpu_projection). A projection, NOT a measurement."""
+
+    gpu: str
+    chain: Predicted
+    best: Predicted
+    kind: str = "projection"  # never "measurement"
+
+
+def project_trees(
+    acceptance: RankAcceptance,
+    chain_alpha: float,
+    gamma: int,
+    depth: int,
+    width: int,
+    gpu: GpuSpec,
+    target: Footprint,
+    draft: Footprint,
+) -> GpuProjection:
+    """The lab's prediction with roofline forward times in bfloat16 on *gpu* in place of the
+    timed ones, plain decoding's step being the target's one-token forward there."""
+
+    def curve(footprint: Footprint, sizes: Sequence[int]) -> CostCurve:
+        points = []
+        for size in sizes:
+            seconds = roofline_forward_s(gpu, footprint.bytes_at(2), footprint.params, size)
+            points.append(CostPoint(size, seconds, (seconds,)))
+        return CostCurve(gpu.name, 0, tuple(points), True)
+
+    target_curve = curve(target, sorted({1, gamma + 1, *(n + 1 for n in PREDICTED_NODES)}))
+    draft_curve = curve(draft, range(1, 9))
+    step = target_curve.points[0].median_s
+    trees = [
+        predict_tree(acceptance, n, depth, width, target_curve, draft_curve, step)
+        for n in PREDICTED_NODES
+    ]
+    return GpuProjection(
+        gpu.name,
+        predict_chain(chain_alpha, gamma, target_curve, draft_curve, step),
+        max(trees, key=lambda row: (row.speedup, -row.nodes)),
+    )
+
+
 def tree_specs(tree_spec: str, budgets: Sequence[int]) -> list[str]:
     """The drafter spec for each budget: *tree_spec*'s options with nodes set."""
     spec = DrafterSpec.parse(tree_spec)
@@ -205,6 +259,7 @@ def iter_tree_lab(
     tree_spec: str = "tree",
     cost_repeats: int = 3,
     time_budget_s: float = 150.0,
+    gpu: GpuSpec | None = GPU_PRESETS["NVIDIA H100 SXM"],
 ) -> Iterator[Staged[TreeLab]]:
     """Decode plainly, with the chain at γ and with a tree at each budget (interleaved, 75 % of
     the time budget), then time the forwards the prediction needs; a stage before each run and
@@ -299,6 +354,12 @@ def iter_tree_lab(
         for n in sorted({*PREDICTED_NODES, *budgets})
     )
     best = max(predicted, key=lambda row: (row.speedup, -row.nodes))
+    projection = None
+    if gpu is not None:
+        target_fp, draft_fp = model_footprint(pair.target), model_footprint(pair.draft)
+        projection = project_trees(
+            acceptance, chain_alpha, gamma, growth.depth, growth.topk, gpu, target_fp, draft_fp
+        )
     yield Staged(
         1.0,
         Phrase("progress.done"),
@@ -320,6 +381,7 @@ def iter_tree_lab(
             elapsed_s=time.perf_counter() - began,
             complete=measured.complete and all(curve.complete for curve in timings),
             others_share=others.share(),
+            gpu=projection,
         ),
     )
 
