@@ -77,6 +77,25 @@ def _speedup_line(
     )
 
 
+def measured_markers(
+    name: str,
+    x: Sequence[float],
+    y: Sequence[float],
+    customdata: Sequence[Sequence[float]],
+    hovertemplate: str,
+) -> go.Scatter:
+    """Measured speedups as the labs draw them: red diamonds over the predicted line."""
+    return go.Scatter(
+        name=name,
+        x=list(x),
+        y=list(y),
+        mode="markers",
+        marker={"symbol": "diamond", "size": 12, "color": MEASURED},
+        customdata=[list(row) for row in customdata],
+        hovertemplate=hovertemplate,
+    )
+
+
 def no_gain_line(gammas: Sequence[int], lang: str, meta: str | None = None) -> go.Scatter:
     """The dotted 1× line across the γ axis: below it speculation is slower than plain."""
     return go.Scatter(
@@ -162,14 +181,12 @@ def theory_chart(
     )
     if measured:
         fig.add_trace(
-            go.Scatter(
-                name=t("speedup.chart.measured", lang),
-                x=[run.gamma for run in measured],
-                y=[run.speedup for run in measured],
-                mode="markers",
-                marker={"symbol": "diamond", "size": 12, "color": MEASURED},
-                customdata=[[run.alpha, run.tau, run.tokens_per_s] for run in measured],
-                hovertemplate=hover(
+            measured_markers(
+                t("speedup.chart.measured", lang),
+                [run.gamma for run in measured],
+                [run.speedup for run in measured],
+                [[run.alpha, run.tau, run.tokens_per_s] for run in measured],
+                hover(
                     "speedup.chart.hover.measured",
                     lang,
                     gamma="%{x}",
@@ -340,14 +357,12 @@ def tree_chart(lab: TreeLab | None, *, lang: str = DEFAULT_LANGUAGE) -> go.Figur
         )
     )
     fig.add_trace(
-        go.Scatter(
-            name=t("tree_lab.chart.measured", lang),
-            x=[run.nodes for run in lab.trees],
-            y=[run.speedup for run in lab.trees],
-            mode="markers",
-            marker={"symbol": "diamond", "size": 12, "color": MEASURED},
-            customdata=[[run.tau, run.tokens_per_s] for run in lab.trees],
-            hovertemplate=hover(
+        measured_markers(
+            t("tree_lab.chart.measured", lang),
+            [run.nodes for run in lab.trees],
+            [run.speedup for run in lab.trees],
+            [[run.tau, run.tokens_per_s] for run in lab.trees],
+            hover(
                 "tree_lab.chart.hover.measured",
                 lang,
                 nodes="%{x}",
