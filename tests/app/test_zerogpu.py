@@ -254,9 +254,10 @@ def test_on_zerogpu_the_app_runs_steps_and_generates_the_same_tokens(spaces, loc
 LABS = {
     "exactness (greedy)": (0, (100, 1, "exact"), "greedy"),
     "speedup": (1, ("1,2", 20), "measured"),
-    "cost": (2, (2, 1), "Measured"),
-    "tasks": (3, (1, 1), "inconclusive"),  # 4 tokens: too few to rank the tasks
-    "advisor": (4, ("prompt", "code", ["draft-model"], [], [2], False, 4, 20), "decoding"),
+    "trees": (2, ("4", 20), "Prediction against the runs"),
+    "cost": (3, (2, 1), "Measured"),
+    "tasks": (4, (1, 1), "inconclusive"),  # 4 tokens: too few to rank the tasks
+    "advisor": (5, ("prompt", "code", ["draft-model"], [], [2], False, 4, 20), "decoding"),
 }
 
 
