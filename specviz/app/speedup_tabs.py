@@ -36,7 +36,8 @@ TARGET_GB, DRAFT_GB = 3.087, 0.988
 COST_BUDGET_S = 60.0  # the cost curve stops measuring after this long
 
 DEFAULT_GAMMAS = "1,3,5,8"  # the γ values the speedup lab measures unless told others
-DEFAULT_TREE_NODES = "8,16,32"  # the tree budgets the tree lab measures unless told others
+# the tree budgets the tree lab measures unless told others
+DEFAULT_TREE_NODES = ",".join(map(str, tree_lab.DEFAULT_NODES))
 
 
 def speedup_tab(wiring: LabWiring) -> gr.Number:

@@ -19,6 +19,7 @@ from specviz.cli.options import (
     progress_line,
     say,
 )
+from specviz.drafters.tree_growth import COMPARED_BUDGETS
 from specviz.measure.spread import DEFAULT_REPEATS
 from specviz.text import UserError, t
 
@@ -65,7 +66,9 @@ def add_lab_commands(commands: Any, add_model: Any, add_settings: Any) -> None:
     trees = prompt_lab(
         "trees", "trees against the chain: predicted, then measured, speedup per tree budget"
     )
-    trees.add_argument("--nodes", default="8,16,32", help="comma-separated tree budgets")
+    trees.add_argument(
+        "--nodes", default=",".join(map(str, COMPARED_BUDGETS)), help="comma-separated tree budgets"
+    )
     trees.add_argument(
         "--tree", default="tree", help="the dynamic tree's other options, e.g. tree:depth=8"
     )

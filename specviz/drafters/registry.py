@@ -18,6 +18,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Protocol
 
 from specviz.drafters.base import DrafterSpec
+from specviz.drafters.tree_growth import COMPARED_BUDGETS
 from specviz.text import TABLES, Phrase, UserError, t
 
 if TYPE_CHECKING:
@@ -180,7 +181,7 @@ _BUILT_IN = (
             ServingEquivalent(ServingMethod.DRAFT_MODEL, exact=False),
         ),
         listed_specs=(("tree:shape=2x2x1", "drafter.tree.shape"),),
-        advisor_sizes=("nodes=8", "nodes=16", "nodes=32"),
+        advisor_sizes=tuple(f"nodes={n}" for n in COMPARED_BUDGETS),
     ),
 )
 

@@ -15,6 +15,8 @@ from specviz.text import UserError
 
 MAX_NODES = 64  # a tree's nodes: the target scores them all in one forward
 MAX_WIDTH = 8  # children per node
+# The node budgets a tree is compared at against the chain: the tree lab's runs, the advisor's rows
+COMPARED_BUDGETS = (8, 16, 32)
 
 
 @dataclass(frozen=True)

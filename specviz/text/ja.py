@@ -558,7 +558,7 @@ TABLE = MappingProxyType(
         "tree_lab.rank": "{rank} 番目の候補：{rate}（{tested} 回検証）",
         "tree_lab.rank_separator": "、",
         "tree_lab.summary": "通常のデコード：毎秒 {plain_tps} トークン（実験は {seconds} 秒）。ツリーの実行では、親が採択され先の兄弟が棄却されたとき、ノードは兄弟内の順位ごとに次の率で採択されました：{ranks}。チェーンは推測の α = {alpha} を採択しました。",
-        "tree_lab.verdict.chain": "このマシンでの予測：γ = {gamma} のチェーンが最速（{chain}×）で、最良のツリー（{nodes} ノード）は {best}× です。ツリーは 1 パスあたり多く残します（τ {tau} 対 {chain_tau}）が、ターゲットが {size} トークンを読むパスは通常デコードの {verify} ステップ分かかり、チェーンは {chain_verify} ステップ分です。この CPU ではノードごとに計算が増えます。GPU では数トークン増えてもパスの時間はほぼ変わらず、そこでツリーが得をします。",
+        "tree_lab.verdict.chain": "このマシンでの予測：γ = {gamma} のチェーンが最速（{chain}×）で、最良のツリー（{nodes} ノード）は {best}× です。ツリーは 1 パスあたり多く残します（τ {tau} 対 {chain_tau}）が、ターゲットが {size} トークンを読むパスは通常デコードの {verify} ステップ分かかり、チェーンは {chain_verify} ステップ分です。この CPU ではノードごとに計算が増えます。GPU では数トークン増えてもパスの時間はほぼ変わりません（下の予測モデル）。",
         "tree_lab.verdict.close": "このマシンでの予測：γ = {gamma} のチェーン（{chain}×）と最良のツリー（{nodes} ノード、{best}×）の差は 1 割未満で、この予測では見分けられません。表の実測で決まります。ツリーは 1 パスあたり τ {tau} トークンを残し（チェーンは {chain_tau}）、{size} トークンのパスは通常デコードの {verify} ステップ分（チェーンは {chain_verify} ステップ分）です。",
         "tree_lab.verdict.tree": "このマシンでの予測：{nodes} ノードのツリーが最速です（{best}×、γ = {gamma} のチェーンは {chain}×）。1 パスあたり τ {tau} トークンを残し（チェーンは {chain_tau}）、{size} トークンのパスは通常デコードの {verify} ステップ分（チェーンは {chain_verify} ステップ分）です。",
         "tree_lab.gpu": "予測モデル（実測ではありません）：{gpu} では（bfloat16 のルーフラインモデル、この実験の採択率）、γ = {gamma} のチェーンは {chain}×、最良のツリー（{nodes} ノード）は {best}× になります。そこでは {size} トークンのパスも重みを一度読むだけなので、1 トークンのステップ {verify} 回分で済みます。",

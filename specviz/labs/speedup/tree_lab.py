@@ -38,7 +38,7 @@ from specviz.core.engine import DraftModelPairLike
 from specviz.core.events import Cycle, Totals
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
 from specviz.drafters.base import DrafterSpec
-from specviz.drafters.tree_growth import MAX_NODES, growth_of
+from specviz.drafters.tree_growth import COMPARED_BUDGETS, MAX_NODES, TreeGrowth, growth_of
 from specviz.labs.speedup.cost_curve import CostCurve, CostPoint, iter_verification_cost
 from specviz.labs.speedup.gpu_projection import (
     GPU_PRESETS,
@@ -62,7 +62,7 @@ from specviz.measure.spread import Spread
 from specviz.models.cpu_load import OthersShare
 from specviz.text import Phrase, UserError
 
-DEFAULT_NODES = (8, 16, 32)  # the tree budgets measured, as the bench's tree rows
+DEFAULT_NODES = COMPARED_BUDGETS  # the tree budgets measured, as the advisor's tree rows
 PREDICTED_NODES = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64)  # the budgets predicted
 # Predictions this near each other name no winner: on a quiet 2-core CPU the runs differed
 # from their predictions by about a tenth at the median (docs/performance.md).
@@ -241,13 +241,13 @@ def project_trees(
     )
 
 
-def tree_specs(tree_spec: str, budgets: Sequence[int]) -> list[str]:
-    """The drafter spec for each budget: *tree_spec*'s options with nodes set."""
+def tree_specs(tree_spec: str, budgets: Sequence[int]) -> tuple[TreeGrowth, list[str]]:
+    """*tree_spec*'s growth, and the drafter spec for each budget: its options with nodes set."""
     spec = DrafterSpec.parse(tree_spec)
     growth = growth_of(spec)
     if spec.kind != "tree" or growth.widths:
         raise UserError("error.tree_lab.spec", spec=repr(tree_spec))
-    return [f"tree:nodes={n},depth={growth.depth},topk={growth.topk}" for n in budgets]
+    return growth, [f"tree:nodes={n},depth={growth.depth},topk={growth.topk}" for n in budgets]
 
 
 def iter_tree_lab(
@@ -271,8 +271,7 @@ def iter_tree_lab(
         raise UserError("error.tree_lab.nodes", most=MAX_NODES, got=repr(budgets))
     if prompt_ids.dim() != 2 or prompt_ids.shape[1] < 2:
         raise UserError("error.prompt_too_short")
-    specs = tree_specs(tree_spec, budgets)
-    growth = growth_of(DrafterSpec.parse(specs[0]))
+    growth, specs = tree_specs(tree_spec, budgets)
     began = time.perf_counter()
     deadline = began + time_budget_s
     others = OthersShare()
