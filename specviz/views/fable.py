@@ -25,7 +25,7 @@ from specviz.text import DEFAULT_LANGUAGE, Html, Phrase, t, t_html
 from specviz.views.draft_length import draft_end_values
 from specviz.views.numbers import prob
 from specviz.views.token_text import quoted, shown, special_words
-from specviz.views.verdicts import dice_numbers
+from specviz.views.verdicts import dice_numbers, greedy_choice
 
 
 @dataclass(frozen=True)
@@ -207,8 +207,8 @@ def _verdict(cycle: Cycle, token: DraftToken) -> Line:
     if cycle.greedy:
         if token.accepted:
             return Line("fable.seal.greedy", {"word": word, "p": prob(token.p_target)})
-        top = token.top_p[0] if token.top_p else None
-        first = Word(top.text, "", "draft") if top is not None else Word("?", "", "draft")
+        choice = greedy_choice(cycle, token)
+        first = Word(*choice, "draft") if choice is not None else Word("?", "", "draft")
         return Line("fable.cross.greedy", {"word": word, "p": prob(token.p_target), "top": first})
     u, accept = dice_numbers(token)  # the cards' and the tooltips' numbers, never equal-looking
     values = {

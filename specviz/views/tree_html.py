@@ -33,6 +33,7 @@ _LABELS = {
     "resampled": "origin.resampled",
     "bonus": "origin.bonus",
 }
+_VERDICT_WORDS = {kind: f"verdict.{kind}" for kind in _LABELS}
 _RULES = {
     "greedy": "tree.rule.greedy",
     "recursive": "tree.rule.recursive",
@@ -52,6 +53,7 @@ class _Chip:
     tip: str  # plain text for the title attribute (escaped when written)
     kept: bool  # on the kept path (its edge is drawn thick)
     rank: int = 0  # a drafted node's rank among its siblings (1: the draft's first choice)
+    brief: str = ""  # its verdict and numbers in a few words, for the outline's line
 
 
 def _chips(cycle: Cycle, record: TreeRecord, lang: str) -> list[_Chip]:
@@ -69,6 +71,8 @@ def _chips(cycle: Cycle, record: TreeRecord, lang: str) -> list[_Chip]:
         )
         if node.verdict != "untested":
             tip += " · " + t("tree.tip.accept", lang, accept=prob(node.accept_prob))
+        numbers = f"q {prob(node.q_draft)} · p {prob(node.p_target)}"
+        brief = f"{t(_VERDICT_WORDS[node.verdict], lang)} · {numbers}"
         chips.append(
             _Chip(
                 f"n{i}",
@@ -79,6 +83,7 @@ def _chips(cycle: Cycle, record: TreeRecord, lang: str) -> list[_Chip]:
                 tip,
                 node.verdict == "accepted",
                 node.rank,
+                brief,
             )
         )
     extra = cycle.emitted[len(record.path) :]
@@ -88,9 +93,9 @@ def _chips(cycle: Cycle, record: TreeRecord, lang: str) -> list[_Chip]:
         kind = token.origin.value
         tip = t("tree.tip.extra", lang, origin=t(_LABELS[kind], lang), p=prob(token.prob))
         depth = len(record.path) + 1
-        chips.append(
-            _Chip("extra", parent, depth, kind, shown(token.text, token.special, lang), tip, True)
-        )
+        brief = f"{t(_VERDICT_WORDS[kind], lang)} · p {prob(token.prob)}"
+        text = shown(token.text, token.special, lang)
+        chips.append(_Chip("extra", parent, depth, kind, text, tip, True, 0, brief))
     return chips
 
 
@@ -118,6 +123,40 @@ def _rows(chips: list[_Chip]) -> dict[str, float]:
 
     place("root")
     return rows
+
+
+def _preorder(chips: list[_Chip]) -> list[_Chip]:
+    """The chips parent first, then each child's branch in rank order (an outline's order)."""
+    children: dict[str | None, list[_Chip]] = {}
+    for chip in chips:
+        children.setdefault(chip.parent, []).append(chip)
+    order: list[_Chip] = []
+
+    def visit(chip: _Chip) -> None:
+        order.append(chip)
+        for child in children.get(chip.key, []):
+            visit(child)
+
+    for top in children.get(None, []):
+        visit(top)
+    return order
+
+
+def _outline(chips: list[_Chip]) -> str:
+    """The same tree as an indented list, one guess a line with its verdict, q and p in words:
+    what a phone shows instead of the picture, which is wider than its screen once a tree is
+    three deep. The lines carry the chips' data-node, so a tap opens a node as a click does."""
+    lines = []
+    for chip in _preorder(chips):
+        kind = "" if chip.kind == "root" else f" sv-{chip.kind}"
+        kept = " sv-tline-kept" if chip.kept else ""
+        lines.append(
+            f'<li class="sv-tline{kept}" data-verdict="{chip.kind}" data-node="{chip.key}" '
+            f'style="--sv-depth:{chip.depth}" title="{esc(chip.tip)}">'
+            f'<span class="sv-tchip{kind}">{chip.html}</span>'
+            f'<span class="sv-tline-tip">{esc(chip.brief)}</span></li>'
+        )
+    return f'<ol class="sv-tree-outline">{"".join(lines)}</ol>'
 
 
 def tree_panel_html(cycle: Cycle | None, *, lang: str = DEFAULT_LANGUAGE) -> str:
@@ -167,5 +206,5 @@ def tree_panel_html(cycle: Cycle | None, *, lang: str = DEFAULT_LANGUAGE) -> str
         f'<div class="sv-tree-scroll"><div class="sv-tree-plot" '
         f'style="width:{width}px;height:{height}px">'
         f'<svg class="sv-tree-edges" width="{width}" height="{height}" aria-hidden="true">'
-        f"{''.join(edges)}</svg>{''.join(boxes)}</div></div></div>"
+        f"{''.join(edges)}</svg>{''.join(boxes)}</div></div>{_outline(chips)}</div>"
     )

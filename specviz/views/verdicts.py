@@ -70,6 +70,18 @@ def drafted_by_rule(cycle: Cycle) -> bool:
     return cycle.copied_from is not None or (entry is not None and entry.drafts is Drafts.BY_RULE)
 
 
+def greedy_choice(cycle: Cycle, token: DraftToken) -> tuple[str, str] | None:
+    """(text, special) of the target's own choice where a greedy cycle rejected *token*: the token
+    the cycle emitted at its place. Not the first of ``top_p``: two tokens can tie in p (bfloat16
+    often rounds them equal), and the argmax the engine took need not be the one listed first."""
+    for emitted in cycle.emitted:
+        if emitted.seq_index == token.seq_index:
+            return emitted.text, emitted.special
+    if token.top_p:
+        return token.top_p[0].text, ""
+    return None
+
+
 def draft_verdict(cycle: Cycle, token: DraftToken) -> Verdict:
     """Why this drafted token was accepted, rejected or never tested."""
     if not token.tested:
@@ -78,7 +90,8 @@ def draft_verdict(cycle: Cycle, token: DraftToken) -> Verdict:
     if cycle.greedy:
         if token.accepted:
             return Verdict(word, Phrase("verdict.reason.greedy_top"))
-        top = quoted(token.top_p[0].text) if token.top_p else "?"
+        choice = greedy_choice(cycle, token)
+        top = quoted(choice[1] or choice[0]) if choice is not None else "?"
         return Verdict(word, Phrase("verdict.reason.greedy_other", top=top))
     if token.accepted and token.accept_prob >= 1.0:  # p ≥ q: kept whatever the die shows
         p, q = prob(token.p_target), prob(token.q_draft)

@@ -75,3 +75,30 @@ def test_three_tree_cycles_each_show_their_tree(browser, url) -> None:  # type: 
     expect(page.locator("#sv-inspect tr.sv-row-chosen")).to_have_attribute("data-node", str(last))
     expect(page.locator(f"#sv-inspect .sv-inspect-node[data-node='{last}']")).to_be_visible()
     context.close()
+
+
+def test_a_phone_reads_the_tree_as_an_outline(browser, url) -> None:  # type: ignore[no-untyped-def]
+    """At 390 px the picture (wider than the screen) gives way to the outline: every guess a
+    line, each verdict in its colour, nothing wider than the screen."""
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector("#sv-run", timeout=WAIT_MS)
+    page.locator("#sv-drafter input").click()
+    page.get_by_role("option", name="Draft tree (several guesses per step)", exact=True).click()
+    page.locator("#sv-step").click()
+    tree = page.locator("#sv-cards .sv-cards-wrap[data-cycle='1'] .sv-tree")
+    tree.wait_for(timeout=WAIT_MS)
+    nodes = int(tree.get_attribute("data-nodes") or -1)
+    expect(tree.locator(".sv-tree-scroll")).to_be_hidden()
+    outline = tree.locator(".sv-tree-outline")
+    expect(outline).to_be_visible()
+    expect(outline.locator(".sv-tline[data-node^='n']")).to_have_count(nodes)
+    extra = page.locator("#sv-cards .sv-card-extra").get_attribute("data-origin")
+    chip = outline.locator(".sv-tline[data-node='extra'] .sv-tchip")
+    assert chip.evaluate(BORDER) == page.evaluate(PALETTE, extra)
+    box = outline.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= 390
+    context.close()

@@ -116,6 +116,17 @@ def test_greedy_speaks_of_the_masters_first_choice_without_dice() -> None:
     )
     assert "die" not in " ".join(text)
     assert "第一候補" in story_text(narrate(cycle), "ja")[3]
+    # On a tie in p (bfloat16), the first choice named is the token the master wrote.
+    tied = replace(rejected, top_p=(TokenProb(5, " z", 0.4), TokenProb(6, " w", 0.4)))
+    cycle = make_cycle(
+        0,
+        0,
+        [draft(1, 0, " x", accepted=True, u=None), tied],
+        (" w", Origin.RESAMPLED),
+        Totals(2, 1, 2, 2, 1, 0.1, 0.0),
+        greedy=True,
+    )
+    assert story_text(narrate(cycle), "en")[3].endswith("was “ w”.")
 
 
 def test_a_copied_slate_says_where_it_was_copied_from() -> None:

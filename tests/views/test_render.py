@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 
 from ui_events import REJECTION, XSS, XSS_IMG, sample_run
 
-from specviz.core.events import TokenProb
+from specviz.core.events import Origin, TokenProb
 from specviz.views import run_html as render
 
 
@@ -202,7 +202,12 @@ def _greedy_run() -> list:
         replace(token, accept_prob=1.0 if token.accepted else 0.0, uniform=None, top_p=top)
         for token in cycle.drafted
     )
-    return [replace(cycle, greedy=True, drafted=drafted)]
+    # Greedy, the token in the rejected draft's place is the target's top choice.
+    emitted = tuple(
+        replace(token, text=" dog") if token.origin is Origin.RESAMPLED else token
+        for token in cycle.emitted
+    )
+    return [replace(cycle, greedy=True, drafted=drafted, emitted=emitted)]
 
 
 def test_greedy_tooltips_show_the_argmax_rule_not_min_p_over_q():

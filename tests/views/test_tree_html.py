@@ -149,3 +149,44 @@ def test_a_trace_keeps_the_tree_and_refuses_a_broken_one(tiny_pair: TinyPair) ->
     data["tree"]["nodes"][-1]["verdict"] = "<b>won</b>"
     with pytest.raises(RecordError, match="verdict"):
         cycle_from_dict(data)
+
+
+@pytest.mark.parametrize("growth", [TreeGrowth(widths=(2, 2, 1)), TreeGrowth()])
+def test_the_outline_lists_every_node_under_its_parent(
+    tiny_pair: TinyPair, growth: TreeGrowth
+) -> None:
+    """A phone's outline: every chip once, each after its parent and one level deeper, siblings
+    in rank order, the kept path marked, the same verdicts as the picture."""
+    for cycle in tree_cycles(tiny_pair, growth, 1.0):
+        assert cycle.tree is not None
+        outline = tree_panel_html(cycle).split('<ol class="sv-tree-outline">')[1]
+        lines = re.findall(
+            r'<li class="sv-tline( sv-tline-kept)?" data-verdict="(\w+)" data-node="(\w+)" '
+            r'style="--sv-depth:(\d+)" title=',
+            outline,
+        )
+        keys = [key for _, _, key, _ in lines]
+        extra = cycle.emitted[len(cycle.tree.path) :][:1]
+        nodes = [f"n{i}" for i in range(len(cycle.tree.nodes))]
+        assert sorted(keys) == sorted(["root", *nodes, *["extra"] * len(extra)])
+        depth = {key: int(level) for _, _, key, level in lines}
+        for i, node in enumerate(cycle.tree.nodes):
+            parent = "root" if node.parent < 0 else f"n{node.parent}"
+            assert keys.index(parent) < keys.index(f"n{i}")
+            assert depth[f"n{i}"] == depth[parent] + 1 == node.depth
+            assert dict((key, verdict) for _, verdict, key, _ in lines)[f"n{i}"] == node.verdict
+        for parent in range(-1, len(cycle.tree.nodes)):
+            ranks = [cycle.tree.nodes[c].rank for c in cycle.tree.children(parent)]
+            shown_order = sorted(cycle.tree.children(parent), key=lambda c: keys.index(f"n{c}"))
+            assert [cycle.tree.nodes[c].rank for c in shown_order] == sorted(ranks)
+        kept = [key for mark, _, key, _ in lines if mark]
+        assert kept == ["root", *(f"n{i}" for i in cycle.tree.path), *["extra"] * len(extra)]
+
+
+def test_the_outline_escapes_token_text(tiny_pair: TinyPair) -> None:
+    cycle = tree_cycles(tiny_pair, TreeGrowth(widths=(2, 1)))[0]
+    assert cycle.tree is not None
+    node = replace(cycle.tree.nodes[0], text='<script>alert("x")</script>')
+    cycle = replace(cycle, tree=replace(cycle.tree, nodes=(node, *cycle.tree.nodes[1:])))
+    outline = tree_panel_html(cycle).split('<ol class="sv-tree-outline">')[1]
+    assert "<script>" not in outline and "&lt;script&gt;" in outline

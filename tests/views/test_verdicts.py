@@ -163,6 +163,23 @@ def test_greedy_has_no_die_only_the_targets_top_choice() -> None:
     ]
 
 
+def test_greedy_names_the_token_the_target_took_on_a_tie() -> None:
+    """bfloat16 can round two tokens to the same p: the listed first of top_p need not be the
+    argmax the engine took, so the sentence names the emitted token."""
+    tie = (TokenProb(5, " z", 0.4), TokenProb(6, " w", 0.4))
+    cycle = _greedy_cycle()
+    lost = replace(cycle.drafted[1], top_p=tie)
+    cycle = make_cycle(
+        0,
+        0,
+        [cycle.drafted[0], lost],
+        (" w", Origin.RESAMPLED),
+        Totals(2, 1, 2, 2, 1, 0.1, 0.0),
+        greedy=True,
+    )
+    assert _sentences(cycle, "en")[1] == "rejected: the target's top choice is “ w”"
+
+
 def test_a_cycle_with_nothing_drafted_is_the_targets_token_alone() -> None:
     cycle = make_cycle(0, 0, [], ("a", Origin.BONUS), Totals(1, 1, 0, 0, 0, 0.1, 0.0))
     assert _sentences(cycle, "en") == [
@@ -194,8 +211,17 @@ def test_cards_tooltips_and_inspector_say_the_same_sentence(lang: str) -> None:
 
 def test_token_text_in_a_sentence_is_escaped() -> None:
     cycle = _greedy_cycle()
-    evil = (TokenProb(5, '<img src=x onerror="x">', 0.7),)
-    cycle = replace(cycle, drafted=(cycle.drafted[0], replace(cycle.drafted[1], top_p=evil)))
+    text = '<img src=x onerror="x">'
+    evil = (TokenProb(5, text, 0.7),)
+    cycle = replace(
+        cycle,
+        drafted=(cycle.drafted[0], replace(cycle.drafted[1], top_p=evil)),
+        # The sentence names the token the target took in the rejected draft's place.
+        emitted=tuple(
+            replace(token, text=text) if token.origin is Origin.RESAMPLED else token
+            for token in cycle.emitted
+        ),
+    )
     for markup in (
         render.cycle_cards_html(cycle),
         render.stream_html([cycle]),
