@@ -20,7 +20,7 @@ from specviz.app.lab_tabs import (
     status_line,
 )
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN
-from specviz.drafters.tree_growth import MAX_NODES
+from specviz.drafters.tree_growth import budgets_of
 from specviz.labs.speedup import charts as speedup_charts
 from specviz.labs.speedup import gpu_projection, tree_lab, what_if
 from specviz.labs.speedup import panel as speedup_panel
@@ -167,11 +167,11 @@ def tree_lab_section(wiring: LabWiring, cap: int) -> TreeLabSection:
 
 
 def _tree_budgets(text: str, lang: str) -> tuple[int, ...]:
-    """ "8,16,32" -> (8, 16, 32), each a node budget the tree drafter takes."""
-    parts = [part.strip() for part in (text or "").split(",") if part.strip()]
-    if not parts or not all(part.isdigit() and 1 <= int(part) <= MAX_NODES for part in parts):
-        raise gr.Error(t("error.app.tree_nodes", lang, most=MAX_NODES, example=DEFAULT_TREE_NODES))
-    return tuple(sorted({int(part) for part in parts}))
+    """The field's node budgets (tree_growth.budgets_of), or its message in the page's language."""
+    try:
+        return budgets_of(text)
+    except UserError as error:
+        raise gr.Error(error.message(lang)) from None
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from specviz.cli.options import (
     progress_line,
     say,
 )
-from specviz.drafters.tree_growth import COMPARED_BUDGETS
+from specviz.drafters.tree_growth import COMPARED_BUDGETS, budgets_of
 from specviz.measure.spread import DEFAULT_REPEATS
 from specviz.text import UserError, t
 
@@ -243,7 +243,7 @@ def _trees(args: argparse.Namespace) -> int:
     from specviz.labs.speedup.tree_lab import iter_tree_lab
     from specviz.measure.harness import staged_result
 
-    budgets = _numbers(args.nodes, "--nodes")
+    budgets = budgets_of(args.nodes)
     _, settings, pair, prompt_ids = prepared_run(args)
     stages = iter_tree_lab(
         pair,
@@ -272,14 +272,6 @@ def _trees(args: argparse.Namespace) -> int:
     for paragraph in tree_lab_paragraphs(lab, lang):
         print(paragraph)
     return 0
-
-
-def _numbers(text: str, flag: str) -> tuple[int, ...]:
-    """Comma-separated whole numbers, or a UserError naming the flag."""
-    parts = [part.strip() for part in text.split(",") if part.strip()]
-    if not parts or not all(part.isdigit() for part in parts):
-        raise UserError("error.cli.numbers", flag=flag, got=repr(text))
-    return tuple(int(part) for part in parts)
 
 
 def print_header(lang: str, *columns: tuple[str, int]) -> None:

@@ -49,6 +49,17 @@ class TreeGrowth:
         return f"nodes={self.nodes},depth={self.depth},topk={self.topk}"
 
 
+def budgets_of(text: str) -> tuple[int, ...]:
+    """ "8,16,32" -> (8, 16, 32): node budgets to compare trees at (the tree lab's, from its
+    command's --nodes or the app's field), each a size the tree drafter takes; a UserError
+    that shows an example otherwise."""
+    parts = [part.strip() for part in (text or "").split(",") if part.strip()]
+    if not parts or not all(part.isdigit() and 1 <= int(part) <= MAX_NODES for part in parts):
+        example = ",".join(map(str, COMPARED_BUDGETS))
+        raise UserError("error.tree_budgets", most=str(MAX_NODES), example=example, got=repr(text))
+    return tuple(sorted({int(part) for part in parts}))
+
+
 def _whole(spec: DrafterSpec, name: str, default: int, low: int, high: int) -> int:
     text = spec.option(name, str(default))
     if not text.isdigit() or not low <= int(text) <= high:

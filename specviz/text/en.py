@@ -1646,7 +1646,6 @@ TABLE = MappingProxyType(
         "error.cli.device_index": (
             "--device {device}: this machine has {count} {kind} device(s), numbered from 0"
         ),
-        "error.cli.numbers": "{flag} takes whole numbers separated by commas, such as 8,16,32; got {got}",
         "error.cli.output_folder": "{option}: the folder {folder} does not exist",
         "error.cli.output_unwritable": "{option}: {path} cannot be written here",
         "error.cli.output_is_folder": "{option}: {path} is a folder; give a file name",
@@ -1890,7 +1889,7 @@ TABLE = MappingProxyType(
             "γ values must be whole numbers separated by commas, e.g. {example}."
         ),
         "error.app.gammas_range": "Give one to a few γ values between {low} and {high}.",
-        "error.app.tree_nodes": "Give one to a few tree sizes between 1 and {most} nodes, separated by commas, such as {example}.",
+        "error.tree_budgets": "Give one to a few tree sizes between 1 and {most} nodes, separated by commas, such as {example} (got {got}).",
         "error.app.projection_blank": "Fill in every number of the projection.",
         "error.app.projection": "Check the projection's numbers: {cause}",
         # hosted mode and the caps of specviz.app.limits

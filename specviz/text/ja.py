@@ -1098,7 +1098,6 @@ TABLE = MappingProxyType(
             "--device を省いてください"
         ),
         "error.cli.device_index": "--device {device}：このマシンの {kind} デバイスは {count} 台で、番号は 0 からです",
-        "error.cli.numbers": "{flag} にはカンマ区切りの整数を指定します（例：8,16,32）。指定：{got}",
         "error.cli.output_folder": "{option}：フォルダ {folder} がありません",
         "error.cli.output_unwritable": "{option}：{path} にはここから書き込めません",
         "error.cli.output_is_folder": "{option}：{path} はフォルダです。ファイル名を指定してください",
@@ -1324,7 +1323,7 @@ TABLE = MappingProxyType(
         "error.app.no_race": "先にレースを実行してください（「レース」にチェックを入れて「実行」）。",
         "error.app.gammas_format": "γ の値はカンマ区切りの整数で指定します（例：{example}）。",
         "error.app.gammas_range": "{low} から {high} の間の γ を1つから数個指定してください。",
-        "error.app.tree_nodes": "1 から {most} ノードの間のツリーの大きさを、{example} のようにカンマ区切りで1つから数個指定してください。",
+        "error.tree_budgets": "1 から {most} ノードの間のツリーの大きさを、{example} のようにカンマ区切りで1つから数個指定してください（指定：{got}）。",
         "error.app.projection_blank": "見積もりの数値をすべて入力してください。",
         "error.app.projection": "見積もりの数値を確認してください：{cause}",
         # hosted mode and the caps of specviz.app.limits
