@@ -12,6 +12,7 @@ without x (Leviathan et al., Theorem 1 holds for any q, a point mass included).
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
@@ -53,10 +54,12 @@ class LookupOptions:
     occurrence: str = "earliest"
 
     @classmethod
-    def from_spec(cls, spec: DrafterSpec, default: LookupOptions | None = None) -> LookupOptions:
+    def from_spec(
+        cls, spec: DrafterSpec, default: LookupOptions | None = None, also: tuple[str, ...] = ()
+    ) -> LookupOptions:
         """The options spec sets (the rest from *default*, else the class's), checked: a
-        UserError for a bad name or value."""
-        spec.check_options("max_ngram", "min_ngram", "occurrence")
+        UserError for a bad name or value (names in *also* are another part's to check)."""
+        spec.check_options("max_ngram", "min_ngram", "occurrence", *also)
         default = default or cls()
         options = cls(
             max_ngram=_whole_number(spec, "max_ngram", default.max_ngram),
@@ -100,10 +103,12 @@ class NgramIndex:
     at the first proposal.
     """
 
-    def __init__(self, options: LookupOptions) -> None:
+    def __init__(self, options: LookupOptions, every: bool = False) -> None:
+        """*every*: keep every occurrence's start too (the lookup tree's), not only one."""
         self.options = options
         self.tokens: list[int] = []  # the committed text indexed so far
         self._starts: dict[tuple[int, ...], int] = {}
+        self._every: dict[tuple[int, ...], list[int]] | None = {} if every else None
 
     def extend(self, context: torch.Tensor) -> None:
         """Index the tokens of context (T,) past the ones already seen (context only grows)."""
@@ -118,10 +123,28 @@ class NgramIndex:
                 if start < 0:
                     break
                 key = tuple(self.tokens[start:follower])
+                if self._every is not None:
+                    self._every.setdefault(key, []).append(start)
                 if keep_first:
                     self._starts.setdefault(key, start)
                 else:
                     self._starts[key] = start
+
+    def occurrences(self) -> Iterator[tuple[int, int]]:
+        """(start, n) of every earlier occurrence of a suffix n-gram (an index built with
+        *every*): the longest suffix's first, each length's in ``occurrence`` order, and each
+        continuation once (an occurrence of a shorter suffix inside a longer one's is skipped)."""
+        if self._every is None:
+            raise ValueError("an index built without every=True keeps one start per n-gram")
+        end, seen = len(self.tokens), set[int]()
+        for n in range(min(self.options.max_ngram, end), self.options.min_ngram - 1, -1):
+            starts = self._every.get(tuple(self.tokens[end - n :]), [])
+            if self.options.occurrence == "latest":
+                starts = starts[::-1]
+            for start in starts:
+                if start + n not in seen:
+                    seen.add(start + n)
+                    yield start, n
 
     def match(self) -> tuple[int, int] | None:
         """(n, start) of the longest suffix n-gram that occurred before, or None without one."""

@@ -103,9 +103,9 @@ def _model_drafter() -> DrafterKind:
 
 
 def _prompt_lookup() -> DrafterKind:
-    from specviz.drafters.prompt_lookup import PromptLookupDrafter
+    from specviz.drafters.lookup_tree import LookupKind
 
-    return PromptLookupDrafter
+    return LookupKind
 
 
 def _hybrid() -> DrafterKind:
@@ -144,6 +144,7 @@ _BUILT_IN = (
         uses_draft_model=False,
         copies_from_text=True,
         serving=(ServingEquivalent(ServingMethod.NGRAM),),
+        listed_specs=(("lookup:branches=3", "drafter.lookup.branches"),),
     ),
     DrafterEntry(
         "hybrid",

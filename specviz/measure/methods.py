@@ -25,6 +25,7 @@ from specviz.core.settings import GenerationSettings
 from specviz.drafters.base import DrafterSpec
 from specviz.drafters.draft_model import ModelDrafter
 from specviz.drafters.layer_skip import LayerSkipDrafter, LayerSkipOptions
+from specviz.drafters.lookup_tree import branches_of
 from specviz.drafters.prompt_lookup import LookupOptions, PromptLookupDrafter
 from specviz.drafters.registry import make_drafter
 from specviz.measure.harness import Method, Outcome, Trial, drain
@@ -155,7 +156,9 @@ def transformers_counterpart(
     if spec.kind == ModelDrafter.kind:
         return assisted_generation(pair, prompt_ids, settings, name)
     if spec.kind == PromptLookupDrafter.kind:
-        max_ngram = LookupOptions.from_spec(spec).max_ngram
+        if branches_of(spec) > 1:
+            return None  # transformers' prompt lookup copies one occurrence, a chain
+        max_ngram = LookupOptions.from_spec(spec, also=("branches",)).max_ngram
         return prompt_lookup_generation(pair, prompt_ids, settings, name, max_ngram)
     if spec.kind == LayerSkipDrafter.kind:
         # transformers exits early but skips no inner layers: only "exit=k" has a counterpart.

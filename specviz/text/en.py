@@ -1043,6 +1043,7 @@ TABLE = MappingProxyType(
         ),
         "drafter.draft_model": "Draft model (guesses)",
         "drafter.lookup": "Prompt lookup (copies)",
+        "drafter.lookup.branches": "Prompt lookup tree (every earlier match a branch)",
         "drafter.hybrid": "Hybrid (copies, else guesses)",
         # layer-skip drafter
         "drafter.layerskip": "Layer skip (target drafts for itself)",

@@ -829,6 +829,7 @@ TABLE = MappingProxyType(
         ),
         "drafter.draft_model": "ドラフトモデル（推測）",
         "drafter.lookup": "プロンプト参照（コピー）",
+        "drafter.lookup.branches": "プロンプト参照ツリー（過去の一致ごとに枝）",
         "drafter.hybrid": "ハイブリッド（コピー、できなければ推測）",
         "drafter.layerskip": "レイヤースキップ（ターゲットが自分でドラフト）",
         "drafter.tree": "ドラフトツリー（1ステップに複数の推測）",
