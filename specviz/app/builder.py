@@ -42,15 +42,28 @@ ENGINE = "engine"  # the concurrency group every handler that runs a model belon
 REPLAY_GROUP = "replay"  # the trace replays' group (export_panel, live_tab): no model runs there
 
 
+# The page's scripts in assets/, each a function of no arguments, run in this order when the page
+# loads: presentation mode's keys and Run's scroll on a phone; the live tab's linked views.
+PAGE_SCRIPTS = ("presenter.js", "linked.js")
+
+
+def page_script() -> str:
+    """The page's js, as Gradio takes it (one function): each of PAGE_SCRIPTS called in turn."""
+    calls = "".join(
+        f"({(ASSETS / name).read_text(encoding='utf-8').strip()})();\n" for name in PAGE_SCRIPTS
+    )
+    return f"() => {{\n{calls}}}"
+
+
 def mount_options(limits: Limits = LOCAL) -> dict[str, Any]:
     """Keyword arguments for ``gr.mount_gradio_app``: Gradio 6 takes the theme, CSS and the page's
-    script there (``assets/presenter.js``: presentation mode's keys, Run's scroll on a phone);
+    script there (``page_script``: presentation mode's keys, Run's scroll on a phone, linked views);
     uploads are capped (the app takes no files, but Gradio's upload route is open). A hosted
     app never shows an exception's own text (mount's default shows it): a handler's gr.Error
     is worded by the catalogue, anything else reaches a visitor as Gradio's bare "Error"."""
     return {
         "css_paths": [ASSETS / "specviz.css"],
-        "js": (ASSETS / "presenter.js").read_text(encoding="utf-8"),
+        "js": page_script(),
         "theme": gr.themes.Soft(),
         "max_file_size": limits.max_file_size,
         "show_error": not limits.hosted,
@@ -144,7 +157,7 @@ def build_demo(
                     gr.Tabs(elem_id="sv-tabs", overflow_behavior="wrap") as tabs,
                 ):
                     live = live_tab(lang)
-                    inspector = labs.inspector_tab(session, tabs, live.stream, live.cards, lang)
+                    inspector = labs.inspector_tab(session, tabs, live.cards, lang)
                     wiring = labs.LabWiring(runs, controls.run_inputs(), ENGINE, lab_inputs)
                     labs.exactness_tab(wiring)
                     measured_alpha = speedup_labs.speedup_tab(wiring)

@@ -18,6 +18,7 @@ import gradio as gr
 
 from specviz.app.gpu_work import Runs
 from specviz.app.limits import at_most
+from specviz.app.page_events import sent_number
 from specviz.app.request_checks import Inputs
 from specviz.app.session import App, Session
 from specviz.labs import inspector
@@ -70,22 +71,26 @@ class InspectorTab:
 # A click (or Enter) on a draft-tree node, a chip of the cards' tree panel (data-node "n3") or a
 # row of the inspector's node table (data-node "3"), becomes a "click" event carrying the cycle
 # (1-based, from the nearest data-cycle) and the node's index; the text and extra chips carry none.
+# The cards' "Inspect this cycle" button (a real button: Enter and Space click it) sends the cycle
+# alone. These are the only ways into the inspector from the live tab: a click on a token moves
+# the player instead (live_tab.STREAM_JS).
 NODE_CLICK_JS = (
     "const pick = (event) => {"
     " const node = event.target.closest('[data-node]'); if (!node) return;"
     " const key = node.dataset.node.replace(/^n/, ''); if (!/^[0-9]+$/.test(key)) return;"
     " const cycle = node.closest('[data-cycle]'); if (!cycle) return;"
     " trigger('click', {cycle: Number(cycle.dataset.cycle), node: Number(key)}); };"
-    " element.addEventListener('click', pick);"
+    " element.addEventListener('click', (event) => {"
+    " const open = event.target.closest('.sv-inspect-open[data-cycle]');"
+    " if (open) trigger('click', {cycle: Number(open.dataset.cycle)}); else pick(event); });"
     " element.addEventListener('keydown', (event) => { if (event.key === 'Enter') pick(event); });"
 )
 
 
-def inspector_tab(
-    session: gr.State, tabs: gr.Tabs, stream: gr.HTML, cards: gr.HTML, lang: str
-) -> InspectorTab:
-    """Tab 1: the dice roll of any cycle of the last run, chosen on a slider or by a token click;
-    a tree cycle's node, chosen by a click on it in the cards' tree panel or in the tab's table."""
+def inspector_tab(session: gr.State, tabs: gr.Tabs, cards: gr.HTML, lang: str) -> InspectorTab:
+    """Tab 1: the dice roll of any cycle of the last run, chosen on a slider or by the cards'
+    "Inspect this cycle"; a tree cycle's node, chosen by a click on it in the cards' tree panel
+    or in the tab's table."""
     with gr.Tab(t("app.tab.inspector", lang), id="inspector", elem_id="sv-tab-inspector"):
         gr.Markdown(inspector.explanation(lang), elem_classes="sv-lab-intro")
         cycle = gr.Slider(
@@ -114,14 +119,11 @@ def inspector_tab(
             inspector.inspector_figure(chosen, lang=lang),
         )
 
-    def picked(event: gr.EventData) -> tuple[int, int] | None:
-        """The cycle and node a node click sent, None for a click that sent neither."""
-        try:
-            number, node = event.cycle, event.node
-        except (AttributeError, TypeError):
-            return None
-        whole = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (number, node))
-        return (int(number), int(node)) if whole else None
+    def picked(event: gr.EventData) -> tuple[int, int | None] | None:
+        """The cycle and node a click sent (node None: the whole cycle, as the cards' Inspect
+        button sends it), None for a click that sent no cycle."""
+        number = sent_number(event, "cycle")
+        return None if number is None else (number, sent_number(event, "node"))
 
     def opened(sess: Session, number: float, node: int | None = None) -> dict[Any, Any]:
         """The inspector tab brought forward at cycle *number* (and *node* of its tree)."""
@@ -133,7 +135,7 @@ def inspector_tab(
             plot: figure,
         }
 
-    def node_in_cards(sess: Session | None, event: gr.EventData) -> dict[Any, Any]:
+    def inspect_in_cards(sess: Session | None, event: gr.EventData) -> dict[Any, Any]:
         chosen = picked(event)
         if sess is None or not sess.cycles or chosen is None:
             return {}
@@ -141,23 +143,13 @@ def inspector_tab(
 
     def node_in_table(sess: Session | None, event: gr.EventData) -> dict[Any, Any]:
         chosen = picked(event)
-        if sess is None or not sess.cycles or chosen is None:
+        if sess is None or not sess.cycles or chosen is None or chosen[1] is None:
             return {}
         return {table: show(sess, *chosen)[0]}
 
-    def clicked(sess: Session | None, event: gr.EventData) -> dict[Any, Any]:
-        try:
-            number = event.cycle  # gr.EventData exposes the data trigger() sent as attributes
-        except (AttributeError, TypeError):  # a click that sent no cycle (TypeError: no data)
-            return {}
-        if sess is None or not sess.cycles or not isinstance(number, (int, float)):
-            return {}
-        return opened(sess, number)
-
     private: dict[str, Any] = {"api_visibility": "private"}
     cycle.input(show, [session, cycle], [table, plot], trigger_mode="always_last", **private)
-    stream.click(clicked, session, [tabs, cycle, table, plot], **private)
-    cards.click(node_in_cards, session, [tabs, cycle, table, plot], **private)
+    cards.click(inspect_in_cards, session, [tabs, cycle, table, plot], **private)
     table.click(node_in_table, session, [table], **private)
     return tab
 

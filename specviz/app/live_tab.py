@@ -28,23 +28,33 @@ from specviz.views.prompt_strip import prompt_strip_html
 
 CHART_EVERY_S = 1.5  # live charts are redrawn at most this often; HTML updates every cycle
 
-# Clicks on the stream's tokens become a "click" event carrying the cycle number (1-based). On a
-# touch screen (no hover) the first tap on a token shows its details (the tooltip opens on focus)
-# and a second tap on the same token opens the inspector.
+# A click on a token (or on a cycle's mark) becomes a "click" event carrying the cycle number
+# (1-based): the player shows that cycle (present.wire_player), as Back and Forward would. Enter
+# on a focused token does the same, and so does the "sv-show-cycle" event the page's script sends
+# the stream for a click on a chart's point (assets/linked.js). On a touch screen (no hover) the
+# first tap on a token shows its details (the tooltip opens on focus) and a second tap on the
+# same token moves the player. Gradio patches a gr.HTML's DOM in place, node by node, so the
+# stream cut back to that cycle keeps the token itself, and with it the focus and the tooltip.
 # Hovering (or focusing) a copied token lights up where it was copied from: the span its cycle
 # copied (data-from-span) in sv-src, the token's own source (data-from-seq) in sv-src-own as well.
 # The sources are the generated tokens (data-seq 0, 1, ...) and the prompt strip's (-1 is the
 # prompt's last token: views/prompt_strip.py); a rejected guess shares its seq with the token that
 # replaced it, so only kept tokens light up. The strip scrolls by itself (never the page, which
 # would move the hovered token from under the pointer) to show the token's own source.
-STREAM_CLICK_JS = (
+STREAM_JS = (
     "let shownTip = null;"
+    " const show = (cycle) => { if (cycle >= 1) trigger('click', {cycle}); };"
     " element.addEventListener('click', (event) => {"
     " const cycle = event.target.closest('[data-cycle]'); if (!cycle) return;"
     " const tok = event.target.closest('.sv-tok');"
     " if (tok && tok !== shownTip && window.matchMedia('(hover: none)').matches) {"
     " shownTip = tok; tok.focus(); return; }"
-    " shownTip = null; trigger('click', {cycle: Number(cycle.dataset.cycle)}); });"
+    " shownTip = null; show(Number(cycle.dataset.cycle)); });"
+    " element.addEventListener('keydown', (event) => {"
+    " const tok = event.target.closest('.sv-tok[data-cycle]');"
+    " if (event.key !== 'Enter' || !tok) return;"
+    " event.preventDefault(); show(Number(tok.dataset.cycle)); });"
+    " element.addEventListener('sv-show-cycle', (event) => show(Number(event.detail?.cycle)));"
     " const strip = () => element.getRootNode().querySelector('#sv-prompt-strip .sv-prompt-toks');"
     " const sources = (box, seq) => [element, box].filter(Boolean).flatMap((where) =>"
     " [...where.querySelectorAll('[data-seq=\"' + seq + '\"]')])"
@@ -166,7 +176,7 @@ def live_tab(lang: str) -> LiveTab:
         stream = gr.HTML(
             render.stream_html([], placeholder=t("app.stream.placeholder", lang), lang=lang),
             elem_id="sv-stream",
-            js_on_load=STREAM_CLICK_JS,  # a click on a token opens that cycle in the inspector
+            js_on_load=STREAM_JS,  # a click on a token shows its cycle (the player moves there)
         )
         with gr.Group(visible=False, elem_id="sv-fable-panel") as fable_group:
             fable = gr.HTML(fable_html([], lang=lang), elem_id="sv-fable")
@@ -175,7 +185,7 @@ def live_tab(lang: str) -> LiveTab:
         cards = gr.HTML(
             render.cycle_cards_html(None, lang=lang),
             elem_id="sv-cards",
-            js_on_load=NODE_CLICK_JS,  # a click on a tree node opens it in the inspector
+            js_on_load=NODE_CLICK_JS,  # "Inspect this cycle", or a tree node, in the inspector
         )
         counters = gr.HTML(render.counters_html(None, lang=lang), elem_id="sv-counters")
         with gr.Row():

@@ -4,7 +4,8 @@ Presentation mode is a class on the column that holds the page (``sv-present``),
 toggle or by ``?present=1`` in the URL; ``assets/specviz.css`` does the rest (settings on one line, the stream
 large, notes at 14 px with 4.5:1 contrast, the race and the current cycle above the charts). The
 player moves through the cycles the session keeps: Back, Forward, and Autoplay at a chosen pace
-(Pause stops it where it is), so the run can be talked over at the room's speed. The player is off
+(Pause stops it where it is), so the run can be talked over at the room's speed; a click on a
+token of the stream or on a chart's point goes straight to its cycle. The player is off
 until the session holds cycles; its events mark only the status line, and Pause ends an autoplay
 by telling it (``Autoplays``) rather than by cancelling its event, so nothing it does leaves a
 Gradio error badge behind.
@@ -21,6 +22,7 @@ from typing import Any, TypeGuard
 import gradio as gr
 
 from specviz.app.live_tab import LiveTab
+from specviz.app.page_events import sent_number
 from specviz.app.run_controls import PRIVATE, RunControls, first_prompt
 from specviz.app.session import Session
 from specviz.models.presets import Preset, default_preset
@@ -231,8 +233,9 @@ def wire_player(
     tabs: gr.Tabs,
     session_events: list[Any],
 ) -> None:
-    """Back, Forward, Autoplay and Pause over the session's kept cycles; Run and Step show the
-    whole run again. The player is turned on or off by the session after each of
+    """Back, Forward, Autoplay and Pause over the session's kept cycles, and a click on the
+    stream (or a chart's point) going straight to its cycle; Run and Step show the whole run
+    again. The player is turned on or off by the session after each of
     *session_events* (the events that leave it holding cycles: Run, Step, a replay) and on Stop."""
     lang = live.lang
     outputs = [player.position, *live.outputs, live.final_text, live.final_stats]
@@ -258,6 +261,18 @@ def wire_player(
         if not holds_cycles(sess):
             return nothing
         return frame(sess, min(len(sess.cycles), at_cycle(sess, position) + 1))
+
+    def show_cycle(
+        sess: Session | None, event: gr.EventData, request: gr.Request
+    ) -> dict[Any, Any]:
+        """The cycle a click on the stream (a token, a cycle's mark, a chart's point) sent."""
+        autoplays.stop(request.session_hash)
+        chosen = sent_number(event, "cycle")
+        if chosen is None:
+            return {}
+        if not holds_cycles(sess):
+            return nothing
+        return frame(sess, min(max(chosen, 1), len(sess.cycles)))
 
     def autoplay(
         sess: Session | None, position: int | None, pace: float, request: gr.Request
@@ -295,6 +310,8 @@ def wire_player(
     player.autoplay.click(autoplay, [session, player.position, player.pace], outputs, **light)
     for button, handler in ((player.back, back), (player.forward, forward)):
         button.click(handler, [session, player.position], outputs, **light)
+    # A click on the stream moves the player and stays on the live tab (the stream is there).
+    live.stream.click(show_cycle, session, outputs, **light)
     player.pause.click(pause, None, None, queue=False, **PRIVATE)
     for button in (player.back, player.forward, player.autoplay):  # the cycles show on the live tab
         button.click(lambda: gr.Tabs(selected="live"), None, tabs, queue=False, **PRIVATE)

@@ -33,7 +33,10 @@ TABLE = MappingProxyType(
         "legend.sample": "token",
         "legend.cycle": "cycle boundary",
         "legend.cycle.meaning": "one target forward pass each",
-        "legend.hint": "Hover or click a token for q, p, min(1, p/q) and u.",
+        "legend.hint": (
+            "Hover a token for q, p, min(1, p/q) and u, and its cycle lights up in the charts; "
+            "click it (or press Enter) to show that cycle below."
+        ),
         # --- the token stream and its tooltips ----------------------------------------------------
         "stream.cycle_mark": "cycle {cycle}",
         "stream.stop.eos": "end of text",
@@ -120,6 +123,7 @@ TABLE = MappingProxyType(
             "one forward pass."
         ),
         "cards.cycle": "Cycle {cycle}",
+        "cards.inspect": "Inspect this cycle",
         "cards.head": (
             "{cycle} · {drafted} · {accepted} accepted · {outcome} → {new_tokens} from one target "
             "pass"
@@ -451,8 +455,8 @@ TABLE = MappingProxyType(
         "inspector.lines.top_p": "      top p: {entries}",
         "inspector.lines.top_residual": "      top residual: {entries}",
         "inspector.placeholder": (
-            "Run or Step on the Live run tab first, then pick a cycle here (or click a token in "
-            "the stream)."
+            "Run or Step on the Live run tab first, then pick a cycle here (or press "
+            "“Inspect this cycle” beside the cycle's cards)."
         ),
         "inspector.cycle": "Cycle {cycle}",
         "inspector.drafter": "Drafted by {drafter}: {how}.",
@@ -1056,6 +1060,7 @@ TABLE = MappingProxyType(
         "tree.tip": "{verdict} · guess {rank} here · q {q} · p {p}",
         "tree.tip.accept": "chance it was kept: {accept}",
         "tree.tip.extra": "{origin}: drawn by the target · p {p}",
+        "tree.tip.inspect": "click (or Enter) to read this guess in the inspector",
         "tree.head": "Draft tree: {nodes} guesses, {depth} deep, one target pass; the target kept {kept}",
         "tree.rule.greedy": "Greedy: the target follows a branch while its own top choice is one of the guesses there.",
         "tree.rule.recursive": "Each guess was drawn from the draft; the target tests siblings in turn with min(1, p′/q′), taking what each loser leaves out of p and q, so the text keeps the target's law.",

@@ -29,7 +29,10 @@ TABLE = MappingProxyType(
         "legend.sample": "トークン",
         "legend.cycle": "サイクルの境目",
         "legend.cycle.meaning": "それぞれターゲットのフォワードパス1回",
-        "legend.hint": "トークンにカーソルを重ねるかクリックすると q、p、min(1, p/q)、u が見られます。",
+        "legend.hint": (
+            "トークンにカーソルを重ねると q、p、min(1, p/q)、u が見られ、そのサイクルがグラフで"
+            "強調されます。クリック（または Enter）すると、そのサイクルを下に表示します。"
+        ),
         # --- the token stream and its tooltips ----------------------------------------------------
         "stream.cycle_mark": "サイクル {cycle}",
         "stream.stop.eos": "テキストの終わり",
@@ -115,6 +118,7 @@ TABLE = MappingProxyType(
             "モデルがそれらを1回のフォワードパスでまとめて検証します。"
         ),
         "cards.cycle": "サイクル {cycle}",
+        "cards.inspect": "インスペクターで詳しく見る",
         "cards.head": "{cycle} · {drafted} · 受理 {accepted} · {outcome} → ターゲット1パスで{new_tokens}",
         "cards.new_tokens.one": "新しいトークン {n} 個",
         "cards.new_tokens": "新しいトークン {n} 個",
@@ -285,7 +289,7 @@ TABLE = MappingProxyType(
         "inspector.lines.top_residual": "      残差の上位：{entries}",
         "inspector.placeholder": (
             "まず「ライブ実行」タブで実行かステップを押し、ここでサイクルを選んでください"
-            "（ストリームのトークンをクリックしても選べます）。"
+            "（サイクルのカードの横にある「インスペクターで詳しく見る」を押しても開けます）。"
         ),
         "inspector.cycle": "サイクル {cycle}",
         "inspector.drafter": "ドラフト：{drafter}（{how}）。",
@@ -839,6 +843,7 @@ TABLE = MappingProxyType(
         "tree.tip": "{verdict} · この位置の推測 {rank} · q {q} · p {p}",
         "tree.tip.accept": "残る確率：{accept}",
         "tree.tip.extra": "{origin}：ターゲットが引いたトークン · p {p}",
+        "tree.tip.inspect": "クリック（または Enter）でこの候補をインスペクターで詳しく読めます",
         "tree.head": "ドラフトツリー：推測 {nodes} 個、深さ {depth}、ターゲットの1回のパスで検証。残ったのは {kept} 個",
         "tree.rule.greedy": "貪欲法：その位置の推測のなかにターゲット自身の第一候補がある限り、ターゲットはその枝をたどります。",
         "tree.rule.recursive": "各推測はドラフトから引かれました。ターゲットは兄弟を順に min(1, p′/q′) で検定し、落ちた推測の分を p と q から除くので、出力はターゲットの分布のままです。",

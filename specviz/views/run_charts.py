@@ -31,6 +31,13 @@ TAU = "#009E73"  # bluish green: τ, tokens per target pass (a rate, not a token
 VERIFY_TIME = "#0072B2"
 OVERHEAD_TIME = "#BBBBBB"
 
+# What a point of a per-run chart stands for, named in its trace's meta ({"link": name}) with
+# the value in its customdata, so the page's script (assets/linked.js) lights the points of a
+# hovered token and moves the player to the cycle of a clicked point without guessing from x:
+LINK_CYCLE = "cycle"  # customdata: the cycle's number, 1-based (None: no cycle, the origin)
+LINK_POSITION = "position"  # customdata: a draft position, 1-based
+LINK_ACCEPTED = "accepted"  # customdata: a count of accepted drafts in one cycle
+
 _FONT = "#8a8f98"  # legible on white and on Gradio's dark background
 _GRID = "rgba(138, 143, 152, 0.25)"
 
@@ -76,6 +83,11 @@ def reference_line(
         line={"color": PLAIN, "width": width, "dash": dash},
         hoverinfo=None if hover else "skip",
     )
+
+
+def linked(name: str) -> dict[str, str]:
+    """A trace's meta naming what its points' customdata stands for (one of the LINK_* names)."""
+    return {"link": name}
 
 
 def empty_note(fig: go.Figure, text: str) -> None:
@@ -131,6 +143,8 @@ def acceptance_by_position(cycles: Sequence[Cycle], *, lang: str = DEFAULT_LANGU
             marker_color=ACCEPTED,
             text=[f"{a}/{t}" for a, t in zip(accepted, tested, strict=True)],
             textposition="outside",
+            customdata=positions,
+            meta=linked(LINK_POSITION),
             hovertemplate=hover(
                 "chart.acceptance.hover", lang, position="%{x}", counts="%{text}", rate="%{y:.0%}"
             ),
@@ -159,11 +173,14 @@ def accepted_length_histogram(
     counts = [0] * (longest_draft + 1)
     for cycle in cycles:
         counts[cycle.accepted_len] += 1
+    lengths = list(range(longest_draft + 1))
     fig = go.Figure(
         go.Bar(
             name=t("chart.accepted_length.series", lang),
-            x=list(range(longest_draft + 1)),
+            x=lengths,
             y=counts,
+            customdata=lengths,
+            meta=linked(LINK_ACCEPTED),
             marker_color=[
                 BONUS if n == longest_draft and n else ACCEPTED for n in range(longest_draft + 1)
             ],
@@ -198,6 +215,10 @@ def tokens_vs_passes(
             mode="lines+markers",
             line={"color": ACCEPTED, "width": 3},
             marker={"symbol": "circle", "size": 6},
+            selected={"marker": {"size": 13}},  # a hovered token's cycle, large enough to find
+            # The origin is no cycle's: it carries none, and a click on it moves nothing.
+            customdata=[None] + [cycle.index + 1 for cycle in cycles],
+            meta=linked(LINK_CYCLE),
         )
     )
     if steps:
@@ -220,7 +241,7 @@ def time_split(cycles: Sequence[Cycle], *, lang: str = DEFAULT_LANGUAGE) -> go.F
     """Milliseconds per cycle spent drafting, verifying, and on everything else."""
     if not cycles:
         return placeholder_chart(t("chart.time.title", lang), t("chart.time.placeholder", lang))
-    x = [cycle.index + 1 for cycle in cycles]
+    x = [cycle.index + 1 for cycle in cycles]  # the cycle's number: its customdata too
     parts = [
         (t("chart.time.draft", lang), DRAFT_TIME, [c.timing.draft_s * 1000 for c in cycles]),
         (t("chart.time.verify", lang), VERIFY_TIME, [c.timing.verify_s * 1000 for c in cycles]),
@@ -237,6 +258,8 @@ def time_split(cycles: Sequence[Cycle], *, lang: str = DEFAULT_LANGUAGE) -> go.F
                 x=x,
                 y=values,
                 marker_color=colour,
+                customdata=x,
+                meta=linked(LINK_CYCLE),
                 hovertemplate=hover(
                     "chart.time.hover", lang, cycle="%{x}", part=name, ms="%{y:.0f}"
                 ),

@@ -220,7 +220,11 @@ def cycle_tokens_html(
         _extra_span(cycle, token, joined.get(token.seq_index), lang)
         for token in cycle.emitted[len(accepted) :]
     )
-    return f'<span class="sv-cycle" data-cycle="{cycle.index + 1}">{"".join(parts)}</span>'
+    # data-accepted: the bar of the accepted-length chart this cycle counts in (assets/linked.js).
+    return (
+        f'<span class="sv-cycle" data-cycle="{cycle.index + 1}" '
+        f'data-accepted="{cycle.accepted_len}">{"".join(parts)}</span>'
+    )
 
 
 def stream_html(
@@ -357,7 +361,7 @@ def _extra_card(cycle: Cycle, token: EmittedToken, lang: str) -> str:
     reason = esc(extra_verdict(cycle, token).reason.text(lang))
     return (
         f'<div class="sv-card sv-card-extra {_KINDS[kind].css}" style="--i:{cycle.draft_len}" '
-        f'data-origin="{kind}">'
+        f'data-origin="{kind}" data-pos="{cycle.accepted_len + 1}">'
         f'<div class="sv-card-pos">{t_html(_KINDS[kind].label, lang)}</div>'
         f'<div class="sv-card-tok">{shown(token.text, token.special, lang)}</div>'
         f'<div class="sv-card-verdict">{t_html(verdict, lang)}</div>'
@@ -420,9 +424,15 @@ def cycle_cards_html(cycle: Cycle | None, *, lang: str = DEFAULT_LANGUAGE) -> st
         target_cache=cycle.target_cache_len,
         draft_cache=cycle.draft_cache_len,
     )
+    # Opening the inspector is its own action (the cards' script sends it), not a side effect of
+    # a click on a token: a click on a token moves the player instead.
+    inspect = (
+        f'<button type="button" class="sv-inspect-open" data-cycle="{cycle.index + 1}">'
+        f"{t_html('cards.inspect', lang)}</button>"
+    )
     return (
         f'<div class="sv-cards-wrap" data-cycle="{cycle.index + 1}">'
-        f'<div class="sv-cards-head">{head}</div>{_short_draft_line(cycle, lang)}'
+        f'<div class="sv-cards-head">{head}{inspect}</div>{_short_draft_line(cycle, lang)}'
         f'<div class="sv-cards">{"".join(cards)}</div>{tree_panel_html(cycle, lang=lang)}'
         f'<div class="sv-cards-foot">{foot}</div></div>'
     )

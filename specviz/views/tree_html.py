@@ -73,6 +73,7 @@ def _chips(cycle: Cycle, record: TreeRecord, lang: str) -> list[_Chip]:
             tip += " · " + t("tree.tip.accept", lang, accept=prob(node.accept_prob))
         numbers = f"q {prob(node.q_draft)} · p {prob(node.p_target)}"
         brief = f"{t(_VERDICT_WORDS[node.verdict], lang)} · {numbers}"
+        tip += "\n" + t("tree.tip.inspect", lang)
         chips.append(
             _Chip(
                 f"n{i}",
@@ -187,8 +188,12 @@ def tree_panel_html(cycle: Cycle | None, *, lang: str = DEFAULT_LANGUAGE) -> str
             )
         kind = "" if chip.kind == "root" else f" sv-{chip.kind}"
         rank = f' data-rank="{chip.rank}"' if chip.rank else ""
+        # A drafted guess ("n<i>") is a button: a click or Enter opens it in the inspector (the
+        # cards' script), so Tab reaches it too.
+        button = ' tabindex="0" role="button"' if chip.key.startswith("n") else ""
         boxes.append(
-            f'<div class="sv-tnode{kind}" data-node="{chip.key}" data-verdict="{chip.kind}"{rank} '
+            f'<div class="sv-tnode{kind}" data-node="{chip.key}" data-verdict="{chip.kind}"{rank}'
+            f"{button} "
             f'title="{esc(chip.tip)}" style="{chip_style}left:{x:.0f}px;top:{y:.0f}px">{chip.html}</div>'
         )
     kept = len(record.path)

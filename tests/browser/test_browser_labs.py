@@ -33,13 +33,15 @@ def _bars(page, plot: str):
     return page.locator(f"{plot} .js-plotly-plot .point")
 
 
-def test_inspector_opens_the_clicked_cycle(page):
+def test_inspector_opens_the_cycle_the_cards_show(page):
     set_number(page, "sv-max-new-tokens", 16)
     page.locator("#sv-run").click()
     page.wait_for_selector("#sv-status .sv-status-done", timeout=120_000)
     cycles = page.locator("#sv-stream .sv-cycle")
     second = cycles.nth(1)
-    second.locator(".sv-tok").first.click()
+    second.locator(".sv-tok").first.click()  # the player shows cycle 2
+    page.wait_for_selector('#sv-cards .sv-cards-wrap[data-cycle="2"]', timeout=30_000)
+    page.locator("#sv-cards .sv-inspect-open").click()
     page.wait_for_selector('#sv-inspect [data-cycle="2"]', timeout=30_000)
     assert page.locator("#sv-tab-inspector").is_visible()
     at_least(page.locator("#sv-inspect tbody tr"), 1)

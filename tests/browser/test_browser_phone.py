@@ -1,7 +1,7 @@
 """The app on a phone (390x844, touch) in Debian's chromium, on the tiny pair: the prompt, Run and
 the stream come before the settings, a chart shows only once it has data, Run brings the stream
 into view, nothing scrolls sideways, the counters sit in two columns, no chart toolbar covers a
-title, and a tap on a token shows its details before anything navigates."""
+title, and a tap on a token shows its details before the player moves to its cycle."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def test_the_phone_shows_the_run_first_and_never_scrolls_sideways(phone, tmp_pat
     phone.screenshot(path=str(tmp_path / "phone-390x844.png"))
 
 
-def test_a_tap_shows_the_token_before_the_inspector(phone):
+def test_a_tap_shows_the_token_before_the_player_moves(phone):
     from playwright.sync_api import expect
 
     set_number(phone, "sv-max-new-tokens", 16)
@@ -88,8 +88,8 @@ def test_a_tap_shows_the_token_before_the_inspector(phone):
     sent = app_requests(phone)
     token.tap()
     # The first tap opens the token's details (its tooltip shows on focus) and stays put: the
-    # page's tap handler focuses the token and sends nothing (a click on the inspector would go
-    # to the server from that same handler).
+    # page's tap handler focuses the token and sends nothing (moving the player would go to the
+    # server from that same handler).
     expect(token).to_be_focused()
     settled(phone, "#sv-page")
     assert sent == [], sent
@@ -99,10 +99,12 @@ def test_a_tap_shows_the_token_before_the_inspector(phone):
     assert phone.locator("#sv-tab-live").is_visible()
     assert phone.locator("#sv-inspect").is_hidden()
     assert no_horizontal_scroll(phone)
-    # A second tap on the same token opens its cycle in the inspector.
+    # A second tap on the same token moves the player to its cycle, on the live tab.
     token.tap()
-    phone.wait_for_selector('#sv-inspect [data-cycle="2"]', timeout=30_000)
-    assert phone.locator("#sv-tab-inspector").is_visible()
+    expect(phone.locator("#sv-cards .sv-cards-wrap")).to_have_attribute("data-cycle", "2")
+    expect(phone.locator("#sv-player-position input")).to_have_value("2")
+    assert phone.locator("#sv-tab-live").is_visible()
+    assert phone.locator("#sv-inspect").is_hidden()
 
 
 def test_hosted_mode_on_a_phone(browser, tmp_path):

@@ -1,6 +1,6 @@
 """Tree cycles in Debian's chromium, on the tiny pair: three Steps with the tree drafter each
 show that cycle's draft tree beside its cards, coloured as the cards are, Back shows an
-earlier cycle's tree again, and a click on a guess opens it in the inspector."""
+earlier cycle's tree again, and a click on a guess (or Enter on it) opens it in the inspector."""
 
 from __future__ import annotations
 
@@ -74,6 +74,13 @@ def test_three_tree_cycles_each_show_their_tree(browser, url) -> None:  # type: 
     rows.nth(last).click()
     expect(page.locator("#sv-inspect tr.sv-row-chosen")).to_have_attribute("data-node", str(last))
     expect(page.locator(f"#sv-inspect .sv-inspect-node[data-node='{last}']")).to_be_visible()
+    # A guess is a button the keyboard reaches: Enter on it opens it as a click does.
+    page.locator("#sv-tab-live-button").click()
+    chip = page.locator("#sv-cards .sv-cards-wrap[data-cycle='2'] .sv-tnode[data-node='n1']")
+    chip.focus()
+    page.keyboard.press("Enter")
+    story = page.locator("#sv-inspect .sv-inspect[data-cycle='2'] .sv-inspect-node[data-node='1']")
+    expect(story).to_be_visible(timeout=WAIT_MS)
     context.close()
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from ui_events import REJECTION, plain_run, sample_run
 
@@ -86,3 +88,28 @@ def test_labels_escape_tags_but_show_quotes_as_typed():
     # Plotly interprets tags in labels but prints entities like &quot; literally.
     assert charts.token_label('"""<b>') == '"""&lt;b&gt;'
     assert charts.token_label(" x\n") == "␣x↵"
+
+
+def test_each_per_run_point_names_what_it_stands_for():
+    """The page lights a hovered token's points and moves the player to a clicked point's cycle
+    from each trace's meta link and its points' customdata, never from x."""
+    run = sample_run()  # three cycles, which kept 2, 4 and 0 drafts
+    tokens = charts.tokens_vs_passes(run, plain_run(4)).data
+    assert tokens[0].meta == {"link": charts.LINK_CYCLE}
+    assert list(tokens[0].customdata) == [None, 1, 2, 3]  # the origin is no cycle's
+    assert tokens[1].meta is None and tokens[1].customdata is None  # plain decoding: no cycle
+    for bar in charts.time_split(run).data:
+        assert bar.meta == {"link": "cycle"} and list(bar.customdata) == [1, 2, 3]
+    (by_position,) = charts.acceptance_by_position(run).data
+    assert by_position.meta == {"link": charts.LINK_POSITION}
+    assert list(by_position.customdata) == [1, 2, 3, 4]
+    (lengths,) = charts.accepted_length_histogram(run).data
+    assert lengths.meta == {"link": charts.LINK_ACCEPTED}
+    assert list(lengths.customdata) == [0, 1, 2, 3, 4]
+    # The hover keeps its own words: the counts and the rate, not the customdata.
+    assert "%{customdata}" not in by_position.hovertemplate
+    # Replayed by the player at cycle 2, the charts carry cycles 1 and 2 only.
+    assert list(charts.time_split(run[:2]).data[0].customdata) == [1, 2]
+    # What the page reads is in the figure's JSON, as Gradio sends it.
+    sent = json.loads(charts.time_split(run).to_json())["data"][0]
+    assert sent["meta"] == {"link": "cycle"} and sent["customdata"] == [1, 2, 3]

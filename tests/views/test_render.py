@@ -235,3 +235,42 @@ def test_a_never_tested_token_shows_no_number_to_beat():
     assert untested["data-accept"] == "—"
     card = render.cycle_cards_html(sample_run()[0]).split('data-origin="untested"')[1]
     assert "min(1, p/q)" not in card.split('data-origin="resampled"')[0]
+
+
+def test_the_cards_and_the_stream_carry_what_the_linked_views_match():
+    """The page outlines the card of a hovered token (same cycle, origin and position) and lights
+    the accepted-length bar of its cycle; the cards open the inspector on their own button."""
+    run = sample_run()
+    stream = render.stream_html(run)
+    assert re.findall(
+        r'<span class="sv-cycle" data-cycle="(\d)" data-accepted="(\d)">', stream
+    ) == [
+        ("1", "2"),
+        ("2", "4"),
+        ("3", "0"),
+    ]
+    cards = render.cycle_cards_html(run[0])
+    cards_at = [
+        (attrs.get("data-origin"), attrs.get("data-pos"))
+        for tag, attrs in _tags(cards)
+        if tag == "div" and "sv-card" in (attrs.get("class") or "").split()
+    ]
+    tokens = [(attrs["data-origin"], attrs["data-pos"]) for attrs in _token_spans(stream)][:5]
+    # Every token of the cycle has exactly one card: the resampled token's position is the
+    # rejected guess's, and the origin tells them apart.
+    assert (
+        cards_at
+        == tokens
+        == [
+            ("accepted", "1"),
+            ("accepted", "2"),
+            ("rejected", "3"),
+            ("untested", "4"),
+            ("resampled", "3"),
+        ]
+    )
+    buttons = [attrs for tag, attrs in _tags(cards) if tag == "button"]
+    assert buttons == [{"type": "button", "class": "sv-inspect-open", "data-cycle": "1"}]
+    assert ">Inspect this cycle</button>" in cards
+    assert "インスペクターで詳しく見る</button>" in render.cycle_cards_html(run[0], lang="ja")
+    assert "<button" not in render.cycle_cards_html(None)  # nothing to inspect yet

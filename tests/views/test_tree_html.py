@@ -190,3 +190,17 @@ def test_the_outline_escapes_token_text(tiny_pair: TinyPair) -> None:
     cycle = replace(cycle, tree=replace(cycle.tree, nodes=(node, *cycle.tree.nodes[1:])))
     outline = tree_panel_html(cycle).split('<ol class="sv-tree-outline">')[1]
     assert "<script>" not in outline and "&lt;script&gt;" in outline
+
+
+def test_each_guess_is_a_button_that_says_it_opens_the_inspector(tiny_pair: TinyPair) -> None:
+    cycle = tree_cycles(tiny_pair, TreeGrowth(widths=(2, 1)))[0]
+    assert cycle.tree is not None
+    html = tree_panel_html(cycle)
+    buttons = re.findall(r'data-node="(\w+)"[^>]* tabindex="0" role="button" title="([^"]*)"', html)
+    assert [key for key, _ in buttons] == [f"n{i}" for i in range(len(cycle.tree.nodes))]
+    assert all(title.endswith("\nclick (or Enter) to read this guess in the inspector")
+               for _, title in buttons)  # fmt: skip
+    # The committed text and the token after the path are no guesses: nothing to open.
+    for key in ("root", "extra"):
+        chip = re.search(rf'<div class="sv-tnode[^"]*" data-node="{key}"[^>]*>', html)
+        assert chip is None or "tabindex" not in chip.group(0)
