@@ -23,7 +23,8 @@ drawing and never prunes afterwards, unlike EAGLE-2's final rerank: at each dept
 (node, k-th child) are valued by the branch's log probability with the node's k-th largest q,
 and the best are kept within the node budget, which holds back room for a line continuing as
 fast as the best branch has so far. (SpecInfer's and Sequoia's trees keep the same rule: the
-tree's shape is fixed before its tokens are drawn.)
+tree's shape is fixed before its tokens are drawn.) Where that line stays likely the drawn tree
+plans past the spec's depth (LINE_FLOOR), so a confident draft spends its budget on depth.
 
 Each depth costs one draft forward over the nodes expanded at the depth before (the root, at
 the first), which sees its ancestors among the tree entries cached by the earlier depths
@@ -49,6 +50,11 @@ from specviz.drafters.base import DrafterSpec
 from specviz.drafters.tree_growth import TreeGrowth, growth_of
 from specviz.models.runner import ModelRunner
 from specviz.text import UserError
+
+# The probability a drawn tree's planned line may fall to before the tree stops planning deeper
+# than its spec's depth: 0.3 raised τ at temperature 1 on all four code and story prompts
+# measured, against the spec's depth alone (docs/performance.md).
+LINE_FLOOR = 0.3
 
 
 class DraftTreeDrafter:
@@ -108,9 +114,9 @@ class DraftTreeDrafter:
             forwards += 1
         root = int(context[-1])
         last = max(1, min(self.growth.max_depth, max_depth))
-        grower = _Grower(self.growth, sampler, self._stop_ids, last)
+        grower = _Grower(self.growth, sampler, self._stop_ids, last, max_depth)
         read = 0  # tree entries (the root, then expanded candidates) the cache holds
-        for depth in range(1, last + 1):
+        for depth in range(1, grower.most + 1):
             fed = grower.expanded_tree()
             # One forward per depth reads only the candidates expanded since the last one.
             rows = sampler.probs(self._runner.tree_forward(fed, root, read))
@@ -140,13 +146,22 @@ class _Grower:
     the draft's probability of its branch), which were expanded, and their draft rows."""
 
     def __init__(
-        self, growth: TreeGrowth, sampler: Sampler, stop_ids: frozenset[int], last: int
+        self,
+        growth: TreeGrowth,
+        sampler: Sampler,
+        stop_ids: frozenset[int],
+        last: int,
+        max_depth: int,
     ) -> None:
+        """*last*: the spec's depth (within *max_depth*, the engine's limit for this cycle)."""
         self.growth = growth
         self.sampler = sampler
         self.stop_ids = stop_ids
-        self.last = last  # the deepest depth this tree grows to
+        self.last = last  # the deepest depth this tree grows to (a drawn tree may move it)
         self.drawn = not sampler.greedy  # children drawn from q, not chosen
+        # How deep the tree may be planned: a drawn dynamic tree follows a likely line past
+        # its spec's depth (_plan_depth), the others stop there.
+        self.most = max(last, max_depth) if self.drawn and not growth.widths else last
         self.tokens: list[int] = []
         self.parents: list[int] = []
         self.scores: list[float] = []
@@ -213,6 +228,7 @@ class _Grower:
         slots.sort(key=lambda slot: (-slot[0], slot[1], slot[2]))
         slots = slots[: self.growth.topk]
         values = [value for value, _, _ in slots]
+        self._plan_depth(values[0], depth)
         room = int(self._budget) - len(self.tokens)
         cut = sorted(values + self._below(values, depth), reverse=True)[: max(room, 0)]
         counts: dict[int, int] = {}
@@ -221,6 +237,17 @@ class _Grower:
                 node = self.frontier[at]
                 counts[node] = counts.get(node, 0) + 1
         return counts
+
+    def _plan_depth(self, best: float, depth: int) -> None:
+        """Plan the tree down to where a line continuing at the best branch's pace (its log
+        probability *best* over *depth* depths) would fall below LINE_FLOOR: at least the spec's
+        depth, at most the engine's limit. A draft sure of the text (code it has seen the like
+        of) then spends the node budget on a deep line, whose tokens the target keeps, rather
+        than on second guesses it gives almost no chance; an unsure one keeps the spec's depth
+        and its alternatives near the root (docs/performance.md, trees at temperature 1)."""
+        pace = best / depth
+        reach = math.ceil(math.log(LINE_FLOOR) / pace) if pace < 0 else self.most
+        self.last = max(depth, min(self.most, max(self.growth.depth, reach)))
 
     def _below(self, values: list[float], depth: int) -> list[float]:
         """The values a line continuing as fast as the best branch so far would have at the

@@ -6,6 +6,7 @@ chain pair passes the chi-square test against the target chain's law, and a wron
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import pytest
@@ -14,6 +15,7 @@ from exactness_checks import CHAIN_TOKENS, chain_pair, chi_square_p_value
 from tiny_models import TinyPair
 
 from specviz.core.engine import autoregressive_generate, speculative_generate
+from specviz.core.sampling import Sampler
 from specviz.core.settings import GenerationSettings
 from specviz.core.tree import ROOT, DraftTree, TreeVerdict
 from specviz.core.tree_engine import tree_stream
@@ -159,3 +161,28 @@ def test_a_dynamic_tree_keeps_its_best_branches(tiny_pair: TinyPair) -> None:
             assert [child.rank for child in children] == list(range(1, len(children) + 1))
             qs = [child.q_draft for child in children]
             assert qs == sorted(qs, reverse=True)
+
+
+def test_a_drawn_tree_plans_deeper_only_while_its_best_line_stays_likely() -> None:
+    """The planned depth: where a line at the best branch's pace falls below LINE_FLOOR, at
+    least the spec's depth, at most the engine's limit for the cycle."""
+    sampler = Sampler(1.0, 0, 1.0, torch.Generator())
+    grower = _Grower(TreeGrowth(nodes=16, depth=2, topk=2), sampler, frozenset(), 2, 10)
+    grower._plan_depth(math.log(0.9), 1)  # 0.9 a token: 0.3 after 12 tokens, past the limit
+    assert grower.last == 10
+    grower._plan_depth(3 * math.log(0.7), 3)  # 0.7 a token: below 0.3 after 4 tokens
+    assert grower.last == 4
+    grower._plan_depth(math.log(0.2), 1)  # unsure: the spec's depth
+    assert grower.last == 2
+    greedy = Sampler(0.0, 0, 1.0, torch.Generator())
+    assert _Grower(TreeGrowth(depth=2), greedy, frozenset(), 2, 10).most == 2  # EAGLE-2's depth
+
+
+@pytest.mark.slow
+def test_trees_planned_past_their_depth_emit_the_target_chain() -> None:
+    """Depth 1 in the spec, two tokens of room in the first cycle: the drawn tree plans its
+    second depth only when its best first child is likely, which is decided before drawing it."""
+    pair = chain_pair()
+    assert (
+        chi_square_p_value(pair, sample_joint(TreeGrowth(nodes=5, depth=1, topk=2), 3000)) > 0.001
+    )
