@@ -42,15 +42,30 @@ ENGINE = "engine"  # the concurrency group every handler that runs a model belon
 REPLAY_GROUP = "replay"  # the trace replays' group (export_panel, live_tab): no model runs there
 
 
+# The page's scripts, each a function of no arguments, run in this order when the page loads:
+# presentation mode's keys and Run's scroll on a phone, the guided cycle, the animated cycle.
+PAGE_SCRIPTS = ("presenter.js", "guide.js", "animate.js")
+
+
+def page_script() -> str:
+    """The page's one script (Gradio takes a single function): each of PAGE_SCRIPTS called in turn,
+    so one that fails leaves the others running."""
+    calls = []
+    for name in PAGE_SCRIPTS:
+        source = (ASSETS / name).read_text(encoding="utf-8").strip().removesuffix(";")
+        calls.append(f"try {{ ({source})(); }} catch (error) {{ console.error({name!r}, error); }}")
+    return "() => {\n" + "\n".join(calls) + "\n}"
+
+
 def mount_options(limits: Limits = LOCAL) -> dict[str, Any]:
     """Keyword arguments for ``gr.mount_gradio_app``: Gradio 6 takes the theme, CSS and the page's
-    script there (``assets/presenter.js``: presentation mode's keys, Run's scroll on a phone);
-    uploads are capped (the app takes no files, but Gradio's upload route is open). A hosted
-    app never shows an exception's own text (mount's default shows it): a handler's gr.Error
-    is worded by the catalogue, anything else reaches a visitor as Gradio's bare "Error"."""
+    script there (``page_script``); uploads are capped (the app takes no files, but Gradio's
+    upload route is open). A hosted app never shows an exception's own text (mount's default
+    shows it): a handler's gr.Error is worded by the catalogue, anything else reaches a visitor
+    as Gradio's bare "Error"."""
     return {
-        "css_paths": [ASSETS / "specviz.css"],
-        "js": (ASSETS / "presenter.js").read_text(encoding="utf-8"),
+        "css_paths": [ASSETS / "specviz.css", ASSETS / "guide.css"],
+        "js": page_script(),
         "theme": gr.themes.Soft(),
         "max_file_size": limits.max_file_size,
         "show_error": not limits.hosted,
