@@ -23,13 +23,18 @@
   let ending = 0;
   const play = (wrap) => {
     const total = Math.round((SHARE * 1000) / pace());
-    const drafts = wrap.querySelectorAll(".sv-card[data-pos]").length;
+    const drafts = [...wrap.querySelectorAll(".sv-card[data-pos]")];
     // Gradio redraws the cards in place (the same elements, new classes and text), so the
     // motion is restarted by hand: off, a style recalculation, on again.
     wrap.classList.remove("sv-animate", "sv-animated");
     void wrap.offsetWidth;
     wrap.style.setProperty("--sv-total", `${total}ms`);
-    wrap.style.setProperty("--sv-drafts", String(Math.max(1, drafts)));
+    wrap.style.setProperty("--sv-drafts", String(Math.max(1, drafts.length)));
+    // The sweep crosses the drafts only: up to the right edge of the last one.
+    const row = wrap.querySelector(".sv-cards");
+    const start = (row ?? wrap).getBoundingClientRect().left;
+    const edge = Math.max(start, ...drafts.map((card) => card.getBoundingClientRect().right));
+    wrap.style.setProperty("--sv-span", `${Math.round(edge - start)}px`);
     wrap.classList.add("sv-animate");
     clearTimeout(ending);
     // Ended, the cards keep their last frame and no animation of their own: the next redraw

@@ -364,6 +364,9 @@
     started = true;
     const asked = new URLSearchParams(window.location.search).get("guide");
     if (asked === "1" || (asked !== "0" && !remembered())) show(false);
+    // The page has decided whether the guide opens by itself: what a test waits on before it
+    // checks that nothing opened.
+    document.documentElement.dataset.svGuide = "ready";
   };
 
   new MutationObserver((records) => {
