@@ -80,7 +80,10 @@
     if (judged !== undefined) {
       list.push({
         name: rolled ? "die" : "die.greedy",
+        // The ring marks the bar and its tick; the callout stands beside the whole card, so
+        // the card's token and verdict stay in sight.
         anchors: [rolled?.querySelector(".sv-bar") ?? judged],
+        beside: [judged],
         values: { position: judged.dataset.pos, reason: reason(judged) },
       });
     }
@@ -173,13 +176,14 @@
     next.textContent = intro ? text.dataset.stepForMe : last ? text.dataset.done : text.dataset.next;
     next.disabled = intro && open.waiting;
     open.anchors = shown.anchors;
+    open.beside = shown.beside ?? shown.anchors;
     place(scroll);
   };
 
-  // Where the elements pointed at are, as one box in the window (the page's coordinates move
-  // with every scroll, so this is asked again each time).
-  const anchorBox = () => {
-    const found = open.anchors
+  // Where *anchors* (elements or selectors) are, as one box in the window (the page's
+  // coordinates move with every scroll, so this is asked again each time).
+  const anchorBox = (anchors) => {
+    const found = anchors
       .map((anchor) => (typeof anchor === "string" ? document.querySelector(anchor) : anchor))
       .filter((el) => el !== null && el.isConnected && el.getClientRects().length > 0);
     if (found.length === 0) return null;
@@ -192,14 +196,15 @@
   };
 
   // The callout beside its element: below it if it fits, else above, else to the right or left,
-  // else over the window's bottom edge; the arrow points at the element. *scroll*: bring the
-  // element (and the callout with it, when both fit) into the window first.
+  // else over the window's bottom edge; the ring goes round what it marks and the arrow points
+  // at that. *scroll*: bring the element (and the callout with it, when both fit) into the
+  // window first.
   const place = (scroll) => {
     const { box, ring, arrow } = open.parts;
     const view = { width: window.innerWidth, height: window.innerHeight };
     const tall = box.offsetHeight;
     const wide = box.offsetWidth;
-    let target = anchorBox();
+    let target = anchorBox(open.beside);
     if (target !== null && scroll) {
       const both = target.height + GAP + tall;
       const roomy = both <= view.height - 2 * MARGIN;
@@ -209,7 +214,7 @@
       if (!seen || !fits) {
         const wanted = roomy ? (view.height - both) / 2 : MARGIN;
         window.scrollBy({ top: target.top - wanted, behavior: "instant" });
-        target = anchorBox() ?? target;
+        target = anchorBox(open.beside) ?? target;
       }
     }
     const inView = (b) => b.bottom > 0 && b.top < view.height && b.right > 0 && b.left < view.width;
@@ -252,22 +257,23 @@
     box.style.left = `${Math.round(left)}px`;
     box.style.top = `${Math.round(top)}px`;
     box.dataset.side = side;
+    const marked = anchorBox(open.anchors) ?? target;
     arrow.hidden = side === "over";
     if (side === "below" || side === "above") {
-      const x = Math.max(16, Math.min(target.left + target.width / 2 - left, wide - 16));
+      const x = Math.max(16, Math.min(marked.left + marked.width / 2 - left, wide - 16));
       arrow.style.left = `${x}px`;
       arrow.style.top = "";
     } else {
-      const y = Math.max(16, Math.min(target.top + target.height / 2 - top, tall - 16));
+      const y = Math.max(16, Math.min(marked.top + marked.height / 2 - top, tall - 16));
       arrow.style.top = `${y}px`;
       arrow.style.left = "";
     }
     const pad = 6;
     ring.hidden = false;
-    ring.style.left = `${Math.round(target.left - pad)}px`;
-    ring.style.top = `${Math.round(target.top - pad)}px`;
-    ring.style.width = `${Math.round(target.width + 2 * pad)}px`;
-    ring.style.height = `${Math.round(target.height + 2 * pad)}px`;
+    ring.style.left = `${Math.round(marked.left - pad)}px`;
+    ring.style.top = `${Math.round(marked.top - pad)}px`;
+    ring.style.width = `${Math.round(marked.width + 2 * pad)}px`;
+    ring.style.height = `${Math.round(marked.height + 2 * pad)}px`;
   };
 
   // Open at the first callout. *scroll*: bring its element into view (not when the page opens by
@@ -275,7 +281,8 @@
   const show = (scroll) => {
     if (words() === null) return;
     if (open === null) {
-      open = { index: 0, waiting: false, parts: build(), from: document.activeElement, anchors: [] };
+      const from = document.activeElement;
+      open = { index: 0, waiting: false, parts: build(), from, anchors: [], beside: [] };
       follow();
     }
     open.index = 0;
@@ -289,10 +296,12 @@
     let last = "";
     const frame = () => {
       if (open === null) return;
-      const box = anchorBox();
+      const box = anchorBox(open.anchors);
+      const near = anchorBox(open.beside);
       const callout = open.parts.box;
       const now = [
         box === null ? "" : [box.top, box.left, box.width, box.height].join(),
+        near === null ? "" : [near.top, near.left, near.width, near.height].join(),
         callout.offsetWidth,
         callout.offsetHeight,
         window.innerWidth,

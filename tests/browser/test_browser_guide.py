@@ -45,13 +45,16 @@ BOXES_JS = """
     'bonus.none': [card('resampled')],
     'bonus.end': ['#sv-cards .sv-cards'],
   }[name].map((selector) => document.querySelector(selector).getBoundingClientRect());
+  const union = (boxes) => ({
+    left: Math.min(...boxes.map((b) => b.left)), top: Math.min(...boxes.map((b) => b.top)),
+    right: Math.max(...boxes.map((b) => b.right)), bottom: Math.max(...boxes.map((b) => b.bottom)),
+  });
+  // The die's callout stands beside the card whose bar it marks.
+  const bar = name === 'die' ? document.querySelector('#sv-cards .sv-card[data-pos] .sv-bar') : null;
   const plain = (b) => ({left: b.left, top: b.top, right: b.right, bottom: b.bottom});
   return {
-    element: {
-      left: Math.min(...elements.map((b) => b.left)), top: Math.min(...elements.map((b) => b.top)),
-      right: Math.max(...elements.map((b) => b.right)),
-      bottom: Math.max(...elements.map((b) => b.bottom)),
-    },
+    element: union(elements),
+    beside: bar ? plain(bar.closest('.sv-card').getBoundingClientRect()) : union(elements),
     callout: plain(document.querySelector('.sv-guide').getBoundingClientRect()),
     ring: plain(document.querySelector('.sv-guide-ring').getBoundingClientRect()),
     width: window.innerWidth, height: window.innerHeight,
@@ -116,18 +119,19 @@ def beside_its_element(page, name: str) -> dict:  # type: ignore[no-untyped-def,
     """Check the open callout *name* sits next to its element, on screen, its ring around it."""
     boxes = page.evaluate(BOXES_JS, name)
     element, box, ring = boxes["element"], boxes["callout"], boxes["ring"]
+    beside = boxes["beside"]
     assert box["left"] >= 0 and box["top"] >= 0, boxes
     assert box["right"] <= boxes["width"] and box["bottom"] <= boxes["height"], boxes
     for side in ("left", "top"):
         assert ring[side] <= element[side] + 1, (name, boxes)
     for side in ("right", "bottom"):
         assert ring[side] >= element[side] - 1, (name, boxes)
-    # Beside it: not over it, and the arrow's gap between them.
+    # Beside it (the die's callout: beside its card): not over it, the arrow's gap between.
     gap = max(
-        element["top"] - box["bottom"],
-        box["top"] - element["bottom"],
-        element["left"] - box["right"],
-        box["left"] - element["right"],
+        beside["top"] - box["bottom"],
+        box["top"] - beside["bottom"],
+        beside["left"] - box["right"],
+        box["left"] - beside["right"],
     )
     assert 0 <= gap <= 24, (name, boxes)
     return boxes
