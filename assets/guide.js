@@ -122,8 +122,8 @@
     const box = element("div", "sv-guide", {
       role: "dialog",
       "aria-modal": "false",
-      "aria-labelledby": "sv-guide-title",
-      "aria-describedby": "sv-guide-body",
+      // Named once for the whole walk; each callout's title and words describe it.
+      "aria-describedby": "sv-guide-title sv-guide-body",
       lang: text.getAttribute("lang") ?? "en",
       "data-testid": "sv-guide",
     });
@@ -357,7 +357,10 @@
       redraw = 0;
       if (open === null) return;
       const cycle = document.querySelector(CYCLE);
-      if (open.parts.box.dataset.callout === "intro" && cycle !== null) {
+      if (open.waiting && document.querySelector("#sv-status .sv-status-error") !== null) {
+        open.waiting = false; // the Step failed (its words are on the status line): try again
+        draw(false);
+      } else if (open.parts.box.dataset.callout === "intro" && cycle !== null) {
         open.waiting = false; // a cycle has come (Step for me, or Step): its walk begins
         open.index = 0;
         draw(true);

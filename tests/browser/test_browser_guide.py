@@ -194,6 +194,7 @@ def test_a_first_visit_is_guided_through_one_real_cycle(browser, site, lang):  #
     assert callout(page) == "intro" and guide.get_attribute("aria-modal") == "false"
     assert guide.locator("h2").inner_text() == t("tour.intro.title", lang)
     assert guide.get_attribute("lang") == lang
+    assert guide.get_attribute("aria-label") == t("tour.label", lang)
     expect(guide.locator(".sv-guide-next")).to_be_focused()
     assert guide.locator(".sv-guide-next").inner_text() == t("tour.step_for_me", lang)
     settled(page, "#sv-page")
@@ -268,7 +269,7 @@ def test_the_guide_fits_a_phone(browser, site):  # type: ignore[no-untyped-def]
     context, page = opened(browser, site + PAGES["ja"], first_visit=True, **PHONE)
     guide = page.locator(GUIDE)
     expect(guide).to_be_visible()
-    guide.locator(".sv-guide-next").click()  # 代わりにステップ
+    guide.locator(".sv-guide-next").click()  # 代わりに押す (Step for me)
     page.wait_for_selector('#sv-stream .sv-stream[data-cycles="1"]')
     wait_for_callout(page, "draft")
     for _ in range(5):
