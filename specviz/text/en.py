@@ -1163,7 +1163,7 @@ TABLE = MappingProxyType(
         "tour.intro.title": "Watch one real cycle",
         "tour.intro.body": (
             "Speculative decoding runs in cycles: a small draft model guesses a few tokens ahead, "
-            "and the large target model checks them all at once. Press ▷ Step, or Step for me, to "
+            "and the large target model checks them all at once. Press ▷\u00a0Step, or Step for me, to "
             "run one cycle on the models loaded here; this guide then walks through it on the page."
         ),
         "tour.waiting": "Running one cycle… The first one loads the models, which can take a while.",
@@ -1215,7 +1215,7 @@ TABLE = MappingProxyType(
             "Every guess was kept, but the run ended with this cycle (the end of the answer or the "
             "token budget), so no bonus was added: {tokens} from one target pass."
         ),
-        "tour.end": "Press ▷ Step for the next cycle; the Guide button brings this tour back.",
+        "tour.end": "Press ▷\u00a0Step for the next cycle; the Guide button brings this tour back.",
         # --- fable mode: each cycle told as a story ----------------
         "app.fable.toggle": "Fable mode",
         "app.fable.placeholder": (
