@@ -1,5 +1,5 @@
 () => {
-  // Page script (builder.page_script runs it as part of the page's js): presenter keys in
+  // Page script (builder.page_script runs it with the others): presenter keys in
   // presentation mode, and on a narrow screen the stream brought into view when Run is pressed.
   //
   // A clicker sends PageDown / PageUp; a keyboard has the arrows and Space as well. The keys press

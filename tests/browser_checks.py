@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 # Re-exported: the browser tests import every helper from here.
+from specviz.cli.browser_waits import NEXT_FRAME_JS as NEXT_FRAME_JS
 from specviz.cli.browser_waits import WAIT_MS as WAIT_MS
 from specviz.cli.browser_waits import at_least as at_least
 from specviz.cli.browser_waits import events_over as events_over

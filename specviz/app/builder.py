@@ -43,26 +43,30 @@ REPLAY_GROUP = "replay"  # the trace replays' group (export_panel, live_tab): no
 
 
 # The page's scripts in assets/, each a function of no arguments, run in this order when the page
-# loads: presentation mode's keys and Run's scroll on a phone; the live tab's linked views.
-PAGE_SCRIPTS = ("presenter.js", "linked.js")
+# loads: presentation mode's keys and Run's scroll on a phone, the live tab's linked views, the
+# guided cycle, the animated cycle.
+PAGE_SCRIPTS = ("presenter.js", "linked.js", "guide.js", "animate.js")
 
 
 def page_script() -> str:
-    """The page's js, as Gradio takes it (one function): each of PAGE_SCRIPTS called in turn."""
-    calls = "".join(
-        f"({(ASSETS / name).read_text(encoding='utf-8').strip()})();\n" for name in PAGE_SCRIPTS
-    )
-    return f"() => {{\n{calls}}}"
+    """The page's one script (Gradio takes a single function): each of PAGE_SCRIPTS called in turn,
+    so one that fails leaves the others running."""
+    calls = []
+    for name in PAGE_SCRIPTS:
+        source = (ASSETS / name).read_text(encoding="utf-8").strip().removesuffix(";")
+        calls.append(f"try {{ ({source})(); }} catch (error) {{ console.error({name!r}, error); }}")
+    return "() => {\n" + "\n".join(calls) + "\n}"
 
 
 def mount_options(limits: Limits = LOCAL) -> dict[str, Any]:
     """Keyword arguments for ``gr.mount_gradio_app``: Gradio 6 takes the theme, CSS and the page's
-    script there (``page_script``: presentation mode's keys, Run's scroll on a phone, linked views);
-    uploads are capped (the app takes no files, but Gradio's upload route is open). A hosted
-    app never shows an exception's own text (mount's default shows it): a handler's gr.Error
-    is worded by the catalogue, anything else reaches a visitor as Gradio's bare "Error"."""
+    script there (``page_script``: presentation mode's keys, Run's scroll on a phone, linked views,
+    the guide, the animation); uploads are capped (the app takes no files, but Gradio's upload
+    route is open). A hosted app never shows an exception's own text (mount's default shows it):
+    a handler's gr.Error is worded by the catalogue, anything else reaches a visitor as Gradio's
+    bare "Error"."""
     return {
-        "css_paths": [ASSETS / "specviz.css"],
+        "css_paths": [ASSETS / "specviz.css", ASSETS / "guide.css"],
         "js": page_script(),
         "theme": gr.themes.Soft(),
         "max_file_size": limits.max_file_size,

@@ -8,7 +8,9 @@ player moves through the cycles the session keeps: Back, Forward, and Autoplay a
 token of the stream or on a chart's point goes straight to its cycle. The player is off
 until the session holds cycles; its events mark only the status line, and Pause ends an autoplay
 by telling it (``Autoplays``) rather than by cancelling its event, so nothing it does leaves a
-Gradio error badge behind.
+Gradio error badge behind. The bar also holds Animate (each new cycle in the cards plays as motion)
+and Guide (a walk through one real cycle, callouts over the page); both live in the page alone
+(``assets/animate.js``, ``assets/guide.js``), the guide's words rendered here, hidden, for its script.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from specviz.app.run_controls import PRIVATE, RunControls, first_prompt
 from specviz.app.session import Session
 from specviz.models.presets import Preset, default_preset
 from specviz.text import t
+from specviz.views.guide_html import guide_text_html
 from specviz.views.present_html import settings_line_html
 
 PACES = (0.5, 1.0, 1.5, 2.0, 3.0)  # the autoplay paces offered, in cycles per second
@@ -46,6 +49,9 @@ class PresentBar:
     glossary: gr.Button
     lang: str
     link: gr.Button
+    # Both handled in the page alone (assets/guide.js and assets/animate.js), with no server event.
+    animate: gr.Checkbox  # each new cycle in the cards plays as motion
+    guide: gr.Button  # opens the guided cycle again
 
 
 @dataclass
@@ -85,6 +91,12 @@ def present_bar(presets: Mapping[str, Preset], lang: str) -> PresentBar:
         fable = gr.Checkbox(
             label=t("app.fable.toggle", lang), elem_id="sv-fable-toggle", min_width=160, **switch
         )
+        animate = gr.Checkbox(
+            label=t("app.animate.toggle", lang),
+            elem_id="sv-animate-toggle",
+            min_width=140,
+            **switch,
+        )
         summary = gr.HTML(
             summary_line(presets, first.id, first_prompt(first, lang), first.settings, lang),
             elem_id="sv-present-summary",
@@ -96,10 +108,15 @@ def present_bar(presets: Mapping[str, Preset], lang: str) -> PresentBar:
             scale=0,
             min_width=110,
         )
+        guide = gr.Button(
+            t("app.guide.button", lang), elem_id="sv-guide-open", size="sm", scale=0, min_width=90
+        )
         link = gr.Button(
             t("app.link.button", lang), elem_id="sv-link-open", size="sm", scale=0, min_width=170
         )
-    return PresentBar(toggle, fable, summary, glossary, lang, link)
+    # The guide's words, read by its script; drawn but never shown.
+    gr.HTML(guide_text_html(lang=lang), visible="hidden", elem_id="sv-guide-text")
+    return PresentBar(toggle, fable, summary, glossary, lang, link, animate, guide)
 
 
 def player_row(lang: str) -> Player:

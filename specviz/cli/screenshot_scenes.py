@@ -20,6 +20,11 @@ from typing import Any
 
 from specviz.cli.browser_waits import NEXT_FRAME_JS, WAIT_MS, at_least, events_over, settled
 from specviz.text import t
+from specviz.views.guide_html import SEEN_KEY
+
+# Run in a page before its own scripts: the guide counts as closed before, so it does not open by
+# itself over what a picture or a test looks at (storage can be refused: about:blank's is).
+GUIDE_SEEN_JS = f"try {{ localStorage.setItem({SEEN_KEY!r}, '1'); }} catch (error) {{}}"
 
 # A run, a race or a lab on the bundled pair, on a shared 2-core CPU with the browser drawing
 # beside it, can take many minutes: the wait for its end, not for the page's own work.
@@ -36,9 +41,10 @@ class Stage:
     contexts: list[Any] = field(default_factory=list)
 
     def context(self, width: int, height: int, **options: Any) -> Any:
-        """A fresh browser context whose every wait lasts up to WAIT_MS."""
+        """A fresh browser context whose every wait lasts up to WAIT_MS, the guide closed."""
         context = self.browser.new_context(viewport={"width": width, "height": height}, **options)
         context.set_default_timeout(WAIT_MS)
+        context.add_init_script(GUIDE_SEEN_JS)
         self.contexts.append(context)
         return context
 

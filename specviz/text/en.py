@@ -1156,6 +1156,72 @@ TABLE = MappingProxyType(
         "app.link.setting": "A setting in the link was left out: {problem}.",
         "app.link.tab": "The link's tab {name} is not a tab of this page.",
         "app.link.switch": "The link's {name} must be 1 or 0, got {got}.",
+        # --- the guided first cycle and the animated cycle (assets/guide.js, animate.js) ---------
+        "app.guide.button": "Guide",
+        "app.animate.toggle": "Animate",
+        "tour.label": "A guided cycle",
+        "tour.counter": "{step} of {total}",
+        "tour.next": "Next",
+        "tour.back": "Back",
+        "tour.done": "Done",
+        "tour.close": "Close the guide",
+        "tour.step_for_me": "Step for me",
+        "tour.intro.title": "Watch one real cycle",
+        "tour.intro.body": (
+            "Speculative decoding runs in cycles: a small draft model guesses a few tokens ahead, "
+            "and the large target model checks them all at once. Press ▷\u00a0Step, or Step for me, to "
+            "run one cycle on the models loaded here; this guide then walks through it on the page."
+        ),
+        "tour.waiting": "Running one cycle… The first one loads the models, which can take a while.",
+        "tour.draft.title": "The draft writes its guesses",
+        "tour.draft.body": (
+            "In cycle {cycle} the small draft model wrote its guesses one after another (γ = "
+            "{drafted}): quick, cheap bets on what comes next. They land in the text after the "
+            "mark {cycle}, coloured by what became of them."
+        ),
+        "tour.verify.title": "The target checks them in one pass",
+        "tour.verify.body": (
+            "The large target model read every guess in a single forward pass, in about the time "
+            "it takes to write one token. Each card sets the draft's probability q of its guess "
+            "beside the target's p; for the first: {first}."
+        ),
+        "tour.die.title": "A die against each bar",
+        "tour.die.body": (
+            "A guess is kept with chance min(1, p/q): the bar's filled part. A uniform die u lands "
+            "on the bar (the tick): inside the fill the guess is kept, past it the guess is "
+            "rejected. Draft {position}: {reason}."
+        ),
+        "tour.die.greedy.title": "No die at temperature 0",
+        "tour.die.greedy.body": (
+            "At temperature 0 there is no die: a guess is kept exactly when it is the target's own "
+            "top choice. Draft {position}: {reason}."
+        ),
+        "tour.reject.title": "The first rejection, and its resample",
+        "tour.reject.body": (
+            "Draft {position}, “{rejected}”, was rejected, so every guess after it is thrown away "
+            "unchecked. The target wrote “{resampled}” in its place: {why}. The text that comes out "
+            "follows exactly the law of the target writing alone."
+        ),
+        "tour.reject.none.title": "No rejection this cycle",
+        "tour.reject.none.body": (
+            "Every guess passed its test, so nothing was thrown away and nothing had to be "
+            "resampled."
+        ),
+        "tour.bonus.title": "The bonus token",
+        "tour.bonus.body": (
+            "Every guess was kept, and the target's pass had already worked out the position after "
+            "them, so it adds “{bonus}” for free: {tokens} from one target pass."
+        ),
+        "tour.bonus.none.title": "No bonus this time",
+        "tour.bonus.none.body": (
+            "A bonus token comes only when every guess is kept. This cycle stopped at its "
+            "rejection: {tokens} from one target pass, where plain decoding writes one."
+        ),
+        "tour.bonus.end.body": (
+            "Every guess was kept, but the run ended with this cycle (the end of the answer or the "
+            "token budget), so no bonus was added: {tokens} from one target pass."
+        ),
+        "tour.end": "Press ▷\u00a0Step for the next cycle; the Guide button brings this tour back.",
         # --- fable mode: each cycle told as a story ----------------
         "app.fable.toggle": "Fable mode",
         "app.fable.placeholder": (

@@ -407,7 +407,8 @@ def cycle_cards_html(cycle: Cycle | None, *, lang: str = DEFAULT_LANGUAGE) -> st
         drafted=drafted_words(cycle, lang),
         accepted=accepted,
         outcome=_outcome(cycle, lang),
-        new_tokens=Html(f"<b>{new_tokens}</b>"),
+        # Classed so the guide (assets/guide.js) can quote the count as the page words it.
+        new_tokens=Html(f'<b class="sv-cards-new">{new_tokens}</b>'),
     )
     cards = [_card(cycle, token, lang) for token in cycle.drafted]
     cards.extend(_extra_card(cycle, token, lang) for token in emitted_extra)

@@ -13,25 +13,32 @@ from typing import Any
 import pytest
 from browser_checks import CHROMIUM, WAIT_MS
 
+from specviz.cli.screenshot_scenes import GUIDE_SEEN_JS
 from specviz.cli.screenshots import CHROMIUM_ARGS
 
 
 class PatientBrowser:
     """A launched chromium whose new contexts and pages wait up to WAIT_MS for anything (a
     selector, a click's target, a navigation) instead of Playwright's 30 s: on a machine whose
-    cores are busy, a page can take that long to draw."""
+    cores are busy, a page can take that long to draw. Their pages count the guided cycle as
+    closed before (it would otherwise open over the page on a first visit), unless asked for a
+    ``first_visit``."""
 
     def __init__(self, browser: Any) -> None:
         self._browser = browser
 
-    def new_context(self, **options: Any) -> Any:
+    def new_context(self, *, first_visit: bool = False, **options: Any) -> Any:
         context = self._browser.new_context(**options)
         context.set_default_timeout(WAIT_MS)
+        if not first_visit:
+            context.add_init_script(GUIDE_SEEN_JS)
         return context
 
-    def new_page(self, **options: Any) -> Any:
+    def new_page(self, *, first_visit: bool = False, **options: Any) -> Any:
         page = self._browser.new_page(**options)
         page.set_default_timeout(WAIT_MS)
+        if not first_visit:
+            page.add_init_script(GUIDE_SEEN_JS)
         return page
 
     def __getattr__(self, name: str) -> Any:

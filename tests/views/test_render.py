@@ -132,7 +132,7 @@ def test_cycle_cards_show_verdicts_bars_and_the_replacement():
     assert "the die showed 0.10, below the 0.75 chance of keeping it" in cards
     assert "an earlier draft was rejected" in cards and "accept if" not in cards
     assert "q 0.70 · p 0.20<br>min(1, p/q) 0.29" in cards
-    assert "rejected at draft 3" in cards and "<b>3 new tokens</b>" in cards
+    assert "rejected at draft 3" in cards and '<b class="sv-cards-new">3 new tokens</b>' in cards
     bonus = render.cycle_cards_html(sample_run()[1])
     assert "all accepted, plus a bonus token" in bonus and "★ bonus" in bonus
     assert "Press Run or Step" in render.cycle_cards_html(None)
