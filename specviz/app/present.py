@@ -179,6 +179,8 @@ def wire_present(
         **PRIVATE,
     )
     demo.load(asks_for_present, None, bar.toggle, queue=False, **PRIVATE)
+    # The animated cycle plays in the page alone (assets/animate.js): a link may turn it on.
+    demo.load(asks_for_animate, None, bar.animate, queue=False, show_progress="hidden", **PRIVATE)
     lang = bar.lang
     shown = {name: controls.settings.components[name] for name in SUMMARISED}
     changes = [controls.preset.change, controls.prompt.change]
@@ -358,6 +360,12 @@ def asks_for_present(request: gr.Request) -> Any:
     page's load answers late on a busy server, and must not switch off a toggle the visitor
     has turned on meanwhile."""
     return True if request.query_params.get("present") == "1" else gr.skip()
+
+
+def asks_for_animate(request: gr.Request) -> Any:
+    """On when the page's URL asks for the animated cycle (``?animate=1``), else no update (as
+    asks_for_present)."""
+    return True if request.query_params.get("animate") == "1" else gr.skip()
 
 
 def asks_for_fable(request: gr.Request) -> Any:

@@ -68,7 +68,8 @@ def wire_share_link(
     tab_ids: Collection[str],
 ) -> None:
     """Restore the controls from the page's query on load, and write the link on the bar's
-    button (``?present=1`` and ``?fable=1`` stay with ``present``'s own load events)."""
+    button (``?present=1``, ``?fable=1`` and ``?animate=1`` stay with ``present``'s own load
+    events)."""
     lang = bar.lang
     first = default_preset(presets)
     settings = [controls.settings.components[name] for name in SHARED_SETTINGS]
@@ -116,6 +117,7 @@ def wire_share_link(
         prompt: str,
         present: bool,
         fable: bool,
+        animate: bool,
         *rest: Any,
     ) -> gr.Textbox:
         *values, tab, address = rest
@@ -134,11 +136,19 @@ def wire_share_link(
             tab=tab or None,
             present=bool(present),
             fable=bool(fable),
+            animate=bool(animate),
         )
         return gr.Textbox(value=f"{address}?{to_query(setup)}", visible=True)
 
     page_values = [gr.Textbox(visible=False) for _ in range(2)]  # the tab and the address
-    inputs = [controls.preset, controls.drafter, controls.prompt, bar.toggle, bar.fable]
+    inputs = [
+        controls.preset,
+        controls.drafter,
+        controls.prompt,
+        bar.toggle,
+        bar.fable,
+        bar.animate,
+    ]
     bar.link.click(write_link, [*inputs, *settings, *page_values], box, js=PAGE_JS, **quiet).then(
         None, box, None, js=COPY_JS, **quiet
     )

@@ -2,7 +2,7 @@
 
 A link carries the pair (its preset id), the drafter (its spec), the prompt (an example's id,
 ``task.N``, when it is one of the pair's examples, else its text), the settings in
-``SHARED_SETTINGS``, the open tab and the presentation and fable modes::
+``SHARED_SETTINGS``, the open tab and the presentation, fable and animation modes::
 
     ?pair=qwen2.5-coder-bundled&drafter=lookup%3Amax_ngram%3D3&example=code.1&gamma=3
     &temperature=0.7&seed=11&max_new_tokens=64&tab=inspector&present=1
@@ -30,6 +30,7 @@ from specviz.text import DEFAULT_LANGUAGE, UserError, t
 
 # The settings a link carries, in the order it writes them; the others keep the pair's values.
 SHARED_SETTINGS = ("gamma", "temperature", "seed", "max_new_tokens")
+SWITCHES = ("present", "fable", "animate")  # the page's modes a link turns on with "=1"
 SHOWN_CHARS = 40  # a value quoted in a message is cut to this many characters
 INTEGER = re.compile(r"[+-]?[0-9]{1,30}")  # a seed is at most 20 digits
 DECIMAL = re.compile(r"[+-]?([0-9]{1,30}\.?[0-9]{0,30}|\.[0-9]{1,30})([eE][+-]?[0-9]{1,3})?")
@@ -47,6 +48,7 @@ class SharedSetup:
     tab: str | None = None  # the open tab's id ("live", "inspector", ...)
     present: bool = False
     fable: bool = False
+    animate: bool = False
 
 
 def to_query(setup: SharedSetup) -> str:
@@ -66,9 +68,8 @@ def to_query(setup: SharedSetup) -> str:
             pairs.append((name, written(setup.settings[name])))
     if setup.tab is not None:
         pairs.append(("tab", setup.tab))
-    pairs += [
-        (name, "1") for name, on in (("present", setup.present), ("fable", setup.fable)) if on
-    ]
+    switches = (("present", setup.present), ("fable", setup.fable), ("animate", setup.animate))
+    pairs += [(name, "1") for name, on in switches if on]
     return urlencode(pairs, quote_via=quote, safe="")
 
 
@@ -123,7 +124,7 @@ def from_query(
         problems.append(t("app.link.tab", lang, name=quoted(tab)))
         tab = None
     switches = {}
-    for name in ("present", "fable"):
+    for name in SWITCHES:
         value = params.get(name)
         if value is not None and value not in ("0", "1"):
             problems.append(t("app.link.switch", lang, name=name, got=quoted(value)))

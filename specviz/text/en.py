@@ -1130,7 +1130,7 @@ TABLE = MappingProxyType(
         "error.app.race_lanes": "A race takes from 1 to {cap} drafters here, got {got}.",
         "error.app.race_lane_twice": "The race lists {drafter} twice; each lane needs its own drafter.",
         "error.app.race_repeats": "Repeats per lane must be a whole number from 1 to {cap}, got {got}.",
-        # --- presentation mode, the player and the glossary (task present) -------------------------
+        # --- presentation mode, the player and the glossary --------------------------------------
         "app.present.toggle": "Presentation mode",
         "app.present.summary": "{preset} · γ {gamma} · temperature {temperature} · {tokens} tokens · “{prompt}”",
         "app.player.back": "◀ Back",

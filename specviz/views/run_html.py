@@ -579,5 +579,7 @@ def counters_html(
 
 
 def status_html(message: str, *, kind: str = "info") -> str:
-    """A one-line status above the stream (loading, running, paused, finished)."""
-    return f'<div class="sv-status sv-status-{esc(kind)}">{esc(message)}</div>'
+    """A one-line status above the stream (loading, running, paused, finished). Focusable: in
+    presentation mode it is cut to one line, and a tap (a touch screen has no hover) or the
+    keyboard opens the rest."""
+    return f'<div class="sv-status sv-status-{esc(kind)}" tabindex="0">{esc(message)}</div>'

@@ -34,8 +34,10 @@ def test_a_setup_comes_back_from_its_query(presets) -> None:
         tab="inspector",
         present=True,
         fable=True,
+        animate=True,
     )
     query = to_query(setup)
+    assert query.endswith("&present=1&fable=1&animate=1")
     assert "+" not in query and " " not in query
     assert read(query, presets) == (setup, [])
     text = replace_example(setup, "Once upon a time, & then: 50% <b>more</b>?\nThe end.")
@@ -77,6 +79,7 @@ def test_an_example_is_written_as_its_id_and_read_in_the_pages_language(presets)
         ("tab=nowhere", "tab 'nowhere'"),
         ("present=yes", "present must be 1 or 0, got 'yes'"),
         ("fable=2", "fable must be 1 or 0"),
+        ("animate=yes", "animate must be 1 or 0"),
     ],
 )
 def test_each_bad_value_is_dropped_with_one_line(presets, query: str, words: str) -> None:
@@ -90,7 +93,7 @@ def test_each_bad_value_is_dropped_with_one_line(presets, query: str, words: str
         "tab": setup.tab,
     }.get(name)
     assert kept is None and name not in setup.settings
-    assert not setup.present and not setup.fable
+    assert not setup.present and not setup.fable and not setup.animate
     assert len(problems) == 1 and words in problems[0], problems
     assert "\n" not in problems[0] and "Traceback" not in problems[0]
 

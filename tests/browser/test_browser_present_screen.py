@@ -139,3 +139,53 @@ def test_presenter_keys_step_go_back_and_autoplay(browser, site):  # type: ignor
     page.keyboard.press("ArrowLeft")  # Back
     wait_for_cycles(page, held)
     context.close()
+
+
+# The stream's box and its newest token, the cycles it shows, and the fable's box.
+STREAM_JS = """
+() => {
+  const box = (el) => el.getBoundingClientRect();
+  const stream = document.querySelector('#sv-stream .sv-stream');
+  const toks = stream.querySelectorAll('.sv-tok');
+  const cards = [...document.querySelectorAll('#sv-cards .sv-card')];
+  const fable = document.querySelector('#sv-fable-panel');
+  const shown = [...stream.querySelectorAll('.sv-cycle')].filter((c) => c.offsetParent !== null);
+  return {
+    stream: {top: box(stream).top, bottom: box(stream).bottom},
+    cycles: Number(stream.dataset.cycles),
+    shown: shown.map((c) => Number(c.dataset.cycle)),
+    newest: toks.length ? box(toks[toks.length - 1]).bottom : null,
+    lastCard: cards.length ? box(cards[cards.length - 1]).bottom : null,
+    fable: fable ? {top: box(fable).top, bottom: box(fable).bottom} : null,
+    height: window.innerHeight,
+  };
+}
+"""
+
+
+@pytest.mark.parametrize(("window", "fable"), [("1280x720", True), ("zoom150", False)])
+def test_a_long_run_keeps_the_cycle_on_one_screen(browser, site, window, fable):  # type: ignore[no-untyped-def]
+    """A run long enough to fill many lines: the stream shows its last cycles only (an ellipsis
+    before them), the story (fable mode, at 100 %) sits under it, and the cards end on screen."""
+    context, page = open_at(browser, site, "en", window)
+    tokens = page.locator("#sv-max-new-tokens input[type=number]")  # hidden once presenting
+    tokens.fill("160")
+    tokens.press("Enter")
+    present_on(page)
+    if fable:
+        page.locator("#sv-fable-toggle input").check()
+        page.wait_for_selector("#sv-fable-panel", state="visible")
+    page.locator("#sv-run").click()
+    page.wait_for_selector("#sv-status .sv-status-done")
+    settled(page, "#sv-tab-live")
+    page.evaluate("window.scrollTo(0, 0)")
+    shown = page.evaluate(STREAM_JS)
+    # Only the last cycles (three; two on the short window), the newest token among them.
+    last = shown["cycles"]
+    assert last >= 6 and shown["shown"] == list(range(last - len(shown["shown"]) + 1, last + 1))
+    assert len(shown["shown"]) == (3 if window == "1280x720" else 2), shown
+    assert shown["newest"] is not None and shown["newest"] <= shown["stream"]["bottom"], shown
+    if fable:
+        assert shown["fable"] is not None and shown["stream"]["bottom"] <= shown["fable"]["top"]
+    assert shown["lastCard"] is not None and shown["lastCard"] <= shown["height"], shown
+    context.close()

@@ -41,6 +41,7 @@ def query(pair: str) -> str:
         "max_new_tokens": "40",
         "tab": "inspector",
         "present": "1",
+        "animate": "1",
     }
     return "&".join(f"{name}={quote(value, safe='')}" for name, value in values.items())
 
@@ -57,10 +58,12 @@ def opened(browser, address: str) -> Iterator:  # type: ignore[no-untyped-def]
 
 
 def assert_restored(page, label: str) -> None:
-    """Every control shows the link's value, presentation mode is on and the inspector open."""
+    """Every control shows the link's value, presentation mode and the animation are on and
+    the inspector open."""
     from playwright.sync_api import expect
 
     expect(page.locator("#sv-page")).to_have_class(PRESENT, timeout=WAIT_MS)
+    expect(page.locator("#sv-animate-toggle input")).to_be_checked(timeout=WAIT_MS)
     expect(page.locator("#sv-gamma input[type=number]")).to_have_value("3", timeout=WAIT_MS)
     expect(page.locator("#sv-temperature input[type=number]")).to_have_value("0.7")
     expect(page.locator("#sv-seed input")).to_have_value("11")
@@ -91,6 +94,7 @@ def test_a_link_restores_the_setup_and_the_button_writes_one_that_does_again(bro
         link = link_shown(page)
     assert link.startswith(url.rstrip("/") + "/?")
     assert "tab=inspector" in link and "present=1" in link and "gamma=3" in link
+    assert "animate=1" in link
     with opened(browser, link) as page:
         assert_restored(page, label)
 

@@ -295,7 +295,7 @@ def test_charts_render_before_any_run() -> None:
     assert list(needed.data[1].y) == [report.wrong_rule_samples_needed]
 
 
-# -- displays that were wrong (issue 15, point 4) ----------------------------------------------
+# -- displays that were wrong ------------------------------------------------
 
 
 def test_samples_needed_axis_is_bounded_by_the_data() -> None:

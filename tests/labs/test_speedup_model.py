@@ -329,7 +329,7 @@ def test_footprint_of_many_quantized_layers_counts_every_one() -> None:
     assert model_footprint(quantized).loaded_bytes == 40 * (32 * 32 + 4 * 32)
 
 
-# --- Displays that were wrong (issue 15, point 4) ---------------------------------------------------
+# --- Displays that were wrong -----------------------------------------------------
 
 
 def _has_zigzag(values: list[float]) -> bool:

@@ -165,7 +165,8 @@ def test_counters_show_the_running_totals():
 
 def test_empty_state_placeholders_are_escaped():
     assert "&lt;b&gt;" in render.stream_html([], placeholder="<b>")
-    assert 'class="sv-status sv-status-done">a &amp; b<' in render.status_html("a & b", kind="done")
+    done = render.status_html("a & b", kind="done")
+    assert 'class="sv-status sv-status-done" tabindex="0">a &amp; b<' in done
     assert XSS_IMG not in render.status_html(XSS_IMG)
 
 
@@ -190,7 +191,7 @@ def test_a_copied_token_says_so_and_points_at_its_source():
     assert "data-from-seq" not in _token_spans(render.stream_html(cycles))[-2]
 
 
-# --- greedy and never-tested tokens say what the inspector says (issue 15, point 4a) -------------
+# --- greedy and never-tested tokens say what the inspector says --------------------------
 
 
 def _greedy_run() -> list:
