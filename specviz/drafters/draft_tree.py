@@ -6,8 +6,8 @@ Two ways to grow it:
   al., "EAGLE-2: Faster Inference of Language Models with Dynamic Draft Trees", 2024, §4): at
   each depth the ``topk`` most promising frontier nodes, by the draft's probability of the whole
   branch (the product of q along it), each get their ``topk`` most likely children; after
-  ``depth`` depths
-  every candidate is reranked by that product and the best ``nodes`` are kept. A branch's
+  ``depth`` depths (more while the best branch stays likely: LINE_FLOOR, below) every candidate
+  is reranked by that product and the best ``nodes`` are kept. A branch's
   product never exceeds its parent's, so the kept set holds every kept node's ancestors.
 - **A fixed shape** (``tree:shape=2x2x1``), for teaching: every node at depth d gets the d-th
   width's children (two guesses for the next token, two for the one after each, then one).
@@ -24,7 +24,8 @@ drawing and never prunes afterwards, unlike EAGLE-2's final rerank: at each dept
 and the best are kept within the node budget, which holds back room for a line continuing as
 fast as the best branch has so far. (SpecInfer's and Sequoia's trees keep the same rule: the
 tree's shape is fixed before its tokens are drawn.) Where that line stays likely the drawn tree
-plans past the spec's depth (LINE_FLOOR), so a confident draft spends its budget on depth.
+plans past the spec's depth (LINE_FLOOR), so a confident draft spends its budget on depth; the
+greedy tree goes on past it, one depth at a time, while its best branch's probability does.
 
 Each depth costs one draft forward over the nodes expanded at the depth before (the root, at
 the first), which sees its ancestors among the tree entries cached by the earlier depths
@@ -51,9 +52,10 @@ from specviz.drafters.tree_growth import TreeGrowth, growth_of
 from specviz.models.runner import ModelRunner
 from specviz.text import UserError
 
-# The probability a drawn tree's planned line may fall to before the tree stops planning deeper
-# than its spec's depth: 0.3 raised τ at temperature 1 on all four code and story prompts
-# measured, against the spec's depth alone (docs/performance.md).
+# The probability a dynamic tree's line may fall to before the tree stops growing deeper than its
+# spec's depth: 0.3 raised τ on all four code and story prompts measured at temperature 1, and
+# on both code prompts greedy (the story ones unchanged), against the spec's depth alone
+# (docs/performance.md).
 LINE_FLOOR = 0.3
 
 
@@ -159,9 +161,9 @@ class _Grower:
         self.stop_ids = stop_ids
         self.last = last  # the deepest depth this tree grows to (a drawn tree may move it)
         self.drawn = not sampler.greedy  # children drawn from q, not chosen
-        # How deep the tree may be planned: a drawn dynamic tree follows a likely line past
-        # its spec's depth (_plan_depth), the others stop there.
-        self.most = max(last, max_depth) if self.drawn and not growth.widths else last
+        # How deep the tree may be planned: a dynamic tree follows a likely line past its
+        # spec's depth (_plan_depth), a fixed shape stops there.
+        self.most = max(last, max_depth) if not growth.widths else last
         self.tokens: list[int] = []
         self.parents: list[int] = []
         self.scores: list[float] = []
@@ -201,6 +203,9 @@ class _Grower:
         if not widths and not self.drawn:  # EAGLE-2: only the best branches grow on
             growing.sort(key=lambda c: -self.scores[c])
             growing = growing[: self.growth.topk]
+            if growing and depth >= self.last:  # past the spec's depth: one more if likely
+                self._plan_depth(self.scores[growing[0]], depth)
+                self.last = min(self.last, depth + 1)
         self.frontier = growing
         if depth >= self.last or not self.frontier or len(self.tokens) >= self._budget:
             return False

@@ -25,8 +25,8 @@ class TreeGrowth:
 
     widths: tuple[int, ...] = ()  # a fixed shape; () for the dynamic tree
     nodes: int = 16
-    # Greedy, the depths EAGLE-2 expands; at a temperature above 0 the least a drawn tree is
-    # planned to (it follows a likely line deeper: specviz.drafters.draft_tree.LINE_FLOOR)
+    # The depths a dynamic tree grows at least: it follows a likely line deeper
+    # (specviz.drafters.draft_tree.LINE_FLOOR)
     depth: int = 6
     topk: int = 4
 

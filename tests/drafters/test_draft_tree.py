@@ -174,8 +174,8 @@ def test_a_drawn_tree_plans_deeper_only_while_its_best_line_stays_likely() -> No
     assert grower.last == 4
     grower._plan_depth(math.log(0.2), 1)  # unsure: the spec's depth
     assert grower.last == 2
-    greedy = Sampler(0.0, 0, 1.0, torch.Generator())
-    assert _Grower(TreeGrowth(depth=2), greedy, frozenset(), 2, 10).most == 2  # EAGLE-2's depth
+    shape = TreeGrowth(widths=(2, 1))
+    assert _Grower(shape, sampler, frozenset(), 2, 10).most == 2  # a fixed shape keeps its own
 
 
 @pytest.mark.slow
@@ -186,3 +186,17 @@ def test_trees_planned_past_their_depth_emit_the_target_chain() -> None:
     assert (
         chi_square_p_value(pair, sample_joint(TreeGrowth(nodes=5, depth=1, topk=2), 3000)) > 0.001
     )
+
+
+@pytest.mark.parametrize(("top", "goes_on"), [(0.95, True), (0.2, False)])
+def test_a_greedy_tree_grows_past_its_depth_while_its_best_branch_is_likely(
+    top: float, goes_on: bool
+) -> None:
+    """Spec depth 1: after the first depth the tree grows on only if its best child is likely
+    (above LINE_FLOOR); a fixed number of depths would stop either way."""
+    greedy = Sampler(0.0, 0, 1.0, torch.Generator())
+    grower = _Grower(TreeGrowth(nodes=8, depth=1, topk=2), greedy, frozenset(), 1, 6)
+    law = torch.full((1, 8), (1.0 - top) / 7)
+    law[0, 3] = top
+    assert grower.grow(1, law, 0) is goes_on
+    assert grower.tokens[0] == 3 and grower.last == (2 if goes_on else 1)
