@@ -7,7 +7,7 @@ import pytest
 import torch
 from tiny_models import TinyPair
 
-from specviz.core.settings import GenerationSettings
+from specviz.core.settings import GAMMA_MAX, GenerationSettings
 from specviz.labs.speedup.charts import tree_chart
 from specviz.labs.speedup.cost_curve import CostCurve, CostPoint
 from specviz.labs.speedup.panel import tree_lab_html
@@ -55,7 +55,8 @@ def test_a_free_verification_makes_the_biggest_tree_best() -> None:
         predict_tree(acceptance, n, 6, 4, flat, free_draft, 0.1).speedup for n in PREDICTED_NODES
     ]
     assert speedups == sorted(speedups)
-    assert speedups[-1] == pytest.approx(best_tree(acceptance, 64, max_depth=6).tau)
+    # The drafter grows past its depth where a branch is likely, so the tree may be deeper.
+    assert speedups[-1] == pytest.approx(best_tree(acceptance, 64, max_depth=GAMMA_MAX).tau)
 
 
 def test_a_verification_paid_per_node_makes_the_chain_win() -> None:

@@ -165,14 +165,18 @@ def predict_tree(
     draft: CostCurve,
     plain_step_s: float,
 ) -> Predicted:
-    """τ(N) over a cycle's forwards for the best tree of *nodes* nodes at most *depth* deep
-    (module doc), in plain decoding's steps of *plain_step_s*; *width*: the most nodes a
-    depth's draft forward reads."""
-    tree = best_tree(acceptance, nodes, max_depth=depth)
+    """τ(N) over a cycle's forwards for the best tree of *nodes* nodes (module doc), in plain
+    decoding's steps of *plain_step_s*; *depth*: the depths the drafter grows at least (it goes
+    deeper where its best branch is likely, as the best tree then is, up to GAMMA_MAX);
+    *width*: the most nodes a depth's draft forward reads."""
+    tree = best_tree(acceptance, nodes, max_depth=max(depth, GAMMA_MAX))
     # The committed tokens not yet read (about τ − 1 of them), the root, then every further
-    # depth: the drafter grows all *depth* depths whatever its budget, and keeps the best nodes.
+    # depth: the drafter grows at least *depth* depths whatever its budget, and keeps the best.
     unread = max(1, round(tree.tau - 1))
-    draft_s = forward_s(draft, unread) + forward_s(draft, 1) + (depth - 1) * forward_s(draft, width)
+    depths = max(depth, tree.depth)
+    draft_s = (
+        forward_s(draft, unread) + forward_s(draft, 1) + (depths - 1) * forward_s(draft, width)
+    )
     verify_s = forward_s(target_tree, tree.nodes + 1)
     return _predicted(nodes, tree.tau, draft_s, verify_s, plain_step_s)
 
