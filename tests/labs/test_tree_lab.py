@@ -18,6 +18,7 @@ from specviz.labs.speedup.tree_lab import (
     median_error,
     predict_chain,
     predict_tree,
+    reach,
 )
 from specviz.labs.speedup.tree_theory import RankAcceptance, best_tree
 from specviz.measure.harness import staged_result
@@ -55,8 +56,15 @@ def test_a_free_verification_makes_the_biggest_tree_best() -> None:
         predict_tree(acceptance, n, 6, 4, flat, free_draft, 0.1).speedup for n in PREDICTED_NODES
     ]
     assert speedups == sorted(speedups)
-    # The drafter grows past its depth where a branch is likely, so the tree may be deeper.
-    assert speedups[-1] == pytest.approx(best_tree(acceptance, 64, max_depth=GAMMA_MAX).tau)
+    # a[1] = 0.7: a line of first guesses stays above 0.3 for 3 tokens, so the spec's 6 holds.
+    assert speedups[-1] == pytest.approx(best_tree(acceptance, 64, max_depth=6).tau)
+
+
+def test_the_predicted_tree_goes_deeper_only_where_first_guesses_are_likely() -> None:
+    assert reach(rates(0.7, 0.4, 0.2), 6) == 6
+    assert reach(rates(0.91, 0.2), 6) == 12  # 0.91^12 = 0.32, 0.91^13 = 0.29
+    assert reach(rates(0.99, 0.2), 6) == GAMMA_MAX
+    assert reach(rates(0.0), 6) == 6
 
 
 def test_a_verification_paid_per_node_makes_the_chain_win() -> None:

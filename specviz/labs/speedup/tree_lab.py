@@ -26,6 +26,7 @@ interleaved by the measurement harness, each against plain decoding's tokens/s.
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from collections.abc import Iterator, Sequence
@@ -38,6 +39,7 @@ from specviz.core.engine import DraftModelPairLike
 from specviz.core.events import Cycle, Totals
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
 from specviz.drafters.base import DrafterSpec
+from specviz.drafters.draft_tree import LINE_FLOOR
 from specviz.drafters.tree_growth import COMPARED_BUDGETS, MAX_NODES, TreeGrowth, growth_of
 from specviz.labs.speedup.cost_curve import CostCurve, CostPoint, iter_verification_cost
 from specviz.labs.speedup.gpu_projection import (
@@ -166,10 +168,9 @@ def predict_tree(
     plain_step_s: float,
 ) -> Predicted:
     """τ(N) over a cycle's forwards for the best tree of *nodes* nodes (module doc), in plain
-    decoding's steps of *plain_step_s*; *depth*: the depths the drafter grows at least (it goes
-    deeper where its best branch is likely, as the best tree then is, up to GAMMA_MAX);
-    *width*: the most nodes a depth's draft forward reads."""
-    tree = best_tree(acceptance, nodes, max_depth=max(depth, GAMMA_MAX))
+    decoding's steps of *plain_step_s*; *depth*: the depths the drafter grows at least; *width*:
+    the most nodes a depth's draft forward reads."""
+    tree = best_tree(acceptance, nodes, max_depth=reach(acceptance, depth))
     # The committed tokens not yet read (about τ − 1 of them), the root, then every further
     # depth: the drafter grows at least *depth* depths whatever its budget, and keeps the best.
     unread = max(1, round(tree.tau - 1))
@@ -179,6 +180,18 @@ def predict_tree(
     )
     verify_s = forward_s(target_tree, tree.nodes + 1)
     return _predicted(nodes, tree.tau, draft_s, verify_s, plain_step_s)
+
+
+def reach(acceptance: RankAcceptance, depth: int) -> int:
+    """How deep the drafter's trees go: past *depth* while a line of first guesses stays likely,
+    as the drafter's LINE_FLOOR rule does with its own q, here with the first guess's measured
+    rate a[1] (a line of k first guesses is kept with a[1]^k), at most GAMMA_MAX."""
+    first = acceptance.rate(1)
+    if first <= 0.0:
+        return depth
+    if first >= 1.0:
+        return max(depth, GAMMA_MAX)
+    return min(GAMMA_MAX, max(depth, int(math.log(LINE_FLOOR) / math.log(first))))
 
 
 def predict_chain(
