@@ -59,6 +59,12 @@ from specviz.text import UserError
 LINE_FLOOR = 0.3
 
 
+def tokens_above_floor(pace: float) -> float:
+    """How many tokens a line losing *pace* log probability a token stays above LINE_FLOOR
+    (inf for a line that loses nothing): the drafter's reach, and the tree lab's."""
+    return math.log(LINE_FLOOR) / pace if pace < 0 else math.inf
+
+
 class DraftTreeDrafter:
     """The pair's draft model proposing a tree each cycle (module doc)."""
 
@@ -251,7 +257,8 @@ class _Grower:
         than on second guesses it gives almost no chance; an unsure one keeps the spec's depth
         and its alternatives near the root (docs/performance.md, trees at temperature 1)."""
         pace = best / depth
-        reach = math.ceil(math.log(LINE_FLOOR) / pace) if pace < 0 else self.most
+        above = tokens_above_floor(pace)
+        reach = math.ceil(above) if math.isfinite(above) else self.most
         self.last = max(depth, min(self.most, max(self.growth.depth, reach)))
 
     def _below(self, values: list[float], depth: int) -> list[float]:

@@ -39,7 +39,7 @@ from specviz.core.engine import DraftModelPairLike
 from specviz.core.events import Cycle, Totals
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
 from specviz.drafters.base import DrafterSpec
-from specviz.drafters.draft_tree import LINE_FLOOR
+from specviz.drafters.draft_tree import tokens_above_floor
 from specviz.drafters.tree_growth import COMPARED_BUDGETS, MAX_NODES, TreeGrowth, growth_of
 from specviz.labs.speedup.cost_curve import CostCurve, CostPoint, iter_verification_cost
 from specviz.labs.speedup.gpu_projection import (
@@ -191,7 +191,7 @@ def reach(acceptance: RankAcceptance, depth: int) -> int:
         return depth
     if first >= 1.0:
         return max(depth, GAMMA_MAX)
-    return min(GAMMA_MAX, max(depth, int(math.log(LINE_FLOOR) / math.log(first))))
+    return min(GAMMA_MAX, max(depth, int(tokens_above_floor(math.log(first)))))
 
 
 def predict_chain(
