@@ -119,3 +119,21 @@ class TreeDrafter(Protocol):
     def commit_tokens(self, tokens: Sequence[int]) -> None:
         """The tokens the cycle emitted: the kept path, then the resampled or bonus token."""
         ...
+
+
+@runtime_checkable
+class VerificationReader(Protocol):
+    """A tree drafter that drafts from what the target computed while verifying its last tree
+    (an optional capability beside TreeDrafter): lookahead decoding's window takes the target's
+    guesses at its own nodes, Medusa's heads the target's state where the kept path ends.
+
+    The engine calls read_verification() after each verification, before commit_tokens(), with
+    the tree it verified, the target's probabilities after the root and after each node
+    ((M + 1, V), row 1 + i after node i, as specviz.core.tree lays them out) and the kept path.
+    """
+
+    def read_verification(
+        self, tree: DraftTree, p_rows: torch.Tensor, path: tuple[int, ...]
+    ) -> None:
+        """What the target made of the last tree; read it now, keep no reference to p_rows."""
+        ...

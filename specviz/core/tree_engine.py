@@ -30,7 +30,7 @@ from specviz.core.events import (
     TreeNode,
     TreeRecord,
 )
-from specviz.core.proposal import TreeDrafter, TreeProposal
+from specviz.core.proposal import TreeDrafter, TreeProposal, VerificationReader
 from specviz.core.run import CommittedContext, ModelPairLike, Run, bars, token_probs
 from specviz.core.sampling import Sampler, top_entries_per_row
 from specviz.core.settings import GAMMA_MAX, GenerationSettings
@@ -104,6 +104,8 @@ def tree_cycles(
             verdict = (rule or verify_tree_recursive)(tree, q_rows, p_rows, sampler)
             rule_name = "recursive" if proposal.drawn else "recursive_one_hot"
         target.keep_path(verdict.path)
+        if isinstance(drafter, VerificationReader):
+            drafter.read_verification(tree, p_rows, verdict.path)
 
         line = _main_line(tree, verdict)
         drafted = _line_records(run, tree, line, verdict, proposal, p_rows)
