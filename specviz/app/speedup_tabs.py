@@ -48,6 +48,11 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
             gammas = gr.Textbox(value=DEFAULT_GAMMAS, label=t("app.speedup.gammas", lang), scale=2)
             cap = wiring.app.limits.speedup_budget_s
             budget = wiring.size_slider(20, cap, 90, 10, "app.speedup.budget", scale=2)
+            # One run per γ fits the default budget; a firm speedup needs three and a quiet CPU.
+            repeat_cap = wiring.app.limits.task_repeats
+            repeats = wiring.size_slider(
+                1, repeat_cap, 1, 1, "app.tasks.repeats", scale=2, elem_id="sv-speedup-repeats"
+            )
             button = run_button(t("app.button.measure", lang), "sv-speedup-run")
         status = status_box(t("app.status.not_run", lang), "sv-speedup-status")
         plot = chart(speedup_charts.theory_chart(None, lang=lang), "sv-speedup-plot")
@@ -56,8 +61,11 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
         alpha = gr.Number(visible=False)  # the measured α, handed to the projection
         trees = tree_lab_section(wiring, cap)
 
-    def speedup_work(lab: LabRun, gammas_value: str, budget_value: float) -> Iterator[Any]:
+    def speedup_work(
+        lab: LabRun, gammas_value: str, budget_value: float, repeats_value: float
+    ) -> Iterator[Any]:
         wiring.app.checks.check_lab_size(budget_value, cap, "app.speedup.budget")
+        wiring.app.checks.check_lab_size(repeats_value, repeat_cap, "app.tasks.repeats")
         chosen = _gammas(gammas_value, lang, wiring.app.limits.cap("gamma") or GAMMA_MAX)
         stages = wiring.app.run_locked(
             lambda: speedup_model.iter_speedup_lab(
@@ -66,6 +74,7 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
                 lab.inputs.settings,
                 gammas=chosen,
                 time_budget_s=float(budget_value),
+                repeats=int(repeats_value or 1),
             ),
             "app.doing.speedups",
         )
@@ -90,7 +99,7 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
         }
 
     outputs = [status, plot, summary, alpha, *what.outputs]
-    wiring.start(button, speedup_work, show_speedup, [gammas, budget], outputs, status)
+    wiring.start(button, speedup_work, show_speedup, [gammas, budget, repeats], outputs, status)
     trees.wire(wiring)
     return alpha
 

@@ -20,6 +20,7 @@ from specviz.cli.options import (
     say,
 )
 from specviz.drafters.tree_growth import COMPARED_BUDGETS, budgets_of
+from specviz.measure.firmness import FIRM_REPEATS
 from specviz.measure.spread import DEFAULT_REPEATS
 from specviz.text import UserError, t
 
@@ -59,6 +60,13 @@ def add_lab_commands(commands: Any, add_model: Any, add_settings: Any) -> None:
     )
     speedup.add_argument("--gammas", default="1,3,5,8", help="comma-separated γ to measure")
     speedup.add_argument("--time-budget", type=float, default=90.0, help="seconds, at most")
+    speedup.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="each γ and plain decoding this many times, interleaved; the median speedup is "
+        f"shown (firm needs {FIRM_REPEATS} and a quiet CPU)",
+    )
     speedup.add_argument("--gpu", help="also project onto this GPU preset (see `project --list`)")
     speedup.add_argument("--json", action="store_true")
     speedup.set_defaults(run=_speedup)
@@ -197,7 +205,14 @@ def _speedup(args: argparse.Namespace) -> int:
     gammas = tuple(int(part) for part in args.gammas.split(",") if part.strip())
     gpu = _gpu(args.gpu) if args.gpu else None  # a typo fails before minutes of loading
     _, settings, pair, prompt_ids = prepared_run(args)
-    stages = iter_speedup_lab(pair, prompt_ids, settings, gammas, time_budget_s=args.time_budget)
+    stages = iter_speedup_lab(
+        pair,
+        prompt_ids,
+        settings,
+        gammas,
+        time_budget_s=args.time_budget,
+        repeats=args.repeats,
+    )
     lab = staged_result(stages, progress_line(args.lang))
     projection = None
     if gpu is not None:

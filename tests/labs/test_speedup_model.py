@@ -7,7 +7,7 @@ import itertools
 import json
 import time
 import warnings
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 import pytest
@@ -234,6 +234,36 @@ def test_speedup_lab_on_tiny_models(tiny_pair: TinyPair) -> None:
     assert [row.verify_extrapolated for row in theory.rows[:4]] == [False, False, False, True]
     assert fractions[-1] == 1.0 and fractions == sorted(fractions)
     json.dumps(asdict(lab))  # plain numbers all the way down
+
+
+def test_repeats_pair_each_run_with_plain_decoding_of_its_repeat(tiny_pair: TinyPair) -> None:
+    lab = measure_speedup_lab(
+        tiny_pair,
+        PROMPT,
+        GenerationSettings(max_new_tokens=12, temperature=0.0, stop_on_eos=False),
+        gammas=(2,),
+        cost_max_tokens=2,
+        cost_repeats=2,
+        time_budget_s=120.0,
+        repeats=3,
+    )
+    (run,) = lab.runs
+    assert len(run.speedups) == 3 and all(ratio > 0 for ratio in run.speedups)
+    assert run.speedup == pytest.approx(sorted(run.speedups)[1])
+    judged = lab.run_firmness(run)
+    # Three repeats count as three in the judgement (one run alone says "one run").
+    assert judged.facts[1].key != "firmness.lab.one_run"
+
+
+def test_one_repeat_is_never_firm() -> None:
+    run = MeasuredRun(3, 0.9, 3.5, 10.0, 2.0, 200, 90, 100, 0.01, 0.1, True, (2.0,))
+    lab = SpeedupLab(
+        5.0, 200, 0.2, True, (run,), curve_of([1.0, 1.1]), curve_of([0.3]),
+        theory_from_measurements(0.9, curve_of([1.0, 1.1]), 0.03), 10.0, True, 0.0,
+    )  # fmt: skip
+    assert lab.run_firmness(run).level.value == "indicative"
+    steady = replace(run, speedups=(2.0, 2.02, 1.98))
+    assert lab.run_firmness(steady).level.value == "firm"
 
 
 def test_time_budget_cuts_every_run_short(tiny_pair: TinyPair) -> None:

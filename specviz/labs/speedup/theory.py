@@ -31,6 +31,7 @@ from specviz.measure.firmness import Judgement, judge_forward_times, judge_lab, 
 from specviz.measure.harness import (
     Method,
     Outcome,
+    Sample,
     Staged,
     iter_measurements,
     staged_part,
@@ -157,6 +158,9 @@ class MeasuredRun:
     draft_s_per_forward: float  # in-run draft time per draft forward (sampling included)
     verify_s_per_pass: float  # in-run target verification time per pass
     complete: bool  # False when the time budget cut the run short
+    # Each repeat's speedup over the plain run of the same repeat (interleaved, so drift in the
+    # machine's speed hits both); `speedup` is their median, the counters are the median repeat's.
+    speedups: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -181,7 +185,7 @@ class SpeedupLab:
         """How firm *run*'s measured speedup is: the fewer tokens of it and of plain decoding,
         one run of each, and the CPU other programs took."""
         tokens = min(run.new_tokens, self.plain_new_tokens)
-        return judge_lab(tokens, Spread.of([run.speedup]), self.others_share)
+        return judge_lab(tokens, Spread.of(run.speedups or (run.speedup,)), self.others_share)
 
     @property
     def firmness(self) -> Judgement:
@@ -218,13 +222,18 @@ def iter_speedup_lab(
     cost_max_tokens: int = 16,
     cost_repeats: int = 3,
     time_budget_s: float = 90.0,
+    repeats: int = 1,
 ) -> Iterator[Staged[SpeedupLab]]:
-    """Decode plainly once and speculatively at each γ, measure the cost curves, fit the theory;
-    a stage before each run and each curve, the lab's result in the last.
+    """Decode plainly and speculatively at each γ, *repeats* times interleaved, measure the
+    cost curves, fit the theory; a stage before each run and each curve, the lab's result in
+    the last.
 
-    The theory's α pools every run (accepted over tested positions). The runs go through the
-    measurement harness with 70% of the time budget: each gets an equal share of what is left
-    and is cut short (marked incomplete) past it, within one cycle. The cost curve gets the rest
+    Each γ's speedup is the median over the repeats of its run against the same repeat's plain
+    run; one repeat gives a speedup with no spread, which specviz.measure.firmness never calls
+    firm. The theory's α pools every run (accepted over tested positions). The runs go through
+    the measurement harness with 70% of the time budget: each gets an equal share of what is
+    left and is cut short (marked incomplete) past it, within one cycle; repeats the budget
+    leaves no time for are skipped. The cost curve gets the rest
     and stops within one forward past it (after at least one size), so the whole lab ends within
     about the budget plus a few forwards. The arguments are checked on the first next(); run it
     to its end with measure.harness.staged_result.
@@ -249,7 +258,9 @@ def iter_speedup_lab(
         ),
     ]
 
-    updates = iter_measurements(methods, warm_up=warm_up, time_budget_s=_RUN_SHARE * time_budget_s)
+    updates = iter_measurements(
+        methods, repeats, warm_up=warm_up, time_budget_s=_RUN_SHARE * time_budget_s
+    )
     measured = None
     for update in updates:
         if update.finished:  # the harness's "done": the cost curves come next
@@ -257,12 +268,13 @@ def iter_speedup_lab(
         else:
             yield Staged(_RUN_SHARE * update.fraction, update.message)
     assert measured is not None  # the harness always ends with a finished update
-    plain_outcome = measured[_PLAIN].samples[0].outcome
-    plain = engine_totals(plain_outcome)
+    plain_by_repeat = {sample.repeat: sample.outcome for sample in measured[_PLAIN].samples}
     runs = [
-        _measured(g, measured[method.name].samples[0].outcome, plain)
+        _repeated(g, measured[method.name].samples, plain_by_repeat)
         for g, method in zip(gammas, at_gammas, strict=True)
     ]
+    plain_outcome = _median_outcome(list(plain_by_repeat.values()))
+    plain = engine_totals(plain_outcome)
 
     # The curves stage after every forward, so Stop ends the lab within one forward here too.
     target_curve = yield from staged_part(
@@ -339,6 +351,27 @@ def engine_totals(outcome: Outcome) -> Totals:
     if outcome.totals is None:  # pragma: no cover - engine runs always carry their counters
         raise RuntimeError("an engine run reported no counters")
     return outcome.totals
+
+
+def _median_outcome(outcomes: list[Outcome]) -> Outcome:
+    """The outcome of median speed (the lower middle one of an even count)."""
+    ranked = sorted(outcomes, key=lambda outcome: engine_totals(outcome).tokens_per_s)
+    return ranked[(len(ranked) - 1) // 2]
+
+
+def _repeated(gamma: int, samples: Iterable[Sample], plain: Mapping[int, Outcome]) -> MeasuredRun:
+    """One γ's repeats as one run: each repeat's speedup over the plain run of the same repeat
+    (a repeat the budget skipped for plain decoding is paired with plain's first), their median
+    as the speedup and the median repeat's counters."""
+    first = next(iter(plain.values()))
+    paired = [
+        _measured(gamma, sample.outcome, engine_totals(plain.get(sample.repeat, first)))
+        for sample in samples
+    ]
+    ranked = sorted(paired, key=lambda run: run.speedup)
+    middle = ranked[(len(ranked) - 1) // 2]
+    speedups = tuple(run.speedup for run in paired)
+    return replace(middle, speedup=Spread.of(speedups).median, speedups=speedups)
 
 
 def _measured(gamma: int, outcome: Outcome, plain: Totals) -> MeasuredRun:
