@@ -126,6 +126,12 @@ def _draft_tree() -> DrafterKind:
     return DraftTreeDrafter
 
 
+def _lookahead() -> DrafterKind:
+    from specviz.drafters.lookahead import LookaheadDrafter
+
+    return LookaheadDrafter
+
+
 _BUILT_IN = (
     DrafterEntry(
         "draft-model",
@@ -183,6 +189,16 @@ _BUILT_IN = (
         ),
         listed_specs=(("tree:shape=2x2x1", "drafter.tree.shape"),),
         advisor_sizes=tuple(f"nodes={n}" for n in COMPARED_BUDGETS),
+    ),
+    DrafterEntry(
+        "lookahead",
+        _lookahead,
+        Drafts.BY_RULE,  # n-grams chosen from the pool and the window: q = 1 each
+        uses_draft_model=False,  # the target drafts for itself in its verification forward
+        copies_from_text=False,
+        # Raced when named: its window and guesses cost the target more tokens per pass.
+        in_default_lists=False,
+        serving=(),  # no serving engine runs lookahead decoding's window and pool
     ),
 )
 

@@ -1054,6 +1054,7 @@ TABLE = MappingProxyType(
         # a drafter spec with options: its label, then the options as the spec writes them
         "drafter.tree": "Draft tree (several guesses per step)",
         "drafter.tree.shape": "Draft tree, fixed 2×2×1 shape (for teaching)",
+        "drafter.lookahead": "Lookahead (the target drafts phrases for itself)",
         # the draft tree panel of a tree cycle
         "tree.root": "text so far",
         "tree.root.tip": "The committed text: every guess grows from its last token",
@@ -1741,6 +1742,8 @@ TABLE = MappingProxyType(
         ),
         "error.drafter.occurrence": "drafter {kind}: occurrence must be one of {known}, got {got}",
         "error.drafter.whole_number": "drafter {kind}: {name} must be a whole number, got {got}",
+        "error.drafter.lookahead_option": "drafter lookahead: {name} must be a whole number from {low} to {high}, got {got}",
+        "error.drafter.lookahead_too_big": "drafter lookahead: {spec} can lay {size} tokens into one tree; a tree holds at most {most}",
         # layer-skip drafter
         "error.layerskip.one_choice": (
             "drafter {kind} takes one of skip, exit or calibrate, not several"
