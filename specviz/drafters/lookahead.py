@@ -4,11 +4,11 @@ Lookahead Decoding", ICML 2024) as a tree drafter: ``lookahead:window=4,ngram=3,
 No second model: the target drafts for itself. Jacobi decoding guesses W future tokens at once
 and lets the target correct all of them in one forward, again and again; the guesses rarely
 settle on the right text by themselves, but the trajectories they trace are plausible phrases.
-Lookahead keeps the last N − 1 Jacobi iterations as a 2D window (§3.1, the lookahead branch),
-reads an n-gram off each of its W columns into a pool keyed by the n-gram's first token, and
-each cycle offers up to G pooled n-grams that start with the last committed token as guesses
-for the next N − 1 tokens (§3.2, the verification branch). Both branches share one target
-forward (§3.3): the window's next row comes from the same pass that verifies the guesses.
+Lookahead keeps the last N − 1 Jacobi iterations as a 2D window (the paper's lookahead
+branch), reads an n-gram off each of its W columns into a pool keyed by the n-gram's first
+token, and each cycle offers up to G pooled n-grams that start with the last committed token as
+guesses for the next N − 1 tokens (its verification branch). Both branches share one target
+forward: the window's next row comes from the same pass that verifies the guesses.
 
 The window (the reference implementation's ``past_tokens``, hao-ai-lab/LookaheadDecoding), with
 offsets counted from the root (the last committed token, offset 0):
@@ -16,7 +16,7 @@ offsets counted from the root (the last committed token, offset 0):
 - row 0, the *spine*: W − 1 tokens at offsets 1 .. W − 1, the oldest iteration;
 - row l (1 ≤ l ≤ N − 2): W tokens, slot i at offset l + i, one iteration newer per row.
 
-The reference's mask lets slot i of row l attend to the root, the spine's first i tokens and
+The reference's mask (``j_make_causal_mask_multilevel``) lets slot i of row l attend to the root, the spine's first i tokens and
 slot i of rows 1 .. l: a chain of consecutive positions, so every window token already sees a
 path, and the window *is* a tree: the spine a chain under the root, and from the root and each
 spine token a *tooth* climbing rows 1 .. N − 2. Here those paths go into the same DraftTree as
@@ -39,8 +39,9 @@ Exact at every temperature: the tree is a function of the committed text and of 
 first choices at earlier window nodes, both fixed before this cycle's draws, and its tokens are
 chosen, not drawn. specviz.core.tree's one-hot rule (each child accepted with p'(x), a rejection
 taking x out of p') keeps the target's law for any tree so chosen, and greedy decoding keeps
-its argmax; window nodes are candidates like any other. This is the paper's sampling variant
-(§3.4, SpecInfer's rule with one-hot proposals).
+its argmax; window nodes are candidates like any other. This is the paper's sampling
+verification (SpecInfer's rule with one-hot proposals; the reference's
+``jacobi_sample_multilevel``), whose window also takes the target's first choices.
 """
 
 from __future__ import annotations
@@ -118,23 +119,15 @@ class LookaheadOptions:
 
     @property
     def most_nodes(self) -> int:
-        """The most tokens one tree can hold: the window's largest stage and every guess."""
-        window = max(
-            len(rows[0]) + sum(len(row) for row in rows[1:])
-            for rows in (_empty_rows(self, filled) for filled in range(self.ngram - 1))
-        )
+        """The most tokens one tree can hold: the window's largest stage and every guess. With
+        rows 1 .. f in place the spine holds W + N − 3 − f tokens and each row one more."""
+        spines = ((self.depth - filled, filled) for filled in range(self.ngram - 1))
+        window = max(spine + (spine + 1) * filled for spine, filled in spines)
         return window + self.guesses * (self.ngram - 1)
 
     def __str__(self) -> str:
         text = ",prompt=1" if self.prompt else ""
         return f"window={self.window},ngram={self.ngram},guesses={self.guesses}{text}"
-
-
-def _empty_rows(options: LookaheadOptions, filled: int) -> list[list[int]]:
-    """Rows of zeros shaped as the window is with rows 1 .. *filled* in place."""
-    width, ngram = options.window, options.ngram
-    spine = width + ngram - 3 - filled
-    return [[0] * spine] + [[0] * (spine + 1) for _ in range(filled)]
 
 
 class JacobiWindow:
