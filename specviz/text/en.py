@@ -466,6 +466,11 @@ TABLE = MappingProxyType(
             "the target's own first layers' guesses, q(x) their probability of each"
         ),
         "inspector.drafts.rule": "chosen by rule, so q(x) = 1 and min(1, p/q) is p itself",
+        "inspector.drafts.target_window": (
+            "phrases that settled in a row of future blanks the target refills with its own "
+            "first choices each pass (lookahead decoding); chosen, so q(x) = 1 and min(1, p/q) "
+            "is p itself"
+        ),
         "inspector.of_count": " of {count}",
         "inspector.summary": " · γ = {gamma} drafted · {accepted} accepted",
         "inspector.summary.greedy": " · greedy",
@@ -1300,6 +1305,11 @@ TABLE = MappingProxyType(
         "fable.draft.rule": (
             "The apprentice does not guess this time but writes {count} by a fixed rule, sure of "
             "each one (q = 1): {words}."
+        ),
+        "fable.draft.window": (
+            "No apprentice this time: the master drafts {count} himself. Ahead of his page he "
+            "keeps a row of blanks, fills it in again and again with his own first guesses, and "
+            "notes down the phrases that settle there; he tries these: {words}."
         ),
         "fable.draft.hurry": (
             "No apprentice this time: the master drafts {count} in a hurry, reading only part of "
