@@ -248,3 +248,16 @@ def test_negative_control_keeping_a_rejected_guess_is_caught(
     lookahead's trees."""
     monkeypatch.setattr(specviz.core.tree, "without", lambda dist, token: dist)
     assert lookahead_chi_square(samples=2_000) < 1e-6
+
+
+def test_the_production_configs_say_no_serving_engine_runs_it() -> None:
+    from specviz.app.configs_panel import current_snippets
+    from specviz.models.presets import default_preset, load_presets
+
+    presets = load_presets()
+    preset = default_preset(presets)
+    snippets = current_snippets(presets, {"preset": preset.id, "drafter": "lookahead"})
+    assert snippets is not None and len(snippets) == 4
+    for snippet in snippets:
+        assert snippet.code == ""  # not another drafter's config in its place
+        assert "has no serving-engine equivalent" in snippet.notes[0].text("en")
