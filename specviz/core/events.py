@@ -130,6 +130,9 @@ class TreeRecord:
     rule: str
     # A node's children, the drafter's choice ("shape=2x2x1"; "nodes=16,depth=6,topk=4").
     shape: str = ""
+    # Lookahead decoding's Jacobi window in the tree: per row (oldest first), the node holding
+    # each slot, -1 for a slot left out; the other nodes are pooled n-grams. () otherwise.
+    window_rows: tuple[tuple[int, ...], ...] = ()
 
     def children(self, node: int) -> tuple[int, ...]:
         """The indices of node's children (-1: of the committed text), in rank order."""

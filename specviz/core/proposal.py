@@ -93,6 +93,9 @@ class TreeProposal:
     seconds: float
     drafter: str  # the kind that proposed, as the registry names it (Cycle.drafter)
     shape: str = ""  # how the tree was grown, as the spec's options say (TreeRecord.shape)
+    # A lookahead window laid into the tree: per row of the window (oldest first), the node
+    # holding each slot, -1 for one left out (TreeRecord.window_rows); () for other drafters.
+    window_rows: tuple[tuple[int, ...], ...] = ()
 
 
 @runtime_checkable

@@ -124,6 +124,7 @@ def tree_cycles(
             verdict.path,
             rule_name,
             proposal.shape,
+            proposal.window_rows,
         )
         timing = Timing(proposal.seconds, verified - began, time.perf_counter() - verified)
         accepted = len(verdict.path)

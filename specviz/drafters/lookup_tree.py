@@ -51,8 +51,10 @@ def branches_of(spec: DrafterSpec) -> int:
     return int(text)
 
 
-class _Trie:
-    """Continuations laid into one tree: node i's token, its parent, and its children by token."""
+class TokenTrie:
+    """Token paths from the root laid into one tree: node i's token, its parent, and its
+    children by token, so paths that agree share their nodes (a node's logits depend on its
+    path's tokens alone)."""
 
     def __init__(self) -> None:
         self.tokens: list[int] = []
@@ -60,9 +62,10 @@ class _Trie:
         self._child: dict[tuple[int, int], int] = {}  # (parent, token) -> node
         self.leaves = 0
 
-    def add(self, continuation: Sequence[int], room: int) -> None:
+    def add(self, continuation: Sequence[int], room: int) -> int | None:
         """Lay *continuation* in from the root, new nodes after the shared prefix, at most
-        *room* new nodes (a longer tail is cut)."""
+        *room* new nodes (a longer tail is cut). Returns the node its last token reached
+        (ROOT for an empty one), None when it was cut."""
         node, new = ROOT, 0
         for token in continuation:
             known = self._child.get((node, token))
@@ -70,7 +73,7 @@ class _Trie:
                 node = known
                 continue
             if new == room:
-                break
+                return None
             if node != ROOT and not any(parent == node for parent in self.parents):
                 self.leaves -= 1  # a leaf grows on: it is a branch's inner node now
             self.tokens.append(token)
@@ -79,6 +82,21 @@ class _Trie:
             self._child[(self.parents[node], token)] = node
             self.leaves += 1
             new += 1
+        return node
+
+    def tree(self) -> DraftTree:
+        """The paths laid in so far, nodes in the order they were laid."""
+        return DraftTree(tuple(self.tokens), tuple(self.parents))
+
+
+def one_hot_rows(tree: DraftTree) -> torch.Tensor:
+    """q for a tree of chosen tokens: one row per node and the root, 1 at each child chosen
+    there, (M + 1, largest token + 1). The one-hot rule reads no q; the cards read q(x) = 1
+    from it, as for a copy."""
+    q_rows = torch.zeros(tree.size + 1, max(tree.tokens, default=0) + 1)
+    for token, parent in zip(tree.tokens, tree.parents, strict=True):
+        q_rows[parent + 1, token] = 1.0
+    return q_rows
 
 
 class LookupTreeDrafter:
@@ -115,21 +133,16 @@ class LookupTreeDrafter:
         began = time.perf_counter()
         self.index.extend(context)
         depth = min(max_depth, self._gamma)
-        trie = _Trie()
+        trie = TokenTrie()
         if depth > 0:
             for start, n in self.index.occurrences():
                 if trie.leaves >= self.branches or len(trie.tokens) >= MAX_NODES:
                     break
                 trie.add(self._continuation(start + n, depth), MAX_NODES - len(trie.tokens))
-        tree = DraftTree(tuple(trie.tokens), tuple(trie.parents))
-        # One row per node and the root, 1 at each child chosen there: q one-hot at each
-        # proposal (the one-hot rule reads no q; the cards read q(x) = 1 from it, as for a copy).
-        q_rows = torch.zeros(tree.size + 1, max(tree.tokens, default=0) + 1)
-        for token, parent in zip(tree.tokens, tree.parents, strict=True):
-            q_rows[parent + 1, token] = 1.0
+        tree = trie.tree()
         return TreeProposal(
             tree,
-            q_rows,
+            one_hot_rows(tree),
             drawn=False,
             forwards=0,
             seconds=time.perf_counter() - began,

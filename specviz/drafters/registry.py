@@ -44,7 +44,15 @@ class Drafts(Enum):
     WITH_DRAFT_MODEL = "draft_model"  # a second, smaller model guesses; q is its probability
     WITH_TARGET_LAYERS = "target_layers"  # the target's own first layers guess; q is theirs
     BY_RULE = "rule"  # tokens chosen by a rule (a copy of earlier text, ...): q = 1 each
+    # The target's own first choices at future positions, refilled each pass until phrases
+    # settle (lookahead decoding's Jacobi window and its n-gram pool): chosen, q = 1 each.
+    BY_TARGET_WINDOW = "target_window"
     BY_PART = "by_part"  # its parts take turns; each cycle is recorded under its part's kind
+
+    @property
+    def chooses(self) -> bool:
+        """Its tokens are chosen, not drawn: q = 1 each, so the chance of keeping one is p."""
+        return self in (Drafts.BY_RULE, Drafts.BY_TARGET_WINDOW)
 
 
 class ServingMethod(Enum):
@@ -126,6 +134,12 @@ def _draft_tree() -> DrafterKind:
     return DraftTreeDrafter
 
 
+def _lookahead() -> DrafterKind:
+    from specviz.drafters.lookahead import LookaheadDrafter
+
+    return LookaheadDrafter
+
+
 _BUILT_IN = (
     DrafterEntry(
         "draft-model",
@@ -183,6 +197,16 @@ _BUILT_IN = (
         ),
         listed_specs=(("tree:shape=2x2x1", "drafter.tree.shape"),),
         advisor_sizes=tuple(f"nodes={n}" for n in COMPARED_BUDGETS),
+    ),
+    DrafterEntry(
+        "lookahead",
+        _lookahead,
+        Drafts.BY_TARGET_WINDOW,
+        uses_draft_model=False,  # the target drafts for itself in its verification forward
+        copies_from_text=False,
+        # Raced when named: its window and guesses cost the target more tokens per pass.
+        in_default_lists=False,
+        serving=(),  # no serving engine runs lookahead decoding's window and pool
     ),
 )
 

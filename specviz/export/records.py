@@ -243,6 +243,14 @@ def _node_index(data: object, where: str) -> int:
     return data
 
 
+def _window_slot(data: object, where: str) -> int:
+    """A lookahead window slot's node, -1 for a slot the tree left out."""
+    if not isinstance(data, int) or isinstance(data, bool):
+        raise RecordError(where, f"expected an integer, got {data!r:.40}")
+    check_range(data, where, -1, MAX_TREE_NODES - 1)
+    return data
+
+
 def _tree(data: object, where: str) -> events.TreeRecord:
     """A draft tree, its parents before their children and its path a branch of it."""
     tree = _build(
@@ -252,6 +260,7 @@ def _tree(data: object, where: str) -> events.TreeRecord:
         {
             "nodes": _items(_tree_node, MAX_TREE_NODES),
             "path": _items(_node_index, GAMMA_MAX),
+            "window_rows": _items(_items(_window_slot, MAX_TREE_NODES), GAMMA_MAX),
         },
     )
     _one_of(tree.rule, f"{where}.rule", TREE_RULES)
@@ -264,6 +273,9 @@ def _tree(data: object, where: str) -> events.TreeRecord:
         check_range(kept, f"{where}.path[{i}]", 0, len(tree.nodes) - 1)
         check_range(tree.nodes[kept].parent, f"{where}.path[{i}]'s parent", parent, parent)
         parent = kept
+    for r, row in enumerate(tree.window_rows):
+        for i, slot in enumerate(row):
+            check_range(slot, f"{where}.window_rows[{r}][{i}]", -1, len(tree.nodes) - 1)
     return tree
 
 

@@ -81,6 +81,7 @@ _DRAFTS_WORDS = {
     Drafts.WITH_DRAFT_MODEL: "inspector.drafts.draft_model",
     Drafts.WITH_TARGET_LAYERS: "inspector.drafts.target_layers",
     Drafts.BY_RULE: "inspector.drafts.rule",
+    Drafts.BY_TARGET_WINDOW: "inspector.drafts.target_window",
 }
 
 

@@ -466,6 +466,11 @@ TABLE = MappingProxyType(
             "the target's own first layers' guesses, q(x) their probability of each"
         ),
         "inspector.drafts.rule": "chosen by rule, so q(x) = 1 and min(1, p/q) is p itself",
+        "inspector.drafts.target_window": (
+            "phrases that settled in a row of future blanks the target refills with its own "
+            "first choices each pass (lookahead decoding); chosen, so q(x) = 1 and min(1, p/q) "
+            "is p itself"
+        ),
         "inspector.of_count": " of {count}",
         "inspector.summary": " · γ = {gamma} drafted · {accepted} accepted",
         "inspector.summary.greedy": " · greedy",
@@ -1054,6 +1059,7 @@ TABLE = MappingProxyType(
         # a drafter spec with options: its label, then the options as the spec writes them
         "drafter.tree": "Draft tree (several guesses per step)",
         "drafter.tree.shape": "Draft tree, fixed 2×2×1 shape (for teaching)",
+        "drafter.lookahead": "Lookahead (the target drafts phrases for itself)",
         # the draft tree panel of a tree cycle
         "tree.root": "text so far",
         "tree.root.tip": "The committed text: every guess grows from its last token",
@@ -1299,6 +1305,11 @@ TABLE = MappingProxyType(
         "fable.draft.rule": (
             "The apprentice does not guess this time but writes {count} by a fixed rule, sure of "
             "each one (q = 1): {words}."
+        ),
+        "fable.draft.window": (
+            "No apprentice this time: the master drafts {count} himself. Ahead of his page he "
+            "keeps a row of blanks, fills it in again and again with his own first guesses, and "
+            "notes down the phrases that settle there; he tries these: {words}."
         ),
         "fable.draft.hurry": (
             "No apprentice this time: the master drafts {count} in a hurry, reading only part of "
@@ -1741,6 +1752,8 @@ TABLE = MappingProxyType(
         ),
         "error.drafter.occurrence": "drafter {kind}: occurrence must be one of {known}, got {got}",
         "error.drafter.whole_number": "drafter {kind}: {name} must be a whole number, got {got}",
+        "error.drafter.lookahead_option": "drafter lookahead: {name} must be a whole number from {low} to {high}, got {got}",
+        "error.drafter.lookahead_too_big": "drafter lookahead: {spec} can lay {size} tokens into one tree; a tree holds at most {most}",
         # layer-skip drafter
         "error.layerskip.one_choice": (
             "drafter {kind} takes one of skip, exit or calibrate, not several"

@@ -297,6 +297,10 @@ TABLE = MappingProxyType(
         "inspector.drafts.draft_model": "ドラフトモデルの推測。q(x) は各トークンへのその確率",
         "inspector.drafts.target_layers": "ターゲット自身の前半の層による推測。q(x) は各トークンへのその確率",
         "inspector.drafts.rule": "規則で選んだトークン。q(x) = 1 なので min(1, p/q) は p そのもの",
+        "inspector.drafts.target_window": (
+            "ターゲットが毎回自分の第一候補で埋め直す先の空欄の列で、落ち着いた句（先読みデコーディング）。"
+            "選んだトークンなので q(x) = 1、min(1, p/q) は p そのもの"
+        ),
         "inspector.of_count": " / {count}",
         "inspector.summary": " · ドラフト γ = {gamma} · 受理 {accepted}",
         "inspector.summary.greedy": " · 貪欲法",
@@ -838,6 +842,7 @@ TABLE = MappingProxyType(
         "drafter.layerskip": "レイヤースキップ（ターゲットが自分でドラフト）",
         "drafter.tree": "ドラフトツリー（1ステップに複数の推測）",
         "drafter.tree.shape": "ドラフトツリー、2×2×1 の固定形（教材用）",
+        "drafter.lookahead": "先読み（ターゲットが自分で句を下書き）",
         "tree.root": "ここまでの文",
         "tree.root.tip": "確定した文：すべての推測はその最後のトークンから伸びます",
         "tree.tip": "{verdict} · この位置の推測 {rank} · q {q} · p {p}",
@@ -1127,6 +1132,8 @@ TABLE = MappingProxyType(
         ),
         "error.drafter.occurrence": "ドラフター {kind}：occurrence は {known} のいずれかです。指定：{got}",
         "error.drafter.whole_number": "ドラフター {kind}：{name} は整数でなければなりません。指定：{got}",
+        "error.drafter.lookahead_option": "ドラフター lookahead：{name} は {low} から {high} の整数です。指定：{got}",
+        "error.drafter.lookahead_too_big": "ドラフター lookahead：{spec} は一つのツリーに {size} トークンを置くことがあります。ツリーは最大 {most} トークンです",
         "error.layerskip.one_choice": "ドラフター {kind} が受け付けるのは skip、exit、calibrate のどれか1つです",
         "error.hybrid.check": "ドラフター {kind}：check は yes か no です。指定：{got}",
         "error.layerskip.calibrate": "ドラフター {kind}：calibrate は yes か no です。指定：{got}",
@@ -1651,6 +1658,11 @@ TABLE = MappingProxyType(
             "（テキストの{start}番目のトークンから）：{words}。"
         ),
         "fable.draft.rule": "今回の見習いは推測せず、決まった規則で{count}を書きます。どれも確信しています（q = 1）：{words}。",
+        "fable.draft.window": (
+            "今回は見習いがいません。師匠が自分で{count}を下書きします。ページの先に空欄の列を置き、"
+            "自分の第一候補で何度も埋め直しては、そこで落ち着いた言い回しを書き留めておきます。"
+            "今回試すのはそれです：{words}。"
+        ),
         "fable.draft.hurry": (
             "今回は見習いがいません。師匠が蔵書の一部だけを手に（{detail}）、自ら{count}を急いで下書きします：{words}。"
         ),

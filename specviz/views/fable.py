@@ -149,6 +149,8 @@ def _drafting(cycle: Cycle) -> list[Line]:
         line = Line("fable.draft.hurry", values | {"detail": detail})
     elif drafts is Drafts.BY_RULE:
         line = Line("fable.draft.rule", values)
+    elif drafts is Drafts.BY_TARGET_WINDOW:
+        line = Line("fable.draft.window", values)
     else:
         line = Line("fable.draft.guess", values)
     lines = [line]

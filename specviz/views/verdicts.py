@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from specviz.core.events import Cycle, DraftToken, EmittedToken, Origin
-from specviz.drafters.registry import Drafts, find_drafter
+from specviz.drafters.registry import find_drafter
 from specviz.text import DEFAULT_LANGUAGE, Phrase, t
 from specviz.views.numbers import NO_VALUE, prob, prob_pair
 from specviz.views.token_text import quoted
@@ -67,7 +67,7 @@ def math_text(token: DraftToken, lang: str = DEFAULT_LANGUAGE) -> str:
 def drafted_by_rule(cycle: Cycle) -> bool:
     """Whether the cycle's drafts were chosen by rule (q = 1, so the chance of keeping is p)."""
     entry = find_drafter(cycle.drafter)
-    return cycle.copied_from is not None or (entry is not None and entry.drafts is Drafts.BY_RULE)
+    return cycle.copied_from is not None or (entry is not None and entry.drafts.chooses)
 
 
 def greedy_choice(cycle: Cycle, token: DraftToken) -> tuple[str, str] | None:

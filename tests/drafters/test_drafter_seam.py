@@ -107,9 +107,8 @@ def test_the_cli_offers_it_once_registered(
     assert KIND not in generate and KIND not in advise
     request.getfixturevalue("always_e")
     generate, advise = helps()
-    assert f"the drafter: draft-model, lookup, hybrid, layerskip, tree, {KIND}" in " ".join(
-        generate.split()
-    )
+    drafters = f"draft-model, lookup, hybrid, layerskip, tree, lookahead, {KIND}"
+    assert f"the drafter: {drafters}" in " ".join(generate.split())
     assert f"(default: draft-model,lookup,hybrid,layerskip,{KIND})" in " ".join(advise.split())
 
 

@@ -136,7 +136,7 @@ def test_the_default_drafter_is_the_draft_model(tiny_pair: TinyPair) -> None:
 def test_an_unknown_kind_names_the_known_ones(tiny_pair: TinyPair) -> None:
     with pytest.raises(
         ValueError,
-        match="unknown drafter 'nope'; known drafters: draft-model, hybrid, layerskip, lookup",
+        match="unknown drafter 'nope'; known drafters: draft-model, hybrid, layerskip, lookahead, lookup",
     ):
         make_drafter("nope", tiny_pair)
 

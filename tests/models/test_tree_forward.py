@@ -128,8 +128,8 @@ def test_a_chain_tree_is_the_chain_forward(monkeypatch: pytest.MonkeyPatch) -> N
 @pytest.mark.slow
 def test_the_bundled_pair_scores_trees_as_paths_and_tree_decoding_is_plain_greedy() -> None:
     """In float32: the target's tree forward equals its paths run one by one, and greedy
-    decoding over the tree drafters' trees (the lookup tree's too) emits plain greedy
-    decoding's tokens."""
+    decoding over the tree drafters' trees (the lookup tree's and lookahead's too) emits plain
+    greedy decoding's tokens."""
     from specviz.core.engine import autoregressive_generate, speculative_generate
     from specviz.core.settings import GenerationSettings
     from specviz.drafters.registry import make_drafter
@@ -151,7 +151,7 @@ def test_the_bundled_pair_scores_trees_as_paths_and_tree_decoding_is_plain_greed
         prompt_ids = pair.encode_prompt("Write a Python function that reverses a string.")
         settings = GenerationSettings(max_new_tokens=24)
         plain = [s.token.token_id for s in autoregressive_generate(pair, prompt_ids, settings)]
-        for spec in ("tree", "tree:shape=2x2x1", "lookup:branches=3"):
+        for spec in ("tree", "tree:shape=2x2x1", "lookup:branches=3", "lookahead"):
             drafter = make_drafter(spec, pair)
             cycles = list(speculative_generate(pair, prompt_ids, settings, drafter))
             assert [t.token_id for c in cycles for t in c.emitted] == plain, spec

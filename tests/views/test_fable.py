@@ -143,6 +143,14 @@ def test_layer_skip_has_no_apprentice() -> None:
     assert first.startswith("No apprentice this time") and "(skip=8-19)" in first
 
 
+def test_lookahead_has_no_apprentice_and_fills_a_row_of_blanks() -> None:
+    cycle = replace(sample_run()[1], drafter="lookahead", drafter_detail="window=4,ngram=3")
+    assert keys(cycle)[0] == "fable.draft.window"
+    first = story_text(narrate(cycle), "en")[0]
+    assert first.startswith("No apprentice this time") and "row of blanks" in first
+    assert "空欄の列" in story_text(narrate(cycle), "ja")[0]
+
+
 def test_an_empty_slate_is_the_masters_word_alone() -> None:
     cycle = make_cycle(0, 0, [], ("a", Origin.BONUS), Totals(1, 1, 0, 0, 0, 0.1, 0.0))
     cycle = replace(cycle, draft_end="no_match")

@@ -141,6 +141,17 @@ def test_a_draft_chosen_by_rule_has_p_itself_as_its_chance() -> None:
     )
 
 
+def test_lookahead_s_drafts_are_chosen_too_and_the_inspector_says_whose() -> None:
+    lost = draft(1, 0, " b", accepted=False, q=1.0, p=0.0031, u=0.86)
+    cycle = replace(
+        make_cycle(0, 0, [lost], ("c", Origin.RESAMPLED), Totals(1, 1, 1, 1, 0, 0.1, 0.0)),
+        drafter="lookahead",
+    )
+    assert "(p itself: chosen by rule, q = 1)" in _sentences(cycle, "en")[0]
+    said = "\n".join(inspector_lines(cycle))
+    assert "a row of future blanks the target refills" in said and "q(x) = 1" in said
+
+
 def _greedy_cycle() -> Cycle:
     top = (TokenProb(5, " z", 0.7),)
     kept = replace(draft(1, 0, " x", accepted=True, u=None), accept_prob=1.0)
