@@ -570,6 +570,11 @@ TABLE = MappingProxyType(
         "load.gguf_damaged": "{file} does not match its SHA-256; joining it again from the packages",
         "load.joining": "Joining {model} from {parts} packages",
         "load.ready": "Models ready",
+        # training Medusa heads (python -m specviz heads train)
+        "heads.reading": "Reading text through the target for the heads: {tokens} tokens ({group}), {left} left",
+        "heads.training": "Training {heads} heads: step {step}, loss {loss}, {left} left",
+        "heads.measuring": "Measuring the heads on held-out text",
+        "heads.done": "Heads trained and saved in {folder}",
         # --- step costs measured at load, the draft format and γ they choose ---
         "load.costs": (
             "Measuring the step costs on this machine (first load only; cached unless other"
@@ -1054,6 +1059,7 @@ TABLE = MappingProxyType(
         # a drafter spec with options: its label, then the options as the spec writes them
         "drafter.tree": "Draft tree (several guesses per step)",
         "drafter.tree.shape": "Draft tree, fixed 2×2×1 shape (for teaching)",
+        "drafter.medusa": "Medusa heads (the target guesses ahead)",
         # the draft tree panel of a tree cycle
         "tree.root": "text so far",
         "tree.root.tip": "The committed text: every guess grows from its last token",

@@ -386,6 +386,10 @@ TABLE = MappingProxyType(
         "load.cached": "{file} をキャッシュしました",
         "load.joining": "{parts} 個のパッケージから {model} を結合中",
         "load.ready": "モデルの準備ができました",
+        "heads.reading": "ヘッドのためにターゲットで文章を読んでいます：{tokens} トークン（{group}）、残り {left}",
+        "heads.training": "{heads} 個のヘッドを学習中：ステップ {step}、損失 {loss}、残り {left}",
+        "heads.measuring": "取り分けた文章でヘッドを測っています",
+        "heads.done": "ヘッドを学習し、{folder} に保存しました",
         # --- step costs measured at load, the draft format and γ they choose --------------------
         "load.costs": (
             "このマシンでのステップのコストを測定中（初回のみ。ほかのプログラムが CPU を"
@@ -838,6 +842,7 @@ TABLE = MappingProxyType(
         "drafter.layerskip": "レイヤースキップ（ターゲットが自分でドラフト）",
         "drafter.tree": "ドラフトツリー（1ステップに複数の推測）",
         "drafter.tree.shape": "ドラフトツリー、2×2×1 の固定形（教材用）",
+        "drafter.medusa": "Medusa ヘッド（ターゲットが先を推測）",
         "tree.root": "ここまでの文",
         "tree.root.tip": "確定した文：すべての推測はその最後のトークンから伸びます",
         "tree.tip": "{verdict} · この位置の推測 {rank} · q {q} · p {p}",
