@@ -93,6 +93,9 @@ class TreeProposal:
     seconds: float
     drafter: str  # the kind that proposed, as the registry names it (Cycle.drafter)
     shape: str = ""  # how the tree was grown, as the spec's options say (TreeRecord.shape)
+    # Why the tree is as small as it is: a Cycle.draft_end value ("prefill": an empty tree
+    # before the target has read the prompt, for a drafter that drafts from the target's state).
+    ended_by: str = "gamma"
 
 
 @runtime_checkable

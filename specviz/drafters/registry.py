@@ -43,6 +43,8 @@ class Drafts(Enum):
 
     WITH_DRAFT_MODEL = "draft_model"  # a second, smaller model guesses; q is its probability
     WITH_TARGET_LAYERS = "target_layers"  # the target's own first layers guess; q is theirs
+    # Heads on the target's last hidden state guess several tokens ahead; q is theirs
+    WITH_TARGET_HEADS = "target_heads"
     BY_RULE = "rule"  # tokens chosen by a rule (a copy of earlier text, ...): q = 1 each
     BY_PART = "by_part"  # its parts take turns; each cycle is recorded under its part's kind
 
@@ -120,6 +122,12 @@ def _layer_skip() -> DrafterKind:
     return LayerSkipDrafter
 
 
+def _medusa() -> DrafterKind:
+    from specviz.drafters.medusa import MedusaDrafter
+
+    return MedusaDrafter
+
+
 def _draft_tree() -> DrafterKind:
     from specviz.drafters.draft_tree import DraftTreeDrafter
 
@@ -183,6 +191,18 @@ _BUILT_IN = (
         ),
         listed_specs=(("tree:shape=2x2x1", "drafter.tree.shape"),),
         advisor_sizes=tuple(f"nodes={n}" for n in COMPARED_BUDGETS),
+    ),
+    DrafterEntry(
+        "medusa",
+        _medusa,
+        Drafts.WITH_TARGET_HEADS,
+        uses_draft_model=False,  # heads on the target itself: a few MB of weights
+        copies_from_text=False,
+        # Raced when named: its heads are trained on this machine first (heads train).
+        in_default_lists=False,
+        # vLLM serves Medusa heads (method "medusa") from a checkpoint in its own layout, which
+        # specviz does not write: no engine runs these heads as they are.
+        serving=(),
     ),
 )
 

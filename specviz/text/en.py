@@ -465,6 +465,7 @@ TABLE = MappingProxyType(
         "inspector.drafts.target_layers": (
             "the target's own first layers' guesses, q(x) their probability of each"
         ),
+        "inspector.drafts.target_heads": "the target's own heads' guesses several tokens ahead, q(x) their probability of each",
         "inspector.drafts.rule": "chosen by rule, so q(x) = 1 and min(1, p/q) is p itself",
         "inspector.of_count": " of {count}",
         "inspector.summary": " · γ = {gamma} drafted · {accepted} accepted",
@@ -1306,6 +1307,10 @@ TABLE = MappingProxyType(
             "The apprentice does not guess this time but writes {count} by a fixed rule, sure of "
             "each one (q = 1): {words}."
         ),
+        "fable.draft.ahead": (
+            "No apprentice this time: while checking the last words, the master jotted down "
+            "{count} ahead in the margin, from the same glance: {words}."
+        ),
         "fable.draft.hurry": (
             "No apprentice this time: the master drafts {count} in a hurry, reading only part of "
             "the library ({detail}): {words}."
@@ -1762,6 +1767,9 @@ TABLE = MappingProxyType(
             "drafter {kind}: the target has {layers} layers, numbered 0 to {last}; exit keeps "
             "fewer than all"
         ),
+        "error.medusa.q": "drafter medusa: q is one of {choices}, got {got}",
+        "error.medusa.untrained": "drafter medusa: no heads are trained for this target yet; train them with {command}",
+        "error.medusa.target": "drafter {kind}: the target runner keeps no hidden states here (a model with an output layer is needed)",
         "error.layerskip.lean": (
             "drafter {kind} runs the target's own layers with the lean step, which does not "
             "compute this target: {why}"

@@ -296,6 +296,7 @@ TABLE = MappingProxyType(
         "inspector.drafter.unknown": "ドラフト：{drafter}。",
         "inspector.drafts.draft_model": "ドラフトモデルの推測。q(x) は各トークンへのその確率",
         "inspector.drafts.target_layers": "ターゲット自身の前半の層による推測。q(x) は各トークンへのその確率",
+        "inspector.drafts.target_heads": "ターゲット自身のヘッドによる数トークン先の推測。q(x) は各トークンへのその確率",
         "inspector.drafts.rule": "規則で選んだトークン。q(x) = 1 なので min(1, p/q) は p そのもの",
         "inspector.of_count": " / {count}",
         "inspector.summary": " · ドラフト γ = {gamma} · 受理 {accepted}",
@@ -1144,6 +1145,9 @@ TABLE = MappingProxyType(
             "ドラフター {kind}：ターゲットの層は {layers} 個で、番号は 0 から {last} です。exit で"
             "残す層は全体より少なくしてください"
         ),
+        "error.medusa.q": "ドラフター medusa：q は {choices} のいずれかです（指定：{got}）",
+        "error.medusa.untrained": "ドラフター medusa：このターゲット用のヘッドがまだ学習されていません。{command} で学習してください",
+        "error.medusa.target": "ドラフター {kind}：ターゲットの実行器が隠れ状態を保持できません（出力層を持つモデルが必要です）",
         "error.layerskip.lean": (
             "ドラフター {kind} はターゲット自身の層を軽量ステップで動かしますが、軽量ステップは"
             "このターゲットを計算できません：{why}"
@@ -1656,6 +1660,9 @@ TABLE = MappingProxyType(
             "（テキストの{start}番目のトークンから）：{words}。"
         ),
         "fable.draft.rule": "今回の見習いは推測せず、決まった規則で{count}を書きます。どれも確信しています（q = 1）：{words}。",
+        "fable.draft.ahead": (
+            "今回は見習いがいません。師匠は直前の語を確かめながら、同じひと目で先の{count}を余白に書き留めていました：{words}。"
+        ),
         "fable.draft.hurry": (
             "今回は見習いがいません。師匠が蔵書の一部だけを手に（{detail}）、自ら{count}を急いで下書きします：{words}。"
         ),

@@ -38,14 +38,11 @@ class MedusaHeads(torch.nn.Module):
     def __init__(self, count: int, hidden: int) -> None:
         super().__init__()
         self.blocks = torch.nn.ModuleList(ResidualBlock(hidden) for _ in range(count))
+        self.width = hidden
 
     @property
     def count(self) -> int:
         return len(self.blocks)
-
-    @property
-    def hidden(self) -> int:
-        return int(self.blocks[0].linear.in_features)
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
         """(rows, hidden) -> (rows, K, hidden): each head's state for the output layer."""
@@ -56,8 +53,8 @@ class MedusaHeads(torch.nn.Module):
         """(K, V) logits of every head after one hidden row (hidden,) of the target. The blocks
         run in float32 (their products are small); the output layer in its own dtype, through
         the same row product the target's step uses, all K rows in one call."""
-        weight = self.blocks[0].linear.weight
-        states = self(hidden_row.to(weight.dtype).view(1, -1))[0]  # (K, hidden)
+        own_dtype = next(self.parameters()).dtype
+        states = self(hidden_row.to(own_dtype).view(1, -1))[0]  # (K, hidden)
         layer_dtype = next(output_layer.parameters()).dtype
         logits: torch.Tensor = rows_of(output_layer)(states.to(layer_dtype))
         return logits

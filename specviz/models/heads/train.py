@@ -136,10 +136,10 @@ def fit_heads(
             heads, output_weight, pairs.hidden[batch], pairs.ids[batch], pairs.probs[batch]
         )
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        loss.backward()  # type: ignore[no-untyped-call]
         optimizer.step()
         step += 1
-        loss_value = float(loss)
+        loss_value = float(loss.detach())
         report(step, loss_value)
         if time.perf_counter() - last_saved > CHECKPOINT_SECONDS:
             _save_checkpoint(checkpoint, heads, optimizer, step)
