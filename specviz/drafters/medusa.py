@@ -47,9 +47,11 @@ from specviz.drafters.base import DrafterSpec
 from specviz.drafters.layer_skip import WAITS_FOR_PREFILL
 from specviz.drafters.tree_growth import MAX_NODES, MAX_WIDTH
 from specviz.models.heads.block import MedusaHeads
-from specviz.models.heads.store import heads_folder, load_heads
+from specviz.models.heads.store import heads_folder, load_heads, read_report
+from specviz.models.heads.train import TrainingOptions, train_heads
 from specviz.models.runner import ModelRunner
 from specviz.text import UserError
+from specviz.text.progress import Progress
 
 DEFAULT_NODES = 16
 DEFAULT_TOPK = 4
@@ -147,6 +149,14 @@ class MedusaDrafter:
         if heads is None:
             raise UserError("error.medusa.untrained", command="python -m specviz heads train")
         return cls(heads, options)
+
+    @classmethod
+    def prepare(cls, spec: DrafterSpec, pair: ModelPairLike, progress: Progress) -> None:
+        """Train the target's heads if none are filed for it yet (the default size, within
+        its time budget), reporting through *progress*."""
+        folder = heads_folder(pair.target)
+        if read_report(folder) is None:
+            train_heads(pair.target, pair.tokenizer, folder, TrainingOptions(), progress)
 
     @property
     def cache_len(self) -> int:

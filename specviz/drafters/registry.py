@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 from specviz.drafters.base import DrafterSpec
 from specviz.drafters.tree_growth import COMPARED_BUDGETS
 from specviz.text import TABLES, Phrase, UserError, t
+from specviz.text.progress import Progress
 
 if TYPE_CHECKING:
     from specviz.core.engine import ModelPairLike
@@ -266,6 +267,16 @@ def check_drafter_spec(spec: str | DrafterSpec) -> DrafterSpec:
     parsed = DrafterSpec.parse(spec) if isinstance(spec, str) else spec
     drafter_entry(parsed).load().check_spec(parsed)
     return parsed
+
+
+def prepare_drafter(spec: str | DrafterSpec, pair: ModelPairLike, progress: Progress) -> None:
+    """Make ready, once per pair, what a drafter of spec's kind needs before make_drafter builds
+    one (Medusa's heads, trained on first use), reporting through *progress*; nothing for the
+    kinds that need nothing."""
+    parsed = DrafterSpec.parse(spec) if isinstance(spec, str) else spec
+    prepare = getattr(drafter_entry(parsed).load(), "prepare", None)
+    if prepare is not None:
+        prepare(parsed, pair, progress)
 
 
 def make_drafter(spec: str | DrafterSpec, pair: ModelPairLike) -> Drafter | TreeDrafter:

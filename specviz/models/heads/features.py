@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from specviz.models.bf16_rows import torch_products
 from specviz.models.heads.corpus import GROUPS, documents
 
 
@@ -50,12 +51,15 @@ def token_chunks(tokenizer: Any, group: str, held_out: bool, length: int) -> Ite
 @torch.inference_mode()
 def target_features(model: torch.nn.Module, token_ids: list[int], top: int, group: str) -> Chunk:
     """The target's hidden states and top-*top* next-token probabilities over one chunk, from
-    one forward (its base model, then its output layer, as its own forward computes them)."""
+    one forward (its base model, then its output layer, as its own forward computes them).
+    Layers swapped for the row kernel run torch's product here: a chunk is hundreds of rows,
+    which the kernel, written for a decoding step's few, computes more slowly."""
     wrapped: Any = model
     device = next(model.parameters()).device
     ids = torch.tensor([token_ids], device=device)
-    hidden = wrapped.model(input_ids=ids).last_hidden_state[0]  # (L, H), after the final norm
-    probs = torch.softmax(wrapped.lm_head(hidden).float(), dim=-1)  # (L, V)
+    with torch_products(model):
+        hidden = wrapped.model(input_ids=ids).last_hidden_state[0]  # (L, H), after final norm
+        probs = torch.softmax(wrapped.lm_head(hidden).float(), dim=-1)  # (L, V)
     values, indices = torch.topk(probs, top, dim=-1)
     return Chunk(
         group,

@@ -49,7 +49,7 @@ class TrainingOptions:
 
     heads: int = 4  # K: head k guesses token t + k + 1
     minutes: float = 15.0  # the whole budget: reading text, training, measuring
-    feature_share: float = 0.6  # of the budget, for the target's pass over the text
+    feature_share: float = 0.7  # of the budget, for the target's pass over the text
     batch: int = 256  # positions per step
     learning_rate: float = 1e-3  # Medusa-1's
     max_tokens: int | None = None  # training tokens read at most (None: as many as time allows)
