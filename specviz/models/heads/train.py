@@ -16,6 +16,7 @@ each one's steps, so the weights would change nothing here and are left out.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from typing import Any
 
 import torch
 
+from specviz.models.heads import corpus
 from specviz.models.heads.block import MedusaHeads
 from specviz.models.heads.corpus import GROUPS
 from specviz.models.heads.features import (
@@ -38,7 +40,6 @@ from specviz.models.heads.store import save_heads
 from specviz.text import Phrase
 from specviz.text.progress import Progress
 
-CHECKPOINT = "checkpoint.pt"
 CHECKPOINT_SECONDS = 60.0  # how often a training writes what a resumed one continues from
 WARMUP_STEPS = 20
 
@@ -223,7 +224,10 @@ def train_heads(
         done = (time.perf_counter() - began) / budget
         progress(min(done, 0.99), Phrase("heads.reading", tokens=tokens, group=group, left=left()))
 
-    features = folder / "features"
+    # Chunks and checkpoints are named after what they depend on, so a changed corpus or plan
+    # starts afresh rather than resuming from another's.
+    digest = hashlib.sha256(f"{options.plan}|{corpus.SIGNATURE}".encode()).hexdigest()[:12]
+    features = folder / f"features-{digest}"
     held = [
         load_chunk(path)
         for path in held_out_pass(model, tokenizer, features, options.plan, reading)
@@ -259,7 +263,13 @@ def train_heads(
 
     train_began = time.perf_counter()
     steps, loss = fit_heads(
-        heads, weight, pairs, options, end - measure_s, folder / CHECKPOINT, training
+        heads,
+        weight,
+        pairs,
+        options,
+        end - measure_s,
+        folder / f"checkpoint-{digest}-k{options.heads}.pt",
+        training,
     )
     train_s = time.perf_counter() - train_began
     progress(0.99, Phrase("heads.measuring"))
