@@ -213,3 +213,36 @@ def test_drawn_children_are_distinct_and_within_the_budget(
             assert len(tokens) == len(set(tokens)) <= 3
         assert all(node.q_draft > 0 for node in nodes)
         assert all(math.isfinite(node.p_target) for node in nodes)
+
+
+@pytest.mark.slow
+def test_medusa_on_the_bundled_pair_in_float32_is_plain_greedy() -> None:
+    """The heads trained for the bundled target (python -m specviz heads train), read by the
+    target in float32 (filed by its weights rounded to bfloat16): greedy Medusa decoding emits
+    plain greedy decoding's tokens, and keeps some of the heads' guesses."""
+    import gc
+    from dataclasses import replace
+
+    from specviz.models.heads.store import heads_folder, read_report
+    from specviz.models.loader import ModelCache
+    from specviz.models.presets import default_preset, load_presets
+
+    preset = replace(default_preset(load_presets()), draft_quantization="none")
+    cache = ModelCache()
+    pair = cache.load_pair(preset, dtype="float32")
+    try:
+        if read_report(heads_folder(pair.target)) is None:
+            pytest.skip("no heads trained for the bundled target: python -m specviz heads train")
+        prompt_ids = pair.encode_prompt("Write a Python function that merges two sorted lists.")
+        settings = GenerationSettings(max_new_tokens=32)
+        plain = [s.token.token_id for s in autoregressive_generate(pair, prompt_ids, settings)]
+        for spec in ("medusa", "medusa:nodes=4,topk=2"):
+            cycles = list(
+                speculative_generate(pair, prompt_ids, settings, make_drafter(spec, pair))
+            )
+            assert [t.token_id for c in cycles for t in c.emitted] == plain, spec
+            assert sum(c.accepted_len for c in cycles) > 0, spec
+    finally:
+        del pair
+        cache.clear()
+        gc.collect()

@@ -27,8 +27,10 @@ _fingerprints: weakref.WeakKeyDictionary[torch.nn.Module, str] = weakref.WeakKey
 
 
 def weights_fingerprint(model: torch.nn.Module) -> str:
-    """SHA-256 of the model's weights (every distinct parameter's bytes, in order, with its
-    shape and dtype): what a target's heads are filed under. Computed once per model object."""
+    """SHA-256 of the model's weights (every distinct parameter, in order, its shape and its
+    values rounded to bfloat16): what a target's heads are filed under. Rounded, so the same
+    model loaded in float32 (the exactness tests) finds the heads its bfloat16 self trained.
+    Computed once per model object."""
     known = _fingerprints.get(model)
     if known is not None:
         return known
@@ -38,7 +40,7 @@ def weights_fingerprint(model: torch.nn.Module) -> str:
         if parameter.data_ptr() in seen:  # a tied output layer is the embedding itself
             continue
         seen.add(parameter.data_ptr())
-        data = parameter.detach().to("cpu").contiguous().reshape(-1)
+        data = parameter.detach().to("cpu", torch.bfloat16).contiguous().reshape(-1)
         digest.update(f"{tuple(parameter.shape)}{data.dtype}".encode())
         digest.update(data.view(torch.uint8).numpy().tobytes())
     fingerprint = digest.hexdigest()
