@@ -107,7 +107,7 @@ def test_the_cli_offers_it_once_registered(
     assert KIND not in generate and KIND not in advise
     request.getfixturevalue("always_e")
     generate, advise = helps()
-    assert f"the drafter: draft-model, lookup, hybrid, layerskip, tree, {KIND}" in " ".join(
+    assert f"the drafter: draft-model, lookup, hybrid, layerskip, tree, medusa, {KIND}" in " ".join(
         generate.split()
     )
     assert f"(default: draft-model,lookup,hybrid,layerskip,{KIND})" in " ".join(advise.split())

@@ -86,7 +86,7 @@ def test_a_training_fits_measures_files_and_resumes(
     monkeypatch.setattr(corpus, "SOURCES", {g: tiny_documents(g) for g in corpus.GROUPS})
     model = tiny_qwen(4)
     options = TrainingOptions(
-        heads=2, minutes=0.1, max_tokens=640, plan=PassPlan(chunk_tokens=64, held_out_chunks=1)
+        heads=2, minutes=0.2, max_tokens=640, plan=PassPlan(chunk_tokens=64, held_out_chunks=1)
     )
     messages: list[str] = []
     report = train_heads(
@@ -102,7 +102,7 @@ def test_a_training_fits_measures_files_and_resumes(
     heads = load_heads(tmp_path)
     assert heads is not None and heads.count == 2
     # Stored in bfloat16: a few megabytes for the bundled target's shape, kilobytes here.
-    assert (tmp_path / "heads.safetensors").stat().st_size < 100_000
+    assert (tmp_path / "medusa-heads.safetensors").stat().st_size < 100_000
     # A second run reads no chunk twice (the first read all max_tokens allows) and continues
     # the training from its checkpoint.
     read: list[int] = []

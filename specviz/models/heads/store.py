@@ -20,8 +20,8 @@ from safetensors.torch import load_file, save_file
 from specviz.models.bundled import cache_root
 from specviz.models.heads.block import MedusaHeads
 
-HEADS_FILE = "heads.safetensors"
-REPORT_FILE = "heads.json"
+HEADS_FILE = "medusa-heads.safetensors"
+REPORT_FILE = "medusa-heads.json"
 
 _fingerprints: weakref.WeakKeyDictionary[torch.nn.Module, str] = weakref.WeakKeyDictionary()
 
