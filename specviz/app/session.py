@@ -42,7 +42,7 @@ from specviz.core.detok import IncrementalDetokenizer, TokenizerLike, control_id
 from specviz.core.engine import speculative_stream
 from specviz.core.events import Cycle, Prefill, Step
 from specviz.drafters.base import DrafterSpec
-from specviz.drafters.registry import drafter_entry, make_drafter
+from specviz.drafters.registry import drafter_entry, make_drafter, prepare_drafter
 from specviz.export.trace import RunSetup, run_setup
 from specviz.measure.race import iter_race
 from specviz.measure.race_records import LaneGain, RaceProgress, RaceResult
@@ -247,9 +247,13 @@ class App:
     def load_with_prompt(
         self, inputs: Inputs, progress: Callable[..., Any] | None = None
     ) -> tuple[ModelPair, torch.Tensor]:
-        """The inputs' pair (loaded on first use, with a progress bar) and their prompt's ids."""
+        """The inputs' pair (loaded on first use, with a progress bar) and their prompt's ids;
+        what the drafter needs first (Medusa's heads, trained on first use) made ready too."""
         pair = self.load(inputs.preset, progress)
-        return pair, self.prompt_ids(inputs, pair)
+        prompt_ids = self.prompt_ids(inputs, pair)
+        with self.engine_lock:
+            prepare_drafter(inputs.drafter, pair, self.progress_bar(progress))
+        return pair, prompt_ids
 
     def start(self, inputs: Inputs, pair: ModelPair) -> tuple[Started, Iterator[Prefill | Cycle]]:
         """A new speculative run for these inputs on their pair: how it began (the caller warns

@@ -14,6 +14,7 @@ from specviz.cli.advise import add_advise_command
 from specviz.cli.bench import add_bench_command
 from specviz.cli.configs import add_configs_command
 from specviz.cli.gpu_check import add_gpu_check_command
+from specviz.cli.heads import add_heads_command
 from specviz.cli.labs import add_lab_commands
 from specviz.cli.loadtest import add_loadtest_command
 from specviz.cli.measure import add_measure_commands
@@ -144,6 +145,7 @@ def _parser(lang: str = DEFAULT_LANGUAGE) -> argparse.ArgumentParser:
     add_configs_command(commands, lang)
     add_loadtest_command(commands)
     add_gpu_check_command(commands)
+    add_heads_command(commands)
     add_measure_commands(commands)
     add_screenshots_command(commands)
     return parser
@@ -164,13 +166,15 @@ def _list_presets(args: argparse.Namespace) -> int:
 
 
 def _generate(args: argparse.Namespace) -> int:
+    from specviz.cli.heads import throttled
     from specviz.core.engine import autoregressive_generate, speculative_generate
-    from specviz.drafters.registry import make_drafter
+    from specviz.drafters.registry import make_drafter, prepare_drafter
 
     lang = args.lang
     check_output_paths(args, ("trace", "csv", "report"))  # written after the run: checked first
     preset, settings, pair, prompt_ids = prepared_run(args)
     cycles: list[Cycle] = []
+    prepare_drafter(drafter_spec_for(args, preset), pair, throttled(lang))
     drafter = make_drafter(drafter_spec_for(args, preset), pair)
     for cycle in speculative_generate(pair, prompt_ids, settings, drafter):
         cycles.append(cycle)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 import torch
 
@@ -46,6 +46,7 @@ from specviz.core.run import (
     ModelPairLike,
     PrefillingDrafter,
     Run,
+    SelfDrafter,
     TargetRunner,
     bars,
     token_probs,
@@ -80,21 +81,6 @@ __all__ = [
 # a CPU (docs/performance.md#verification-cost-prefill-and-prompt-chunks); 256 keeps a Stop's
 # wait to a quarter of a 1,024-token prompt.
 PREFILL_CHUNK = 256
-
-
-@runtime_checkable
-class SelfDrafter(Protocol):
-    """A drafter that drafts with the target's own forward and KV cache (self-speculation).
-
-    An optional capability beside the Drafter protocol: the engine hands such a drafter the
-    run's target runner before start(), so it can read the verified cache instead of keeping a
-    second model. Whatever it writes there must lie past the cache length, where the next
-    verification overwrites it: the cache after each cycle is the one plain decoding holds.
-    """
-
-    def use_target(self, target: TargetRunner) -> None:
-        """Draft with this run's target runner (called once per run, before start())."""
-        ...
 
 
 class DraftModelPairLike(ModelPairLike, Protocol):

@@ -96,6 +96,9 @@ class TreeProposal:
     # A lookahead window laid into the tree: per row of the window (oldest first), the node
     # holding each slot, -1 for one left out (TreeRecord.window_rows); () for other drafters.
     window_rows: tuple[tuple[int, ...], ...] = ()
+    # Why the tree is as small as it is: a Cycle.draft_end value ("prefill": an empty tree
+    # before the target has read the prompt, for a drafter that drafts from the target's state).
+    ended_by: str = "gamma"
 
 
 @runtime_checkable

@@ -48,6 +48,21 @@ class TargetRunner(Protocol):
 
 
 @runtime_checkable
+class SelfDrafter(Protocol):
+    """A drafter that drafts with the target's own forward, KV cache or states (self-speculation).
+
+    An optional capability beside the Drafter protocol: the engine hands such a drafter the
+    run's target runner before start(), so it can read the verified cache instead of keeping a
+    second model. Whatever it writes there must lie past the cache length, where the next
+    verification overwrites it: the cache after each cycle is the one plain decoding holds.
+    """
+
+    def use_target(self, target: TargetRunner) -> None:
+        """Draft with this run's target runner (called once per run, before start())."""
+        ...
+
+
+@runtime_checkable
 class PrefillingDrafter(Protocol):
     """A drafter with a KV cache of its own that reads a long prompt in chunks, as the target
     does: an optional capability beside the Drafter protocol. The engine feeds it every chunk

@@ -31,7 +31,14 @@ from specviz.core.events import (
     TreeRecord,
 )
 from specviz.core.proposal import TreeDrafter, TreeProposal, VerificationReader
-from specviz.core.run import CommittedContext, ModelPairLike, Run, bars, token_probs
+from specviz.core.run import (
+    CommittedContext,
+    ModelPairLike,
+    Run,
+    SelfDrafter,
+    bars,
+    token_probs,
+)
 from specviz.core.sampling import Sampler, top_entries_per_row
 from specviz.core.settings import GAMMA_MAX, GenerationSettings
 from specviz.core.tree import (
@@ -72,6 +79,8 @@ def tree_stream(
     sampled rule (a test's wrong one). The app runs trees through speculative_stream."""
     run = Run(pair, prompt_ids, settings)
     stop_ids = frozenset(pair.eos_token_ids) if settings.stop_on_eos else frozenset()
+    if isinstance(drafter, SelfDrafter):
+        drafter.use_target(run.target)
     drafter.start(prompt_ids, settings, stop_ids)
     context = CommittedContext(prompt_ids, settings.max_new_tokens)
     return tree_cycles(run, context, drafter, rule)
@@ -148,7 +157,7 @@ def tree_cycles(
             finished=stop_reason is not None,
             stop_reason=stop_reason,
             # An empty tree: one token of budget left, nothing worth drafting before it.
-            draft_end="budget" if max_depth < 1 else "gamma",
+            draft_end="budget" if max_depth < 1 else proposal.ended_by,
             draft_gamma=max(tree.depths, default=0),
             drafter=proposal.drafter,
             drafter_detail=proposal.shape,

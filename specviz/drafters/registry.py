@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 from specviz.drafters.base import DrafterSpec
 from specviz.drafters.tree_growth import COMPARED_BUDGETS
 from specviz.text import TABLES, Phrase, UserError, t
+from specviz.text.progress import Progress
 
 if TYPE_CHECKING:
     from specviz.core.engine import ModelPairLike
@@ -43,6 +44,8 @@ class Drafts(Enum):
 
     WITH_DRAFT_MODEL = "draft_model"  # a second, smaller model guesses; q is its probability
     WITH_TARGET_LAYERS = "target_layers"  # the target's own first layers guess; q is theirs
+    # Heads on the target's last hidden state guess several tokens ahead; q is theirs
+    WITH_TARGET_HEADS = "target_heads"
     BY_RULE = "rule"  # tokens chosen by a rule (a copy of earlier text, ...): q = 1 each
     # The target's own first choices at future positions, refilled each pass until phrases
     # settle (lookahead decoding's Jacobi window and its n-gram pool): chosen, q = 1 each.
@@ -128,6 +131,12 @@ def _layer_skip() -> DrafterKind:
     return LayerSkipDrafter
 
 
+def _medusa() -> DrafterKind:
+    from specviz.drafters.medusa import MedusaDrafter
+
+    return MedusaDrafter
+
+
 def _draft_tree() -> DrafterKind:
     from specviz.drafters.draft_tree import DraftTreeDrafter
 
@@ -208,6 +217,18 @@ _BUILT_IN = (
         in_default_lists=False,
         serving=(),  # no serving engine runs lookahead decoding's window and pool
     ),
+    DrafterEntry(
+        "medusa",
+        _medusa,
+        Drafts.WITH_TARGET_HEADS,
+        uses_draft_model=False,  # heads on the target itself: a few MB of weights
+        copies_from_text=False,
+        # Raced when named: its heads are trained on this machine first (heads train).
+        in_default_lists=False,
+        # vLLM serves Medusa heads (method "medusa") from a checkpoint in its own layout, which
+        # specviz does not write: no engine runs these heads as they are.
+        serving=(),
+    ),
 )
 
 # Every drafter kind by name, in the order the app's dropdown lists them.
@@ -270,6 +291,16 @@ def check_drafter_spec(spec: str | DrafterSpec) -> DrafterSpec:
     parsed = DrafterSpec.parse(spec) if isinstance(spec, str) else spec
     drafter_entry(parsed).load().check_spec(parsed)
     return parsed
+
+
+def prepare_drafter(spec: str | DrafterSpec, pair: ModelPairLike, progress: Progress) -> None:
+    """Make ready, once per pair, what a drafter of spec's kind needs before make_drafter builds
+    one (Medusa's heads, trained on first use), reporting through *progress*; nothing for the
+    kinds that need nothing."""
+    parsed = DrafterSpec.parse(spec) if isinstance(spec, str) else spec
+    prepare = getattr(drafter_entry(parsed).load(), "prepare", None)
+    if prepare is not None:
+        prepare(parsed, pair, progress)
 
 
 def make_drafter(spec: str | DrafterSpec, pair: ModelPairLike) -> Drafter | TreeDrafter:

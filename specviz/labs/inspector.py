@@ -80,6 +80,7 @@ def extra_text(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> str:
 _DRAFTS_WORDS = {
     Drafts.WITH_DRAFT_MODEL: "inspector.drafts.draft_model",
     Drafts.WITH_TARGET_LAYERS: "inspector.drafts.target_layers",
+    Drafts.WITH_TARGET_HEADS: "inspector.drafts.target_heads",
     Drafts.BY_RULE: "inspector.drafts.rule",
     Drafts.BY_TARGET_WINDOW: "inspector.drafts.target_window",
 }

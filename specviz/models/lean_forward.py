@@ -188,6 +188,10 @@ class LeanDecoder:
         self.kv_heads: int = config.num_key_value_heads
         self.head_dim: int = self.layers[0].self_attn.head_dim
         self.steps = [_layer_steps(layer) for layer in self.layers]
+        # Opt-in (a drafter that reads the target's state, such as Medusa's heads): the final
+        # normed hidden rows of the last logits computed, (rows, hidden), kept in last_hidden.
+        self.keep_hidden = False
+        self.last_hidden: torch.Tensor | None = None
 
     def new_cache(self) -> LeanCache:
         return LeanCache(len(self.layers))
@@ -287,7 +291,10 @@ class LeanDecoder:
 
     def _logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """(rows, V) logits of (rows, hidden) final hidden states."""
-        return self.lm_head(self.norm(hidden))  # type: ignore[no-any-return]
+        normed = self.norm(hidden)
+        if self.keep_hidden:
+            self.last_hidden = normed
+        return self.lm_head(normed)  # type: ignore[no-any-return]
 
     def _layer(
         self,

@@ -17,7 +17,7 @@ import copy
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import torch
 from transformers import DynamicCache
@@ -81,6 +81,9 @@ class ModelRunner:
         self._prefills = installed_prefills()
         # Where the last tree forward began in the cache, until keep_path() settles it.
         self._tree_start: int | None = None
+        # Opt-in (keep_hidden_states): the final normed hidden rows behind the last logits.
+        self._keep_hidden = False
+        self._last_hidden: torch.Tensor | None = None
 
     @property
     def kind(self) -> RunnerKind:
@@ -110,6 +113,25 @@ class ModelRunner:
         """Start over with an empty KV cache (a new prompt)."""
         self._cache = self._new_cache()
         self._tree_start = None
+        self._last_hidden = None
+        if self._lean is not None:
+            self._lean.last_hidden = None
+
+    def keep_hidden_states(self) -> None:
+        """From now on keep the final normed hidden rows (what the output layer reads) behind
+        each forward's logits, in last_hidden: for a drafter that reads the target's state
+        (Medusa's heads). Off by default, so other runs keep nothing."""
+        self._keep_hidden = True
+        if self._lean is not None:
+            self._lean.keep_hidden = True
+
+    @property
+    def last_hidden(self) -> torch.Tensor | None:
+        """(rows, hidden): the final normed hidden states behind the last forward's logits, row
+        for row (after keep_hidden_states(); None before it or before any forward)."""
+        if self._lean is not None:
+            return self._lean.last_hidden
+        return self._last_hidden
 
     @torch.inference_mode()
     def forward(self, input_ids: torch.Tensor, logits_to_keep: int = 1) -> torch.Tensor:
@@ -129,15 +151,25 @@ class ModelRunner:
             out = self._lean(
                 input_ids=input_ids, past_key_values=self._cache, logits_to_keep=logits_to_keep
             )
-        else:
-            out = self.model(
-                input_ids=input_ids,
-                past_key_values=self._cache,
-                use_cache=True,
-                logits_to_keep=logits_to_keep,
-            )
-        logits: torch.Tensor = out.logits[0]
-        return logits
+            logits: torch.Tensor = out.logits[0]
+            return logits
+        return self._own_forward(
+            logits_to_keep, input_ids=input_ids, past_key_values=self._cache, use_cache=True
+        )
+
+    def _own_forward(self, logits_to_keep: int, **inputs: object) -> torch.Tensor:
+        """(rows, V) logits of the model's own forward, its last logits_to_keep rows (0: all).
+        Keeping hidden states, the base model and the output layer run apart, as the model's
+        forward runs them, so the normed rows the output layer reads can be kept."""
+        if not self._keep_hidden:
+            out = self.model(**inputs, logits_to_keep=logits_to_keep)
+            logits: torch.Tensor = out.logits[0]
+            return logits
+        wrapped: Any = self.model
+        hidden = wrapped.model(**inputs).last_hidden_state[0]  # (L, hidden), after the final norm
+        self._last_hidden = hidden[-logits_to_keep:] if logits_to_keep else hidden
+        kept: torch.Tensor = wrapped.lm_head(self._last_hidden)
+        return kept
 
     def snapshot(self) -> LeanCache | DynamicCache:
         """A copy of the KV cache as it stands, with buffers of its own."""
@@ -208,16 +240,14 @@ class ModelRunner:
         if weight is not None and weight.dtype.is_floating_point:
             dtype = weight.dtype
         mask = tree_attention_mask(tree, past, dtype, read=read)
-        out = self.model(
+        return self._own_forward(
+            0,  # every row: each node's verdict needs p after it
             input_ids=ids[None],
             position_ids=positions,
             attention_mask=mask.to(self.device),
             past_key_values=self._cache,
             use_cache=True,
-            logits_to_keep=0,  # every row: each node's verdict needs p after it
         )
-        logits: torch.Tensor = out.logits[0]
-        return logits
 
     @torch.inference_mode()
     def keep_path(self, path: Sequence[int]) -> None:

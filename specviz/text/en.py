@@ -465,6 +465,7 @@ TABLE = MappingProxyType(
         "inspector.drafts.target_layers": (
             "the target's own first layers' guesses, q(x) their probability of each"
         ),
+        "inspector.drafts.target_heads": "the target's own heads' guesses several tokens ahead, q(x) their probability of each",
         "inspector.drafts.rule": "chosen by rule, so q(x) = 1 and min(1, p/q) is p itself",
         "inspector.drafts.target_window": (
             "phrases that settled in a row of future blanks the target refills with its own "
@@ -575,6 +576,11 @@ TABLE = MappingProxyType(
         "load.gguf_damaged": "{file} does not match its SHA-256; joining it again from the packages",
         "load.joining": "Joining {model} from {parts} packages",
         "load.ready": "Models ready",
+        # training Medusa heads (python -m specviz heads train)
+        "heads.reading": "Reading text through the target for the heads: {tokens} tokens ({group}), {left} left",
+        "heads.training": "Training {heads} heads: step {step}, loss {loss}, {left} left",
+        "heads.measuring": "Measuring the heads on held-out text",
+        "heads.done": "Heads trained and saved in {folder}",
         # --- step costs measured at load, the draft format and γ they choose ---
         "load.costs": (
             "Measuring the step costs on this machine (first load only; cached unless other"
@@ -1060,6 +1066,7 @@ TABLE = MappingProxyType(
         "drafter.tree": "Draft tree (several guesses per step)",
         "drafter.tree.shape": "Draft tree, fixed 2×2×1 shape (for teaching)",
         "drafter.lookahead": "Lookahead (the target drafts phrases for itself)",
+        "drafter.medusa": "Medusa heads (the target guesses ahead)",
         # the draft tree panel of a tree cycle
         "tree.root": "text so far",
         "tree.root.tip": "The committed text: every guess grows from its last token",
@@ -1310,6 +1317,10 @@ TABLE = MappingProxyType(
             "No apprentice this time: the master drafts {count} himself. Ahead of his page he "
             "keeps a row of blanks, fills it in again and again with his own first guesses, and "
             "notes down the phrases that settle there; he tries these: {words}."
+        ),
+        "fable.draft.ahead": (
+            "No apprentice this time: while checking the last words, the master jotted down "
+            "{count} ahead in the margin, from the same glance: {words}."
         ),
         "fable.draft.hurry": (
             "No apprentice this time: the master drafts {count} in a hurry, reading only part of "
@@ -1645,6 +1656,9 @@ TABLE = MappingProxyType(
         ),
         "cli.generate.identical": "identical tokens",
         "cli.generate.different": "different tokens (sampling)",
+        "cli.heads.trained": "{heads} heads in {folder}: {positions} training positions, {steps} steps; {features} s reading, {training} s training, {total} s in all",
+        "cli.heads.columns": "   group  head    top-1    top-5  positions  (agreement with the target's top-1 on held-out text)",
+        "cli.heads.none": "No heads are trained for this target yet: {command}",
         "cli.cost.head": "{model} forward time on {device}, after a {context}-token cache",
         "cli.cost.column.tokens": "new tokens",
         "cli.cost.column.median": "median ms",
@@ -1769,6 +1783,9 @@ TABLE = MappingProxyType(
             "drafter {kind}: the target has {layers} layers, numbered 0 to {last}; exit keeps "
             "fewer than all"
         ),
+        "error.medusa.q": "drafter medusa: q is one of {choices}, got {got}",
+        "error.medusa.untrained": "drafter medusa: no heads are trained for this target yet; train them with {command}",
+        "error.medusa.target": "drafter {kind}: the target runner keeps no hidden states here (a model with an output layer is needed)",
         "error.layerskip.lean": (
             "drafter {kind} runs the target's own layers with the lean step, which does not "
             "compute this target: {why}"

@@ -296,6 +296,7 @@ TABLE = MappingProxyType(
         "inspector.drafter.unknown": "ドラフト：{drafter}。",
         "inspector.drafts.draft_model": "ドラフトモデルの推測。q(x) は各トークンへのその確率",
         "inspector.drafts.target_layers": "ターゲット自身の前半の層による推測。q(x) は各トークンへのその確率",
+        "inspector.drafts.target_heads": "ターゲット自身のヘッドによる数トークン先の推測。q(x) は各トークンへのその確率",
         "inspector.drafts.rule": "規則で選んだトークン。q(x) = 1 なので min(1, p/q) は p そのもの",
         "inspector.drafts.target_window": (
             "ターゲットが毎回自分の第一候補で埋め直す先の空欄の列で、落ち着いた句（先読みデコーディング）。"
@@ -390,6 +391,10 @@ TABLE = MappingProxyType(
         "load.cached": "{file} をキャッシュしました",
         "load.joining": "{parts} 個のパッケージから {model} を結合中",
         "load.ready": "モデルの準備ができました",
+        "heads.reading": "ヘッドのためにターゲットで文章を読んでいます：{tokens} トークン（{group}）、残り {left}",
+        "heads.training": "{heads} 個のヘッドを学習中：ステップ {step}、損失 {loss}、残り {left}",
+        "heads.measuring": "取り分けた文章でヘッドを測っています",
+        "heads.done": "ヘッドを学習し、{folder} に保存しました",
         # --- step costs measured at load, the draft format and γ they choose --------------------
         "load.costs": (
             "このマシンでのステップのコストを測定中（初回のみ。ほかのプログラムが CPU を"
@@ -843,6 +848,7 @@ TABLE = MappingProxyType(
         "drafter.tree": "ドラフトツリー（1ステップに複数の推測）",
         "drafter.tree.shape": "ドラフトツリー、2×2×1 の固定形（教材用）",
         "drafter.lookahead": "先読み（ターゲットが自分で句を下書き）",
+        "drafter.medusa": "Medusa ヘッド（ターゲットが先を推測）",
         "tree.root": "ここまでの文",
         "tree.root.tip": "確定した文：すべての推測はその最後のトークンから伸びます",
         "tree.tip": "{verdict} · この位置の推測 {rank} · q {q} · p {p}",
@@ -1063,6 +1069,9 @@ TABLE = MappingProxyType(
         ),
         "cli.generate.identical": "トークンは同一",
         "cli.generate.different": "トークンは異なる（サンプリング）",
+        "cli.heads.trained": "{folder} の {heads} 個のヘッド：学習位置 {positions}、{steps} ステップ。読み込み {features} 秒、学習 {training} 秒、合計 {total} 秒",
+        "cli.heads.columns": "   group  head    top-1    top-5  positions  （取り分けた文章でのターゲットの第1候補との一致率）",
+        "cli.heads.none": "このターゲット用のヘッドはまだ学習されていません：{command}",
         "cli.cost.head": "{device} での {model} のフォワード時間（{context} トークンのキャッシュの後）",
         "cli.cost.column.tokens": "新規トークン",
         "cli.cost.column.median": "中央値 ms",
@@ -1146,6 +1155,9 @@ TABLE = MappingProxyType(
             "ドラフター {kind}：ターゲットの層は {layers} 個で、番号は 0 から {last} です。exit で"
             "残す層は全体より少なくしてください"
         ),
+        "error.medusa.q": "ドラフター medusa：q は {choices} のいずれかです（指定：{got}）",
+        "error.medusa.untrained": "ドラフター medusa：このターゲット用のヘッドがまだ学習されていません。{command} で学習してください",
+        "error.medusa.target": "ドラフター {kind}：ターゲットの実行器が隠れ状態を保持できません（出力層を持つモデルが必要です）",
         "error.layerskip.lean": (
             "ドラフター {kind} はターゲット自身の層を軽量ステップで動かしますが、軽量ステップは"
             "このターゲットを計算できません：{why}"
@@ -1662,6 +1674,9 @@ TABLE = MappingProxyType(
             "今回は見習いがいません。師匠が自分で{count}を下書きします。ページの先に空欄の列を置き、"
             "自分の第一候補で何度も埋め直しては、そこで落ち着いた言い回しを書き留めておきます。"
             "今回試すのはそれです：{words}。"
+        ),
+        "fable.draft.ahead": (
+            "今回は見習いがいません。師匠は直前の語を確かめながら、同じひと目で先の{count}を余白に書き留めていました：{words}。"
         ),
         "fable.draft.hurry": (
             "今回は見習いがいません。師匠が蔵書の一部だけを手に（{detail}）、自ら{count}を急いで下書きします：{words}。"

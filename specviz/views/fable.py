@@ -147,6 +147,8 @@ def _drafting(cycle: Cycle) -> list[Line]:
     elif drafts is Drafts.WITH_TARGET_LAYERS:
         detail = cycle.drafter_detail or "—"
         line = Line("fable.draft.hurry", values | {"detail": detail})
+    elif drafts is Drafts.WITH_TARGET_HEADS:
+        line = Line("fable.draft.ahead", values)
     elif drafts is Drafts.BY_RULE:
         line = Line("fable.draft.rule", values)
     elif drafts is Drafts.BY_TARGET_WINDOW:

@@ -107,7 +107,7 @@ def test_the_cli_offers_it_once_registered(
     assert KIND not in generate and KIND not in advise
     request.getfixturevalue("always_e")
     generate, advise = helps()
-    drafters = f"draft-model, lookup, hybrid, layerskip, tree, lookahead, {KIND}"
+    drafters = f"draft-model, lookup, hybrid, layerskip, tree, lookahead, medusa, {KIND}"
     assert f"the drafter: {drafters}" in " ".join(generate.split())
     assert f"(default: draft-model,lookup,hybrid,layerskip,{KIND})" in " ".join(advise.split())
 

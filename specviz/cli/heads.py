@@ -1,0 +1,116 @@
+"""`python -m specviz heads train|show`: Medusa heads for the preset's target, trained on this
+machine within a time budget (specviz.models.heads), and their agreement with the target."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from specviz.cli.options import add_model_options, preset_for, progress_line, say
+from specviz.text import Phrase
+
+
+def add_heads_command(commands: Any) -> None:
+    """Register ``heads`` and its actions on the CLI's subcommands."""
+    heads = commands.add_parser("heads", help="Medusa heads for the target: train them, show them")
+    actions = heads.add_subparsers(required=True, metavar="ACTION")
+    train = actions.add_parser(
+        "train",
+        help="train the target's heads on offline text (resumes a training cut short)",
+    )
+    add_model_options(train)
+    train.add_argument(
+        "--minutes", type=float, default=15.0, help="the whole budget: reading, training, measuring"
+    )
+    train.add_argument(
+        "--heads", type=int, default=4, help="how many heads (head k guesses k + 1 ahead)"
+    )
+    train.add_argument(
+        "--max-tokens",
+        type=int,
+        help="read at most this many training tokens (default: as time allows)",
+    )
+    train.add_argument("--json", action="store_true", help="print the report as JSON")
+    train.set_defaults(run=_train)
+    show = actions.add_parser("show", help="print the report of the target's trained heads")
+    add_model_options(show)
+    show.add_argument("--json", action="store_true", help="print the report as JSON")
+    show.set_defaults(run=_show)
+
+
+def load_target(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The preset's target and tokenizer alone (no draft model), loading progress on stderr."""
+    from specviz.models.loader import ModelCache, pick_device, pick_dtype
+
+    preset = preset_for(args)
+    device = pick_device(args.device)
+    dtype = pick_dtype(args.dtype or preset.dtype, device)
+    show = progress_line(args.lang)
+    cache = ModelCache()
+    tokenizer = cache.tokenizer(preset.target, preset.trust_remote_code, show)
+    loading = Phrase("load.target", ref=preset.target.ref)
+    model = cache.model(preset.target, device, dtype, preset.trust_remote_code, loading, show)
+    return model, tokenizer
+
+
+def throttled(lang: str, every_s: float = 10.0) -> Any:
+    """A progress callback printing a line when the message's kind changes, or every *every_s*."""
+    show = progress_line(lang)
+    last: list[Any] = [None, 0.0]
+
+    def progress(fraction: float, message: Phrase) -> None:
+        now = time.perf_counter()
+        if message.key != last[0] or now - last[1] >= every_s or fraction >= 1.0:
+            last[:] = [message.key, now]
+            show(fraction, message)
+
+    return progress
+
+
+def _train(args: argparse.Namespace) -> int:
+    from specviz.models.heads.store import heads_folder
+    from specviz.models.heads.train import TrainingOptions, train_heads
+
+    model, tokenizer = load_target(args)
+    options = TrainingOptions(heads=args.heads, minutes=args.minutes, max_tokens=args.max_tokens)
+    report = train_heads(model, tokenizer, heads_folder(model), options, throttled(args.lang))
+    _print_report(args, report, str(heads_folder(model)))
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from specviz.models.heads.store import heads_folder, read_report
+
+    model, _ = load_target(args)
+    report = read_report(heads_folder(model))
+    if report is None:
+        say("cli.heads.none", args.lang, command="python -m specviz heads train")
+        return 1
+    _print_report(args, report, str(heads_folder(model)))
+    return 0
+
+
+def _print_report(args: argparse.Namespace, report: dict[str, Any], folder: str) -> None:
+    if args.json:
+        json.dump(report, sys.stdout, indent=1, sort_keys=True)
+        print()
+        return
+    lang = args.lang
+    say(
+        "cli.heads.trained",
+        lang,
+        heads=report["heads"],
+        folder=folder,
+        positions=report["training_positions"],
+        steps=report["steps"],
+        features=report["features_seconds"],
+        training=report["training_seconds"],
+        total=report["total_seconds"],
+    )
+    say("cli.heads.columns", lang)
+    for group, measured in report["agreement"].items():
+        for head, (top1, top5) in enumerate(zip(measured["top1"], measured["top5"], strict=True)):
+            print(f"{group:>8} {head + 1:>5} {top1:>8.1%} {top5:>8.1%} {measured['positions']:>10}")

@@ -1,0 +1,6 @@
+"""Medusa heads for a target (Cai et al., "Medusa", 2024): small residual blocks on the target's
+last hidden state that guess the tokens after the next one, trained on this machine.
+
+block: the heads themselves; store: where a target's trained heads live; corpus: the offline
+text they learn from; features: one pass of the target over it; train: fitting and measuring.
+"""

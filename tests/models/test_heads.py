@@ -1,0 +1,117 @@
+"""Medusa heads (specviz.models.heads): the runner keeps the hidden rows the output layer reads,
+heads are filed by their target's weights, and a training fits, measures, files and resumes on a
+tiny model in seconds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from tiny_models import ByteTokenizer, tiny_qwen
+
+from specviz.core.tree import DraftTree
+from specviz.models.heads import corpus, features
+from specviz.models.heads.block import MedusaHeads
+from specviz.models.heads.features import PassPlan
+from specviz.models.heads.store import heads_folder, load_heads, read_report, weights_fingerprint
+from specviz.models.heads.train import TrainingOptions, train_heads
+from specviz.models.runner import ModelRunner
+
+PROMPT = torch.tensor([list(b"def add(a, b):\n    return")])
+
+
+def hooked(model: torch.nn.Module) -> torch.nn.Module:
+    model.register_forward_hook(lambda *args: None)  # transformers' forward runs
+    return model
+
+
+@pytest.mark.parametrize("forward", ["lean", "transformers"])
+def test_the_runner_keeps_the_rows_its_logits_came_from(forward: str) -> None:
+    model = tiny_qwen(4) if forward == "lean" else hooked(tiny_qwen(4))
+    runner = ModelRunner(model)
+    assert runner.kind == forward and runner.last_hidden is None
+    runner.forward(PROMPT)
+    assert runner.last_hidden is None  # nothing kept unless asked
+    runner.keep_hidden_states()
+    logits = runner.forward(torch.tensor([[7, 8, 9]]), logits_to_keep=2)
+    hidden = runner.last_hidden
+    assert hidden is not None and hidden.shape == (2, 64)
+    with torch.inference_mode():
+        assert torch.allclose(model.lm_head(hidden), logits, atol=1e-5)
+    tree = DraftTree((1, 2, 3), (-1, 0, -1))
+    logits = runner.tree_forward(tree, 5)
+    hidden = runner.last_hidden
+    assert hidden is not None and hidden.shape == (4, 64)
+    with torch.inference_mode():
+        assert torch.allclose(model.lm_head(hidden), logits, atol=1e-5)
+
+
+def test_untrained_heads_are_the_output_layer() -> None:
+    heads = MedusaHeads(3, 64)
+    model = tiny_qwen(4)
+    row = torch.randn(64)
+    logits = heads.logits(row, model.lm_head)
+    assert torch.allclose(logits, model.lm_head(row).expand(3, -1), atol=1e-5)
+
+
+def test_heads_are_filed_by_their_targets_weights(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
+    first, second = tiny_qwen(4), tiny_qwen(4)
+    assert weights_fingerprint(first) == weights_fingerprint(second)
+    assert heads_folder(first) == heads_folder(second) and tmp_path in heads_folder(first).parents
+    with torch.no_grad():
+        second.lm_head.weight[0, 0] += 1.0
+    changed = tiny_qwen(4)
+    with torch.no_grad():
+        changed.lm_head.weight[0, 0] += 1.0
+    assert weights_fingerprint(changed) != weights_fingerprint(first)
+    assert load_heads(heads_folder(first)) is None and read_report(heads_folder(first)) is None
+
+
+def tiny_documents(group: str):  # type: ignore[no-untyped-def]
+    """Stand-in sources: a few hundred bytes of repetitive text per group."""
+
+    def source():  # type: ignore[no-untyped-def]
+        for index in range(40):
+            text = f"def f{index}(x):\n    return x + {index}\n" * 6
+            yield corpus.Document(group, f"{group}/{index}", text)
+
+    return source
+
+
+def test_a_training_fits_measures_files_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(corpus, "SOURCES", {g: tiny_documents(g) for g in corpus.GROUPS})
+    model = tiny_qwen(4)
+    options = TrainingOptions(
+        heads=2, minutes=0.2, max_tokens=640, plan=PassPlan(chunk_tokens=64, held_out_chunks=1)
+    )
+    messages: list[str] = []
+    report = train_heads(
+        model, ByteTokenizer(), tmp_path, options, lambda f, m: messages.append(m.key)
+    )
+    assert {"heads.reading", "heads.training", "heads.measuring", "heads.done"} <= set(messages)
+    assert report["heads"] == 2 and report["steps"] > 0 and report["training_positions"] > 0
+    for group in corpus.GROUPS:
+        measured = report["agreement"][group]
+        assert len(measured["top1"]) == 2 and all(
+            0 <= a <= b <= 1 for a, b in zip(measured["top1"], measured["top5"], strict=True)
+        )
+    heads = load_heads(tmp_path)
+    assert heads is not None and heads.count == 2
+    # Stored in bfloat16: a few megabytes for the bundled target's shape, kilobytes here.
+    assert (tmp_path / "medusa-heads.safetensors").stat().st_size < 100_000
+    # A second run reads no chunk twice (the first read all max_tokens allows) and continues
+    # the training from its checkpoint.
+    read: list[int] = []
+    original = features.target_features
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        read.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(features, "target_features", counted)
+    again = train_heads(model, ByteTokenizer(), tmp_path, options, lambda f, m: None)
+    assert read == [] and again["steps"] > report["steps"]
