@@ -248,11 +248,15 @@ class App:
         self, inputs: Inputs, progress: Callable[..., Any] | None = None
     ) -> tuple[ModelPair, torch.Tensor]:
         """The inputs' pair (loaded on first use, with a progress bar) and their prompt's ids;
-        what the drafter needs first (Medusa's heads, trained on first use) made ready too."""
+        what the drafter needs first (Medusa's heads, trained on first use) made ready too,
+        except in hosted mode."""
         pair = self.load(inputs.preset, progress)
         prompt_ids = self.prompt_ids(inputs, pair)
-        with self.engine_lock:
-            prepare_drafter(inputs.drafter, pair, self.progress_bar(progress))
+        # A hosted app's visitor never starts minutes of training on the shared engine: there a
+        # drafter that is not ready says so when it is built (the host prepares it beforehand).
+        if not self.limits.hosted:
+            with self.engine_lock:
+                prepare_drafter(inputs.drafter, pair, self.progress_bar(progress))
         return pair, prompt_ids
 
     def start(self, inputs: Inputs, pair: ModelPair) -> tuple[Started, Iterator[Prefill | Cycle]]:

@@ -45,7 +45,7 @@ from specviz.core.settings import GenerationSettings
 from specviz.core.tree import ROOT, DraftTree, without
 from specviz.drafters.base import DrafterSpec
 from specviz.drafters.layer_skip import WAITS_FOR_PREFILL
-from specviz.drafters.tree_growth import MAX_NODES, MAX_WIDTH
+from specviz.drafters.tree_growth import MAX_NODES, MAX_WIDTH, whole_option
 from specviz.models.heads.block import MedusaHeads
 from specviz.models.heads.store import heads_folder, load_heads, read_report
 from specviz.models.heads.train import TrainingOptions, train_heads
@@ -81,24 +81,15 @@ class MedusaOptions:
             raise UserError("error.medusa.q", got=repr(q), choices=", ".join(Q_CHOICES))
         heads = spec.option("heads", "")
         return cls(
-            nodes=_whole(spec, "nodes", DEFAULT_NODES, 1, MAX_NODES),
-            topk=_whole(spec, "topk", DEFAULT_TOPK, 1, MAX_WIDTH),
-            heads=_whole(spec, "heads", 1, 1, 16) if heads else None,
+            nodes=whole_option(spec, "nodes", DEFAULT_NODES, 1, MAX_NODES),
+            topk=whole_option(spec, "topk", DEFAULT_TOPK, 1, MAX_WIDTH),
+            heads=whole_option(spec, "heads", 1, 1, 16) if heads else None,
             q=q,
         )
 
     def __str__(self) -> str:
         heads = "" if self.heads is None else f",heads={self.heads}"
         return f"nodes={self.nodes},topk={self.topk}{heads},q={self.q}"
-
-
-def _whole(spec: DrafterSpec, name: str, default: int, low: int, high: int) -> int:
-    text = spec.option(name, str(default))
-    if not text.isdigit() or not low <= int(text) <= high:
-        raise UserError(
-            "error.drafter.tree_option", name=name, got=repr(text), low=str(low), high=str(high)
-        )
-    return int(text)
 
 
 def best_candidates(

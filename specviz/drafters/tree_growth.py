@@ -62,7 +62,9 @@ def budgets_of(text: str) -> tuple[int, ...]:
     return tuple(sorted({int(part) for part in parts}))
 
 
-def _whole(spec: DrafterSpec, name: str, default: int, low: int, high: int) -> int:
+def whole_option(spec: DrafterSpec, name: str, default: int, low: int, high: int) -> int:
+    """The spec's option *name* as a whole number in low..high (default when unset), or a
+    UserError naming the range."""
     text = spec.option(name, str(default))
     if not text.isdigit() or not low <= int(text) <= high:
         raise UserError(
@@ -91,7 +93,7 @@ def growth_of(spec: DrafterSpec) -> TreeGrowth:
             )
         return growth
     return TreeGrowth(
-        nodes=_whole(spec, "nodes", 16, 1, MAX_NODES),
-        depth=_whole(spec, "depth", 6, 1, GAMMA_MAX),
-        topk=_whole(spec, "topk", 4, 1, MAX_WIDTH),
+        nodes=whole_option(spec, "nodes", 16, 1, MAX_NODES),
+        depth=whole_option(spec, "depth", 6, 1, GAMMA_MAX),
+        topk=whole_option(spec, "topk", 4, 1, MAX_WIDTH),
     )

@@ -345,3 +345,24 @@ def test_every_visitor_run_hands_freed_memory_back(monkeypatch) -> None:
     with pytest.raises(RuntimeError), app.one_run("visitor"):
         raise RuntimeError("a run that failed")
     assert trims == [True, True]
+
+
+def test_a_hosted_visitor_never_starts_training_heads(tiny_pair, monkeypatch, tmp_path) -> None:
+    """Medusa's heads train on first use locally; a hosted app's visitor gets the untrained
+    heads' message when the drafter is built instead of minutes of training on the engine."""
+    from hosted_fixtures import TinyCache
+
+    from specviz.drafters import registry
+
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))  # no heads filed for the tiny target
+    prepared: list[str] = []
+    monkeypatch.setattr(registry, "prepare_drafter", lambda spec, *_: prepared.append(str(spec)))
+    import specviz.app.session as session_module
+
+    monkeypatch.setattr(session_module, "prepare_drafter", registry.prepare_drafter)
+    for limits, expected in ((HOSTED, []), (LOCAL, ["medusa"])):
+        prepared.clear()
+        app = App(PRESETS, TinyCache(), limits=limits)  # type: ignore[arg-type]
+        inputs = app.checks.inputs(DEFAULT.id, "def f(x):", {}, chat=False, drafter="medusa")
+        app.load_with_prompt(inputs)
+        assert prepared == expected

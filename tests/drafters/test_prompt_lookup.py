@@ -159,7 +159,10 @@ def test_options_parse_with_defaults_and_plain_errors(tiny_pair: TinyPair) -> No
         ("lookup:depth=2", "'lookup' does not take depth"),
         ("hybrid:max_ngram=0", "drafter 'hybrid' needs 1 <= min_ngram"),
         ("draft-model:max_ngram=2", "'draft-model' does not take max_ngram"),
-        ("nope", "unknown drafter 'nope'; known drafters: draft-model, hybrid, layerskip, lookahead"),
+        (
+            "nope",
+            "unknown drafter 'nope'; known drafters: draft-model, hybrid, layerskip, lookahead",
+        ),
     ]:
         with pytest.raises(ValueError, match=message):
             check_drafter_spec(bad)  # no pair needed: a command checks before loading
