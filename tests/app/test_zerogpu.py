@@ -253,7 +253,7 @@ def test_on_zerogpu_the_app_runs_steps_and_generates_the_same_tokens(spaces, loc
 # Each lab's own values, small: (its position among the labs, values, words its last update shows).
 LABS = {
     "exactness (greedy)": (0, (100, 1, "exact"), "greedy"),
-    "speedup": (1, ("1,2", 20), "measured"),
+    "speedup": (1, ("1,2", 20, 1), "measured"),
     "trees": (2, ("4", 20), "Prediction against the runs"),
     "cost": (3, (2, 1), "Measured"),
     "tasks": (4, (1, 1), "inconclusive"),  # 4 tokens: too few to rank the tasks
