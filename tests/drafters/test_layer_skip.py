@@ -342,7 +342,15 @@ def test_a_target_without_the_lean_step_is_refused() -> None:
 
 
 def test_every_drafter_checks_its_own_spec_and_says_if_the_exactness_lab_samples_it() -> None:
-    assert list(DRAFTERS) == ["draft-model", "lookup", "hybrid", "layerskip", "tree", "lookahead"]
+    assert list(DRAFTERS) == [
+        "draft-model",
+        "lookup",
+        "hybrid",
+        "layerskip",
+        "tree",
+        "lookahead",
+        "medusa",
+    ]
     assert DRAFTERS["layerskip"].load() is LayerSkipDrafter
     sampled = {kind for kind, registered in DRAFTERS.items() if registered.samples_in_exactness_lab}
     assert sampled == {"draft-model"}
