@@ -60,7 +60,7 @@ from specviz.core.sampling import Sampler
 from specviz.core.settings import GenerationSettings
 from specviz.core.tree import ROOT, DraftTree
 from specviz.drafters.base import DrafterSpec
-from specviz.drafters.lookup_tree import TokenTrie, one_hot_rows
+from specviz.drafters.lookup_tree import TokenTrie, chosen_tree_proposal
 from specviz.drafters.tree_growth import MAX_NODES, MAX_WIDTH
 from specviz.text import UserError
 
@@ -273,14 +273,11 @@ class LookaheadDrafter:
         newest = window_nodes[-1]
         self._tree, self._root = tree, root
         self._tips = newest if newest and ROOT not in newest else None
-        return TreeProposal(
+        return chosen_tree_proposal(
             tree,
-            one_hot_rows(tree),
-            drawn=False,
-            forwards=0,
-            seconds=time.perf_counter() - began,
-            drafter=self.kind,
-            shape=str(self.options),
+            began,
+            self.kind,
+            str(self.options),
             window_rows=tuple(tuple(nodes) for nodes in window_nodes),
         )
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 
@@ -99,6 +100,23 @@ def one_hot_rows(tree: DraftTree) -> torch.Tensor:
     return q_rows
 
 
+def chosen_tree_proposal(
+    tree: DraftTree, began: float, drafter: str, shape: str, **extra: Any
+) -> TreeProposal:
+    """A tree of chosen tokens drafted without a model since *began* (perf_counter): one-hot
+    q rows, tested by the one-hot rule; *extra* sets TreeProposal's optional fields."""
+    return TreeProposal(
+        tree,
+        one_hot_rows(tree),
+        drawn=False,
+        forwards=0,
+        seconds=time.perf_counter() - began,
+        drafter=drafter,
+        shape=shape,
+        **extra,
+    )
+
+
 class LookupTreeDrafter:
     """Proposes a trie of what followed each earlier occurrence of the text's suffix."""
 
@@ -139,16 +157,7 @@ class LookupTreeDrafter:
                 if trie.leaves >= self.branches or len(trie.tokens) >= MAX_NODES:
                     break
                 trie.add(self._continuation(start + n, depth), MAX_NODES - len(trie.tokens))
-        tree = trie.tree()
-        return TreeProposal(
-            tree,
-            one_hot_rows(tree),
-            drawn=False,
-            forwards=0,
-            seconds=time.perf_counter() - began,
-            drafter=self.kind,
-            shape=f"branches={self.branches}",
-        )
+        return chosen_tree_proposal(trie.tree(), began, self.kind, f"branches={self.branches}")
 
     def _continuation(self, first: int, depth: int) -> list[int]:
         """Up to *depth* tokens of the committed text from *first* on, cut after a stop token
