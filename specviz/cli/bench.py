@@ -9,6 +9,7 @@ JSON they name (specviz.measure.bench_markdown; docs/performance.md's tables are
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import platform
 import shlex
@@ -24,6 +25,7 @@ from specviz.cli.options import add_model_options, load_pair_for, preset_for, pr
 from specviz.core.machine import read_machine, vector_flags
 from specviz.core.settings import add_setting_arguments, settings_from_args
 from specviz.drafters.registry import check_drafter_spec
+from specviz.engines.llama_build import find_llama_server
 from specviz.measure.bench import (
     BenchGrid,
     BenchResult,
@@ -33,7 +35,9 @@ from specviz.measure.bench import (
     task_prompts,
 )
 from specviz.measure.bench_markdown import ALPHA_TAU, render_document, render_report
+from specviz.measure.llama_cpp import LlamaLanes
 from specviz.models.presets import TASKS, load_prompts_file
+from specviz.production.engines import LLAMA_CPP
 from specviz.text import DEFAULT_LANGUAGE, UserError
 
 # The settings each row sets itself, and the bench's defaults where they differ from the preset's.
@@ -92,6 +96,19 @@ def add_bench_arguments(parser: argparse.ArgumentParser, lang: str = DEFAULT_LAN
     )
     parser.add_argument(
         "--no-transformers", action="store_true", help="skip transformers' counterparts"
+    )
+    parser.add_argument(
+        "--engines",
+        default="",
+        help="other engines to measure beside specviz, comma-separated: llama.cpp (its "
+        "llama-server on the same GGUF pair, plain and speculative by the configs tab's command; "
+        "get it with `python -m specviz engines setup llama.cpp`)",
+    )
+    parser.add_argument(
+        "--llama-server",
+        metavar="PATH",
+        help="the llama-server binary to run (default: $SPECVIZ_LLAMA_SERVER, the one built by "
+        "`engines setup`, or llama-server on PATH)",
     )
     # Every other setting from the schema; γ and temperature are swept by the flags above. The
     # bench's own defaults: 64 new tokens and seed 0 (see bench_grid).
@@ -153,7 +170,17 @@ def bench_grid(args: argparse.Namespace, preset: Any) -> BenchGrid:
         cost_cap=args.cost_cap,
         prompts=prompts,
         prompts_per_task=per_task,
+        engines=split_engines(args.engines),
     )
+
+
+def split_engines(text: str) -> tuple[str, ...]:
+    """The --engines list, each checked: llama.cpp is the one other engine the bench runs."""
+    engines = tuple(part.strip() for part in text.split(",") if part.strip())
+    for engine in engines:
+        if engine != LLAMA_CPP:
+            raise UserError("error.bench.engine", engine=engine, known=LLAMA_CPP)
+    return engines
 
 
 def split_drafter_specs(text: str) -> tuple[str, ...]:
@@ -182,16 +209,26 @@ def run_bench(args: argparse.Namespace) -> int:
     check_prompts(preset, grid.tasks, grid.prompt_table(preset))  # before minutes of loading
     if grid.prompts_per_task < 0:
         raise UserError("error.tasks.per_task", count=grid.prompts_per_task)
+    llama = None
+    if LLAMA_CPP in grid.engines:
+        llama = find_llama_server(args.llama_server)
+        if llama is None:
+            raise UserError("error.llama.missing")
     pair = load_pair_for(args, preset)
-    print(header(), flush=True)
-    result = run_bench_grid(
-        pair,
-        preset,
-        grid,
-        on_row=lambda row: print(format_row(row), flush=True),
-        progress=progress_line(args.lang),
-    )
+    with contextlib.ExitStack() as stack:
+        lanes = stack.enter_context(LlamaLanes(llama)) if llama is not None else None
+        print(header(lanes is not None), flush=True)
+        result = run_bench_grid(
+            pair,
+            preset,
+            grid,
+            on_row=lambda row: print(format_row(row), flush=True),
+            progress=progress_line(args.lang),
+            lanes=lanes,
+        )
     report = bench_report(grid, preset, pair, result)
+    if llama is not None and lanes is not None:
+        report["engines"] = {LLAMA_CPP: {**asdict(llama), "threads": lanes.threads}}
     _write_json(Path(args.out), report)
     print(summary(result))
     if args.markdown:
@@ -223,12 +260,15 @@ def _read_json(path: Path) -> dict[str, Any]:
     return report
 
 
-def header() -> str:
-    """The table's column titles and rule."""
-    return (
+def header(llama: bool = False) -> str:
+    """The table's column titles and rule (with llama.cpp's columns when its lanes run)."""
+    line = (
         f"{'task':12} {'T':>4} {'γ':>12} {'drafter':>12} | {'plain':>7} | {'specviz':>7} "
-        f"{'α':>5} {'τ':>5} {'speedup':>7} | {'HF assist':>9} {'speedup':>7}\n" + "-" * 111
+        f"{'α':>5} {'τ':>5} {'speedup':>7} | {'HF assist':>9} {'speedup':>7}"
     )
+    if llama:
+        line += f" | {'llama plain':>11} {'llama spec':>10} {'α':>5} {'speedup':>7}"
+    return line + "\n" + "-" * len(line)
 
 
 def format_row(row: Row) -> str:
@@ -240,11 +280,20 @@ def format_row(row: Row) -> str:
     )
     alpha = row.specviz.acceptance_rate or 0.0
     tau = row.specviz.tokens_per_target_pass or 0.0
-    return (
+    line = (
         f"{row.task:12} {row.temperature:4.1f} {row.gamma:>12} {row.drafter:>12} | "
         f"{row.plain.tokens_per_s:7.2f} | {row.specviz.tokens_per_s:7.2f} {alpha:5.2f} {tau:5.2f} "
         f"{row.speedup:6.2f}x | {hf_cells}"
     )
+    if row.llama_cpp_plain is not None:
+        line += f" | {row.llama_cpp_plain.tokens_per_s:11.2f}"
+        spec = row.llama_cpp
+        if spec is None or row.llama_cpp_speedup is None:
+            line += f" {'-':>10} {'-':>5} {'-':>7}"
+        else:
+            llama_alpha = spec.acceptance_rate or 0.0
+            line += f" {spec.tokens_per_s:10.2f} {llama_alpha:5.2f} {row.llama_cpp_speedup:6.2f}x"
+    return line
 
 
 def summary(result: BenchResult) -> str:
@@ -334,6 +383,7 @@ def bench_report(grid: BenchGrid, preset: Any, pair: Any, result: BenchResult) -
                 **asdict(row),
                 "speedup": row.speedup,
                 "transformers_speedup": row.transformers_speedup,
+                "llama_cpp_speedup": row.llama_cpp_speedup,
             }
             for row in result.rows
         ],

