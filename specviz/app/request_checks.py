@@ -22,6 +22,7 @@ from specviz.core.engine import GenerationSettings
 from specviz.core.settings import SettingError, describe_value, settings_from_mapping
 from specviz.drafters.base import DrafterSpec
 from specviz.drafters.registry import check_drafter_spec
+from specviz.measure.race_records import LLAMA_CHOICE
 from specviz.measure.spread import DEFAULT_REPEATS
 from specviz.models.presets import Preset
 from specviz.text import DEFAULT_LANGUAGE, Phrase, UserError, t
@@ -183,7 +184,8 @@ class RequestChecks:
 
     def race_lanes(self, drafters: object, run_drafter: str) -> tuple[str, ...]:
         """The race's drafter specs, checked: none given races the run's drafter; at most the
-        cap, each kind and options valid, no spec twice."""
+        cap, each kind and options valid, no spec twice; "llama.cpp" (its two lanes) only
+        where the app is not hosted."""
         if drafters is None or drafters == "" or drafters == []:
             return (run_drafter,)
         if isinstance(drafters, str):
@@ -196,6 +198,13 @@ class RequestChecks:
             raise self.error("error.app.race_lanes", cap=cap, got=len(drafters))
         lanes: list[str] = []
         for chosen in drafters:
+            if chosen.strip() == LLAMA_CHOICE:
+                if self.limits.hosted:
+                    raise self.error("error.app.race_llama_hosted")
+                if LLAMA_CHOICE in lanes:
+                    raise self.error("error.app.race_lane_twice", drafter=LLAMA_CHOICE)
+                lanes.append(LLAMA_CHOICE)
+                continue
             try:
                 lane = str(check_drafter_spec(chosen.strip()))
             except UserError as error:

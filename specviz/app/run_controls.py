@@ -13,6 +13,7 @@ from typing import Any
 import gradio as gr
 
 from specviz.app.limits import LOCAL, Limits
+from specviz.app.llama_lanes import llama_choice
 from specviz.app.race_panel import RaceControls, race_controls
 from specviz.app.setting_controls import SettingControls, setting_controls
 from specviz.drafters.registry import DRAFTERS, drafter_label
@@ -82,7 +83,7 @@ def run_controls(presets: Mapping[str, Preset], lang: str, limits: Limits = LOCA
         step = gr.Button(t("app.button.step", lang), elem_id="sv-step")
         stop = gr.Button(t("app.button.stop", lang), variant="stop", elem_id="sv-stop")
     race = gr.Checkbox(value=False, label=t("app.control.race", lang), elem_id="sv-race-toggle")
-    race_lanes = race_controls(drafter_choices(first, lang), first.drafter, lang, limits)
+    race_lanes = race_controls(race_choices(first, lang, limits), first.drafter, lang, limits)
     task = gr.Radio(
         choices=task_choices(tasks, lang), value=tasks[0], label=t("app.control.task", lang)
     )
@@ -105,7 +106,7 @@ def run_controls(presets: Mapping[str, Preset], lang: str, limits: Limits = LOCA
             preset_note: chosen.describe(lang),
             drafter: gr.Dropdown(choices=drafter_choices(chosen, lang), value=chosen.drafter),
             race_lanes.drafters: gr.Dropdown(
-                choices=drafter_choices(chosen, lang), value=[chosen.drafter]
+                choices=race_choices(chosen, lang, limits), value=[chosen.drafter]
             ),
             chat: chosen.chat_template,
             prompt: first_prompt(chosen, lang),
@@ -149,6 +150,12 @@ def drafter_choices(preset: Preset, lang: str) -> list[tuple[str, str]]:
     if all(spec != preset.drafter for _, spec in choices):
         choices.append((preset.drafter, preset.drafter))
     return choices
+
+
+def race_choices(preset: Preset, lang: str, limits: Limits) -> list[tuple[str, str]]:
+    """The race's lane choices: the drafters, and llama.cpp where a llama-server was found and
+    the app is not hosted."""
+    return drafter_choices(preset, lang) + llama_choice(limits.hosted, lang)
 
 
 def example_tasks(preset: Preset, lang: str = DEFAULT_LANGUAGE) -> list[str]:

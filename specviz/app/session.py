@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import gradio as gr
 
 from specviz.app.limits import LOCAL, Limits
+from specviz.app.llama_lanes import llama_race_servers, split_llama
 from specviz.app.request_checks import Inputs, RequestChecks
 from specviz.core.detok import IncrementalDetokenizer, TokenizerLike, control_ids
 from specviz.core.engine import speculative_stream
@@ -366,8 +367,16 @@ class App:
         settings and seed, repeated and interleaved, one run at a time under the engine lock;
         its progress as it grows (``Runs.race`` keeps it in the session)."""
         pair, prompt_ids = self.load_with_prompt(inputs)
+        drafters, with_llama = split_llama(inputs.race_drafters)
+        llama = []
+        if with_llama:
+            hosted = self.limits.hosted
+            llama = self.run_locked(
+                lambda: llama_race_servers(inputs.preset, inputs.settings, drafters, hosted),
+                "app.doing.race",
+            )
         progress = iter_race(
-            pair, prompt_ids, inputs.settings, inputs.race_drafters, inputs.race_repeats
+            pair, prompt_ids, inputs.settings, drafters, inputs.race_repeats, llama=llama
         )
         yield from self.locked(progress, "app.doing.race")
 

@@ -21,14 +21,26 @@ import torch
 from specviz.core.engine import DraftModelPairLike
 from specviz.core.settings import GenerationSettings
 from specviz.drafters.registry import drafter_entry, drafter_words
+from specviz.engines.llama_server import LlamaServer
 from specviz.measure.harness import Update, iter_measurements, never, warm_up_settings
+from specviz.measure.llama_cpp import llama_cpp_decoding
 from specviz.measure.methods import plain_decoding, speculative_decoding
-from specviz.measure.race_records import PLAIN_LANE, Lane, LaneRun, RaceProgress, RaceResult
+from specviz.measure.race_records import (
+    LLAMA_PLAIN_LANE,
+    LLAMA_SPEC_LANE,
+    PLAIN_LANE,
+    Lane,
+    LaneRun,
+    RaceProgress,
+    RaceResult,
+)
 from specviz.measure.spread import DEFAULT_REPEATS
 from specviz.models.cpu_load import OthersShare
 from specviz.text import Phrase
 
 __all__ = ["iter_race"]
+
+_LLAMA_WORDS = {LLAMA_PLAIN_LANE: "race.llama.plain", LLAMA_SPEC_LANE: "race.llama.spec"}
 
 
 def iter_race(
@@ -40,13 +52,16 @@ def iter_race(
     *,
     warm_up: bool = True,
     should_stop: Callable[[], bool] = never,
+    llama: Sequence[tuple[str, LlamaServer]] = (),
 ) -> Iterator[RaceProgress]:
     """Race plain decoding against each drafter spec, *repeats* times interleaved; a stream.
 
+    *llama* adds llama.cpp's lanes after the drafters: (lane name, its running llama-server),
+    LLAMA_PLAIN_LANE and LLAMA_SPEC_LANE, fed the same prompt ids and settings.
     The arguments are checked here (at least one drafter, distinct specs, repeats ≥ 1), before
     the first run.
     """
-    if not drafters:
+    if not drafters and not llama:
         raise ValueError("a race needs at least one drafter")
     methods = [
         replace(
@@ -59,6 +74,13 @@ def iter_race(
             label=_lane_words(spec),
         )
         for spec in drafters
+    ]
+    methods += [
+        replace(
+            llama_cpp_decoding(server, prompt_ids, settings, name),
+            label=Phrase("race.progress.llama", lane=Phrase(_LLAMA_WORDS[name])),
+        )
+        for name, server in llama
     ]
     short = warm_up_settings(settings)
     warm_ups = [replace(method, settings=short) for method in methods] if warm_up else []

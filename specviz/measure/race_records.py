@@ -16,6 +16,10 @@ from specviz.measure.spread import Spread
 from specviz.text import Phrase
 
 __all__ = [
+    "LLAMA_CHOICE",
+    "LLAMA_LANES",
+    "LLAMA_PLAIN_LANE",
+    "LLAMA_SPEC_LANE",
     "PLAIN_LANE",
     "Lane",
     "LaneGain",
@@ -26,6 +30,12 @@ __all__ = [
 ]
 
 PLAIN_LANE = "plain"  # the baseline lane's name; a drafter's lane is named by its spec
+# llama.cpp's llama-server on the same GGUF pair (specviz.measure.llama_cpp): its plain decoding,
+# the baseline of its speculative decoding by the configs tab's command.
+LLAMA_PLAIN_LANE = "llama.cpp plain"
+LLAMA_SPEC_LANE = "llama.cpp speculative"
+LLAMA_LANES = (LLAMA_PLAIN_LANE, LLAMA_SPEC_LANE)
+LLAMA_CHOICE = "llama.cpp"  # what a race request names to add both llama.cpp lanes
 
 
 def engine_seconds(totals: Totals) -> float:
@@ -59,12 +69,23 @@ class LaneRun:
 class Lane:
     """One lane's runs, in repeat order."""
 
-    name: str  # PLAIN_LANE, or the drafter spec it drafts with
+    name: str  # PLAIN_LANE, the drafter spec it drafts with, or one of LLAMA_LANES
     runs: tuple[LaneRun, ...]
 
     @property
     def is_plain(self) -> bool:
-        return self.name == PLAIN_LANE
+        """Plain decoding, specviz's or llama.cpp's: a baseline, not a drafter."""
+        return self.name in (PLAIN_LANE, LLAMA_PLAIN_LANE)
+
+    @property
+    def is_llama(self) -> bool:
+        """llama.cpp's lane: counters and text, no per-token records."""
+        return self.name in LLAMA_LANES
+
+    @property
+    def baseline(self) -> str:
+        """The lane a speedup divides by: the same engine's plain decoding."""
+        return LLAMA_PLAIN_LANE if self.name == LLAMA_SPEC_LANE else PLAIN_LANE
 
     @property
     def tokens_per_s(self) -> Spread | None:
@@ -110,19 +131,22 @@ class RaceResult:
 
     @property
     def drafters(self) -> tuple[Lane, ...]:
-        return self.lanes[1:]
+        """The speculative lanes: each drafter's, then llama.cpp's when it ran."""
+        return tuple(lane for lane in self.lanes if not lane.is_plain)
 
     def lane(self, name: str) -> Lane | None:
         """The lane named *name* (a drafter spec or PLAIN_LANE), if it ran in this race."""
         return next((lane for lane in self.lanes if lane.name == name), None)
 
     def gain(self, name: str) -> LaneGain | None:
-        """The drafter lane's speedup, seconds saved and their firmness, over the repeats that
-        ran both lanes; None for no such lane or before a repeat has both."""
+        """The speculative lane's speedup over its engine's plain decoding, seconds saved and
+        their firmness, over the repeats that ran both lanes; None for no such lane or before a
+        repeat has both."""
         lane = self.lane(name)
-        if lane is None or lane.is_plain:
+        baseline = None if lane is None else self.lane(lane.baseline)
+        if lane is None or lane.is_plain or baseline is None:
             return None
-        plain_runs = {run.repeat: run for run in self.plain.runs}
+        plain_runs = {run.repeat: run for run in baseline.runs}
         pairs = [(run, plain_runs[run.repeat]) for run in lane.runs if run.repeat in plain_runs]
         pairs = [(run, plain) for run, plain in pairs if plain.tokens_per_s > 0]
         if not pairs:

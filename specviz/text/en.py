@@ -197,6 +197,9 @@ TABLE = MappingProxyType(
         "race.speedup.waiting": "speedup: shown once every lane has been measured",
         "race.lane": "Speculative decoding · {drafter}",
         "race.lane.placeholder": "not measured yet",
+        "race.llama.plain": "llama.cpp plain decoding (llama-server)",
+        "race.llama.spec": "llama.cpp speculative decoding (llama-server, the configs tab's command)",
+        "race.llama.note": "llama-server on the same GGUF files: its target computes in Q4_K_M, specviz's in bfloat16 dequantized from them, so greedy texts may part. It reports no per-token times: the bar fills at its average pace, its speedup is over llama.cpp's own plain decoding.",
         "race.plain": "Plain decoding (target only)",
         "race.method": (
             "Every lane decodes the same target with the same prompt, settings and seed, "
@@ -214,6 +217,7 @@ TABLE = MappingProxyType(
             "(more than {threshold}%), so read these speedups as rough."
         ),
         "race.progress.plain": "race: plain decoding",
+        "race.progress.llama": "race: {lane}",
         "race.progress.lane": "race: speculative decoding with {drafter} [{spec}]",
         "race.same_tokens": "Every lane produced exactly the same tokens.",
         "race.differ.sampled": (
@@ -1139,6 +1143,7 @@ TABLE = MappingProxyType(
         "app.live.output": "Output text and stats",
         "app.live.text": "Generated text",
         "app.live.stats": "Stats",
+        "app.race.llama_choice": "llama.cpp: llama-server plain and speculative (same GGUF pair)",
         "app.race.replay": "⟲ Replay the race at measured speed",
         # the race's lanes and repeats
         "app.race.status.waiting": "the race starts when this run ends",
@@ -1150,6 +1155,7 @@ TABLE = MappingProxyType(
         "app.control.race_repeats": "Repeats per lane",
         "app.control.race_repeats.info": "interleaved; the median and its range are shown",
         "error.app.race_lanes": "A race takes from 1 to {cap} drafters here, got {got}.",
+        "error.app.race_llama_hosted": "llama.cpp's lanes run only where specviz runs on your own machine: on a shared Space a second engine would take the cores from every visitor.",
         "error.app.race_lane_twice": "The race lists {drafter} twice; each lane needs its own drafter.",
         "error.app.race_repeats": "Repeats per lane must be a whole number from 1 to {cap}, got {got}.",
         # --- presentation mode, the player and the glossary --------------------------------------

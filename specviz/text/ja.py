@@ -160,6 +160,9 @@ TABLE = MappingProxyType(
         "race.speedup.slower": "{ratio}倍の速さ（遅い）",
         "race.speedup": "{ratio}倍 速い",
         "race.speedup.waiting": "高速化：すべてのレーンを計測してから表示します",
+        "race.llama.plain": "llama.cpp の通常デコーディング（llama-server）",
+        "race.llama.spec": "llama.cpp の投機的デコーディング（llama-server、設定タブのコマンド）",
+        "race.llama.note": "同じ GGUF ファイルで動く llama-server です。ターゲットは Q4_K_M のまま計算し、specviz は同じファイルを bfloat16 に戻して計算するため、貪欲法でも文章が途中で分かれることがあります。トークンごとの時刻は報告されないので、バーは平均の速さで進みます。速度向上は llama.cpp 自身の通常デコーディングに対する比です。",
         "race.plain": "通常デコーディング（ターゲットのみ）",
         "race.method": (
             "各レーンは同じターゲットモデルを同じプロンプト・設定・シードで {repeats} 回、交互に（通常デコーディング、各ド"
@@ -919,6 +922,7 @@ TABLE = MappingProxyType(
         "app.live.output": "出力テキストと統計",
         "app.live.text": "生成されたテキスト",
         "app.live.stats": "統計",
+        "app.race.llama_choice": "llama.cpp：llama-server の通常と投機的（同じ GGUF ペア）",
         "app.race.replay": "⟲ 実測の速さでレースを再生",
         "app.race.status.finished": "終了",
         "app.inspector.cycle": "直近の実行のサイクル",
@@ -1431,6 +1435,7 @@ TABLE = MappingProxyType(
             "）。この高速化は目安として読んでください。"
         ),
         "race.progress.plain": "レース：通常デコーディング",
+        "race.progress.llama": "レース：{lane}",
         "race.progress.lane": "レース：{drafter} [{spec}] による投機的デコード",
         "report.title": "specviz レポート · {label}",
         "report.recorded": "{date} に {where}（デバイス: {device}）で記録。",
@@ -1545,6 +1550,7 @@ TABLE = MappingProxyType(
         "app.control.race_repeats": "レーンごとの反復回数",
         "app.control.race_repeats.info": "交互に実行し、中央値と範囲を表示します",
         "error.app.race_lanes": "レースのドラフターはここでは 1〜{cap} 個です（指定：{got}）。",
+        "error.app.race_llama_hosted": "llama.cpp のレーンは自分のマシンで specviz を動かすときだけ使えます。共有の Space では、もう一つのエンジンがすべての訪問者から CPU を奪ってしまいます。",
         "error.app.race_lane_twice": "レースに {drafter} が2回あります。各レーンには別のドラフターが必要です。",
         "error.app.race_repeats": "レーンごとの反復回数は 1〜{cap} の整数にしてください（指定：{got}）。",
         "app.present.toggle": "プレゼンテーションモード",

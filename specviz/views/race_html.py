@@ -16,7 +16,14 @@ from specviz.core.events import Cycle, Step
 from specviz.drafters.base import DrafterSpec
 from specviz.drafters.registry import drafter_label
 from specviz.measure.firmness import Judgement
-from specviz.measure.race_records import Lane, LaneGain, RaceResult, engine_seconds
+from specviz.measure.race_records import (
+    LLAMA_LANES,
+    LLAMA_PLAIN_LANE,
+    Lane,
+    LaneGain,
+    RaceResult,
+    engine_seconds,
+)
 from specviz.measure.spread import NOISY_SPREAD, Spread
 from specviz.text import DEFAULT_LANGUAGE, Html, UserError, t, t_html
 from specviz.views.numbers import ratio as ratio_text
@@ -26,7 +33,10 @@ from specviz.views.token_text import esc
 
 def drafter_name(spec: str, lang: str = DEFAULT_LANGUAGE) -> str:
     """A drafter spec as people name it: its kind's catalogue label ("Prompt lookup (copies)"),
-    with the options the spec sets after it; the spec itself where it does not parse."""
+    with the options the spec sets after it; the spec itself where it does not parse. llama.cpp's
+    lanes by their catalogue names."""
+    if spec in LLAMA_LANES:
+        return t("race.llama.plain" if spec == LLAMA_PLAIN_LANE else "race.llama.spec", lang)
     try:
         parsed = DrafterSpec.parse(spec)
     except UserError:
@@ -143,8 +153,37 @@ def _lane_numbers(lane: Lane, lang: str) -> str:
     )
 
 
+def _llama_lane_html(lane: Lane, at_s: float | None, lang: str) -> str:
+    """llama.cpp's lane: title and numbers, a bar filling at its average pace (the server
+    reports no per-token times), and its text once the replay reaches its end."""
+    run = lane.shown
+    seconds = run.seconds if run is not None else 0.0
+    finished = run is not None and (at_s is None or at_s >= seconds)
+    if run is None:
+        percent = 0.0
+    else:
+        percent = 100.0 if finished or seconds <= 0 else 100 * max(0.0, at_s or 0.0) / seconds
+    text = run.outcome.text if run is not None and finished else ""
+    body = (
+        f'<div class="sv-race-llama-text">{esc(text)}</div>'
+        if text
+        else f'<div class="sv-stream sv-empty">{t_html("race.lane.placeholder", lang)}</div>'
+    )
+    title = esc(drafter_name(lane.name, lang))
+    return (
+        f'<div class="sv-race-panel sv-race-llama" data-lane="{esc(lane.name)}">'
+        f'<div class="sv-race-title">{title}'
+        f'<span class="sv-race-numbers">{_lane_numbers(lane, lang)}</span></div>'
+        f'<div class="sv-race-bar" data-progress="{percent:.1f}">'
+        f'<div class="sv-race-fill" style="width: {percent:.1f}%"></div></div>'
+        f'<div class="sv-race-llama-note">{t_html("race.llama.note", lang)}</div>{body}</div>'
+    )
+
+
 def _lane_html(lane: Lane, at_s: float | None, lang: str) -> str:
     """One lane: title and numbers, a progress bar, and its shown run's tokens up to at_s."""
+    if lane.is_llama:
+        return _llama_lane_html(lane, at_s, lang)
     run = lane.shown
     events = run.outcome.events if run is not None else ()
     shown = [e for e in events if at_s is None or engine_seconds(e.totals) <= at_s]
@@ -227,7 +266,9 @@ def divergence_notes(result: RaceResult, *, lang: str = DEFAULT_LANGUAGE) -> lis
         return []
     plain_steps = [e for e in plain.outcome.events if isinstance(e, Step)]
     notes = []
-    for lane in result.drafters:
+    # llama.cpp's lanes compute in Q4_K_M, not in specviz's bfloat16: their texts may part from
+    # specviz's plain decoding without any fault (race.llama.note says so).
+    for lane in [lane for lane in result.drafters if not lane.is_llama]:
         run = lane.shown
         cycles = [e for e in run.outcome.events if isinstance(e, Cycle)] if run else []
         name = drafter_name(lane.name, lang)
@@ -239,7 +280,7 @@ def divergence_notes(result: RaceResult, *, lang: str = DEFAULT_LANGUAGE) -> lis
 
 
 def _all_greedy(result: RaceResult) -> bool:
-    runs = [lane.shown for lane in result.drafters]
+    runs = [lane.shown for lane in result.drafters if not lane.is_llama]
     return all(
         run is not None and any(isinstance(e, Cycle) and e.greedy for e in run.outcome.events)
         for run in runs

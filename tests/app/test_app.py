@@ -3,6 +3,8 @@ schema, and how a run's inputs are read through the schema (no model is loaded h
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import gradio as gr
 import pytest
 
@@ -281,6 +283,27 @@ def test_hosted_mode_allows_fewer_lanes_and_repeats() -> None:
         app.checks.inputs(DEFAULT.id, "hi", {}, race_drafters=["draft-model", "lookup", "hybrid"])
     with pytest.raises(gr.Error, match="from 1 to 3, got 4"):
         app.checks.inputs(DEFAULT.id, "hi", {}, race_repeats=4)
+
+
+def test_llama_cpps_lanes_are_a_race_choice_only_off_a_space(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from llama_fakes import fake_llama_binary
+
+    from specviz.app.limits import HOSTED
+    from specviz.app.llama_lanes import llama_choice, split_llama
+
+    monkeypatch.setenv("SPECVIZ_LLAMA_SERVER", str(fake_llama_binary(tmp_path)))
+    assert [value for _, value in llama_choice(False, "en")] == ["llama.cpp"]
+    assert llama_choice(True, "en") == []  # a Space's visitors never start a second engine
+    local = App(PRESETS, ModelCache())
+    chosen = local.checks.inputs(DEFAULT.id, "hi", {}, race_drafters=["lookup", "llama.cpp"])
+    assert split_llama(chosen.race_drafters) == (("lookup",), True)
+    hosted = App(PRESETS, ModelCache(), limits=HOSTED)
+    with pytest.raises(gr.Error, match="only where specviz runs on your own machine"):
+        hosted.checks.inputs(DEFAULT.id, "hi", {}, race_drafters=["lookup", "llama.cpp"])
+    monkeypatch.setenv("SPECVIZ_LLAMA_SERVER", str(tmp_path / "gone"))
+    assert llama_choice(False, "en") == []  # a binary that is not there is no choice
 
 
 def test_a_race_asks_zerogpu_for_each_of_its_runs() -> None:

@@ -4,28 +4,21 @@ HTTP surface (fake_llama_server.py), and the llama.cpp lane built on it."""
 from __future__ import annotations
 
 import json
-import stat
-import sys
 from pathlib import Path
 
 import pytest
 import torch
+from llama_fakes import fake_llama_binary
 
 from specviz.core.settings import GenerationSettings
 from specviz.engines.llama_server import LlamaServer, LlamaServerError, server_arguments
 from specviz.measure.harness import Trial
 from specviz.measure.llama_cpp import completion_totals, llama_cpp_decoding
 
-FAKE = Path(__file__).with_name("fake_llama_server.py")
-
 
 @pytest.fixture
 def fake_binary(tmp_path: Path) -> Path:
-    """An executable that runs the stand-in with this Python."""
-    binary = tmp_path / "llama-server"
-    binary.write_text(f'#!/bin/sh\nexec {sys.executable} {FAKE} "$@"\n')
-    binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
-    return binary
+    return fake_llama_binary(tmp_path)
 
 
 def test_the_server_gets_threads_for_both_models_one_slot_and_its_port() -> None:

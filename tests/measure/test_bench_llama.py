@@ -5,14 +5,13 @@ server runs, the table and the Markdown."""
 from __future__ import annotations
 
 import json
-import stat
-import sys
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from commands import COMMAND_PRESET, EncodingPair, small_grid
+from llama_fakes import fake_llama_binary
 
 from specviz.cli import bench as bench_cli
 from specviz.core.settings import GenerationSettings
@@ -22,8 +21,6 @@ from specviz.measure.bench_markdown import render_report
 from specviz.measure.llama_cpp import LlamaLanes, llama_command
 from specviz.models.presets import ModelSource
 from specviz.text import UserError
-
-FAKE = Path(__file__).resolve().parent.parent / "engines" / "fake_llama_server.py"
 
 
 @pytest.fixture
@@ -41,9 +38,7 @@ def gguf_preset(tmp_path: Path) -> SimpleNamespace:
 
 @pytest.fixture
 def lanes(tmp_path: Path) -> LlamaLanes:
-    binary = tmp_path / "llama-server"
-    binary.write_text(f'#!/bin/sh\nexec {sys.executable} {FAKE} "$@"\n')
-    binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
+    binary = fake_llama_binary(tmp_path)
     with LlamaLanes(BuildInfo(str(binary), "given"), threads=1) as started:
         yield started
 

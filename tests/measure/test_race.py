@@ -284,3 +284,47 @@ def test_the_time_counter_says_lost_never_a_negative_saved() -> None:
     assert "inconclusive: too few tokens to rank" in render.counters_html(
         None, gain=short.gain("lookup")
     )
+
+
+# --- llama.cpp's lanes ---------------------------------------------------------------------------
+
+
+def test_llama_cpps_lanes_race_beside_specviz_and_gain_over_their_own_plain(
+    tiny_pair: TinyPair, tmp_path
+) -> None:
+    from llama_fakes import fake_llama_binary
+
+    from specviz.engines.llama_server import LlamaServer
+    from specviz.measure.race_records import LLAMA_PLAIN_LANE, LLAMA_SPEC_LANE
+
+    binary = fake_llama_binary(tmp_path)
+    with (
+        LlamaServer(binary, ["-m", "t.gguf"], threads=1) as plain,
+        LlamaServer(binary, ["-m", "t.gguf", "-md", "d.gguf"], threads=1) as spec,
+    ):
+        lanes = [(LLAMA_PLAIN_LANE, plain), (LLAMA_SPEC_LANE, spec)]
+        updates = list(
+            iter_race(tiny_pair, _prompt(tiny_pair), SETTINGS, ["draft-model"], 2, llama=lanes)
+        )
+    result = updates[-1].result
+    assert [lane.name for lane in result.lanes] == [
+        PLAIN_LANE, "draft-model", LLAMA_PLAIN_LANE, LLAMA_SPEC_LANE,
+    ]  # fmt: skip
+    assert [lane.name for lane in result.drafters] == ["draft-model", LLAMA_SPEC_LANE]
+    llama_plain, llama_spec = result.lane(LLAMA_PLAIN_LANE), result.lane(LLAMA_SPEC_LANE)
+    gain = result.gain(LLAMA_SPEC_LANE)
+    assert gain is not None and llama_plain.tokens_per_s and llama_spec.tokens_per_s
+    # Over llama.cpp's own plain decoding, not specviz's.
+    assert gain.speedup.median == pytest.approx(
+        llama_spec.tokens_per_s.median / llama_plain.tokens_per_s.median
+    )
+    assert result.gain(LLAMA_PLAIN_LANE) is None  # a baseline, not a drafter
+    page = race_html.race_html(result)
+    assert 'data-lane="llama.cpp speculative"' in page and "average pace" in page
+    # Its text is shown once its run is over (escaped), nothing before.
+    start = race_html.race_html(result, at_s=0.0)
+    lane_html = start.split('data-lane="llama.cpp plain"')[1]
+    assert 'data-progress="0.0"' in lane_html.split("sv-race-bar")[1][:40]
+    assert "&quot;n_predict&quot;" in page  # the stand-in's text, escaped
+    assert "race.differ" not in page  # llama.cpp's Q4 texts are not compared token by token
+    assert race_html.drafter_name(LLAMA_SPEC_LANE, "ja").startswith("llama.cpp の投機的")
