@@ -168,7 +168,7 @@ def build_demo(
                     speedup_labs.cost_tab(wiring, measured_alpha)  # projects at the measured α
                     labs.tasks_tab(wiring)
                     advisor_tab(wiring, default_preset(presets))
-                    configs_panel(controls, presets, lang)
+                    configs_panel(controls, presets, lang, wiring)
 
         glossary = glossary_panel(lang)  # a sidebar belongs to the page's top level
         live_events = wire_live_run(runs, controls, live, inspector, session, tabs, ENGINE)

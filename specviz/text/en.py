@@ -197,9 +197,9 @@ TABLE = MappingProxyType(
         "race.speedup.waiting": "speedup: shown once every lane has been measured",
         "race.lane": "Speculative decoding · {drafter}",
         "race.lane.placeholder": "not measured yet",
-        "race.llama.plain": "llama.cpp plain decoding (llama-server)",
-        "race.llama.spec": "llama.cpp speculative decoding (llama-server, the configs tab's command)",
-        "race.llama.note": "llama-server on the same GGUF files: its target computes in Q4_K_M, specviz's in bfloat16 dequantized from them, so greedy texts may part. It reports no per-token times: the bar fills at its average pace, its speedup is over llama.cpp's own plain decoding.",
+        "race.llama.plain": "llama.cpp plain (llama-server)",
+        "race.llama.spec": "llama.cpp speculative (llama-server)",
+        "race.llama.note": "llama.cpp's lanes run llama-server on the same GGUF files, its speculative lane by the configs tab's command: its target computes in Q4_K_M, specviz's in bfloat16 dequantized from them, so greedy texts may part. It reports no per-token times: the bar fills at its average pace, its speedup is over llama.cpp's own plain decoding.",
         "race.plain": "Plain decoding (target only)",
         "race.method": (
             "Every lane decodes the same target with the same prompt, settings and seed, "
@@ -1595,6 +1595,10 @@ TABLE = MappingProxyType(
             "llama.cpp's ngram-simple looks up one n-gram length, {n}; specviz tries {high} down "
             "to {low}."
         ),
+        "production.run_here": "Run it here: this llama.cpp command beside specviz",
+        "production.run_here.intro": "Runs the command above on the bundled pair's GGUF files, next to specviz on the same prompt and settings (the prompt and drafter on the left): plain and speculative decoding in each engine, 3 repeats interleaved.",
+        "production.run_here.none": "To run this command here, build llama-server once: `python -m specviz engines setup llama.cpp` (about 5 to 13 minutes on 2 cores), then restart the app.",
+        "production.run_here.hosted": "On a shared Space the command is not run: a second engine would take the cores from every visitor. Run specviz on your own machine to measure it.",
         "production.note.gguf": "llama.cpp reads GGUF files: convert or download {model} as {file}.",
         "production.note.threshold_adapts": (
             "transformers moves assistant_confidence_threshold during generation; {value} is where "

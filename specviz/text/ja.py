@@ -160,9 +160,9 @@ TABLE = MappingProxyType(
         "race.speedup.slower": "{ratio}倍の速さ（遅い）",
         "race.speedup": "{ratio}倍 速い",
         "race.speedup.waiting": "高速化：すべてのレーンを計測してから表示します",
-        "race.llama.plain": "llama.cpp の通常デコーディング（llama-server）",
-        "race.llama.spec": "llama.cpp の投機的デコーディング（llama-server、設定タブのコマンド）",
-        "race.llama.note": "同じ GGUF ファイルで動く llama-server です。ターゲットは Q4_K_M のまま計算し、specviz は同じファイルを bfloat16 に戻して計算するため、貪欲法でも文章が途中で分かれることがあります。トークンごとの時刻は報告されないので、バーは平均の速さで進みます。速度向上は llama.cpp 自身の通常デコーディングに対する比です。",
+        "race.llama.plain": "llama.cpp 通常（llama-server）",
+        "race.llama.spec": "llama.cpp 投機的（llama-server）",
+        "race.llama.note": "llama.cpp のレーンは同じ GGUF ファイルで llama-server を動かします（投機的レーンは設定タブのコマンド）。ターゲットは Q4_K_M のまま計算し、specviz は同じファイルを bfloat16 に戻して計算するため、貪欲法でも文章が途中で分かれることがあります。トークンごとの時刻は報告されないので、バーは平均の速さで進みます。速度向上は llama.cpp 自身の通常デコーディングに対する比です。",
         "race.plain": "通常デコーディング（ターゲットのみ）",
         "race.method": (
             "各レーンは同じターゲットモデルを同じプロンプト・設定・シードで {repeats} 回、交互に（通常デコーディング、各ド"
@@ -1870,6 +1870,10 @@ TABLE = MappingProxyType(
             "llama.cpp の ngram-simple は n-gram の長さ {n} だけで探します。specviz は "
             "{high} から {low} まで順に試します。"
         ),
+        "production.run_here": "ここで実行：この llama.cpp コマンドを specviz と並べて",
+        "production.run_here.intro": "上のコマンドを同梱ペアの GGUF ファイルで実行し、同じプロンプトと設定（左のプロンプトとドラフター）で specviz と並べます。各エンジンの通常デコーディングと投機的デコーディングを交互に 3 回ずつ測ります。",
+        "production.run_here.none": "このコマンドをここで実行するには、llama-server を一度ビルドしてください：`python -m specviz engines setup llama.cpp`（2 コアで約 5〜13 分）。そのあとアプリを再起動します。",
+        "production.run_here.hosted": "共有の Space ではコマンドを実行しません。もう一つのエンジンがすべての訪問者から CPU を奪ってしまうためです。測るには自分のマシンで specviz を動かしてください。",
         "production.note.gguf": "llama.cpp は GGUF ファイルを読みます。{model} を {file} として変換するかダウンロードしてください。",
         "production.note.threshold_adapts": (
             "transformers は生成中に assistant_confidence_threshold を調整します。{va"

@@ -175,8 +175,7 @@ def _llama_lane_html(lane: Lane, at_s: float | None, lang: str) -> str:
         f'<div class="sv-race-title">{title}'
         f'<span class="sv-race-numbers">{_lane_numbers(lane, lang)}</span></div>'
         f'<div class="sv-race-bar" data-progress="{percent:.1f}">'
-        f'<div class="sv-race-fill" style="width: {percent:.1f}%"></div></div>'
-        f'<div class="sv-race-llama-note">{t_html("race.llama.note", lang)}</div>{body}</div>'
+        f'<div class="sv-race-fill" style="width: {percent:.1f}%"></div></div>{body}</div>'
     )
 
 
@@ -235,6 +234,8 @@ def race_html(
     if result is not None and result.complete:
         notes += firmness_notes(result, lang=lang)
         notes += divergence_notes(result, lang=lang)
+    if result is not None and any(lane.is_llama for lane in result.lanes):
+        notes.append(t("race.llama.note", lang))
     notes_html = "".join(f'<div class="sv-race-method sv-race-note">{esc(n)}</div>' for n in notes)
     repeats = result.repeats if result is not None else 1
     return (
