@@ -327,4 +327,4 @@ def test_llama_cpps_lanes_race_beside_specviz_and_gain_over_their_own_plain(
     assert 'data-progress="0.0"' in lane_html.split("sv-race-bar")[1][:40]
     assert "&quot;n_predict&quot;" in page  # the stand-in's text, escaped
     assert "race.differ" not in page  # llama.cpp's Q4 texts are not compared token by token
-    assert race_html.drafter_name(LLAMA_SPEC_LANE, "ja").startswith("llama.cpp の投機的")
+    assert race_html.drafter_name(LLAMA_SPEC_LANE, "ja").startswith("llama.cpp 投機的")
