@@ -1,0 +1,1 @@
+"""Serving engines reached over HTTP: a running llama-server, vLLM or SGLang, read as records."""
