@@ -9,6 +9,8 @@ given; a number the server did not report is shown as a dash, never as zero.
 
 from __future__ import annotations
 
+import html
+
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
@@ -51,9 +53,9 @@ def watch_chart(update: WatchUpdate | None, *, lang: str = DEFAULT_LANGUAGE) -> 
     title = t("watch.chart.title", lang)
     if update is not None:
         server = update.server
-        title = t(
-            "watch.chart.title_run", lang, kind=server.kind_name, model=server.model or UNKNOWN
-        )
+        # The model's name is the server's to choose, and Plotly reads tags in a title.
+        model = html.escape(server.model or UNKNOWN, quote=False)
+        title = t("watch.chart.title_run", lang, kind=server.kind_name, model=model)
     apply_layout(fig, title, "", "")
     fig.update_layout(height=340, margin={"t": 70})
     results = update.results if update is not None else ()
