@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from specviz.engines.client import ServerClient
+from specviz.engines.client import Answer, ServerClient
 from specviz.engines.prometheus import (
     MetricsFormatError,
     Sample,
@@ -107,7 +107,7 @@ def detect_server(client: ServerClient) -> ServerInfo:
     props = client.get("/props")  # the first call: an unreachable server is reported here
     metrics = _metrics(client)
     model, owner = _first_model(client)
-    data = _json_or_empty(client, props) if props.ok else {}
+    data = _json_or_empty(client, props, "/props") if props.ok else {}
     if isinstance(settings := data.get("default_generation_settings"), dict):
         flag = settings.get("speculative")
         return ServerInfo(
@@ -132,9 +132,10 @@ def detect_server(client: ServerClient) -> ServerInfo:
     return ServerInfo(client.url, kind, model, speculative, True)
 
 
-def _json_or_empty(client: ServerClient, answer: Any) -> dict[str, Any]:
+def _json_or_empty(client: ServerClient, answer: Answer, path: str) -> dict[str, Any]:
+    """The JSON object of *answer*, or {} where it is none (an engine without *path*)."""
     try:
-        return client.json_of(answer, "/props")
+        return client.json_of(answer, path)
     except UserError:
         return {}
 
@@ -144,7 +145,7 @@ def _first_model(client: ServerClient) -> tuple[str, str]:
     answer = client.get("/v1/models")
     if not answer.ok:
         return "", ""
-    data = _json_or_empty(client, answer).get("data")
+    data = _json_or_empty(client, answer, "/v1/models").get("data")
     if not isinstance(data, list) or not data or not isinstance(data[0], dict):
         return "", ""
     return str(data[0].get("id", "")), str(data[0].get("owned_by", ""))
@@ -287,9 +288,8 @@ def complete(client: ServerClient, server: ServerInfo, request: Request) -> Repl
 
 
 def _reply(data: dict[str, Any], wall_s: float) -> Reply:
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    timings = data.get("timings") if isinstance(data.get("timings"), dict) else {}
-    assert isinstance(usage, dict) and isinstance(timings, dict)
+    usage = _object(data.get("usage"))
+    timings = _object(data.get("timings"))
     new_tokens = _number(usage.get("completion_tokens"), _number(timings.get("predicted_n"), 0))
     server_tps = _number(timings.get("predicted_per_second"), None)
     reported = None
@@ -299,6 +299,10 @@ def _reply(data: dict[str, Any], wall_s: float) -> Reply:
             accepted=int(_number(timings.get("draft_n_accepted"), 0)),
         )
     return Reply(int(new_tokens), wall_s, server_tps, reported, _text(data))
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _number(value: Any, default: Any) -> Any:

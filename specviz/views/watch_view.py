@@ -14,7 +14,7 @@ import html
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from specviz.engines.records import RequestResult, WatchTotals
+from specviz.engines.records import RequestResult, SpecCounts, WatchTotals
 from specviz.engines.watch import WatchUpdate
 from specviz.models.presets import task_label
 from specviz.text import DEFAULT_LANGUAGE, t
@@ -200,42 +200,45 @@ def table_rows(
     ]
     if baseline:
         headers += [t("watch.column.baseline_tps", lang), t("watch.column.speedup", lang)]
-    rows = []
-    for result in results:
-        counts, reply = result.counts, result.reply
-        row = [
-            str(result.index),
-            task_label(result.task, lang),
-            str(reply.new_tokens),
-            _count(counts.drafts),
-            _count(counts.drafted),
-            _count(counts.accepted),
-            _share(counts.alpha),
-            _number(counts.mean_acceptance_length),
-            _number(reply.wall_tps, 1),
-            _number(reply.server_tps, 1),
-        ]
-        if baseline and result.baseline is not None:
-            row += [_number(result.baseline.wall_tps, 1), _times(result.speedup)]
-        rows.append(row)
+    rows = [
+        _row(
+            [str(result.index), task_label(result.task, lang), str(result.reply.new_tokens)],
+            result.counts,
+            (result.reply.wall_tps, result.reply.server_tps),
+            (result.baseline.wall_tps, result.speedup) if result.baseline is not None else None,
+        )
+        for result in results
+    ]
     if results:
-        counts, speeds = totals.counts, totals.speeds
-        row = [
-            t("watch.total", lang),
-            "",
-            str(speeds.tokens),
-            _count(counts.drafts),
-            _count(counts.drafted),
-            _count(counts.accepted),
-            _share(counts.alpha),
-            _number(counts.mean_acceptance_length),
-            _number(speeds.wall_tps, 1),
-            _number(speeds.server_tps, 1),
-        ]
-        if baseline and totals.baseline is not None:
-            row += [_number(totals.baseline.wall_tps, 1), _times(totals.speedup)]
-        rows.append(row)
+        speeds, base = totals.speeds, totals.baseline
+        label = [t("watch.total", lang), "", str(speeds.tokens)]
+        pooled = (base.wall_tps, totals.speedup) if base is not None else None
+        rows.append(_row(label, totals.counts, (speeds.wall_tps, speeds.server_tps), pooled))
+    if not baseline:
+        rows = [row[: len(headers)] for row in rows]
     return headers, rows
+
+
+def _row(
+    label: list[str],
+    counts: SpecCounts,
+    speeds: tuple[float, float | None],
+    baseline: tuple[float, float | None] | None,
+) -> list[str]:
+    """One line of the table: its label cells, the counts and measures, the speeds."""
+    cells = [
+        *label,
+        _count(counts.drafts),
+        _count(counts.drafted),
+        _count(counts.accepted),
+        _share(counts.alpha),
+        _number(counts.mean_acceptance_length),
+        _number(speeds[0], 1),
+        _number(speeds[1], 1),
+    ]
+    if baseline is not None:
+        cells += [_number(baseline[0], 1), _times(baseline[1])]
+    return cells
 
 
 def _times(value: float | None) -> str:
