@@ -25,6 +25,7 @@ LAYER_RANK: dict[str, int] = {
     "models": 2,
     "measure": 3,
     "production": 3,
+    "engines": 3,  # serving engines over HTTP (watch): text and plain records only
     "views": 4,
     "labs": 5,
     "export": 5,
@@ -146,10 +147,11 @@ def test_the_scan_sees_the_engines_imports() -> None:
     assert "specviz.core.sampling" in engine and "specviz.core.proposal" in engine
 
 
-# Views draw records and text words them: neither needs torch or transformers, and importing them
-# must not load either (the UI never reaches into torch), nor must the events they draw. The
-# records views import from other layers (measure.race_records) are checked through the views.
-TORCH_FREE_LAYERS = ("views", "text")
+# Views draw records, text words them and engines talk HTTP: none needs torch or transformers,
+# and importing them must not load either (the UI never reaches into torch), nor must the events
+# they draw. The records views import from other layers (measure.race_records) are checked
+# through the views.
+TORCH_FREE_LAYERS = ("views", "text", "engines")
 TORCH_FREE_MODULES = ("specviz.core.events", "specviz.core.machine")
 HEAVY = ("torch", "transformers")
 

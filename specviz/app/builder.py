@@ -32,6 +32,7 @@ from specviz.app.run_controls import PRIVATE, run_controls
 from specviz.app.session import App
 from specviz.app.share_link import link_box, wire_share_link
 from specviz.app.startup import Startup, startup_banner
+from specviz.app.watch_tab import watch_tab
 from specviz.export.trace import Trace
 from specviz.models.loader import ModelCache
 from specviz.models.presets import Preset, default_preset
@@ -169,6 +170,7 @@ def build_demo(
                     labs.tasks_tab(wiring)
                     advisor_tab(wiring, default_preset(presets))
                     configs_panel(controls, presets, lang, wiring)
+                    watch_tab(default_preset(presets), lang, limits)
 
         glossary = glossary_panel(lang)  # a sidebar belongs to the page's top level
         live_events = wire_live_run(runs, controls, live, inspector, session, tabs, ENGINE)

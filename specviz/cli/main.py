@@ -33,6 +33,7 @@ from specviz.cli.options import (
     say,
 )
 from specviz.cli.screenshots import add_screenshots_command
+from specviz.cli.watch import add_watch_command
 from specviz.core.events import Cycle, Origin, Step, Totals
 from specviz.measure.race_records import engine_seconds
 from specviz.text import DEFAULT_LANGUAGE, TABLES, UserError, supported_language, t
@@ -150,6 +151,7 @@ def _parser(lang: str = DEFAULT_LANGUAGE) -> argparse.ArgumentParser:
     add_heads_command(commands)
     add_measure_commands(commands)
     add_screenshots_command(commands)
+    add_watch_command(commands)
     return parser
 
 

@@ -1,2 +1,3 @@
-"""Production engines beside specviz: building llama.cpp's llama-server, running it on the
-bundled pair, and reading what a running server reports about its speculation."""
+"""Production engines beside specviz: building llama.cpp's llama-server and running it on the
+bundled pair (llama_build, llama_server), and reading what a running llama-server, vLLM or SGLang
+reports about its speculation over HTTP (watch and the modules it reads with)."""

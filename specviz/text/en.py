@@ -2069,5 +2069,128 @@ TABLE = MappingProxyType(
             "the sampled exactness lab draws from the draft model; drafter {drafter} is checked "
             "at temperature 0 (greedy equality) only"
         ),
+        # --- watching a running server (python -m specviz watch, the Watch a server tab) ----------
+        "app.tab.watch": "Watch a server",
+        "watch.intro": (
+            "**Watch a real server speculate.** Point specviz at a running llama-server, vLLM or "
+            "SGLang, send it prompts and see what the server itself reports: α (accepted over "
+            "drafted tokens), the mean acceptance length τ (tokens per verification step), "
+            "acceptance by draft position, and tokens/s. Each request's counts are the difference "
+            "of the server's /metrics counters before and after it (llama-server without "
+            "--metrics: the timings in its answer). Give a second URL serving the same model with "
+            "speculation off and every prompt is sent there too, for the speedup. Start "
+            "llama-server with --metrics to get τ and acceptance by position."
+        ),
+        "watch.hosted_off": (
+            "Watching a server is off on this hosted app: a visitor must not make the Space send "
+            "requests to addresses of their choosing. Run specviz on your own machine (python "
+            "app.py) or use python -m specviz watch --url URL."
+        ),
+        "watch.url": "Server URL",
+        "watch.url.info": "a llama-server, vLLM or SGLang that speculates",
+        "watch.baseline_url": "Baseline URL (optional)",
+        "watch.baseline_url.info": "the same model with speculation off, for the speedup",
+        "watch.tasks": "Task groups",
+        "watch.per_task": "Prompts per task group",
+        "watch.prompt": "Or your own prompt",
+        "watch.prompt.info": "if you type one, it is sent instead of the task groups' prompts",
+        "watch.max_tokens": "New tokens per request",
+        "watch.temperature": "Temperature (0 = greedy)",
+        "watch.chat": "Through the server's chat template",
+        "watch.run": "Watch",
+        "watch.server": "Watching {kind} at {url}, model {model}",
+        "watch.baseline": "Baseline: {kind} at {url}, model {model}",
+        "watch.total": "total",
+        "watch.progress.warm_up": "Warming up {kind} with one short request",
+        "watch.progress.request": "Sending request {index} of {total}",
+        "watch.progress.done": "Done: {total} request(s).",
+        "watch.reason.props": "its /props says speculative: false",
+        "watch.reason.no_counters": "its /metrics has no speculative decoding counters",
+        "watch.reason.nothing_drafted": "a first request drafted no tokens",
+        "watch.warning.no_metrics": (
+            "llama-server serves no /metrics here (start it with --metrics): α comes from the "
+            "timings of each answer, without τ or acceptance by position."
+        ),
+        "watch.warning.sglang": (
+            "SGLang counts verification steps but not drafted tokens: τ is derived from its "
+            "counters (generated − requests − steps accepted), α and acceptance by position are "
+            "not available."
+        ),
+        "watch.warning.baseline_speculates": (
+            "The baseline at {url} speculates too: the speedup compares two speculating servers."
+        ),
+        "watch.warning.models_differ": (
+            "The servers name different models ({model} and {baseline}): the speedup compares "
+            "different models."
+        ),
+        "watch.column.request": "#",
+        "watch.column.task": "task",
+        "watch.column.tokens": "tokens",
+        "watch.column.drafts": "steps",
+        "watch.column.drafted": "drafted",
+        "watch.column.accepted": "accepted",
+        "watch.column.alpha": "α",
+        "watch.column.tau": "τ",
+        "watch.column.wall_tps": "tok/s",
+        "watch.column.server_tps": "server tok/s",
+        "watch.column.baseline_tps": "baseline tok/s",
+        "watch.column.speedup": "speedup",
+        "watch.cli.warning": "note: {warning}",
+        "watch.cli.positions": "acceptance by draft position (all requests): {rates}",
+        "watch.cli.reported_differs": (
+            "request {index}: the answer's timings say {reported} accepted/drafted, the /metrics "
+            "counters {counted}"
+        ),
+        "watch.cli.others": (
+            "request {index}: the server finished {count} other request(s) meanwhile; its counts "
+            "include theirs"
+        ),
+        "watch.chart.title": "What the server reports",
+        "watch.chart.title_run": "What {kind} reports ({model})",
+        "watch.chart.empty": "Press Watch to send the prompts to the server.",
+        "watch.chart.alpha": "α per request (- - all)",
+        "watch.chart.positions": "acceptance by draft position",
+        "watch.chart.no_positions": "not counted by this server",
+        "watch.chart.tps": "tokens/s per request",
+        "watch.chart.tps_axis": "tokens/s",
+        "watch.chart.request": "request",
+        "watch.chart.position": "draft position",
+        "watch.chart.speculative": "this server (wall clock)",
+        "watch.chart.baseline": "baseline (wall clock)",
+        "watch.chart.server_own": "the server's own decoding speed",
+        "watch.chart.hover.alpha": "request {index} ({task})<br>α = {alpha}",
+        "watch.chart.hover.position": "draft position {position}<br>accepted in {rate} of the steps",
+        "watch.chart.hover.tps": "{name}<br>request {index}: {tps} tokens/s",
+        "error.watch.url": "The server URL must start with http:// or https:// and name a host, got {url}.",
+        "error.watch.same_url": "The baseline URL is the watched server's own ({url}); give one with speculation off.",
+        "error.watch.no_prompts": "There is no prompt to send.",
+        "error.watch.tasks": "No prompts for task group(s) {tasks}; the groups with prompts are {known}.",
+        "error.watch.per_task": "Prompts per task group must be 0 (all) or more, got {got}.",
+        "error.watch.max_tokens": "New tokens per request must be from 1 to 8192, got {got}.",
+        "error.watch.numbers": (
+            "The temperature must be 0 or more and the timeout more than 0, got {temperature} and "
+            "{timeout}."
+        ),
+        "error.watch.unreachable": "Could not reach {url} ({cause}). Is the server running there?",
+        "error.watch.timeout": (
+            "{url} did not answer within {seconds} s. Ask for fewer new tokens or a longer "
+            "timeout (--timeout)."
+        ),
+        "error.watch.http": "{url} answered with HTTP {status}: {body}",
+        "error.watch.not_json": "{url} did not answer with a JSON object.",
+        "error.watch.unknown_server": (
+            "{url} is not a server watch knows: no llama-server /props, and no vLLM or SGLang "
+            "model list or metrics."
+        ),
+        "error.watch.no_metrics": (
+            "{url} does not answer, and watch reads this server's speculation counts there "
+            "(vLLM serves it by default; start SGLang with --enable-metrics)."
+        ),
+        "error.watch.metrics_format": "{url} is not in Prometheus's text format: {cause}",
+        "error.watch.not_speculating": (
+            "{url} ({kind}) is not speculating: {reason}. Start it with a draft (llama-server: "
+            "-md DRAFT.gguf --spec-type draft-simple; vLLM: --speculative-config; SGLang: "
+            "--speculative-algorithm), or give it as the baseline instead."
+        ),
     }
 )

@@ -1880,5 +1880,128 @@ TABLE = MappingProxyType(
             "lue} は初期値です。"
         ),
         "production.cli.note": "注: {note}",
+        # --- 稼働中のサーバーを観察する（python -m specviz watch、「サーバーを観察」タブ） ----------
+        "app.tab.watch": "サーバーを観察",
+        "watch.intro": (
+            "**本物のサーバーの投機的デコーディングを観察します。** 稼働中の llama-server、vLLM、"
+            "SGLang を指定してプロンプトを送り、サーバー自身が報告する数値を見ます：α（ドラフト"
+            "トークンのうち受理された割合）、平均受理長 τ（検証1ステップあたりのトークン数）、"
+            "ドラフト位置ごとの受理率、トークン/秒です。各リクエストの数値は、その前後で読んだ"
+            "サーバーの /metrics のカウンターの差です（--metrics なしの llama-server では応答に"
+            "含まれる timings）。投機なしで同じモデルを動かす2つ目の URL を指定すると、各プロンプト"
+            "をそちらにも送って速度比を出します。τ と位置ごとの受理率を見るには llama-server を "
+            "--metrics 付きで起動してください。"
+        ),
+        "watch.hosted_off": (
+            "このホスト版アプリではサーバーの観察は無効です：訪問者が Space に任意のアドレスへ"
+            "リクエストを送らせてはならないためです。自分のマシンで specviz を動かすか（python "
+            "app.py）、python -m specviz watch --url URL を使ってください。"
+        ),
+        "watch.url": "サーバーの URL",
+        "watch.url.info": "投機的デコーディング中の llama-server、vLLM、SGLang",
+        "watch.baseline_url": "基準サーバーの URL（任意）",
+        "watch.baseline_url.info": "速度比のための、同じモデルで投機なしのサーバー",
+        "watch.tasks": "タスクグループ",
+        "watch.per_task": "タスクグループごとのプロンプト数",
+        "watch.prompt": "または自分のプロンプト",
+        "watch.prompt.info": "入力すると、タスクグループのプロンプトの代わりにこれを送ります",
+        "watch.max_tokens": "リクエストごとの新しいトークン数",
+        "watch.temperature": "温度（0 = 貪欲法）",
+        "watch.chat": "サーバーのチャットテンプレートを通す",
+        "watch.run": "観察する",
+        "watch.server": "{url} の {kind} を観察中、モデル {model}",
+        "watch.baseline": "基準：{url} の {kind}、モデル {model}",
+        "watch.total": "合計",
+        "watch.progress.warm_up": "短いリクエストを1つ送って {kind} をウォームアップ中",
+        "watch.progress.request": "リクエスト {index}/{total} を送信中",
+        "watch.progress.done": "完了：リクエスト {total} 件。",
+        "watch.reason.props": "/props が speculative: false と答えています",
+        "watch.reason.no_counters": "/metrics に投機的デコーディングのカウンターがありません",
+        "watch.reason.nothing_drafted": "最初のリクエストで1トークンもドラフトされませんでした",
+        "watch.warning.no_metrics": (
+            "この llama-server は /metrics を提供していません（--metrics 付きで起動してください）："
+            "α は各応答の timings から求め、τ と位置ごとの受理率は出ません。"
+        ),
+        "watch.warning.sglang": (
+            "SGLang は検証ステップ数を数えますが、ドラフトしたトークン数は数えません：τ はその"
+            "カウンターから導き（生成数 − リクエスト数 − ステップ数 が受理数）、α と位置ごとの"
+            "受理率は出せません。"
+        ),
+        "watch.warning.baseline_speculates": (
+            "{url} の基準サーバーも投機的デコーディングをしています：速度比は投機するサーバー"
+            "同士の比較です。"
+        ),
+        "watch.warning.models_differ": (
+            "2つのサーバーのモデル名が違います（{model} と {baseline}）：速度比は別のモデル同士の"
+            "比較です。"
+        ),
+        "watch.column.request": "#",
+        "watch.column.task": "タスク",
+        "watch.column.tokens": "トークン",
+        "watch.column.drafts": "ステップ",
+        "watch.column.drafted": "ドラフト",
+        "watch.column.accepted": "受理",
+        "watch.column.alpha": "α",
+        "watch.column.tau": "τ",
+        "watch.column.wall_tps": "tok/s",
+        "watch.column.server_tps": "サーバー tok/s",
+        "watch.column.baseline_tps": "基準 tok/s",
+        "watch.column.speedup": "速度比",
+        "watch.cli.warning": "注: {warning}",
+        "watch.cli.positions": "ドラフト位置ごとの受理率（全リクエスト）：{rates}",
+        "watch.cli.reported_differs": (
+            "リクエスト {index}：応答の timings では受理/ドラフトが {reported}、/metrics の"
+            "カウンターでは {counted} です"
+        ),
+        "watch.cli.others": (
+            "リクエスト {index}：その間にサーバーは他のリクエストを {count} 件終えました。"
+            "カウンターにはそれらも含まれます"
+        ),
+        "watch.chart.title": "サーバーが報告する数値",
+        "watch.chart.title_run": "{kind} が報告する数値（{model}）",
+        "watch.chart.empty": "「観察する」を押すとプロンプトをサーバーに送ります。",
+        "watch.chart.alpha": "リクエストごとの α（- - 全体）",
+        "watch.chart.positions": "ドラフト位置ごとの受理率",
+        "watch.chart.no_positions": "このサーバーは数えていません",
+        "watch.chart.tps": "リクエストごとのトークン/秒",
+        "watch.chart.tps_axis": "トークン/秒",
+        "watch.chart.request": "リクエスト",
+        "watch.chart.position": "ドラフト位置",
+        "watch.chart.speculative": "このサーバー（実時間）",
+        "watch.chart.baseline": "基準（実時間）",
+        "watch.chart.server_own": "サーバー自身のデコード速度",
+        "watch.chart.hover.alpha": "リクエスト {index}（{task}）<br>α = {alpha}",
+        "watch.chart.hover.position": "ドラフト位置 {position}<br>ステップの {rate} で受理",
+        "watch.chart.hover.tps": "{name}<br>リクエスト {index}：{tps} トークン/秒",
+        "error.watch.url": "サーバーの URL は http:// か https:// で始まり、ホスト名を含む必要があります（{url}）。",
+        "error.watch.same_url": "基準の URL が観察するサーバー自身です（{url}）。投機なしのサーバーを指定してください。",
+        "error.watch.no_prompts": "送るプロンプトがありません。",
+        "error.watch.tasks": "タスクグループ {tasks} にはプロンプトがありません。プロンプトのあるグループは {known} です。",
+        "error.watch.per_task": "タスクグループごとのプロンプト数は 0（すべて）以上にしてください（{got}）。",
+        "error.watch.max_tokens": "リクエストごとの新しいトークン数は 1 から 8192 にしてください（{got}）。",
+        "error.watch.numbers": (
+            "温度は 0 以上、タイムアウトは 0 より大きくしてください（{temperature} と {timeout}）。"
+        ),
+        "error.watch.unreachable": "{url} に接続できません（{cause}）。そこでサーバーは動いていますか？",
+        "error.watch.timeout": (
+            "{url} は {seconds} 秒以内に応答しませんでした。新しいトークン数を減らすか、"
+            "タイムアウト（--timeout）を延ばしてください。"
+        ),
+        "error.watch.http": "{url} が HTTP {status} を返しました：{body}",
+        "error.watch.not_json": "{url} の応答が JSON オブジェクトではありません。",
+        "error.watch.unknown_server": (
+            "{url} は watch が知っているサーバーではありません：llama-server の /props も、vLLM や "
+            "SGLang のモデル一覧やメトリクスもありません。"
+        ),
+        "error.watch.no_metrics": (
+            "{url} が応答しません。watch はこのサーバーの投機のカウンターをここで読みます"
+            "（vLLM は標準で提供します。SGLang は --enable-metrics 付きで起動してください）。"
+        ),
+        "error.watch.metrics_format": "{url} は Prometheus のテキスト形式ではありません：{cause}",
+        "error.watch.not_speculating": (
+            "{url}（{kind}）は投機的デコーディングをしていません：{reason}。ドラフト付きで起動するか"
+            "（llama-server：-md DRAFT.gguf --spec-type draft-simple、vLLM：--speculative-config、"
+            "SGLang：--speculative-algorithm）、代わりに基準として指定してください。"
+        ),
     }
 )
