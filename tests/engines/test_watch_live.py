@@ -1,28 +1,24 @@
 """watch against a real llama-server speculating with the bundled pair: what watch counts from
 /metrics agrees with the server's own ``timings`` (draft_n, draft_n_accepted).
 
-Skipped where no llama-server binary is found ($SPECVIZ_LLAMA_SERVER, else llama-server on PATH)
-or the bundled GGUF files are not in the cache. The server is started here on a free port, on
-two threads, and stopped when the module's tests end.
+Skipped where no llama-server binary is found (specviz.engines.llama_build.find_llama_server: the
+one `engines setup` built, $SPECVIZ_LLAMA_SERVER, or PATH) or the bundled GGUF files are not in
+the cache. The server is started here on a free port, on two threads, and stopped when the
+module's tests end.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from specviz.engines.client import ServerClient
+from specviz.engines.llama_build import find_llama_server
+from specviz.engines.llama_server import LlamaServer
 from specviz.engines.watch import WatchPlan, iter_watch
 from specviz.models.bundled import BUNDLED, cache_root
 
-BINARY = os.environ.get("SPECVIZ_LLAMA_SERVER") or shutil.which("llama-server")
+BUILD = find_llama_server()
 TARGET, DRAFT = (
     cache_root() / "bundled" / model.name / model.file_name
     for model in (BUNDLED["qwen2.5-coder-1.5b-instruct"], BUNDLED["qwen2.5-coder-0.5b-instruct"])
@@ -31,57 +27,27 @@ START_S = 300.0  # loading two models on a busy 2-core machine
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(BINARY is None, reason="no llama-server ($SPECVIZ_LLAMA_SERVER or PATH)"),
+    pytest.mark.skipif(
+        BUILD is None,
+        reason="no llama-server (python -m specviz engines setup llama.cpp, "
+        "$SPECVIZ_LLAMA_SERVER or PATH)",
+    ),
     pytest.mark.skipif(
         not (TARGET.is_file() and DRAFT.is_file()), reason="bundled GGUF files not in the cache"
     ),
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
-def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def llama_server() -> Iterator[str]:
     """A speculating llama-server's URL, once its /health says the models are loaded."""
-    port = _free_port()
-    log = tmp_path_factory.mktemp("llama") / "server.log"
+    assert BUILD is not None
     command = [
-        str(BINARY), "-m", str(TARGET), "-md", str(DRAFT), "--spec-type", "draft-simple",
-        "--spec-draft-n-max", "5", "-t", "2", "-td", "2", "-c", "2048", "-np", "1",
-        "--port", str(port), "--metrics",
+        "-m", str(TARGET), "-md", str(DRAFT), "--spec-type", "draft-simple",
+        "--spec-draft-n-max", "5", "--metrics",
     ]  # fmt: skip
-    with log.open("w") as output:
-        server = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(server, url, log)
-        yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-
-
-def _wait_healthy(server: subprocess.Popen[bytes], url: str, log: Path) -> None:
-    client = ServerClient(url, timeout_s=5)
-    deadline = time.monotonic() + START_S
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            pytest.fail(f"llama-server exited {server.returncode}:\n{log.read_text()[-2000:]}")
-        try:
-            if client.get("/health").ok:
-                return
-        except ValueError:  # not listening yet (a UserError)
-            pass
-        time.sleep(0.5)
-    pytest.fail(f"llama-server not healthy after {START_S:g} s:\n{log.read_text()[-2000:]}")
+    with LlamaServer(BUILD.path, command, threads=2, start_timeout_s=START_S) as server:
+        yield server.url
 
 
 def test_watch_counts_agree_with_llama_servers_own_timings(llama_server: str) -> None:
