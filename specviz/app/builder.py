@@ -1,10 +1,11 @@
 """The Gradio app: build_demo(presets, model_cache) -> gr.Blocks.
 
 Composition only: each area has its own builder (the controls column in ``run_controls``, the live
-tab in ``live_tab``, the labs in ``lab_tabs`` and ``speedup_tabs``, the API in ``api``); this module
-lays them out and wires what they share: the session, the Stop button and the engine's queue. Heavy
-handlers share one concurrency group, and one lock guards the models, so a small machine never
-runs two generations at once even after a Stop leaves a cycle finishing in its worker thread.
+tab in ``live_tab``, the labs in ``lab_tabs``, ``speedup_tabs`` and ``cost_tab``, the API in
+``api``); this module lays them out and wires what they share: the session, the Stop button and
+the engine's queue. Heavy handlers share one concurrency group, and one lock guards the models, so
+a small machine never runs two generations at once even after a Stop leaves a cycle finishing in
+its worker thread.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from specviz.app import speedup_tabs as speedup_labs
 from specviz.app.advisor_tab import advisor_tab
 from specviz.app.api import generate_endpoint, health_endpoint
 from specviz.app.configs_panel import configs_panel
+from specviz.app.cost_tab import cost_tab
 from specviz.app.export_panel import export_panel, wire_exports
 from specviz.app.glossary import glossary_panel, wire_glossary
 from specviz.app.gpu_work import Runs
@@ -166,7 +168,7 @@ def build_demo(
                     wiring = labs.LabWiring(runs, controls.run_inputs(), ENGINE, lab_inputs)
                     labs.exactness_tab(wiring)
                     measured_alpha = speedup_labs.speedup_tab(wiring)
-                    speedup_labs.cost_tab(wiring, measured_alpha)  # projects at the measured α
+                    cost_tab(wiring, measured_alpha)  # projects at the measured α
                     labs.tasks_tab(wiring)
                     advisor_tab(wiring, default_preset(presets))
                     configs_panel(controls, presets, lang, wiring)

@@ -1,5 +1,6 @@
-"""The speedup labs' tabs: theory vs measurement, and the verification-cost curve with a GPU
-projection. Wiring only; the work is in ``speedup_model``, ``cost_curve`` and ``gpu_projection``.
+"""The speedup labs' tabs: theory vs measurement, with the what-if sliders, and trees against
+the chain (the verification-cost tab and its GPU projection are in ``cost_tab``). Wiring only;
+the work is in ``theory``, ``what_if`` and ``tree_lab``.
 """
 
 from __future__ import annotations
@@ -22,18 +23,11 @@ from specviz.app.lab_tabs import (
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN
 from specviz.drafters.tree_growth import budgets_of
 from specviz.labs.speedup import charts as speedup_charts
-from specviz.labs.speedup import gpu_projection, tree_lab, what_if
 from specviz.labs.speedup import panel as speedup_panel
 from specviz.labs.speedup import theory as speedup_model
-from specviz.labs.speedup.cost_curve import CostCurve, iter_verification_cost
+from specviz.labs.speedup import tree_lab, what_if
 from specviz.measure.harness import Staged
-from specviz.models.cpu_load import OthersShare
 from specviz.text import UserError, t
-
-# The bundled pair's weights in bf16 (1,543,714,304 and 494,032,768 weights read per forward,
-# from gpu_projection.model_footprint): the projection's defaults until a measurement fills them.
-TARGET_GB, DRAFT_GB = 3.087, 0.988
-COST_BUDGET_S = 60.0  # the cost curve stops measuring after this long
 
 DEFAULT_GAMMAS = "1,3,5,8"  # the γ values the speedup lab measures unless told others
 # the tree budgets the tree lab measures unless told others
@@ -257,16 +251,6 @@ def what_if_panel(lang: str) -> WhatIfPanel:
     return WhatIfPanel(alpha, gamma, cost, plot, lang)
 
 
-@dataclass(frozen=True)
-class CostMeasurement:
-    """The cost lab's result: the curve, and the two models' weights (for the projection)."""
-
-    curve: CostCurve
-    target: gpu_projection.Footprint
-    draft: gpu_projection.Footprint
-    others_share: float | None  # the CPU other programs took while it was measured
-
-
 def _gammas(text: str, lang: str, high: int = GAMMA_MAX) -> tuple[int, ...]:
     """ "1,3,5" -> (1, 3, 5), checked against the engine's range up to *high* (the app's γ cap)."""
     try:
@@ -276,135 +260,3 @@ def _gammas(text: str, lang: str, high: int = GAMMA_MAX) -> tuple[int, ...]:
     if not values or not all(GAMMA_MIN <= value <= high for value in values):
         raise gr.Error(t("error.app.gammas_range", lang, low=GAMMA_MIN, high=high))
     return values
-
-
-def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
-    """Tab 4: the verification-cost curve, measured; and a GPU projection, labelled as one."""
-    lang = wiring.lang
-    gpus = list(gpu_projection.GPU_PRESETS)
-    first_gpu = gpu_projection.GPU_PRESETS[gpus[1]]
-    with lab_tab(t("app.tab.cost", lang), t("app.cost.intro", lang), "cost"):
-        with gr.Row():
-            cap = wiring.app.limits.cost_sizes
-            sizes = wiring.size_slider(
-                2, cap, cap, 1, "app.cost.sizes", scale=2, elem_id="sv-cost-sizes"
-            )
-            repeats = gr.Slider(1, 9, value=3, step=1, label=t("app.cost.repeats", lang), scale=2)
-            button = run_button(t("app.button.measure", lang), "sv-cost-run")
-        status = status_box(t("app.status.not_measured", lang), "sv-cost-status")
-        curve_plot = chart(speedup_charts.cost_curve_chart(None, lang=lang), "sv-cost-plot")
-        gr.Markdown(t("app.projection.heading", lang))
-        with gr.Row():
-            gpu = gr.Dropdown(gpus, value=gpus[1], label=t("app.projection.gpu", lang), scale=2)
-            bandwidth = gr.Number(
-                first_gpu.bandwidth_gb_s, label=t("app.projection.bandwidth", lang)
-            )
-            tflops = gr.Number(first_gpu.tflops, label=t("app.projection.tflops", lang))
-        with gr.Row():
-            target_gb = gr.Number(TARGET_GB, label=t("app.projection.target_gb", lang))
-            draft_gb = gr.Number(DRAFT_GB, label=t("app.projection.draft_gb", lang))
-            alpha = gr.Number(0.8, label=t("app.projection.alpha", lang), minimum=0, maximum=1)
-            overhead = gr.Number(0.0, label=t("app.projection.overhead", lang), minimum=0)
-        project_button = gr.Button(t("app.projection.run", lang), elem_id="sv-project")
-        projection_plot = chart(
-            speedup_charts.projection_chart(None, lang=lang), "sv-projection-plot"
-        )
-        projection_note = gr.HTML(
-            speedup_panel.projection_html(None, lang=lang), elem_id="sv-projection-note"
-        )
-
-    def cost_work(
-        lab: LabRun, sizes_value: float, repeats_value: float
-    ) -> Iterator[Staged[CostCurve] | CostMeasurement]:
-        wiring.app.checks.check_lab_size(sizes_value, cap, "app.cost.sizes")
-        others = OthersShare()
-        stages = wiring.app.run_locked(
-            lambda: iter_verification_cost(
-                lab.pair.target, lab.prompt_ids, int(sizes_value), int(repeats_value), COST_BUDGET_S
-            ),
-            "app.doing.forward_times",
-        )
-        # A stage per forward: Stop ends the curve between two.
-        curve = None
-        for stage in wiring.staged(lab, stages, "app.doing.forward_times"):
-            if stage.result is None:
-                yield stage
-            curve = stage.result
-        assert curve is not None  # the last stage holds the curve
-        target = gpu_projection.model_footprint(lab.pair.target)
-        draft = gpu_projection.model_footprint(lab.pair.draft)
-        yield CostMeasurement(curve, target, draft, others.share())
-
-    def show_cost(record: Staged[CostCurve] | CostMeasurement) -> dict[Any, Any]:
-        if isinstance(record, Staged):  # a forward on the way
-            return {status: status_line(record.message.text(lang))}
-        curve = record.curve
-        done = "app.cost.measured" if curve.complete else "app.cost.measured_cut"
-        firmness = speedup_model.curve_firmness(curve, record.others_share)
-        words = [t(done, lang, device=curve.device, context=curve.context_len)]
-        if firmness.refusal is not None:
-            words.append(firmness.refusal.text(lang))
-        words.append(t("labs.firmness", lang, line=firmness.line))
-        return {
-            status: status_line(" ".join(words), "done"),
-            curve_plot: speedup_charts.cost_curve_chart(curve, lang=lang),
-            target_gb: round(record.target.bytes_at(2) / 1e9, 3),
-            draft_gb: round(record.draft.bytes_at(2) / 1e9, 3),
-        }
-
-    def project_gpu(
-        name: str,
-        bandwidth_v: float | None,
-        tflops_v: float | None,
-        target_v: float | None,
-        draft_v: float | None,
-        alpha_v: float | None,
-        overhead_v: float | None,
-    ) -> dict[Any, Any]:
-        numbers = (bandwidth_v, tflops_v, target_v, draft_v, alpha_v, overhead_v)
-        if any(value is None for value in numbers):
-            raise gr.Error(t("error.app.projection_blank", lang))
-        bandwidth_v, tflops_v, target_v, draft_v, alpha_v, overhead_v = (
-            float(value or 0) for value in numbers
-        )
-        preset = gpu_projection.GPU_PRESETS.get(name)
-        if preset is None or (preset.bandwidth_gb_s, preset.tflops) != (bandwidth_v, tflops_v):
-            name = t(
-                "app.projection.custom_gpu",
-                lang,
-                bandwidth=f"{bandwidth_v:g}",
-                tflops=f"{tflops_v:g}",
-            )
-        spec = gpu_projection.GpuSpec(name, bandwidth_v, tflops_v)
-        try:
-            projection = gpu_projection.project_speedup(
-                alpha_v,
-                spec,
-                target_v * 1e9,
-                draft_v * 1e9,
-                target_v * 1e9 / 2,  # bf16: two bytes per weight
-                draft_v * 1e9 / 2,
-                overhead_s=overhead_v / 1000,
-            )
-        except UserError as error:
-            raise gr.Error(t("error.app.projection", lang, cause=error.message(lang))) from None
-        except (ValueError, ZeroDivisionError) as error:
-            raise gr.Error(t("error.app.projection", lang, cause=str(error))) from None
-        return {
-            projection_plot: speedup_charts.projection_chart(projection, lang=lang),
-            projection_note: speedup_panel.projection_html(projection, lang=lang),
-        }
-
-    def pick_gpu(name: str) -> tuple[float, float]:
-        spec = gpu_projection.GPU_PRESETS[name]
-        return spec.bandwidth_gb_s, spec.tflops
-
-    private: dict[str, Any] = {"api_visibility": "private"}
-    outputs = [status, curve_plot, target_gb, draft_gb]
-    wiring.start(button, cost_work, show_cost, [sizes, repeats], outputs, status)
-    gpu.change(pick_gpu, gpu, [bandwidth, tflops], **private)
-    numbers = [bandwidth, tflops, target_gb, draft_gb, alpha, overhead]
-    project_button.click(
-        project_gpu, [gpu, *numbers], [projection_plot, projection_note], **private
-    )
-    measured_alpha.change(lambda value: round(value, 3), measured_alpha, alpha, **private)

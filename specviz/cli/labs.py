@@ -68,6 +68,7 @@ def add_lab_commands(commands: Any, add_model: Any, add_settings: Any) -> None:
         f"shown (firm needs {FIRM_REPEATS} and a quiet CPU)",
     )
     speedup.add_argument("--gpu", help="also project onto this GPU preset (see `project --list`)")
+    add_fixed_cost_options(speedup)
     speedup.add_argument("--json", action="store_true")
     speedup.set_defaults(run=_speedup)
 
@@ -92,7 +93,9 @@ def add_lab_commands(commands: Any, add_model: Any, add_settings: Any) -> None:
     project.add_argument("--alpha", type=float, default=0.8, help="acceptance rate α")
     project.add_argument("--target-gb", type=float, default=3.087, help="target weights, bf16")
     project.add_argument("--draft-gb", type=float, default=0.988, help="draft weights, bf16")
-    project.add_argument("--overhead-ms", type=float, default=0.0, help="fixed cost per forward")
+    project.add_argument("--target-layers", type=int, default=28, help="target decoder layers")
+    project.add_argument("--draft-layers", type=int, default=24, help="draft decoder layers")
+    add_fixed_cost_options(project)
     project.set_defaults(run=_project)
 
     tasks = commands.add_parser(
@@ -214,13 +217,15 @@ def _speedup(args: argparse.Namespace) -> int:
         repeats=args.repeats,
     )
     lab = staged_result(stages, progress_line(args.lang))
-    projection = None
+    projections = None
     if gpu is not None:
-        projection = _projection(
-            lab.theory.alpha, gpu, _bf16_bytes(pair.target), _bf16_bytes(pair.draft), 0.0
-        )
+        from specviz.labs.speedup.gpu_projection import model_footprint
+
+        target, draft = model_footprint(pair.target), model_footprint(pair.draft)
+        projections = _projections(args, lab.theory.alpha, gpu, target, draft)
     if args.json:
-        print_json({"measured": asdict(lab), "projection": projection and asdict(projection)})
+        projection = projections and projections[0].to_dict(args.lang)
+        print_json({"measured": asdict(lab), "projection": projection})
         return 0
     lang = args.lang
     theory = lab.theory
@@ -248,8 +253,8 @@ def _speedup(args: argparse.Namespace) -> int:
             f"{run.speedup:>7.2f}× {row.speedup:>9.2f}×{cut}"
         )
     say("cli.speedup.theory", lang, **model_values(theory, digits=3))
-    if projection is not None:
-        _print_projection(projection, lang)
+    if projections is not None:
+        _print_projection(*projections, lang)
     return 0
 
 
@@ -294,17 +299,35 @@ def print_header(lang: str, *columns: tuple[str, int]) -> None:
     print(" ".join(f"{t(key, lang):>{width}}" for key, width in columns))
 
 
+def add_fixed_cost_options(parser: Any) -> None:
+    """--mode and --calibration: which fixed cost per forward the GPU projection adds."""
+    from specviz.labs.speedup.fixed_cost import EAGER, MODES
+
+    parser.add_argument(
+        "--mode",
+        choices=MODES,
+        default=EAGER,
+        help="execution mode whose fixed cost per forward the projection adds: eager PyTorch "
+        "(what specviz runs), CUDA graphs, or none (the bare roofline)",
+    )
+    parser.add_argument(
+        "--calibration",
+        help="fixed costs measured by `gpu-check` (default: its cache file when there is one; "
+        "else published figures)",
+    )
+
+
 def _project(args: argparse.Namespace) -> int:
-    from specviz.labs.speedup.gpu_projection import GPU_PRESETS
+    from specviz.labs.speedup.gpu_projection import GPU_PRESETS, Footprint
 
     if args.list:
         for spec in GPU_PRESETS.values():
             print(f"{spec.name:24} {spec.bandwidth_gb_s:>6.0f} GB/s {spec.tflops:>6.0f} TFLOPS")
         return 0
-    projection = _projection(
-        args.alpha, _gpu(args.gpu), args.target_gb * 1e9, args.draft_gb * 1e9, args.overhead_ms
-    )
-    _print_projection(projection, args.lang)
+    # bf16: two bytes per weight, so the weight count follows from the bytes.
+    target = Footprint(int(args.target_gb * 1e9 / 2), int(args.target_gb * 1e9), args.target_layers)
+    draft = Footprint(int(args.draft_gb * 1e9 / 2), int(args.draft_gb * 1e9), args.draft_layers)
+    _print_projection(*_projections(args, args.alpha, _gpu(args.gpu), target, draft), args.lang)
     return 0
 
 
@@ -316,30 +339,23 @@ def _gpu(name: str) -> Any:
     return GPU_PRESETS[name]
 
 
-def _bf16_bytes(model: Any) -> float:
-    from specviz.labs.speedup.gpu_projection import model_footprint
+def _projections(
+    args: argparse.Namespace, alpha: float, gpu: Any, target: Any, draft: Any
+) -> tuple[Any, tuple[Any, ...]]:
+    """The projection in --mode, with the other modes beside it, fixed costs from
+    --calibration (or gpu-check's cache file, or the published figures)."""
+    from pathlib import Path
 
-    return model_footprint(model).bytes_at(2)
+    from specviz.labs.speedup.fixed_cost import load_fixed_costs
+    from specviz.labs.speedup.gpu_projection import project_each_mode
 
-
-def _projection(
-    alpha: float, gpu: Any, target_bytes: float, draft_bytes: float, overhead_ms: float
-) -> Any:
-    from specviz.labs.speedup.gpu_projection import project_speedup
-
-    # bf16: two bytes per weight, so the weight count follows from the bytes.
-    return project_speedup(
-        alpha,
-        gpu,
-        target_bytes,
-        draft_bytes,
-        target_bytes / 2,
-        draft_bytes / 2,
-        overhead_s=overhead_ms / 1000,
-    )
+    costs = load_fixed_costs(Path(args.calibration) if args.calibration else None)
+    return project_each_mode(alpha, gpu, target, draft, costs, costs[args.mode])
 
 
-def _print_projection(projection: Any, lang: str) -> None:
+def _print_projection(projection: Any, others: tuple[Any, ...], lang: str) -> None:
+    from specviz.labs.speedup.fixed_cost import mode_words
+
     say("cli.projection.head", lang, gpu=projection.gpu.name)
     speedups = "  ".join(f"γ={row.gamma}: {row.speedup:.2f}×" for row in projection.rows[:8])
     print(f"  {speedups}")
@@ -350,8 +366,29 @@ def _print_projection(projection: Any, lang: str) -> None:
         speedup=f"{projection.best_speedup:.2f}",
         cost=f"{projection.draft_cost:.3f}",
     )
+    say(
+        "cli.projection.fixed",
+        lang,
+        fixed=projection.fixed.words().text(lang),
+        target_ms=f"{projection.target_fixed_s * 1000:.2f}",
+        target_share=f"{projection.target_fixed_share:.0%}",
+        draft_ms=f"{projection.draft_fixed_s * 1000:.2f}",
+        draft_share=f"{projection.draft_fixed_share:.0%}",
+    )
+    for other in others:
+        line = t(
+            "speedup.projection.other",
+            lang,
+            mode=mode_words(other.fixed.mode).text(lang),
+            cost=f"{other.draft_cost:.3f}",
+            gamma=other.best_gamma,
+            speedup=f"{other.best_speedup:.2f}",
+        )
+        print(f"  {line}")
+    if any(shown.fixed.published for shown in (projection, *others)):
+        print(t("speedup.projection.published_note", lang))
     for assumption in projection.assumptions:
-        say("cli.projection.assumes", lang, assumption=assumption)
+        say("cli.projection.assumes", lang, assumption=assumption.text(lang))
 
 
 def _tasks(args: argparse.Namespace) -> int:

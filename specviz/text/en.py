@@ -784,7 +784,7 @@ TABLE = MappingProxyType(
         "tree_lab.verdict.chain": "Predicted for this machine: the chain at γ = {gamma} is fastest ({chain}×); the best tree, {nodes} nodes, would reach {best}×. The tree keeps more per pass (τ {tau} against {chain_tau}), but the target's pass over its {size} tokens takes as long as {verify} steps of plain decoding, the chain's {chain_verify}: on this CPU every node costs arithmetic. On a GPU a pass costs about the same for a few more tokens (the projection below).",
         "tree_lab.verdict.close": "Predicted for this machine: the chain at γ = {gamma} ({chain}×) and the best tree, {nodes} nodes ({best}×), lie within a tenth of each other, nearer than this prediction tells apart; the runs in the table decide. The tree keeps τ {tau} tokens per pass against the chain's {chain_tau}, and its pass over {size} tokens takes as long as {verify} steps of plain decoding, the chain's {chain_verify}.",
         "tree_lab.verdict.tree": "Predicted for this machine: a tree of {nodes} nodes is fastest ({best}×, against {chain}× for the chain at γ = {gamma}). It keeps τ {tau} tokens per pass against the chain's {chain_tau}, and its pass over {size} tokens takes as long as {verify} steps of plain decoding, the chain's {chain_verify}.",
-        "tree_lab.gpu": "PROJECTION, not a measurement: on an {gpu} (a roofline model in bfloat16, with this lab's acceptance), the chain at γ = {gamma} would reach {chain}× and the best tree, {nodes} nodes, {best}×: there a pass over {size} tokens takes {verify} one-token steps, as it only reads the weights once.",
+        "tree_lab.gpu": "PROJECTION, not a measurement: on an {gpu} (a roofline model in bfloat16 with the fixed cost of {fixed}, and this lab's acceptance), the chain at γ = {gamma} would reach {chain}× and the best tree, {nodes} nodes, {best}×: there a pass over {size} tokens takes {verify} one-token steps, as it only reads the weights once.",
         "tree_lab.accuracy": "Prediction against the runs in the table: {error} apart at the median.",
         "tree_lab.progress.tree": "a draft tree of at most {nodes} nodes",
         "tree_lab.progress.tree_cost": "the target's tree forward over 1 to 65 tokens",
@@ -837,7 +837,7 @@ TABLE = MappingProxyType(
         "speedup.projection.title_gpu": "Projection (roofline model, not measured): {gpu}",
         "speedup.projection.y": "projected speedup",
         "speedup.projection.empty": "choose a GPU and run the speedup lab for α",
-        "speedup.projection.series": "projected (α = {alpha}, c = {cost})",
+        "speedup.projection.series": "projected, {mode} (α = {alpha}, c = {cost})",
         "speedup.verify_cost": "v({gamma}) = {cost}",
         "speedup.break_even.cost": (
             "Each drafted token costs c = {cost} of a target step and saves at most α = {alpha} "
@@ -894,12 +894,50 @@ TABLE = MappingProxyType(
         "speedup.column.firmness": "how firm",
         "speedup.projection.placeholder": "Pick a GPU and press Project.",
         "speedup.projection.summary": (
-            "PROJECTION, not a measurement: {gpu} at α = {alpha}. Modelled target step "
-            "{target_ms} ms, draft step {draft_ms} ms (c = {cost}); best γ = {gamma}, about "
-            "{speedup}× over plain decoding."
+            "PROJECTION, not a measurement: {gpu} at α = {alpha}, {fixed}. Modelled target step "
+            "{target_ms} ms, draft step {draft_ms} ms (c = {cost}); the fixed cost per forward is "
+            "{target_share} of the target's step and {draft_share} of the draft's. Best γ = "
+            "{gamma}, about {speedup}× over plain decoding."
+        ),
+        "speedup.projection.others": "The same pair {others}.",
+        "speedup.projection.other": "with {mode}: c = {cost}, best γ = {gamma}, about {speedup}×",
+        "speedup.projection.published_note": (
+            "The fixed costs are published figures (gpt-fast's eager and CUDA-graph timings of "
+            "Llama-2-7B on an A100), not measured on a GPU: python -m specviz gpu-check on one "
+            "measures them, and the projection then uses its numbers."
         ),
         "speedup.projection.assumptions": "Assumptions: {assumptions}.",
         "speedup.projection.assumption_separator": "; ",
+        "speedup.projection.assume.alpha": (
+            "α = {alpha} (measured on this machine, or entered), assumed the same on the GPU"
+        ),
+        "speedup.projection.assume.bandwidth": (
+            "batch size 1; each forward reads every weight once at the full rated bandwidth "
+            "({bandwidth} GB/s)"
+        ),
+        "speedup.projection.assume.compute": (
+            "arithmetic at the rated dense tensor throughput ({tflops} TFLOPS), 2 FLOPs per weight "
+            "per token"
+        ),
+        "speedup.projection.assume.ignored": (
+            "attention over the context, KV-cache reads and sampling are ignored"
+        ),
+        "speedup.projection.assume.fixed": (
+            "each forward first pays a fixed cost for its kernel launches ({fixed}): "
+            "{per_forward_us} µs + {per_layer_us} µs per layer, the target having {target_layers} "
+            "layers and the draft {draft_layers}"
+        ),
+        "speedup.projection.assume.no_fixed": (
+            "{fixed}: kernel launches and the framework cost nothing, which no real run reaches"
+        ),
+        "speedup.projection.fixed_words": "{mode}, {source}",
+        "speedup.projection.mode.eager": "eager PyTorch",
+        "speedup.projection.mode.cuda_graphs": "CUDA graphs",
+        "speedup.projection.mode.none": "the bare roofline",
+        "speedup.projection.source.published": "published figures, not measured on a GPU",
+        "speedup.projection.source.measured": "measured on {device} by gpu-check",
+        "speedup.projection.source.custom": "a figure entered by hand",
+        "speedup.projection.source.none": "an ideal no GPU reaches",
         # --- the task lab -------------------------------------------------------------------------
         "tasks.progress.where": "{task} {index}/{count}",
         "tasks.progress.where_prompt": "{task} {index}/{count}, prompt {prompt}/{prompts}",
@@ -1510,7 +1548,8 @@ TABLE = MappingProxyType(
             "measures the target's forward time for 1, 2, … new tokens against a warm KV cache "
             "(median of several runs, min–max as error bars) on this device. Below, a "
             "**projection** (a roofline model, not a measurement) shows what a GPU would give at "
-            "the same α."
+            "the same α, each forward paying a fixed cost for its kernel launches that grows with "
+            "the layers, not the weights: small models pay nearly as much as large ones."
         ),
         "app.cost.sizes": "Up to this many new tokens",
         "app.cost.repeats": "Repeats (median)",
@@ -1525,7 +1564,11 @@ TABLE = MappingProxyType(
         "app.projection.target_gb": "Target weights (GB, bf16)",
         "app.projection.draft_gb": "Draft weights (GB, bf16)",
         "app.projection.alpha": "α (filled by the Speedup theory lab)",
-        "app.projection.overhead": "Fixed cost per forward (ms)",
+        "app.projection.target_layers": "Target layers",
+        "app.projection.draft_layers": "Draft layers",
+        "app.projection.mode": "Execution mode (fixed cost per forward)",
+        "app.projection.per_layer": "Fixed cost per layer (µs)",
+        "app.projection.fixed_source": "Fixed cost per forward: {fixed}.",
         "app.projection.run": "Project",
         "app.projection.custom_gpu": "custom GPU ({bandwidth} GB/s, {tflops} TFLOPS)",
         "app.tasks.intro": (
@@ -1708,6 +1751,10 @@ TABLE = MappingProxyType(
         "cli.projection.head": "PROJECTION (roofline model, not measured) on {gpu}:",
         "cli.projection.best": "  best γ {gamma}: about {speedup}×; c = {cost}",
         "cli.projection.assumes": "  assumes: {assumption}",
+        "cli.projection.fixed": (
+            "  fixed cost ({fixed}): target {target_ms} ms ({target_share} of its step), draft "
+            "{draft_ms} ms ({draft_share} of its step)"
+        ),
         # --- the load test (python -m specviz loadtest) -----------------------------------------
         "cli.loadtest.abuse_needs_trace": (
             "--abuse needs --trace FILE, a recorded trace (python -m specviz generate --trace "
@@ -1739,6 +1786,19 @@ TABLE = MappingProxyType(
             "check the command itself with --device cpu --tiny."
         ),
         "cli.gpu_check.bad_tokens": "--max-new-tokens must be between 1 and 64.",
+        "cli.gpu_check.fixed": (
+            "fixed cost per forward, {mode}: {per_forward_us} µs + {per_layer_us} µs per layer "
+            "(fit error {error_us} µs)"
+        ),
+        "cli.gpu_check.fixed_unavailable": "fixed cost per forward, {mode}: not measured ({why})",
+        "cli.gpu_check.calibration_kept": (
+            "not a GPU: the fixed costs are only in {out}, and the projection keeps its figures "
+            "(--calibration-out FILE writes them apart)"
+        ),
+        "cli.gpu_check.calibration": (
+            "calibration written to {path}: the projection (python -m specviz project, the "
+            "Verification cost tab) now uses these figures in place of the published ones"
+        ),
         "cli.gpu_check.done": (
             "{device}: greedy speculative equals plain: {equal}; draft step {draft_ms} ms, target "
             "step {target_ms} ms (lean), c = {cost}; the full record is in {out}"
@@ -1830,7 +1890,14 @@ TABLE = MappingProxyType(
         "error.speedup.gammas": "γ values must be between {low} and {high}, got {gammas}",
         "error.tree_lab.nodes": "tree budgets must be between 1 and {most} nodes, got {got}",
         "error.tree_lab.spec": "the tree lab grows dynamic trees: give tree with nodes, depth or topk options (not a shape), got {spec}",
-        "error.projection.sizes": "model sizes must be positive and the overhead non-negative",
+        "error.projection.sizes": "model sizes must be positive and the fixed cost non-negative",
+        "error.projection.layers": "each model needs at least 1 layer",
+        "error.fixed_cost.points": "the fit needs at least two one-token forwards; it got {count}",
+        "error.fixed_cost.unreadable": "cannot read the calibration file {path}",
+        "error.fixed_cost.malformed": (
+            "{path} is not a specviz fixed-cost calibration (python -m specviz gpu-check writes "
+            "one)"
+        ),
         "error.bench.no_prompts": "preset {preset} has no prompts for {tasks}",
         "error.bench.no_task": "no task",
         "error.bench.engine": "the bench measures one other engine, {known}; got {engine}",

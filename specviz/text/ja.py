@@ -585,7 +585,7 @@ TABLE = MappingProxyType(
         "tree_lab.verdict.chain": "このマシンでの予測：γ = {gamma} のチェーンが最速（{chain}×）で、最良のツリー（{nodes} ノード）は {best}× です。ツリーは 1 パスあたり多く残します（τ {tau} 対 {chain_tau}）が、ターゲットが {size} トークンを読むパスは通常デコードの {verify} ステップ分かかり、チェーンは {chain_verify} ステップ分です。この CPU ではノードごとに計算が増えます。GPU では数トークン増えてもパスの時間はほぼ変わりません（下の予測モデル）。",
         "tree_lab.verdict.close": "このマシンでの予測：γ = {gamma} のチェーン（{chain}×）と最良のツリー（{nodes} ノード、{best}×）の差は 1 割未満で、この予測では見分けられません。表の実測で決まります。ツリーは 1 パスあたり τ {tau} トークンを残し（チェーンは {chain_tau}）、{size} トークンのパスは通常デコードの {verify} ステップ分（チェーンは {chain_verify} ステップ分）です。",
         "tree_lab.verdict.tree": "このマシンでの予測：{nodes} ノードのツリーが最速です（{best}×、γ = {gamma} のチェーンは {chain}×）。1 パスあたり τ {tau} トークンを残し（チェーンは {chain_tau}）、{size} トークンのパスは通常デコードの {verify} ステップ分（チェーンは {chain_verify} ステップ分）です。",
-        "tree_lab.gpu": "予測モデル（実測ではありません）：{gpu} では（bfloat16 のルーフラインモデル、この実験の採択率）、γ = {gamma} のチェーンは {chain}×、最良のツリー（{nodes} ノード）は {best}× になります。そこでは {size} トークンのパスも重みを一度読むだけなので、1 トークンのステップ {verify} 回分で済みます。",
+        "tree_lab.gpu": "予測モデル（実測ではありません）：{gpu} では（bfloat16 のルーフラインモデルに{fixed}の固定コストを加え、この実験の採択率を使うと）、γ = {gamma} のチェーンは {chain}×、最良のツリー（{nodes} ノード）は {best}× になります。そこでは {size} トークンのパスも重みを一度読むだけなので、1 トークンのステップ {verify} 回分で済みます。",
         "tree_lab.accuracy": "表の実測に対する予測の差：中央値で {error}。",
         "tree_lab.progress.tree": "最大 {nodes} ノードのドラフトツリー",
         "tree_lab.progress.tree_cost": "ターゲットのツリー順伝播（1〜65 トークン）",
@@ -635,7 +635,7 @@ TABLE = MappingProxyType(
         "speedup.projection.title_gpu": "見積もり（ルーフラインモデル、実測ではありません）：{gpu}",
         "speedup.projection.y": "見積もりの速度比",
         "speedup.projection.empty": "GPU を選び、速度向上ラボで α を測ってください",
-        "speedup.projection.series": "見積もり（α = {alpha}、c = {cost}）",
+        "speedup.projection.series": "見積もり、{mode}（α = {alpha}、c = {cost}）",
         "speedup.verify_cost": "v({gamma}) = {cost}",
         "speedup.break_even.cost": (
             "ドラフトの1トークンはターゲット1ステップの c = {cost} のコストがかかり、節約できるのは"
@@ -690,12 +690,50 @@ TABLE = MappingProxyType(
         "speedup.column.firmness": "確度",
         "speedup.projection.placeholder": "GPU を選んで「見積もる」を押してください。",
         "speedup.projection.summary": (
-            "見積もりであり、実測ではありません：{gpu}、α = {alpha}。モデル上のターゲット1ステップ "
-            "{target_ms} ms、ドラフト1ステップ {draft_ms} ms（c = {cost}）。最適 γ = {gamma}、"
-            "通常デコーディングの約 {speedup}倍。"
+            "見積もりであり、実測ではありません：{gpu}、α = {alpha}、{fixed}。モデル上のターゲット"
+            "1ステップ {target_ms} ms、ドラフト1ステップ {draft_ms} ms（c = {cost}）。フォワード"
+            "ごとの固定コストは、ターゲットのステップの {target_share}、ドラフトのステップの "
+            "{draft_share} を占めます。最適 γ = {gamma}、通常デコーディングの約 {speedup}倍。"
+        ),
+        "speedup.projection.others": "同じペアでも、{others}。",
+        "speedup.projection.other": "{mode}なら c = {cost}、最適 γ = {gamma}、約 {speedup}倍",
+        "speedup.projection.published_note": (
+            "固定コストは公開されている数値（gpt-fast による A100 上の Llama-2-7B の eager 実行と "
+            "CUDA グラフ実行の計測）で、GPU で実測したものではありません。GPU のあるマシンで "
+            "python -m specviz gpu-check を実行すると実測され、以後の見積もりはその値を使います。"
         ),
         "speedup.projection.assumptions": "前提：{assumptions}。",
         "speedup.projection.assumption_separator": "；",
+        "speedup.projection.assume.alpha": (
+            "α = {alpha}（このマシンで測ったか入力した値）は GPU でも変わらないものとする"
+        ),
+        "speedup.projection.assume.bandwidth": (
+            "バッチサイズ 1。各フォワードはすべての重みを定格の帯域（{bandwidth} GB/s）いっぱいで"
+            "1回ずつ読む"
+        ),
+        "speedup.projection.assume.compute": (
+            "演算は定格の密行列テンソル性能（{tflops} TFLOPS）で、1トークンあたり重み1つにつき "
+            "2 FLOP"
+        ),
+        "speedup.projection.assume.ignored": (
+            "コンテキストへのアテンション、KV キャッシュの読み込み、サンプリングは無視する"
+        ),
+        "speedup.projection.assume.fixed": (
+            "各フォワードはまずカーネル起動の固定コストを払う（{fixed}）：{per_forward_us} µs + "
+            "1層あたり {per_layer_us} µs。ターゲットは {target_layers} 層、ドラフトは "
+            "{draft_layers} 層"
+        ),
+        "speedup.projection.assume.no_fixed": (
+            "{fixed}：カーネル起動とフレームワークのコストをゼロとみなす（実際の実行では届かない）"
+        ),
+        "speedup.projection.fixed_words": "{mode}、{source}",
+        "speedup.projection.mode.eager": "PyTorch の eager 実行",
+        "speedup.projection.mode.cuda_graphs": "CUDA グラフ",
+        "speedup.projection.mode.none": "素のルーフライン",
+        "speedup.projection.source.published": "公開値（GPU では未実測）",
+        "speedup.projection.source.measured": "gpu-check による {device} での実測値",
+        "speedup.projection.source.custom": "手入力の値",
+        "speedup.projection.source.none": "どの GPU も届かない理想値",
         # --- the task lab -------------------------------------------------------------------------
         "tasks.progress.where": "{task} {index}/{count}",
         "tasks.progress.where_prompt": "{task} {index}/{count}、プロンプト {prompt}/{prompts}",
@@ -976,7 +1014,9 @@ TABLE = MappingProxyType(
             "増えません。ここでは、温まった KV キャッシュに対して新しいトークンが 1、2、… 個の"
             "ときのターゲットのフォワード時間をこのデバイスで測ります（数回の中央値、最小〜最大を"
             "誤差棒で表示）。下の**見積もり**（ルーフラインモデルで、実測ではありません）は、同じ"
-            "α で GPU ならどうなるかを示します。"
+            "α で GPU ならどうなるかを示します。各フォワードはカーネル起動の固定コストも払い、"
+            "それは重みの量ではなく層の数で決まるため、小さなモデルも大きなモデルとほぼ同じだけ"
+            "払います。"
         ),
         "app.cost.sizes": "新しいトークン数の上限",
         "app.cost.repeats": "繰り返し回数（中央値）",
@@ -989,7 +1029,11 @@ TABLE = MappingProxyType(
         "app.projection.target_gb": "ターゲットの重み（GB、bf16）",
         "app.projection.draft_gb": "ドラフトの重み（GB、bf16）",
         "app.projection.alpha": "α（速度向上ラボが入力）",
-        "app.projection.overhead": "フォワードごとの固定コスト（ms）",
+        "app.projection.target_layers": "ターゲットの層数",
+        "app.projection.draft_layers": "ドラフトの層数",
+        "app.projection.mode": "実行方式（フォワードごとの固定コスト）",
+        "app.projection.per_layer": "1層あたりの固定コスト（µs）",
+        "app.projection.fixed_source": "フォワードごとの固定コスト：{fixed}。",
         "app.projection.run": "見積もる",
         "app.projection.custom_gpu": "カスタム GPU（{bandwidth} GB/s、{tflops} TFLOPS）",
         "app.tasks.intro": (
@@ -1114,6 +1158,10 @@ TABLE = MappingProxyType(
         "cli.projection.head": "見積もり（ルーフラインモデル、実測ではありません）{gpu}：",
         "cli.projection.best": "  最適 γ {gamma}：約 {speedup}×。c = {cost}",
         "cli.projection.assumes": "  前提：{assumption}",
+        "cli.projection.fixed": (
+            "  固定コスト（{fixed}）：ターゲット {target_ms} ms（ステップの {target_share}）、"
+            "ドラフト {draft_ms} ms（ステップの {draft_share}）"
+        ),
         # --- errors the user can fix (raised as UserError) ----------------------------------------
         "error.bf16_products.counts": (
             "--sizes は 1 から {most}（かつ文脈の長さ以下）、--rounds は 1 以上にしてください"
@@ -1193,7 +1241,16 @@ TABLE = MappingProxyType(
         "error.speedup.gammas": "γ の値は {low} から {high} の間です。指定：{gammas}",
         "error.tree_lab.nodes": "ツリーのノード数は 1 から {most} の間です。指定：{got}",
         "error.tree_lab.spec": "ツリー実験は動的ツリーを育てます。tree に nodes・depth・topk を指定してください（shape は不可）。指定：{spec}",
-        "error.projection.sizes": "モデルのサイズは正、オーバーヘッドは 0 以上でなければなりません",
+        "error.projection.sizes": "モデルのサイズは正、固定コストは 0 以上でなければなりません",
+        "error.projection.layers": "どちらのモデルも 1 層以上が必要です",
+        "error.fixed_cost.points": (
+            "当てはめには 1 トークンのフォワードが 2 つ以上必要ですが、{count} つしかありません"
+        ),
+        "error.fixed_cost.unreadable": "較正ファイル {path} を読めません",
+        "error.fixed_cost.malformed": (
+            "{path} は specviz の固定コスト較正ファイルではありません（python -m specviz "
+            "gpu-check が書き出します）"
+        ),
         "error.bench.no_prompts": "プリセット {preset} には {tasks} のプロンプトがありません",
         "error.bench.no_task": "タスクなし",
         "error.bench.engine": "ベンチで並べられる他のエンジンは {known} だけです（指定：{engine}）",
@@ -1828,6 +1885,19 @@ TABLE = MappingProxyType(
             "、--device cpu --tiny でコマンド自体を確認してください。"
         ),
         "cli.gpu_check.bad_tokens": "--max-new-tokens は 1 から 64 の間にしてください。",
+        "cli.gpu_check.fixed": (
+            "フォワードごとの固定コスト、{mode}：{per_forward_us} µs + 1層あたり {per_layer_us} µs"
+            "（当てはめの誤差 {error_us} µs）"
+        ),
+        "cli.gpu_check.fixed_unavailable": "フォワードごとの固定コスト、{mode}：未測定（{why}）",
+        "cli.gpu_check.calibration_kept": (
+            "GPU ではないため、固定コストは {out} にだけ記録し、見積もりの数値は変えません"
+            "（--calibration-out FILE で別に書き出せます）"
+        ),
+        "cli.gpu_check.calibration": (
+            "較正ファイルを {path} に書き出しました。以後の見積もり（python -m specviz project、"
+            "「検証コスト」タブ）は、公開値の代わりにこの値を使います"
+        ),
         "cli.gpu_check.done": (
             "{device}：貪欲法の投機的デコーディングと通常デコーディングの一致：{equal}。ドラフト1ステップ {draf"
             "t_ms} ms、ターゲット1ステップ {target_ms} ms（軽量ステップ）、c = {cost}。記録全体は "

@@ -51,7 +51,16 @@ def test_greedy_panel_says_where_outputs_part() -> None:
 
 
 def test_projection_panel_is_labelled_as_a_projection() -> None:
-    projection = project_speedup(0.8, GPU_PRESETS["NVIDIA H100 SXM"], 3e9, 1e9, 1.5e9, 0.5e9)
+    projection = project_speedup(
+        0.8,
+        GPU_PRESETS["NVIDIA H100 SXM"],
+        3e9,
+        1e9,
+        1.5e9,
+        0.5e9,
+        target_layers=28,
+        draft_layers=24,
+    )
     page = projection_html(projection)
     assert "PROJECTION, not a measurement" in page and "sv-projection" in page
     assert "Assumptions:" in page

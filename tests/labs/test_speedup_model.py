@@ -24,6 +24,7 @@ from specviz.labs.speedup.charts import (
     theory_chart,
 )
 from specviz.labs.speedup.cost_curve import CostCurve, CostPoint
+from specviz.labs.speedup.fixed_cost import EAGER, NO_FIXED_COST, PUBLISHED, FixedCost
 from specviz.labs.speedup.gpu_projection import (
     GPU_PRESETS,
     GpuSpec,
@@ -49,6 +50,8 @@ PROMPT = torch.tensor([list(b"def fibonacci(n):")])
 _SPEC = Totals(20, 5, 25, 20, 15, 2.0, 0.1)
 _PLAIN = Totals(20, 20, 0, 0, 0, 4.0, 0.1)
 H100 = GPU_PRESETS["NVIDIA H100 SXM"]
+# The bare roofline (no fixed cost per forward): the regimes of bytes against arithmetic alone.
+BARE: dict[str, Any] = {"target_layers": 28, "draft_layers": 24, "fixed": PUBLISHED[NO_FIXED_COST]}
 
 
 def measure_speedup_lab(*args: Any, progress: Any = None, **kwargs: Any) -> SpeedupLab:
@@ -146,17 +149,17 @@ def test_theory_uses_the_measured_costs_and_marks_the_best_gamma() -> None:
 
 def test_memory_bound_gpu_verifies_sixteen_tokens_for_the_price_of_one() -> None:
     # 1.5B bf16 weights on an H100: arithmetic catches up with the weight reads near k = 295.
-    projection = project_speedup(0.8, H100, 3.0e9, 1.0e9, 1.5e9, 0.5e9)
+    projection = project_speedup(0.8, H100, 3.0e9, 1.0e9, 1.5e9, 0.5e9, **BARE)
     assert all(row.verify_cost == 1.0 for row in projection.rows)
     assert projection.draft_cost == pytest.approx(1.0 / 3.0)  # the bytes ratio
     assert projection.kind == "projection"
-    assert any("measured on this machine" in line for line in projection.assumptions)
+    assert any("measured on this machine" in line.text() for line in projection.assumptions)
 
 
 def test_verification_cost_rises_once_compute_bound() -> None:
     toy = GpuSpec("toy", bandwidth_gb_s=100.0, tflops=1.0)
     # 2e9 bytes / 100 GB/s = 20 ms; 2 · 1e9 · k / 1e12 = 2k ms: crossover at k = 10.
-    projection = project_speedup(0.8, toy, 2.0e9, 0.2e9, 1.0e9, 0.1e9)
+    projection = project_speedup(0.8, toy, 2.0e9, 0.2e9, 1.0e9, 0.1e9, **BARE)
     verify = {row.gamma: row.verify_cost for row in projection.rows}
     assert verify[1] == verify[9] == 1.0
     assert verify[11] == pytest.approx(1.2) and verify[15] == pytest.approx(1.6)
@@ -165,8 +168,8 @@ def test_verification_cost_rises_once_compute_bound() -> None:
 def test_more_bandwidth_makes_both_faster_but_leaves_c_unchanged() -> None:
     sizes = (3.0e9, 1.0e9, 1.5e9, 0.5e9)
     h100, h200 = (
-        project_speedup(0.8, H100, *sizes),
-        project_speedup(0.8, GPU_PRESETS["NVIDIA H200 SXM"], *sizes),
+        project_speedup(0.8, H100, *sizes, **BARE),
+        project_speedup(0.8, GPU_PRESETS["NVIDIA H200 SXM"], *sizes, **BARE),
     )
     assert h200.target_step_s < h100.target_step_s
     assert h200.draft_cost == pytest.approx(h100.draft_cost)
@@ -174,8 +177,11 @@ def test_more_bandwidth_makes_both_faster_but_leaves_c_unchanged() -> None:
 
 
 def test_a_fixed_launch_overhead_pushes_c_towards_one() -> None:
-    ideal = project_speedup(0.8, H100, 3.0e9, 1.0e9, 1.5e9, 0.5e9)
-    launch_bound = project_speedup(0.8, H100, 3.0e9, 1.0e9, 1.5e9, 0.5e9, overhead_s=0.02)
+    ideal = project_speedup(0.8, H100, 3.0e9, 1.0e9, 1.5e9, 0.5e9, **BARE)
+    flat = FixedCost(EAGER, 0.02, 0.0, "custom")  # 20 ms a forward, whatever the depth
+    launch_bound = project_speedup(
+        0.8, H100, 3.0e9, 1.0e9, 1.5e9, 0.5e9, target_layers=28, draft_layers=24, fixed=flat
+    )
     assert ideal.draft_cost < launch_bound.draft_cost < 1.0
     assert launch_bound.best_speedup < ideal.best_speedup
 
@@ -326,7 +332,7 @@ def test_cost_curve_chart_shows_median_and_spread() -> None:
 
 
 def test_projection_chart_is_titled_as_a_projection_and_holds_no_measurement() -> None:
-    projection = project_speedup(0.8, H100, 3.0e9, 1.0e9, 1.5e9, 0.5e9)
+    projection = project_speedup(0.8, H100, 3.0e9, 1.0e9, 1.5e9, 0.5e9, **BARE)
     fig = projection_chart(projection)
     assert "Projection" in fig.layout.title.text and "not measured" in fig.layout.title.text
     assert not any(name.startswith("measured") for name in _traces(fig))

@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from specviz.labs.speedup.cost_curve import CostCurve
+from specviz.labs.speedup.fixed_cost import mode_words
 from specviz.labs.speedup.gpu_projection import Projection
 from specviz.labs.speedup.theory import MeasuredRun, SpeedupRow, SpeedupTheory
 from specviz.labs.speedup.tree_lab import TreeLab
@@ -278,23 +279,38 @@ def cost_curve_chart(curve: CostCurve | None, *, lang: str = DEFAULT_LANGUAGE) -
     return fig
 
 
-def projection_chart(projection: Projection | None, *, lang: str = DEFAULT_LANGUAGE) -> go.Figure:
-    """Projected speedup against γ on a chosen GPU: a roofline model, drawn dashed, never measured."""
+def projection_chart(
+    projection: Projection | None,
+    *,
+    others: Sequence[Projection] = (),
+    lang: str = DEFAULT_LANGUAGE,
+) -> go.Figure:
+    """Projected speedup against γ on a chosen GPU: a roofline model, drawn dashed, never measured;
+    `others` (the same pair in the other execution modes) drawn thinner beside it."""
     x_title, y_title = t("speedup.chart.gamma_axis", lang), t("speedup.projection.y", lang)
     if projection is None or not projection.rows:
         title, note = t("speedup.projection.title", lang), t("speedup.projection.empty", lang)
         return empty_chart(title, x_title, y_title, note)
     fig = go.Figure()
-    name = t(
-        "speedup.projection.series",
-        lang,
-        alpha=f"{projection.alpha:.2f}",
-        cost=f"{projection.draft_cost:.2f}",
-    )
-    _speedup_line(fig, projection.rows, name, PROJECTED, "dash", lang)
+    for other, colour in zip(others, _OTHER_MODES, strict=False):
+        _speedup_line(fig, other.rows, _series_name(other, lang), colour, "dot", lang)
+    _speedup_line(fig, projection.rows, _series_name(projection, lang), PROJECTED, "dash", lang)
     _best_and_no_gain(fig, projection.rows, projection.best_gamma, projection.best_speedup, lang)
     layout(fig, t("speedup.projection.title_gpu", lang, gpu=projection.gpu.name), x_title, y_title)
     return fig
+
+
+_OTHER_MODES = (TAU, BONUS)  # colours of the other execution modes' lines
+
+
+def _series_name(projection: Projection, lang: str) -> str:
+    return t(
+        "speedup.projection.series",
+        lang,
+        mode=mode_words(projection.fixed.mode).text(lang),
+        alpha=f"{projection.alpha:.2f}",
+        cost=f"{projection.draft_cost:.2f}",
+    )
 
 
 def break_even_paragraph(theory: SpeedupTheory, lang: str = DEFAULT_LANGUAGE) -> str:

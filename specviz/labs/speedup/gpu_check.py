@@ -39,6 +39,15 @@ SHAPES: Mapping[str, Mapping[str, Any]] = {
         "vocab_size": 151936,
         "tie_word_embeddings": True,
     },
+    "qwen2.5-1.5b": {  # the bundled pair's target (its draft is the 0.5B above)
+        "hidden_size": 1536,
+        "intermediate_size": 8960,
+        "num_hidden_layers": 28,
+        "num_attention_heads": 12,
+        "num_key_value_heads": 2,
+        "vocab_size": 151936,
+        "tie_word_embeddings": True,
+    },
     "qwen2.5-7b": {
         "hidden_size": 3584,
         "intermediate_size": 18944,
@@ -74,13 +83,14 @@ ASSUMED_ALPHAS = (0.6, 0.7, 0.8)  # α is not measurable with random weights: ro
 
 
 def random_model(
-    shape: str, device: torch.device, dtype: torch.dtype, seed: int = 0
+    shape: str, device: torch.device, dtype: torch.dtype, seed: int = 0, layers: int | None = None
 ) -> torch.nn.Module:
-    """A Qwen2 causal LM with ``shape``'s config and random weights, built on the device."""
+    """A Qwen2 causal LM with ``shape``'s config and random weights, built on the device; with
+    ``layers``, only that many decoder layers (the fixed-cost fit varies them)."""
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     config = Qwen2Config(
-        **SHAPES[shape],
+        **{**SHAPES[shape], **({} if layers is None else {"num_hidden_layers": layers})},
         max_position_embeddings=32768,
         rope_parameters={"rope_type": "default", "rope_theta": 1_000_000.0},
         rms_norm_eps=1e-6,

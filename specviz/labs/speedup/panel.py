@@ -3,7 +3,10 @@ projection, and trees against the chain."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from specviz.labs.speedup.charts import break_even_paragraph
+from specviz.labs.speedup.fixed_cost import mode_words
 from specviz.labs.speedup.gpu_projection import Projection
 from specviz.labs.speedup.theory import SpeedupLab, SpeedupTheory
 from specviz.labs.speedup.tree_lab import TreeLab, median_error
@@ -79,21 +82,46 @@ def speedup_html(lab: SpeedupLab | None, *, lang: str = DEFAULT_LANGUAGE) -> str
     return panel_html(paragraphs, table_html(headers, rows))
 
 
-def projection_html(projection: Projection | None, *, lang: str = DEFAULT_LANGUAGE) -> str:
-    """A projection, labelled as one, with every assumption it rests on."""
+def projection_html(
+    projection: Projection | None,
+    *,
+    others: Sequence[Projection] = (),
+    lang: str = DEFAULT_LANGUAGE,
+) -> str:
+    """A projection, labelled as one, with the fixed cost's share of each step, the same pair in
+    the `others` execution modes, and every assumption it rests on."""
     if projection is None:
         return panel_html([t("speedup.projection.placeholder", lang)], css="sv-projection")
     head = t(
         "speedup.projection.summary",
         lang,
         gpu=projection.gpu.name,
+        fixed=projection.fixed.words().text(lang),
+        target_share=f"{projection.target_fixed_share:.0%}",
+        draft_share=f"{projection.draft_fixed_share:.0%}",
         **model_values(projection, ms_digits=2),
     )
-    assumptions = t("speedup.projection.assumption_separator", lang).join(projection.assumptions)
-    return panel_html(
-        [head, t("speedup.projection.assumptions", lang, assumptions=assumptions)],
-        css="sv-projection",
-    )
+    paragraphs = [head]
+    if others:
+        separator = t("speedup.projection.assumption_separator", lang)
+        compared = separator.join(
+            t(
+                "speedup.projection.other",
+                lang,
+                mode=mode_words(other.fixed.mode).text(lang),
+                cost=f"{other.draft_cost:.2f}",
+                gamma=other.best_gamma,
+                speedup=f"{other.best_speedup:.2f}",
+            )
+            for other in others
+        )
+        paragraphs.append(t("speedup.projection.others", lang, others=compared))
+    if any(shown.fixed.published for shown in (projection, *others)):
+        paragraphs.append(t("speedup.projection.published_note", lang))
+    separator = t("speedup.projection.assumption_separator", lang)
+    assumptions = separator.join(phrase.text(lang) for phrase in projection.assumptions)
+    paragraphs.append(t("speedup.projection.assumptions", lang, assumptions=assumptions))
+    return panel_html(paragraphs, css="sv-projection")
 
 
 def tree_lab_rows(lab: TreeLab, lang: str) -> list[list[str]]:
@@ -167,6 +195,7 @@ def _gpu_paragraph(lab: TreeLab, lang: str) -> str:
         "tree_lab.gpu",
         lang,
         gpu=gpu.gpu,
+        fixed=gpu.fixed.words().text(lang),
         gamma=lab.gamma,
         chain=f"{gpu.chain.speedup:.2f}",
         nodes=gpu.best.nodes,

@@ -42,6 +42,7 @@ from specviz.drafters.base import DrafterSpec
 from specviz.drafters.draft_tree import tokens_above_floor
 from specviz.drafters.tree_growth import COMPARED_BUDGETS, MAX_NODES, TreeGrowth, growth_of
 from specviz.labs.speedup.cost_curve import CostCurve, CostPoint, iter_verification_cost
+from specviz.labs.speedup.fixed_cost import EAGER, PUBLISHED, FixedCost, load_fixed_costs
 from specviz.labs.speedup.gpu_projection import (
     GPU_PRESETS,
     Footprint,
@@ -221,6 +222,7 @@ class GpuProjection:
     gpu: str
     chain: Predicted
     best: Predicted
+    fixed: FixedCost  # the fixed cost every forward paid (eager PyTorch unless said otherwise)
     kind: str = "projection"  # never "measurement"
 
 
@@ -233,14 +235,18 @@ def project_trees(
     gpu: GpuSpec,
     target: Footprint,
     draft: Footprint,
+    fixed: FixedCost = PUBLISHED[EAGER],
 ) -> GpuProjection:
-    """The lab's prediction with roofline forward times in bfloat16 on *gpu* in place of the
-    timed ones, plain decoding's step being the target's one-token forward there."""
+    """The lab's prediction with roofline forward times in bfloat16 on *gpu*, each forward paying
+    *fixed* for its layers, in place of the timed ones, plain decoding's step being the target's
+    one-token forward there."""
 
     def curve(footprint: Footprint, sizes: Sequence[int]) -> CostCurve:
         points = []
         for size in sizes:
-            seconds = roofline_forward_s(gpu, footprint.bytes_at(2), footprint.params, size)
+            seconds = roofline_forward_s(
+                gpu, footprint.bytes_at(2), footprint.params, size, fixed.seconds(footprint.layers)
+            )
             points.append(CostPoint(size, seconds, (seconds,)))
         return CostCurve(gpu.name, 0, tuple(points), True)
 
@@ -255,6 +261,7 @@ def project_trees(
         gpu.name,
         predict_chain(chain_alpha, gamma, target_curve, draft_curve, step),
         max(trees, key=lambda row: (row.speedup, -row.nodes)),
+        fixed,
     )
 
 
@@ -373,8 +380,17 @@ def iter_tree_lab(
     projection = None
     if gpu is not None:
         target_fp, draft_fp = model_footprint(pair.target), model_footprint(pair.draft)
+        eager = load_fixed_costs()[EAGER]  # what specviz runs: measured if gpu-check has been
         projection = project_trees(
-            acceptance, chain_alpha, gamma, growth.depth, growth.topk, gpu, target_fp, draft_fp
+            acceptance,
+            chain_alpha,
+            gamma,
+            growth.depth,
+            growth.topk,
+            gpu,
+            target_fp,
+            draft_fp,
+            eager,
         )
     yield Staged(
         1.0,
