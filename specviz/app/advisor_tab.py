@@ -15,6 +15,7 @@ import gradio as gr
 
 from specviz.app.lab_tabs import LabRun, LabWiring, chart, lab_tab, run_button, status_box
 from specviz.app.lab_tabs import status_line as lab_status
+from specviz.app.llama_lanes import llama_build, llama_pool
 from specviz.app.run_controls import drafter_choices, task_choices
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN
 from specviz.drafters.registry import default_drafters
@@ -28,7 +29,7 @@ from specviz.labs.advisor.advice import (
     iter_advice,
     preset_format_first,
 )
-from specviz.labs.advisor.setup import advice_plan, drafts_at, format_pairs
+from specviz.labs.advisor.setup import advice_plan, drafts_at, format_pairs, llama_engine_lanes
 from specviz.models.loader import pick_device
 from specviz.models.presets import TASKS, Preset
 from specviz.models.step_costs import draft_formats
@@ -85,6 +86,14 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
                 elem_id="sv-advisor-gammas",
             )
             adaptive = gr.Checkbox(value=True, label=t("app.advisor.adaptive", lang))
+            # llama.cpp's lanes, where a llama-server was found and the app is not hosted.
+            with_llama = gr.Checkbox(
+                value=False,
+                label=t("app.advisor.llama", lang),
+                info=t("app.advisor.llama.info", lang),
+                visible=llama_build(wiring.app.limits.hosted) is not None,
+                elem_id="sv-advisor-llama",
+            )
         with gr.Row():
             tokens = wiring.size_slider(
                 4,
@@ -117,6 +126,7 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
         adaptive_value: bool,
         tokens_value: float,
         budget_value: float,
+        llama_value: bool = False,
     ) -> Iterator[Phrase | AdviceUpdate]:
         limits, checks = wiring.app.limits, wiring.app.checks
         checks.check_lab_size(tokens_value, limits.advisor_tokens, "app.advisor.tokens")
@@ -139,16 +149,26 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
         yield Phrase("app.advisor.loading")
         ordered = preset_format_first(own, format_values or [own])
         pairs = format_pairs(chosen, ordered, wiring.app.load, loaded={own: lab.pair})
+        settings = replace(lab.inputs.settings, max_new_tokens=int(tokens_value))
+        fixed = tuple(sorted(int(gamma) for gamma in gamma_values))
+        engines = []
+        if llama_value:
+            hosted = wiring.app.limits.hosted
+            engines = wiring.app.run_locked(
+                lambda: llama_engine_lanes(llama_pool(hosted), chosen, settings, fixed),
+                "app.doing.advisor",
+            )
         plan = advice_plan(
             pairs,
             [prompt],
             chat=lab.inputs.chat,
-            settings=replace(lab.inputs.settings, max_new_tokens=int(tokens_value)),
+            settings=settings,
             drafters=drafter_values,
-            gammas=tuple(sorted(int(gamma) for gamma in gamma_values)),
+            gammas=fixed,
             adaptive=bool(adaptive_value),
             time_budget_s=float(budget_value),
             warm_up=wiring.warm_up(lab.inputs),
+            engines=engines,
         )
         updates = wiring.app.run_locked(lambda: iter_advice(plan), "app.doing.advisor")
         for update in wiring.app.locked(updates, "app.doing.advisor"):
@@ -173,7 +193,7 @@ def advisor_tab(wiring: LabWiring, preset: Preset) -> None:
         button,
         advisor_work,
         show_advice,
-        [source, task, drafters, formats, gammas, adaptive, tokens, budget],
+        [source, task, drafters, formats, gammas, adaptive, tokens, budget, with_llama],
         [status, result, plot],
         status,
     )

@@ -24,7 +24,14 @@ from specviz.measure.race_records import LLAMA_CHOICE, LLAMA_PLAIN_LANE, LLAMA_S
 from specviz.models.presets import Preset
 from specviz.text import UserError, t
 
-__all__ = ["LLAMA_CHOICE", "llama_choice", "llama_race_servers", "split_llama"]
+__all__ = [
+    "LLAMA_CHOICE",
+    "llama_build",
+    "llama_choice",
+    "llama_pool",
+    "llama_race_servers",
+    "split_llama",
+]
 
 _lock = threading.Lock()
 _pool: LlamaLanes | None = None
@@ -53,6 +60,14 @@ def split_llama(lanes: Sequence[str]) -> tuple[tuple[str, ...], bool]:
     return drafters, len(drafters) < len(lanes)
 
 
+def llama_pool(hosted: bool) -> LlamaLanes:
+    """The app's llama-server processes (started on first use, kept, stopped at exit)."""
+    build = llama_build(hosted)
+    if build is None:
+        raise UserError("error.llama.missing")
+    return _servers(build)
+
+
 def _servers(build: BuildInfo) -> LlamaLanes:
     global _pool
     with _lock:
@@ -69,10 +84,7 @@ def llama_race_servers(
 ) -> list[tuple[str, LlamaServer]]:
     """The llama.cpp lanes of a race: (lane name, its server), plain first; servers started here
     (a few seconds the first time) and kept."""
-    build = llama_build(hosted)
-    if build is None:
-        raise UserError("error.llama.missing")
-    pool = _servers(build)
+    pool = llama_pool(hosted)
     lanes = [(LLAMA_PLAIN_LANE, pool.server(plain_command(preset)))]
     for spec in drafters:
         command = llama_command(preset, spec, settings)

@@ -9,10 +9,11 @@ two model sources share a vocabulary, loading no model.
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 from typing import Any
 
-from specviz.cli.bench import split_drafter_specs
+from specviz.cli.bench import split_drafter_specs, split_engines
 from specviz.cli.options import (
     add_model_options,
     add_setting_options,
@@ -23,6 +24,7 @@ from specviz.cli.options import (
     say,
     settings_for,
 )
+from specviz.engines.llama_build import find_llama_server
 from specviz.text import DEFAULT_LANGUAGE, UserError, t
 
 
@@ -79,6 +81,13 @@ def add_advise_command(commands: Any, lang: str = DEFAULT_LANGUAGE) -> None:
         metavar="SOURCE",
         help="only check that two model sources (kind:ref) share a vocabulary; loads no model",
     )
+    advise.add_argument(
+        "--engines",
+        default="",
+        help="other engines to measure beside the candidates (not ranked): llama.cpp (its plain "
+        "decoding and its speculative decoding at each fixed γ, by the configs tab's command)",
+    )
+    advise.add_argument("--llama-server", metavar="PATH", help="the llama-server to run")
     advise.add_argument("--json", action="store_true", help="print the advice as JSON")
     advise.set_defaults(run=run_advise)
 
@@ -87,11 +96,11 @@ def run_advise(args: argparse.Namespace) -> int:
     """Measure every candidate on the prompts; print the ranked table and the recommendation."""
     if args.tokenizers:
         return _check_tokenizers(args)
-    from specviz.labs.advisor.advice import DEFAULT_TOKENS, advise
-    from specviz.labs.advisor.setup import advice_plan, format_pairs
+    from specviz.labs.advisor.advice import DEFAULT_TOKENS
+    from specviz.labs.advisor.setup import format_pairs, llama_engine_lanes
+    from specviz.measure.llama_cpp import LlamaLanes
     from specviz.models.loader import ModelCache
 
-    lang = args.lang
     preset = preset_for(args)
     if args.max_new_tokens is None:
         args.max_new_tokens = DEFAULT_TOKENS
@@ -99,12 +108,40 @@ def run_advise(args: argparse.Namespace) -> int:
     prompts = advice_prompts(args, preset)
     drafters = split_drafter_specs(args.drafters)
     gammas = tuple(int(item) for item in args.gammas.split(",") if item.strip())
+    engines = split_engines(args.engines)
+    llama = None
+    if engines:
+        llama = find_llama_server(args.llama_server)
+        if llama is None:
+            raise UserError("error.llama.missing")
     cache = ModelCache()
     pairs = format_pairs(
         preset,
         advice_draft_formats(args, preset),
         lambda formatted: load_pair_for(args, formatted, cache=cache),
     )
+    with contextlib.ExitStack() as stack:
+        engine_lanes = []
+        if llama is not None:
+            lanes = stack.enter_context(LlamaLanes(llama))
+            engine_lanes = llama_engine_lanes(lanes, preset, settings, gammas)
+        advice = _advise(args, pairs, prompts, preset, settings, drafters, gammas, engine_lanes)
+    return _print_advice(args, advice, prompts, settings)
+
+
+def _advise(
+    args: argparse.Namespace,
+    pairs: Any,
+    prompts: list[str],
+    preset: Any,
+    settings: Any,
+    drafters: Any,
+    gammas: tuple[int, ...],
+    engines: Any,
+) -> Any:
+    from specviz.labs.advisor.advice import advise
+    from specviz.labs.advisor.setup import advice_plan
+
     plan = advice_plan(
         pairs,
         prompts,
@@ -116,8 +153,13 @@ def run_advise(args: argparse.Namespace) -> int:
         cost=args.cost_schedule and not args.fixed_only,
         repeats=args.repeats,
         time_budget_s=args.time_budget,
+        engines=engines,
     )
-    advice = advise(plan, progress=progress_line(lang))
+    return advise(plan, progress=progress_line(args.lang))
+
+
+def _print_advice(args: argparse.Namespace, advice: Any, prompts: list[str], settings: Any) -> int:
+    lang = args.lang
     if args.json:
         print_json(advice.to_dict())
         return 0
@@ -146,6 +188,13 @@ def run_advise(args: argparse.Namespace) -> int:
     if advice.cut:
         say("advisor.cli.cut", lang, count=len(advice.cut))
     print(advice.recommendation(lang))
+    if advice.engines:
+        from specviz.labs.advisor.panel import ENGINE_HEADERS, engine_row
+
+        print("\n" + t("advisor.engines.intro", lang))
+        print("  ".join(f"{t(key, lang):>16}" for key in ENGINE_HEADERS))
+        for verdict in advice.engines:
+            print("  ".join(f"{cell:>16}" for cell in engine_row(verdict)))
     return 0
 
 

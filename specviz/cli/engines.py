@@ -39,6 +39,15 @@ def add_engines_command(commands: Any) -> None:
     )
     setup.add_argument("--jobs", type=int, help="compiler jobs (default: every core)")
     setup.set_defaults(run=_setup)
+    cost = actions.add_parser(
+        "cost",
+        help="llama.cpp's verification cost v(k): a forward of k tokens of the bundled target "
+        "in one-token steps, from the server's own timings",
+    )
+    cost.add_argument("--sizes", default="1,2,4,6,8,16", help="comma-separated token counts")
+    cost.add_argument("--repeats", type=int, default=5)
+    cost.add_argument("--llama-server", metavar="PATH", help="the llama-server to run")
+    cost.set_defaults(run=_cost)
     show = actions.add_parser("show", help="print the llama-server specviz would run, as JSON")
     show.add_argument("--llama-server", metavar="PATH", help="check this binary instead")
     show.set_defaults(run=_show)
@@ -73,4 +82,37 @@ def _show(args: argparse.Namespace) -> int:
     if found is None:
         raise UserError("error.llama.missing")
     print(json.dumps(asdict(found), indent=1))
+    return 0
+
+
+# A prompt long enough for every size: the bundled code example, read by the target's tokenizer.
+_COST_PROMPT = (
+    "Write a Python function that returns the n-th Fibonacci number, with a docstring, type hints "
+    "and a loop instead of recursion, then three doctests that check it on small inputs."
+)
+
+
+def _cost(args: argparse.Namespace) -> int:
+    from specviz.engines.llama_build import cpu_name, find_llama_server
+    from specviz.engines.llama_cost import forward_costs
+    from specviz.engines.llama_server import LlamaServer, default_threads
+    from specviz.measure.llama_cpp import gguf_path, plain_command
+    from specviz.models.loader import load_tokenizer
+    from specviz.models.presets import default_preset, load_presets
+
+    found = find_llama_server(args.llama_server)
+    if found is None:
+        raise UserError("error.llama.missing")
+    preset = default_preset(load_presets())
+    sizes = [int(item) for item in args.sizes.split(",") if item.strip()]
+    tokenizer = load_tokenizer(preset.target, preset.trust_remote_code, lambda *_: None)
+    ids = tokenizer(_COST_PROMPT)["input_ids"]
+    threads = default_threads()
+    with LlamaServer(found.path, plain_command(preset), threads) as server:
+        costs = forward_costs(server, ids, sizes, args.repeats)
+    print(f"llama-server v(k) on {gguf_path(preset.target).name}, {threads} threads, {cpu_name()}")
+    print(f"{'k':>4} {'ms':>9} {'v(k)':>6}  runs (ms)")
+    for cost in costs:
+        runs = " ".join(f"{ms:.1f}" for ms in cost.runs_ms)
+        print(f"{cost.tokens:4d} {cost.median_ms:9.1f} {cost.relative:6.2f}  {runs}")
     return 0

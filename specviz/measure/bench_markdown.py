@@ -11,6 +11,8 @@ docs/performance.md holds its bench tables between markers that name the JSON ea
 them, and tests/measure/test_bench_markdown.py fails when the doc and docs/results/ disagree. A
 marker naming several JSON files, or a label after one (`a.json=AVX2 EPYC b.json=AVX-512 EPYC`),
 gets the side-by-side form: one table, a group of drafter columns per run (README.md's is made so).
+A report with llama.cpp's lanes gets the engines table (specviz and llama.cpp side by side); the
+option `brief` renders it with tokens/s and speedups alone and no caption, for README.md.
 """
 
 from __future__ import annotations
@@ -43,7 +45,10 @@ BLOCK = re.compile(
     re.DOTALL,
 )
 ALPHA_TAU = "alpha-tau"  # the block option (and flag) that adds α and τ to every cell
-_OPTIONS = (ALPHA_TAU,)
+# The block option for a report with llama.cpp's lanes: cells of tokens/s and speedup alone, no
+# caption or command (README.md words them around the table).
+BRIEF = "brief"
+_OPTIONS = (ALPHA_TAU, BRIEF)
 # A source in a marker: a JSON path, and after "=" the start of its column group's label.
 _SOURCE = re.compile(r"(?P<path>\S+\.json)(?:=(?P<label>.*))?")
 
@@ -121,7 +126,7 @@ def _table(groups: Sequence[tuple[str, Rows]], alpha_tau: bool, with_plain: bool
     return "\n".join(lines)
 
 
-def render_engines_table(rows: Rows) -> str:
+def render_engines_table(rows: Rows, brief: bool = False) -> str:
     """specviz and llama.cpp side by side: per task (and temperature and γ where they vary),
     each engine's plain tokens/s, then each specviz drafter's and each llama.cpp lane's tokens/s
     with its speedup over the same engine's plain decoding (llama.cpp's with its α)."""
@@ -146,7 +151,7 @@ def render_engines_table(rows: Rows) -> str:
         cells = [task, *([f"{temperature:g}"] if with_t else []), *([gamma] if with_gamma else [])]
         cells.append(_number(first["plain"].get("tokens_per_s")))
         for row in found:
-            cells.append("–" if row is None else _rate(row["specviz"], _speedup(row)))
+            cells.append("–" if row is None else _rate(row["specviz"], _speedup(row), brief=brief))
         llama_plain = first.get("llama_cpp_plain") or {}
         cells.append(_number(llama_plain.get("tokens_per_s")))
         for drafter in llama_drafters:
@@ -156,18 +161,28 @@ def render_engines_table(rows: Rows) -> str:
                 cells.append("–")
                 continue
             speedup = float(lane["tokens_per_s"]) / float(llama_plain["tokens_per_s"])
-            cells.append(_rate(lane, speedup, with_alpha=True))
+            cells.append(_rate(lane, speedup, with_alpha=not brief, brief=brief))
         lines.append(_cells(cells))
     return "\n".join(lines)
 
 
-def _rate(measured: Mapping[str, Any], speedup: float | None, with_alpha: bool = False) -> str:
-    """A lane's cell: tokens/s, its speedup over its engine's plain decoding, α when asked."""
+def _rate(
+    measured: Mapping[str, Any],
+    speedup: float | None,
+    with_alpha: bool = False,
+    brief: bool = False,
+) -> str:
+    """A lane's cell: tokens/s, its speedup over its engine's plain decoding, then (unless
+    *brief*) α when asked, and τ with what a cycle cost in plain steps (τ ÷ speedup: the "why"
+    of the speedup)."""
     text = f"{float(measured['tokens_per_s']):.2f}"
     extra = [f"{speedup:.2f}×"] if speedup is not None else []
     alpha = measured.get("acceptance_rate")
     if with_alpha and alpha is not None:
         extra.append(f"α {float(alpha):.2f}")
+    tau = measured.get("tokens_per_target_pass")
+    if tau and speedup and not brief:
+        extra.append(f"τ {float(tau):.2f}, cycle {float(tau) / speedup:.1f} steps")
     return f"{text} ({', '.join(extra)})" if extra else text
 
 
@@ -185,8 +200,11 @@ def describe_engines(report: Report, source: str | None = None) -> str:
     )
     sentences = [
         "Tokens/s by the wall clock, the prompt's reading included; in brackets the speedup over "
-        "the same engine's plain decoding in the same run, and llama.cpp's α "
-        "(draft_n_accepted / draft_n)",
+        "the same engine's plain decoding in the same run, llama.cpp's α "
+        "(draft_n_accepted / draft_n), τ (tokens per target pass; llama.cpp's counted as tokens "
+        "over tokens less accepted drafts) and what one cycle (drafting and one target pass) "
+        "cost in that engine's plain steps, τ ÷ speedup: a speculative lane wins when its "
+        "cycle costs fewer plain steps than it keeps tokens",
         f"{built}, {llama.get('threads', '?')} threads for target and draft, running the configs "
         "tab's command on the same GGUF pair; its target computes in Q4_K_M, specviz's in "
         "bfloat16 dequantized from the same file, so greedy texts may part",
@@ -269,7 +287,12 @@ def render_document(text: str, load: Callable[[str], Report]) -> str:
     def rendered(match: re.Match[str]) -> str:
         sources, options = _parse_marker(match["spec"])
         alpha_tau = ALPHA_TAU in options
-        if len(sources) == 1 and sources[0][1] is None:
+        if BRIEF in options and len(sources) == 1:
+            path = sources[0][0]
+            table = (
+                f"{render_engines_table(load(path)['rows'], brief=True)}\n\nData: [{path}]({path})."
+            )
+        elif len(sources) == 1 and sources[0][1] is None:
             table = render_report(load(sources[0][0]), alpha_tau, sources[0][0])
         else:
             reports = [(path, label, load(path)) for path, label in sources]

@@ -136,8 +136,9 @@ def test_presentation_mode_at_150_percent_zoom(browser, url, tmp_path, zoom):
     assert no_horizontal_scroll(page)
     # Every tab keeps its button on the page (they wrap, never fold into a "⋯" menu).
     buttons = page.locator("#sv-tabs [role=tab]")
-    # Live run, Inspector, Exactness, Speedup, Verification cost, Tasks, Advisor, Production configs
-    expect(buttons).to_have_count(8)
+    # Live run, Inspector, Exactness, Speedup, Verification cost, Tasks, Advisor, Production
+    # configs, Watch a server
+    expect(buttons).to_have_count(9)
     for button in buttons.all():
         expect(button).to_be_visible()
     assert page.locator("#sv-tabs .overflow-menu:visible").count() == 0

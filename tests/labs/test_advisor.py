@@ -452,3 +452,45 @@ def test_the_advise_command_measures_the_presets_format_and_prints_json(
     assert code == 0
     names = [row["candidate"] for row in json.loads(capsys.readouterr().out)["ranked"]]
     assert sorted(names) == ["lookup γ=2", "lookup γ=adaptive(5)", "lookup γ=cost(≤5)"]
+
+
+def test_llama_cpps_lanes_are_measured_beside_the_candidates_and_not_ranked(
+    tiny_pair: TinyPair, tmp_path
+) -> None:
+    from types import SimpleNamespace
+
+    from llama_fakes import fake_llama_binary
+
+    from specviz.engines.llama_build import BuildInfo
+    from specviz.labs.advisor.panel import advice_html
+    from specviz.labs.advisor.setup import llama_engine_lanes
+    from specviz.measure.llama_cpp import LlamaLanes
+
+    for name in ("t.gguf", "d.gguf"):
+        (tmp_path / name).touch()
+    preset = SimpleNamespace(
+        target=ModelSource("gguf", str(tmp_path / "t.gguf")),
+        draft=ModelSource("gguf", str(tmp_path / "d.gguf")),
+    )
+    binary = fake_llama_binary(tmp_path)
+    with LlamaLanes(BuildInfo(str(binary), "given"), threads=1) as lanes:
+        engines = llama_engine_lanes(lanes, preset, SETTINGS, (2, 5))
+        assert [lane.name for lane in engines] == [
+            "llama.cpp plain",
+            "llama.cpp γ=2",
+            "llama.cpp γ=5",
+        ]
+        plan = plan_for(tiny_pair, drafters=["lookup"], gammas=(2,), cost=False, engines=engines)
+        advice = advise(plan)
+    assert [v.lane.name for v in advice.engines] == [lane.name for lane in engines]
+    plain, *speculative = advice.engines
+    assert plain.alpha is None and plain.own_speedup is None
+    for verdict in speculative:
+        assert verdict.alpha == 0.5  # the stand-in accepts half its drafts
+        assert verdict.own_speedup == pytest.approx(verdict.tokens_per_s / plain.tokens_per_s)
+        assert verdict.speedup == pytest.approx(verdict.tokens_per_s / advice.plain_tokens_per_s)
+    # The ranking and the recommendation are specviz's candidates alone.
+    assert all(not v.candidate.name.startswith("llama.cpp") for v in advice.ranked())
+    page = advice_html(advice)
+    assert "Beside llama.cpp" in page and "llama.cpp γ=5" in page
+    assert advice.to_dict()["engines"][0]["lane"] == "llama.cpp plain"

@@ -57,6 +57,7 @@ from specviz.core.events import Cycle, Step, Totals
 from specviz.core.settings import GenerationSettings
 from specviz.drafters.base import DrafterSpec
 from specviz.drafters.registry import drafter_entry, make_drafter
+from specviz.engines.llama_server import LlamaServer
 from specviz.measure.firmness import Judgement, judge_lab, weakest
 from specviz.measure.harness import (
     Measurements,
@@ -67,12 +68,14 @@ from specviz.measure.harness import (
     Trial,
     Update,
     drain,
+    in_turn,
     iter_measurements,
     last_update,
     never,
     pooled,
     warm_up_settings,
 )
+from specviz.measure.llama_cpp import llama_cpp_decoding
 from specviz.measure.memory import module_bytes, peak_growth
 from specviz.measure.spread import Spread
 from specviz.models.cpu_load import OthersShare
@@ -156,6 +159,47 @@ class Candidate:
 
 
 @dataclass(frozen=True)
+class EngineLane:
+    """Another engine's way to decode, measured beside the candidates: llama.cpp's llama-server
+    running one command (specviz.measure.llama_cpp)."""
+
+    name: str  # "llama.cpp plain", "llama.cpp γ=5"
+    server: LlamaServer
+    gamma: int  # the γ its command drafts with; 0 for plain decoding
+    baseline: str = ""  # the name of the same engine's plain lane ("" for that lane itself)
+
+
+@dataclass(frozen=True)
+class EngineVerdict:
+    """One engine lane measured over the plan's prompts."""
+
+    lane: EngineLane
+    totals: Totals  # the engine's counts in specviz's record (specviz.measure.llama_cpp)
+    tokens_per_s: float  # wall clock, prompt included; median over repeats
+    speedup: float  # over specviz's plain decoding in the same run
+    own_speedup: float | None  # over the same engine's plain decoding; None for that lane
+
+    @property
+    def alpha(self) -> float | None:
+        return self.totals.acceptance_rate if self.totals.tested_positions else None
+
+    @property
+    def tau(self) -> float:
+        return self.totals.tokens_per_target_pass
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "lane": self.lane.name,
+            "gamma": self.lane.gamma or None,
+            "acceptance_rate": self.alpha,
+            "tokens_per_target_pass": self.tau,
+            "tokens_per_s": self.tokens_per_s,
+            "speedup_over_specviz_plain": self.speedup,
+            "speedup_over_own_plain": self.own_speedup,
+        }
+
+
+@dataclass(frozen=True)
 class Verdict:
     """One candidate measured over the plan's prompts."""
 
@@ -211,6 +255,7 @@ class Advice:
     # The share of the machine's CPU other programs took while the advisor ran (0 to 1; None:
     # not measured); each verdict's firmness counts it.
     others_share: float | None = None
+    engines: tuple[EngineVerdict, ...] = ()  # the plan's engine lanes, in plan order
 
     def ranked(self) -> tuple[Verdict, ...]:
         """Fastest first (by speedup over plain decoding; ties: the higher α first)."""
@@ -270,6 +315,7 @@ class Advice:
             "cut": list(self.cut),
             "stopped": self.stopped,
             "others_share": self.others_share,
+            "engines": [verdict.to_dict() for verdict in self.engines],
         }
 
 
@@ -289,6 +335,10 @@ class AdvicePlan:
     repeats: int = 1
     time_budget_s: float | None = None
     warm_up: bool = True
+    # Another engine's lanes measured beside the candidates, interleaved, on the same prompt ids
+    # (llama.cpp's plain decoding and its speculative decoding at each γ): reported apart from the
+    # ranking, which stays specviz's own.
+    engines: Sequence[EngineLane] = ()
 
 
 def preset_format_first(own: str, wanted: Sequence[str]) -> list[str]:
@@ -391,22 +441,62 @@ def iter_advice(
                 ranked_by=None if candidate in screens else screen_of[candidate.proposer],
             )
         )
+    for lane in plan.engines:
+        lane_settings = replace(plan.settings, gamma=lane.gamma or plan.settings.gamma)
+        methods.append(_engine_over_prompts(lane, lane_settings, plan.prompt_ids))
     # The prompts are read as the warm-up's last step, once each path has run (so the reading,
     # which every run's throughput counts, is timed warm): every measured run copies them.
     warm_up = _warm_ups(plan, chosen, reads) if plan.warm_up else []
     warm_up.append(_reading_prompts(reads, list(read_models.values())))
+    if plan.warm_up:
+        short = warm_up_settings(plan.settings)
+        first = [plan.prompt_ids[0][:, :_WARM_UP_PROMPT_TOKENS]]
+        warm_up += [_engine_over_prompts(lane, short, first) for lane in plan.engines]
     updates = iter_measurements(methods, plan.repeats, warm_up, plan.time_budget_s, should_stop)
-    return _updates(chosen, updates, records)
+    return _updates(chosen, updates, records, plan.engines)
+
+
+def _engine_over_prompts(
+    lane: EngineLane, settings: GenerationSettings, prompts: Sequence[torch.Tensor]
+) -> Method:
+    """An engine lane as a harness method: one request per prompt in turn, pooled."""
+    parts = [llama_cpp_decoding(lane.server, ids, settings, lane.name) for ids in prompts]
+    method = parts[0] if len(parts) == 1 else in_turn(lane.name, parts)
+    return replace(method, name=lane.name, settings=settings)
 
 
 def _updates(
-    chosen: Sequence[Candidate], updates: Iterator[Update], records: Mapping[str, _Records]
+    chosen: Sequence[Candidate],
+    updates: Iterator[Update],
+    records: Mapping[str, _Records],
+    engines: Sequence[EngineLane] = (),
 ) -> Iterator[AdviceUpdate]:
     """The harness's updates as advice, with the CPU share other programs took so far."""
     others = OthersShare()  # from the warm-up to each update: the whole measurement so far
     for update in updates:
         advice = _advice(chosen, update.measurements, records, others.share())
+        advice = replace(advice, engines=_engine_verdicts(engines, update.measurements))
         yield AdviceUpdate(update.fraction, update.message, advice, update.finished)
+
+
+def _engine_verdicts(
+    engines: Sequence[EngineLane], measured: Measurements
+) -> tuple[EngineVerdict, ...]:
+    """Each engine lane measured so far, its speed over specviz's plain decoding and over its
+    own engine's."""
+    plain_rate = measured[_PLAIN].tokens_per_s
+    verdicts = []
+    for lane in engines:
+        result = measured[lane.name]
+        if plain_rate <= 0 or not result.samples or result.totals is None:
+            continue
+        own = None
+        if lane.baseline:
+            base = measured[lane.baseline]
+            own = result.tokens_per_s / base.tokens_per_s if base.tokens_per_s > 0 else None
+        speedup = result.tokens_per_s / plain_rate
+        verdicts.append(EngineVerdict(lane, result.totals, result.tokens_per_s, speedup, own))
+    return tuple(verdicts)
 
 
 def _screens(chosen: Sequence[Candidate], gamma: int) -> set[Candidate]:

@@ -3,7 +3,7 @@ the ranked table of every candidate, each with how firm its speedup is."""
 
 from __future__ import annotations
 
-from specviz.labs.advisor.advice import Advice, Verdict
+from specviz.labs.advisor.advice import Advice, EngineVerdict, Verdict
 from specviz.text import DEFAULT_LANGUAGE, t
 from specviz.views.panels import panel_html, table_html
 
@@ -29,7 +29,40 @@ def advice_html(advice: Advice | None, *, lang: str = DEFAULT_LANGUAGE) -> str:
         paragraphs.append(t("advisor.panel.cut", lang))
     rows = [_row(rank, verdict, lang) for rank, verdict in enumerate(advice.ranked(), start=1)]
     headers = [t(key, lang) for key in _HEADERS]
-    return panel_html(paragraphs, table_html(headers, rows))
+    table = table_html(headers, rows)
+    if advice.engines:
+        engine_headers = [t(key, lang) for key in ENGINE_HEADERS]
+        engine_rows = [engine_row(verdict) for verdict in advice.engines]
+        table += panel_html(
+            [t("advisor.engines.intro", lang)], table_html(engine_headers, engine_rows)
+        )
+    return panel_html(paragraphs, table)
+
+
+ENGINE_HEADERS = (
+    "advisor.column.engine_lane",
+    "advisor.column.alpha",
+    "advisor.column.tau",
+    "advisor.column.tps",
+    "advisor.column.over_specviz",
+    "advisor.column.over_own",
+)
+
+
+def engine_row(verdict: EngineVerdict) -> list[str]:
+    """An engine lane's cells: α and τ (– for plain decoding), tokens/s, and its speed over
+    specviz's plain decoding and over its own engine's."""
+    alpha = "–" if verdict.alpha is None else f"{verdict.alpha:.0%}"
+    tau = "–" if verdict.alpha is None else f"{verdict.tau:.2f}"
+    own = "–" if verdict.own_speedup is None else f"{verdict.own_speedup:.2f}×"
+    return [
+        verdict.lane.name,
+        alpha,
+        tau,
+        f"{verdict.tokens_per_s:.2f}",
+        f"{verdict.speedup:.2f}×",
+        own,
+    ]
 
 
 def memory_text(verdict: Verdict) -> str:

@@ -12,7 +12,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from specviz.labs.advisor.advice import AdvicePlan
+from specviz.core.settings import GenerationSettings
+from specviz.labs.advisor.advice import AdvicePlan, EngineLane
+from specviz.measure.llama_cpp import LlamaLanes, llama_command, plain_command
+from specviz.measure.race_records import LLAMA_PLAIN_LANE
 
 if TYPE_CHECKING:
     from specviz.models.loader import ModelPair
@@ -57,3 +60,17 @@ def advice_plan(
     first = next(iter(pairs.values()))
     prompt_ids = [first.encode_prompt(prompt, chat=chat) for prompt in prompts]
     return AdvicePlan(pairs=pairs, prompt_ids=prompt_ids, **plan)
+
+
+def llama_engine_lanes(
+    lanes: LlamaLanes, preset: Preset, settings: GenerationSettings, gammas: Sequence[int]
+) -> list[EngineLane]:
+    """llama.cpp's lanes for the advisor: its plain decoding, and its speculative decoding by the
+    configs tab's draft-model command at each γ (servers started here, kept by *lanes*)."""
+    engine = [EngineLane(LLAMA_PLAIN_LANE, lanes.server(plain_command(preset)), 0)]
+    for gamma in gammas:
+        command = llama_command(preset, "draft-model", replace(settings, gamma=gamma))
+        if command is not None:
+            server = lanes.server(command)
+            engine.append(EngineLane(f"llama.cpp γ={gamma}", server, gamma, LLAMA_PLAIN_LANE))
+    return engine
