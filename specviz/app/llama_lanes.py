@@ -61,7 +61,10 @@ def split_llama(lanes: Sequence[str]) -> tuple[tuple[str, ...], bool]:
 
 
 def llama_pool(hosted: bool) -> LlamaLanes:
-    """The app's llama-server processes (started on first use, kept, stopped at exit)."""
+    """The app's llama-server processes (started on first use, kept, stopped at exit); refused
+    in hosted mode, whatever a hand-built request asks."""
+    if hosted:
+        raise UserError("error.app.race_llama_hosted")
     build = llama_build(hosted)
     if build is None:
         raise UserError("error.llama.missing")

@@ -302,6 +302,11 @@ def test_llama_cpps_lanes_are_a_race_choice_only_off_a_space(
     hosted = App(PRESETS, ModelCache(), limits=HOSTED)
     with pytest.raises(gr.Error, match="only where specviz runs on your own machine"):
         hosted.checks.inputs(DEFAULT.id, "hi", {}, race_drafters=["lookup", "llama.cpp"])
+    from specviz.app.llama_lanes import llama_pool
+    from specviz.text import UserError
+
+    with pytest.raises(UserError, match="only where specviz runs on your own machine"):
+        llama_pool(True)  # the advisor's hidden box, ticked by a hand-built request
     monkeypatch.setenv("SPECVIZ_LLAMA_SERVER", str(tmp_path / "gone"))
     assert llama_choice(False, "en") == []  # a binary that is not there is no choice
 
