@@ -134,13 +134,14 @@ def test_presentation_mode_at_150_percent_zoom(browser, url, tmp_path, zoom):
     page.wait_for_selector("#sv-status .sv-status-done", timeout=WAIT_MS)
     settled(page, "#sv-page", charts=5)  # laid out: the run drawn, the charts too
     assert no_horizontal_scroll(page)
-    # Every tab keeps its button on the page (they wrap, never fold into a "⋯" menu).
-    buttons = page.locator("#sv-tabs [role=tab]")
-    # Live run, Inspector, Exactness, Speedup, Verification cost, Tasks, Advisor, Production
-    # configs, Watch a server
-    expect(buttons).to_have_count(9)
+    # Every tab keeps its button on the page (they wrap, never fold into a "⋯" menu): Live run,
+    # Inspector, Exactness, Speedup, Verification cost, Tasks, Advisor, Production configs; Watch
+    # a server, the host's tool, is left out of presentation mode.
+    buttons = page.locator("#sv-tabs [role=tab]:not(#sv-tab-watch-button)")
+    expect(buttons).to_have_count(8)
     for button in buttons.all():
         expect(button).to_be_visible()
+    expect(page.locator("#sv-tab-watch-button")).to_be_hidden()
     assert page.locator("#sv-tabs .overflow-menu:visible").count() == 0
     assert top(page, "#sv-stream") < 480  # the stream starts on the first screen
     folder = tmp_path
