@@ -8,7 +8,8 @@ reads its prompt again, as each specviz run does. The response carries llama-ser
 (``prompt_ms``, ``predicted_ms``) and, when it speculates, ``draft_n`` (tokens drafted) and
 ``draft_n_accepted`` (``server_slot_stats::to_json`` in tools/server/server-common.cpp).
 
-Only the standard library talks to the server (urllib): nothing here imports torch.
+The requests go through the watch's HTTP client (specviz.engines.client: the standard library,
+no proxy for a server on this machine); nothing here imports torch.
 """
 
 from __future__ import annotations
@@ -20,13 +21,12 @@ import socket
 import subprocess
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from specviz.engines.client import ServerClient
 from specviz.text import UserError
 
 __all__ = [
@@ -112,6 +112,8 @@ class LlamaServer:
         self.port = free_port()
         self.arguments = server_arguments(command, threads, context, self.port)
         self.url = f"http://127.0.0.1:{self.port}"
+        self._health = ServerClient(self.url, timeout_s=2)
+        self._client = ServerClient(self.url, timeout_s=_REQUEST_TIMEOUT_S)
         self._start_timeout_s = start_timeout_s
         self.warmed = False  # a first, untimed request has run (a measurement's warm-up)
         self._process: subprocess.Popen[bytes] | None = None
@@ -158,11 +160,10 @@ class LlamaServer:
         while time.monotonic() < deadline:
             self._check_alive()
             try:
-                with urllib.request.urlopen(f"{self.url}/health", timeout=2) as response:
-                    if response.status == 200:
-                        return
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass  # not listening yet, or 503 while the models load
+                if self._health.get("/health").ok:
+                    return  # 503 while the models load
+            except UserError:
+                pass  # not listening yet
             time.sleep(0.2)
         raise LlamaServerError(
             "error.llama.start_timeout", seconds=round(self._start_timeout_s), log=self.log_tail()
@@ -222,24 +223,18 @@ class LlamaServer:
             "return_tokens": True,
             "stream": False,
         }
-        request = urllib.request.Request(
-            f"{self.url}/completion",
-            data=json.dumps(body).encode(),
-            headers={"Content-Type": "application/json"},
-        )
         began = time.perf_counter()
         try:
-            with urllib.request.urlopen(request, timeout=_REQUEST_TIMEOUT_S) as response:
-                answer = json.loads(response.read())
-        except urllib.error.HTTPError as error:
-            detail = error.read().decode(errors="replace")[:400]
-            raise LlamaServerError(
-                "error.llama.request", status=error.code, detail=detail
-            ) from error
-        except (urllib.error.URLError, ConnectionError, TimeoutError) as error:
+            reply = self._client.post_json("/completion", body)
+        except UserError as error:  # no answer: a server that died says so first
             self._check_alive()
             raise LlamaServerError("error.llama.request", status="-", detail=str(error)) from error
         wall_s = time.perf_counter() - began
+        if not reply.ok:
+            raise LlamaServerError(
+                "error.llama.request", status=reply.status, detail=reply.text[:400]
+            )
+        answer = json.loads(reply.body)
         timings = answer.get("timings", {})
         tokens = tuple(int(token) for token in answer.get("tokens", ()))
         return Completion(

@@ -157,13 +157,12 @@ def _llama_lane_html(lane: Lane, at_s: float | None, lang: str) -> str:
     """llama.cpp's lane: title and numbers, a bar filling at its average pace (the server
     reports no per-token times), and its text once the replay reaches its end."""
     run = lane.shown
-    seconds = run.seconds if run is not None else 0.0
-    finished = run is not None and (at_s is None or at_s >= seconds)
-    if run is None:
-        percent = 0.0
-    else:
-        percent = 100.0 if finished or seconds <= 0 else 100 * max(0.0, at_s or 0.0) / seconds
-    text = run.outcome.text if run is not None and finished else ""
+    # The share of its run the replay has reached (all of it outside a replay).
+    reached = (
+        0.0 if run is None else 1.0 if at_s is None else min(1.0, at_s / max(run.seconds, 1e-9))
+    )
+    percent = 100 * reached
+    text = run.outcome.text if run is not None and reached >= 1.0 else ""
     body = (
         f'<div class="sv-race-llama-text">{esc(text)}</div>'
         if text
