@@ -1,5 +1,6 @@
-"""`python -m specviz heads train|show`: Medusa heads for the preset's target, trained on this
-machine within a time budget (specviz.models.heads), and their agreement with the target."""
+"""`python -m specviz heads train|show|export`: Medusa heads for the preset's target, trained on
+this machine within a time budget (specviz.models.heads), their agreement with the target, and
+the checkpoint vLLM serves them from."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import time
 from typing import Any
 
 from specviz.cli.options import add_model_options, preset_for, progress_line, say
+from specviz.models.heads import DEFAULT_HEADS
 from specviz.text import Phrase
 
 
@@ -26,7 +28,10 @@ def add_heads_command(commands: Any) -> None:
         "--minutes", type=float, default=15.0, help="the whole budget: reading, training, measuring"
     )
     train.add_argument(
-        "--heads", type=int, default=4, help="how many heads (head k guesses k + 1 ahead)"
+        "--heads",
+        type=int,
+        default=DEFAULT_HEADS,
+        help="how many heads (head k guesses k + 1 ahead)",
     )
     train.add_argument(
         "--max-tokens",
@@ -39,6 +44,16 @@ def add_heads_command(commands: Any) -> None:
     add_model_options(show)
     show.add_argument("--json", action="store_true", help="print the report as JSON")
     show.set_defaults(run=_show)
+    export = actions.add_parser(
+        "export",
+        help='write the trained heads as the Medusa checkpoint vLLM serves (method "medusa")',
+    )
+    add_model_options(export)
+    export.add_argument("folder", help="the folder to write (config.json, model.safetensors)")
+    export.add_argument(
+        "--heads", type=int, help="write only the first N heads (default: every trained head)"
+    )
+    export.set_defaults(run=_export)
 
 
 def load_target(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -90,6 +105,34 @@ def _show(args: argparse.Namespace) -> int:
         say("cli.heads.none", args.lang, command="python -m specviz heads train")
         return 1
     _print_report(args, report, str(heads_folder(model)))
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from specviz.models.heads.store import heads_folder, load_heads
+    from specviz.models.heads.train import output_weight_of
+    from specviz.models.heads.vllm_export import export_vllm_medusa, first_heads
+
+    model, _ = load_target(args)
+    trained = load_heads(heads_folder(model))
+    if trained is None:
+        say("cli.heads.none", args.lang, command="python -m specviz heads train")
+        return 1
+    if args.heads is not None and not 1 <= args.heads <= trained.count:
+        say("cli.heads.too_many", args.lang, asked=args.heads, trained=trained.count)
+        return 2
+    heads = first_heads(trained, args.heads)
+    folder = export_vllm_medusa(heads, output_weight_of(model), Path(args.folder))
+    config = {"method": "medusa", "model": str(folder), "num_speculative_tokens": heads.count}
+    say(
+        "cli.heads.exported",
+        args.lang,
+        folder=str(folder),
+        heads=heads.count,
+        config=json.dumps(config),
+    )
     return 0
 
 

@@ -67,6 +67,9 @@ class ServingMethod(Enum):
     # A draft model's tree, grown as EAGLE-2 grows one (top-k per depth, the best nodes kept):
     # SGLang alone, whose STANDALONE drafting takes EAGLE's tree options.
     DRAFT_TREE = "draft_tree"
+    # Medusa heads on the target's last hidden state, from the checkpoint `heads export` writes:
+    # vLLM alone (method "medusa"), which proposes each head's first choice as one chain.
+    MEDUSA_HEADS = "medusa_heads"
 
 
 @dataclass(frozen=True)
@@ -225,9 +228,9 @@ _BUILT_IN = (
         copies_from_text=False,
         # Raced when named: its heads are trained on this machine first (heads train).
         in_default_lists=False,
-        # vLLM serves Medusa heads (method "medusa") from a checkpoint in its own layout, which
-        # specviz does not write: no engine runs these heads as they are.
-        serving=(),
+        # vLLM serves the same heads (method "medusa") from the folder `heads export` writes,
+        # drafting each head's first choice as a chain where specviz verifies a tree of them.
+        serving=(ServingEquivalent(ServingMethod.MEDUSA_HEADS),),
     ),
 )
 
@@ -301,6 +304,15 @@ def prepare_drafter(spec: str | DrafterSpec, pair: ModelPairLike, progress: Prog
     prepare = getattr(drafter_entry(parsed).load(), "prepare", None)
     if prepare is not None:
         prepare(parsed, pair, progress)
+
+
+def tokens_a_pass(spec: str | DrafterSpec, gamma: int) -> int:
+    """The most tokens one verifying forward of spec's drafter reads: the committed text's
+    newest token and every guess of the cycle (γ + 1 for a chain; a tree kind says its own
+    largest tree through its class's ``most_guesses(spec)``)."""
+    parsed = DrafterSpec.parse(spec) if isinstance(spec, str) else spec
+    most_guesses = getattr(drafter_entry(parsed).load(), "most_guesses", None)
+    return 1 + (gamma if most_guesses is None else int(most_guesses(parsed)))
 
 
 def make_drafter(spec: str | DrafterSpec, pair: ModelPairLike) -> Drafter | TreeDrafter:

@@ -78,8 +78,8 @@ _SGLANG = ENGINES[SGLANG].source
 
 FLAGS: tuple[Flag, ...] = (
     Flag(VLLM, "--speculative-config", "the whole drafting setup, as JSON", _VLLM_DRAFT),
-    Flag(VLLM, "method", "drafter kind: draft_model or ngram", _VLLM_CONFIG),
-    Flag(VLLM, "model", "the draft model", _VLLM_DRAFT),
+    Flag(VLLM, "method", "drafter kind: draft_model, ngram or medusa", _VLLM_CONFIG),
+    Flag(VLLM, "model", "the draft model, or the Medusa heads' folder", _VLLM_DRAFT),
     Flag(VLLM, "num_speculative_tokens", "gamma", _VLLM_CONFIG),
     Flag(VLLM, "prompt_lookup_max", "lookup max_ngram", _VLLM_NGRAM),
     Flag(VLLM, "prompt_lookup_min", "lookup min_ngram", _VLLM_CONFIG),

@@ -22,6 +22,7 @@ from specviz.drafters.prompt_lookup import LookupOptions
 from specviz.drafters.registry import ServingEquivalent, ServingMethod, drafter_entry
 from specviz.drafters.tree_growth import TreeGrowth, growth_of
 from specviz.models.bundled import BUNDLED
+from specviz.models.heads import DEFAULT_HEADS
 from specviz.models.presets import ModelSource, Preset
 from specviz.production.engines import (
     ENGINES,
@@ -90,7 +91,7 @@ class Setup:
     def equivalent(self, engine: str) -> ServingEquivalent | None:
         """The first of the drafter's serving equivalents *engine* has, None if it has none
         (early exit: transformers alone, and only for a spec that sets exit=N; a draft tree:
-        SGLang alone)."""
+        SGLang alone; Medusa heads: vLLM alone)."""
         for equivalent in drafter_entry(self.drafter).serving:
             method = equivalent.method
             if method is ServingMethod.EARLY_EXIT:
@@ -98,6 +99,9 @@ class Setup:
                     return equivalent
             elif method is ServingMethod.DRAFT_TREE:
                 if engine == SGLANG:
+                    return equivalent
+            elif method is ServingMethod.MEDUSA_HEADS:
+                if engine == VLLM:
                     return equivalent
             else:
                 return equivalent
@@ -109,6 +113,12 @@ class Setup:
         if self.serving.method is not ServingMethod.DRAFT_TREE:
             return None
         return growth_of(self.drafter)
+
+    @property
+    def medusa_heads(self) -> int:
+        """How many Medusa heads the engine drafts with: the spec's heads=N, else as many as
+        `heads train` trains by default (the folder `heads export` writes holds them all)."""
+        return int(self.drafter.option("heads", str(DEFAULT_HEADS)))
 
     @property
     def exit_layers(self) -> int:
@@ -164,9 +174,22 @@ def _common_notes(
     return notes
 
 
+def medusa_folder(setup: Setup) -> str:
+    """The folder a config names for the target's exported heads (`heads export` writes it)."""
+    stem = setup.target.weights.rstrip("/").rsplit("/", 1)[-1]
+    return f"./{stem}-medusa-heads"
+
+
 def vllm_config(setup: Setup) -> dict[str, object]:
-    """vLLM's --speculative-config: a draft model, or n-gram lookup with its window."""
+    """vLLM's --speculative-config: a draft model, n-gram lookup with its window, or the
+    target's Medusa heads."""
     gamma = setup.settings.gamma
+    if setup.serving.method is ServingMethod.MEDUSA_HEADS:
+        return {
+            flag(VLLM, "method"): "medusa",
+            flag(VLLM, "model"): medusa_folder(setup),
+            flag(VLLM, "num_speculative_tokens"): setup.medusa_heads,
+        }
     if setup.copies:
         return {
             flag(VLLM, "method"): "ngram",
@@ -189,6 +212,10 @@ def vllm_snippet(setup: Setup) -> Snippet:
         ["vllm", "serve", setup.target.weights], [flag(VLLM, "--speculative-config"), config]
     )
     notes = _common_notes(setup, engine, stop_below=False, schedule=False)
+    if setup.serving.method is ServingMethod.MEDUSA_HEADS:
+        count = f" --heads {setup.medusa_heads}" if setup.drafter.option("heads", "") else ""
+        command = f"python -m specviz heads export{count} {medusa_folder(setup)}"
+        notes.append(Phrase("production.note.medusa", heads=setup.medusa_heads, command=command))
     notes.append(Phrase("production.note.sampling", engine=engine.label))
     return Snippet(engine, "shell", code, tuple(notes))
 

@@ -820,6 +820,16 @@ TABLE = MappingProxyType(
         "speedup.whatif.chosen": "γ = {gamma} on the slider: {speedup}×",
         "speedup.whatif.hover": "model, γ = {gamma}: {speedup}×",
         "speedup.whatif.hover.measured": "measured at γ = {gamma}: {value}",
+        "speedup.pass.intro": (
+            "What each drafter sends a pass: a forward over M tokens costs v(M) one-token "
+            "forwards here, so a drafter gains only if it keeps more than v(M) tokens a pass, "
+            "before its own drafting time."
+        ),
+        "speedup.pass.column.drafter": "drafter (its largest pass)",
+        "speedup.pass.column.tokens": "tokens a pass, M",
+        "speedup.pass.column.cost": "v(M), one-token forwards",
+        "speedup.pass.column.needs": "keeps more than this a pass to gain",
+        "speedup.pass.fitted": "(on the fitted line)",
         "speedup.cost.title": "Verification cost (measured)",
         "speedup.cost.title_cut": (
             "Verification cost (measured), time budget reached after {n} tokens"
@@ -1637,6 +1647,10 @@ TABLE = MappingProxyType(
         "production.note.schedule": (
             "{engine} has no counterpart for this γ schedule: γ stays at {gamma}."
         ),
+        "production.note.medusa": (
+            "vLLM drafts with the {heads} heads' first choices, one chain, where specviz verifies "
+            "a tree of their top guesses. Write the heads' folder first: {command}"
+        ),
         "production.note.sampling": (
             "{engine} takes temperature, top-k and top-p with each request, not at start-up."
         ),
@@ -1726,7 +1740,9 @@ TABLE = MappingProxyType(
         "cli.generate.different": "different tokens (sampling)",
         "cli.heads.trained": "{heads} heads in {folder}: {positions} training positions, {steps} steps; {features} s reading, {training} s training, {total} s in all",
         "cli.heads.columns": "   group  head    top-1    top-5  positions  (agreement with the target's top-1 on held-out text)",
+        "cli.heads.too_many": "--heads {asked}: choose from 1 to {trained}, the heads trained for this target.",
         "cli.heads.none": "No heads are trained for this target yet: {command}",
+        "cli.heads.exported": "Wrote {heads} heads for vLLM to {folder}: vllm serve TARGET --speculative-config '{config}'",
         "cli.cost.head": "{model} forward time on {device}, after a {context}-token cache",
         "cli.cost.column.tokens": "new tokens",
         "cli.cost.column.median": "median ms",

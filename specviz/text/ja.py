@@ -621,6 +621,16 @@ TABLE = MappingProxyType(
         "speedup.whatif.chosen": "スライダーの γ = {gamma}：{speedup}倍",
         "speedup.whatif.hover": "モデル、γ = {gamma}：{speedup}倍",
         "speedup.whatif.hover.measured": "γ = {gamma} で実測：{value}",
+        "speedup.pass.intro": (
+            "各ドラフターが1回のパスで送るトークン：M トークンのフォワードはこのマシンで1トークンの"
+            "フォワード v(M) 回分かかります。ドラフターが得をするのは、自分の下書き時間を数える前に、"
+            "1パスあたり v(M) より多くのトークンを残せるときだけです。"
+        ),
+        "speedup.pass.column.drafter": "ドラフター（最大のパス）",
+        "speedup.pass.column.tokens": "1パスのトークン数 M",
+        "speedup.pass.column.cost": "v(M)（1トークンのフォワード何回分か）",
+        "speedup.pass.column.needs": "得をするのに1パスで残すべき数（これより多く）",
+        "speedup.pass.fitted": "（当てはめた直線上）",
         "speedup.cost.title": "検証コスト（実測）",
         "speedup.cost.title_cut": "検証コスト（実測）、{n} トークンで時間の上限に到達",
         "speedup.cost.x": "ターゲット1回のフォワードでの新しいトークン数",
@@ -1133,7 +1143,9 @@ TABLE = MappingProxyType(
         "cli.generate.different": "トークンは異なる（サンプリング）",
         "cli.heads.trained": "{folder} の {heads} 個のヘッド：学習位置 {positions}、{steps} ステップ。読み込み {features} 秒、学習 {training} 秒、合計 {total} 秒",
         "cli.heads.columns": "   group  head    top-1    top-5  positions  （取り分けた文章でのターゲットの第1候補との一致率）",
+        "cli.heads.too_many": "--heads {asked}：このターゲット用に学習したヘッドの数、1 から {trained} の間で選んでください。",
         "cli.heads.none": "このターゲット用のヘッドはまだ学習されていません：{command}",
+        "cli.heads.exported": "vLLM 用に {heads} 個のヘッドを {folder} に書き出しました：vllm serve TARGET --speculative-config '{config}'",
         "cli.cost.head": "{device} での {model} のフォワード時間（{context} トークンのキャッシュの後）",
         "cli.cost.column.tokens": "新規トークン",
         "cli.cost.column.median": "中央値 ms",
@@ -1941,6 +1953,10 @@ TABLE = MappingProxyType(
         "production.note.stop_below": "{engine} にはトークンごとのドラフト停止がありません。{value} の停止は省いています。",
         "production.note.cumulative": "{engine} には累積ドラフト停止がありません。{value} の停止は省いています。",
         "production.note.schedule": "{engine} にはこの γ スケジュールに当たるものがありません。γ は {gamma} のままです。",
+        "production.note.medusa": (
+            "vLLM は {heads} 個のヘッドそれぞれの第1候補を1本の列として下書きします。specviz は"
+            "上位候補の木を検証します。先にヘッドのフォルダを書き出してください：{command}"
+        ),
         "production.note.sampling": "{engine} では temperature、top-k、top-p は起動時ではなくリクエストごとに指定します。",
         "production.note.ngram_fixed": (
             "llama.cpp の ngram-simple は n-gram の長さ {n} だけで探します。specviz は "

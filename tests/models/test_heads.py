@@ -115,3 +115,51 @@ def test_a_training_fits_measures_files_and_resumes(
     monkeypatch.setattr(features, "target_features", counted)
     again = train_heads(model, ByteTokenizer(), tmp_path, options, lambda f, m: None)
     assert read == [] and again["steps"] > report["steps"]
+
+
+def test_heads_exported_for_vllm_compute_what_specviz_computes(tmp_path: Path) -> None:
+    """The folder vLLM's Medusa loads: its config and, read back as vLLM's ResidualBlock and
+    shared output layer compute them (x + SiLU(W x + b), then the output layer), the same
+    logits as specviz's heads, to bfloat16's precision."""
+    import json
+
+    from safetensors.torch import load_file
+
+    from specviz.models.heads.vllm_export import export_vllm_medusa
+
+    model = tiny_qwen(4)
+    heads = MedusaHeads(3, 64)
+    with torch.no_grad():
+        for block in heads.blocks:
+            block.linear.weight.normal_(0, 0.05)  # type: ignore[union-attr]
+            block.linear.bias.normal_(0, 0.05)  # type: ignore[union-attr]
+    folder = export_vllm_medusa(heads, model.lm_head.weight, tmp_path / "medusa")
+    config = json.loads((folder / "config.json").read_text())
+    assert config["model_type"] == "medusa" and config["architectures"] == ["MedusaModel"]
+    assert (config["num_heads"], config["num_hidden_layers"], config["hidden_size"]) == (3, 1, 64)
+    assert config["vocab_size"] == config["truncated_vocab_size"] == model.lm_head.weight.shape[0]
+    assert config["medusa_fc_bias"] is True and config["original_lm_head"] is True
+    tensors = load_file(str(folder / "model.safetensors"))
+    assert set(tensors) == {
+        *(f"blocks.{k}.layers.0.{part}" for k in range(3) for part in ("weight", "bias")),
+        "lm_heads.0.weight",
+    }
+    row = torch.randn(64)
+    expected = heads.logits(row, model.lm_head)
+    output = tensors["lm_heads.0.weight"].float()
+    for k in range(3):
+        weight, bias = tensors[f"blocks.{k}.layers.0.weight"], tensors[f"blocks.{k}.layers.0.bias"]
+        state = row + torch.nn.functional.silu(row @ weight.float().T + bias.float())
+        assert torch.allclose(state @ output.T, expected[k], atol=2e-2), k
+
+
+def test_an_export_may_keep_the_first_heads() -> None:
+    from specviz.models.heads.vllm_export import first_heads, vllm_medusa_config
+
+    heads = MedusaHeads(4, 64)
+    kept = first_heads(heads, 2)
+    assert kept.count == 2 and kept.blocks[1] is heads.blocks[1]
+    assert first_heads(heads, None) is heads
+    assert vllm_medusa_config(kept, 100)["num_heads"] == 2
+    with pytest.raises(ValueError):
+        first_heads(heads, 5)

@@ -230,6 +230,29 @@ def test_a_tree_is_sglangs_tree_and_a_chain_of_the_draft_model_elsewhere() -> No
             assert "production.note.drafter" in {note.key for note in snippets[engine].notes}
 
 
+def test_medusa_is_vllms_medusa_method_and_no_config_elsewhere() -> None:
+    """vLLM serves the target's heads from the folder `heads export` writes; the others have no
+    heads drafter, so they get no code and a note saying so."""
+    for drafter, heads, only in (("medusa", 4, ""), ("medusa:heads=3,nodes=16", 3, " --heads 3")):
+        snippets = by_engine(drafter)
+        config = json.loads(options(snippets[VLLM].code)["--speculative-config"])
+        assert set(config) <= set(flags_of(VLLM))
+        assert config == {
+            "method": "medusa",
+            "model": "./Qwen2.5-Coder-1.5B-Instruct-medusa-heads",
+            "num_speculative_tokens": heads,
+        }
+        notes = {note.key: note for note in snippets[VLLM].notes}
+        assert "production.note.drafter" not in notes
+        export = notes["production.note.medusa"]
+        assert export.values["command"] == (
+            f"python -m specviz heads export{only} ./Qwen2.5-Coder-1.5B-Instruct-medusa-heads"
+        )
+        for engine in (LLAMA_CPP, TRANSFORMERS, SGLANG):
+            assert snippets[engine].code == ""
+            assert [n.key for n in snippets[engine].notes] == ["production.note.no_equivalent"]
+
+
 def test_cli_configs_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["configs", "--json", "--gamma", "6", "--drafter", "lookup"]) == 0
     records = json.loads(capsys.readouterr().out)

@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from specviz.models.heads import corpus
+from specviz.models.heads import DEFAULT_HEADS, corpus
 from specviz.models.heads.block import MedusaHeads
 from specviz.models.heads.corpus import GROUPS
 from specviz.models.heads.features import (
@@ -48,7 +48,7 @@ WARMUP_STEPS = 20
 class TrainingOptions:
     """One training's size: the heads, the time budget and how it is shared."""
 
-    heads: int = 4  # K: head k guesses token t + k + 1
+    heads: int = DEFAULT_HEADS  # K: head k guesses token t + k + 1
     minutes: float = 15.0  # the whole budget: reading text, training, measuring
     feature_share: float = 0.7  # of the budget, for the target's pass over the text
     batch: int = 256  # positions per step
@@ -107,9 +107,12 @@ def fit_heads(
     deadline: float,
     checkpoint: Path,
     report: Callable[[int, float], None],
+    max_steps: int | None = None,
 ) -> tuple[int, float]:
-    """Train until *deadline* (time.perf_counter()); returns (steps, last loss). Resumes from
-    *checkpoint* when one is there and writes it every CHECKPOINT_SECONDS."""
+    """Train until *deadline* (time.perf_counter()) or *max_steps*; returns (steps, last loss).
+    Resumes from *checkpoint* when one is there and writes it every CHECKPOINT_SECONDS. With
+    *max_steps* the learning rate decays over the steps, so a busy machine trains the same heads
+    (the learning curve's runs); without, over the time left."""
     optimizer = torch.optim.AdamW(heads.parameters(), lr=options.learning_rate, weight_decay=0.0)
     step = 0
     if checkpoint.is_file():
@@ -124,12 +127,11 @@ def fit_heads(
     loss_value = math.nan
     heads.train()
     while (now := time.perf_counter()) < deadline and count:
-        # Warm-up, then a cosine decay over the time left (the budget, not a step count).
-        scale = (
-            min(1.0, (step + 1) / WARMUP_STEPS)
-            * 0.5
-            * (1 + math.cos(math.pi * (now - began) / span))
-        )
+        if max_steps is not None and step >= max_steps:
+            break
+        # Warm-up, then a cosine decay over the time left (or the steps left).
+        gone = step / max_steps if max_steps else (now - began) / span
+        scale = min(1.0, (step + 1) / WARMUP_STEPS) * 0.5 * (1 + math.cos(math.pi * gone))
         for group in optimizer.param_groups:
             group["lr"] = options.learning_rate * scale
         batch = torch.randint(count, (min(options.batch, count),), generator=generator)
