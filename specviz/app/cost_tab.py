@@ -20,11 +20,13 @@ from specviz.app.lab_tabs import (
     status_box,
     status_line,
 )
+from specviz.core.settings import GenerationSettings
 from specviz.labs.speedup import charts as speedup_charts
 from specviz.labs.speedup import fixed_cost, gpu_projection
 from specviz.labs.speedup import panel as speedup_panel
 from specviz.labs.speedup import theory as speedup_model
 from specviz.labs.speedup.cost_curve import CostCurve, iter_verification_cost
+from specviz.labs.speedup.pass_costs import pass_costs
 from specviz.measure.harness import Staged
 from specviz.models.cpu_load import OthersShare
 from specviz.text import UserError, t
@@ -61,6 +63,7 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
             button = run_button(t("app.button.measure", lang), "sv-cost-run")
         status = status_box(t("app.status.not_measured", lang), "sv-cost-status")
         curve_plot = chart(speedup_charts.cost_curve_chart(None, lang=lang), "sv-cost-plot")
+        pass_table = gr.HTML("", elem_id="sv-pass-costs")
         gr.Markdown(t("app.projection.heading", lang))
         with gr.Row():
             gpu = gr.Dropdown(gpus, value=gpus[1], label=t("app.projection.gpu", lang), scale=2)
@@ -131,6 +134,9 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
         return {
             status: status_line(" ".join(words), "done"),
             curve_plot: speedup_charts.cost_curve_chart(curve, lang=lang),
+            pass_table: speedup_panel.pass_costs_html(
+                pass_costs(curve, GenerationSettings().gamma), lang=lang
+            ),
             target_gb: round(record.target.bytes_at(2) / 1e9, 3),
             draft_gb: round(record.draft.bytes_at(2) / 1e9, 3),
             target_layers: record.target.layers or TARGET_LAYERS,
@@ -204,7 +210,7 @@ def cost_tab(wiring: LabWiring, measured_alpha: gr.Number) -> None:
         return spec.bandwidth_gb_s, spec.tflops
 
     private: dict[str, Any] = {"api_visibility": "private"}
-    outputs = [status, curve_plot, target_gb, draft_gb, target_layers, draft_layers]
+    outputs = [status, curve_plot, pass_table, target_gb, draft_gb, target_layers, draft_layers]
     wiring.start(button, cost_work, show_cost, [sizes, repeats], outputs, status)
     gpu.change(pick_gpu, gpu, [bandwidth, tflops], **private)
     mode.change(pick_mode, mode, [per_layer, fixed_note], **private)

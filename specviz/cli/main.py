@@ -278,7 +278,9 @@ def _write_exports(args: argparse.Namespace, trace: dict[str, Any]) -> None:
 
 def _cost_curve(args: argparse.Namespace) -> int:
     from specviz.cli.labs import print_header
+    from specviz.core.settings import GenerationSettings
     from specviz.labs.speedup.cost_curve import measure_verification_cost
+    from specviz.labs.speedup.pass_costs import pass_costs
 
     preset = preset_for(args)
     pair = load_pair_for(args, preset)
@@ -288,8 +290,12 @@ def _cost_curve(args: argparse.Namespace) -> int:
     curve = measure_verification_cost(
         model, context, args.max_new_tokens, args.repeats, args.time_budget
     )
+    # Where each drafter's largest pass sits on the target's curve (a draft's curve prices none).
+    passes = pass_costs(curve, GenerationSettings().gamma) if args.model == "target" else []
     if args.json:
-        print_json(asdict(curve) | {"relative": curve.relative()})
+        print_json(
+            asdict(curve) | {"relative": curve.relative(), "passes": [asdict(p) for p in passes]}
+        )
         return 0
     lang = args.lang
     say("cli.cost.head", lang, model=args.model, device=curve.device, context=curve.context_len)
@@ -303,6 +309,11 @@ def _cost_curve(args: argparse.Namespace) -> int:
         print(f"{point.new_tokens:>10} {point.median_s * 1000:>10.1f} {ratio:>12.2f}")
     if not curve.complete:
         say("cli.cost.stopped", lang)
+    if passes:
+        say("speedup.pass.intro", lang)
+        for row in passes:
+            fitted = " " + t("speedup.pass.fitted", lang) if row.fitted else ""
+            print(f"{row.spec:>16} M={row.tokens:<3} v(M)={row.cost:.2f}{fitted}")
     return 0
 
 

@@ -220,6 +220,12 @@ class LookaheadDrafter:
         LookaheadOptions.from_spec(spec)
 
     @classmethod
+    def most_guesses(cls, spec: DrafterSpec) -> int:
+        """The window's tokens and every guess at their most: what one verifying forward reads
+        besides the newest token."""
+        return LookaheadOptions.from_spec(spec).most_nodes
+
+    @classmethod
     def from_spec(cls, spec: DrafterSpec, pair: ModelPairLike) -> LookaheadDrafter:
         """The registry's factory: the target drafts for itself, so the pair is not read."""
         return cls(LookaheadOptions.from_spec(spec))

@@ -135,6 +135,12 @@ class MedusaDrafter:
         MedusaOptions.from_spec(spec)
 
     @classmethod
+    def most_guesses(cls, spec: DrafterSpec) -> int:
+        """The candidate tree's nodes: what one verifying forward reads besides the newest
+        token."""
+        return MedusaOptions.from_spec(spec).nodes
+
+    @classmethod
     def from_spec(cls, spec: DrafterSpec, pair: ModelPairLike) -> MedusaDrafter:
         """The registry's factory: the heads trained for the pair's target, from the cache."""
         options = MedusaOptions.from_spec(spec)
