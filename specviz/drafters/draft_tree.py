@@ -75,6 +75,11 @@ class DraftTreeDrafter:
         growth_of(spec)
 
     @classmethod
+    def most_guesses(cls, spec: DrafterSpec) -> int:
+        """The tree's node budget: what one verifying forward reads besides the newest token."""
+        return growth_of(spec).size
+
+    @classmethod
     def from_spec(cls, spec: DrafterSpec, pair: ModelPairLike) -> DraftTreeDrafter:
         """The registry's factory: the pair's draft model, grown as the spec says."""
         growth = growth_of(spec)
@@ -165,11 +170,14 @@ class _Grower:
         self.growth = growth
         self.sampler = sampler
         self.stop_ids = stop_ids
-        self.last = last  # the deepest depth this tree grows to (a drawn tree may move it)
+        # A dynamic tree of N nodes is never deeper than N (a kept node's ancestors are kept),
+        # so it never drafts a depth its budget could not keep: a small budget saves forwards.
+        deepest = growth.nodes if not growth.widths else last
+        self.last = min(last, deepest)  # the deepest depth this tree grows to (may move)
         self.drawn = not sampler.greedy  # children drawn from q, not chosen
         # How deep the tree may be planned: a dynamic tree follows a likely line past its
         # spec's depth (_plan_depth), a fixed shape stops there.
-        self.most = max(last, max_depth) if not growth.widths else last
+        self.most = min(max(last, max_depth), deepest) if not growth.widths else last
         self.tokens: list[int] = []
         self.parents: list[int] = []
         self.scores: list[float] = []

@@ -178,6 +178,20 @@ def test_a_drawn_tree_plans_deeper_only_while_its_best_line_stays_likely() -> No
     assert _Grower(shape, sampler, frozenset(), 2, 10).most == 2  # a fixed shape keeps its own
 
 
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_a_dynamic_tree_never_drafts_deeper_than_its_budget_could_keep(temperature: float) -> None:
+    """N nodes hold a line N deep at most (a kept node's ancestors are kept), so a 4-node tree
+    neither starts at depth 6 nor plans past 4, however sure its draft: each depth it does not
+    draft is a draft forward saved."""
+    sampler = Sampler(temperature, 0, 1.0, torch.Generator())
+    grower = _Grower(TreeGrowth(nodes=4, depth=6, topk=2), sampler, frozenset(), 6, 16)
+    assert (grower.last, grower.most) == (4, 4)
+    grower._plan_depth(math.log(0.99), 1)  # a line that would stay likely for 100 tokens
+    assert grower.last == 4
+    wide = _Grower(TreeGrowth(nodes=32, depth=6, topk=2), sampler, frozenset(), 6, 16)
+    assert (wide.last, wide.most) == (6, 16)  # a budget above the engine's limit: unchanged
+
+
 @pytest.mark.slow
 def test_trees_planned_past_their_depth_emit_the_target_chain() -> None:
     """Depth 1 in the spec, two tokens of room in the first cycle: the drawn tree plans its

@@ -171,11 +171,12 @@ def predict_tree(
     """τ(N) over a cycle's forwards for the best tree of *nodes* nodes (module doc), in plain
     decoding's steps of *plain_step_s*; *depth*: the depths the drafter grows at least; *width*:
     the most nodes a depth's draft forward reads."""
-    tree = best_tree(acceptance, nodes, max_depth=reach(acceptance, depth))
+    tree = best_tree(acceptance, nodes, max_depth=min(reach(acceptance, depth), nodes))
     # The committed tokens not yet read (about τ − 1 of them), the root, then every further
-    # depth: the drafter grows at least *depth* depths whatever its budget, and keeps the best.
+    # depth: the drafter grows at least *depth* depths (no more than its budget of nodes could
+    # keep) whatever its budget, and keeps the best.
     unread = max(1, round(tree.tau - 1))
-    depths = max(depth, tree.depth)
+    depths = max(min(depth, nodes), tree.depth)
     draft_s = (
         forward_s(draft, unread) + forward_s(draft, 1) + (depths - 1) * forward_s(draft, width)
     )
