@@ -151,3 +151,7 @@ def test_cost_curve_json() -> None:
     curve = json.loads(result.stdout)
     assert [point["new_tokens"] for point in curve["points"]] == [1, 2, 3]
     assert curve["relative"][0] == 1.0 and curve["complete"]
+    # Each drafter's largest pass priced on the curve: past 3 tokens, on its fitted line.
+    passes = {row["spec"]: row for row in curve["passes"]}
+    assert passes["draft-model"]["tokens"] == 6 and passes["lookahead"]["tokens"] == 16
+    assert all(row["fitted"] and row["cost"] >= 1.0 for row in passes.values())
