@@ -4,6 +4,7 @@ tiny model in seconds."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,15 @@ def test_an_export_may_keep_the_first_heads() -> None:
     assert vllm_medusa_config(kept, 100)["num_heads"] == 2
     with pytest.raises(ValueError):
         first_heads(heads, 5)
+
+
+def test_licences_stay_out_of_the_prose() -> None:
+    """A licence that many packages ship word for word would put the held-out prose on text the
+    heads read in training."""
+    bsd = "3. Redistribution and use in source and\n   binary forms, with or without modification"
+    assert corpus.is_licence(bsd)
+    assert corpus.is_licence("THE SOFTWARE IS PROVIDED “AS IS”, WITHOUT WARRANTY OF ANY KIND")
+    assert not corpus.is_licence("A form with a file is sent as multipart/form-data, in parts.")
+    for document in itertools.islice(corpus.prose_documents(), 200):
+        assert not corpus.is_licence(document.text), document.name
+        assert not Path(document.name).name.upper().startswith(corpus.LICENCE_NAMES)

@@ -28,6 +28,18 @@ MIN_CHARS = 400  # shorter files are mostly boilerplate (an __init__, a one-line
 # agreement 44 %, held-out 7 %).
 EXCERPT_CHARS = 1200
 PROSE_SUFFIXES = (".md", ".rst")
+# Licence texts, which many packages ship word for word: left out of the prose, or the held-out
+# part measures how well the heads recite a licence they read in training (a held-out excerpt of
+# a BSD licence once put prose head 1 at 59 % where code's was 33 %).
+LICENCE_NAMES = ("LICENSE", "LICENCE", "COPYING", "NOTICE")
+LICENCE_PHRASES = (
+    "redistribution and use in source and binary forms",
+    "permission is hereby granted",
+    "licensed under the apache license",
+    "the software is provided",
+    "gnu general public license",
+    "without warranties or conditions",
+)
 JA_ENTRIES_PER_DOCUMENT = 24
 
 
@@ -92,9 +104,17 @@ def prose_documents() -> Iterator[Document]:
         paths += root.glob("*.dist-info/METADATA")
         paths += [path for suffix in PROSE_SUFFIXES for path in root.rglob(f"*{suffix}")]
     for path in _shuffled(paths):
+        if path.name.upper().startswith(LICENCE_NAMES):
+            continue
         text = _read(path)
-        if text is not None and _latin_share(text) > 0.95:
+        if text is not None and _latin_share(text) > 0.95 and not is_licence(text):
             yield Document("prose", str(path.relative_to(path.parents[1])), text)
+
+
+def is_licence(text: str) -> bool:
+    """Whether *text* quotes a common licence (LICENCE_PHRASES)."""
+    lowered = " ".join(text.lower().split())
+    return any(phrase in lowered for phrase in LICENCE_PHRASES)
 
 
 def _latin_share(text: str) -> float:
@@ -112,7 +132,7 @@ def ja_documents() -> Iterator[Document]:
 
 
 # What the features depend on besides the target: a features folder is named after it.
-SIGNATURE = f"excerpt={EXCERPT_CHARS},every={HELD_OUT_EVERY},min={MIN_CHARS}"
+SIGNATURE = f"excerpt={EXCERPT_CHARS},every={HELD_OUT_EVERY},min={MIN_CHARS},licences=out"
 
 SOURCES = {"code": code_documents, "prose": prose_documents, "ja": ja_documents}
 
