@@ -8,7 +8,7 @@ measures each on the same held-out chunks with the full output layer, as `heads 
 Prints one row per training and, from the last doubling of the text, the text a 50 % head 1 on
 code would need if the curve kept rising as it did.
 
-    python scripts/heads_learning_curve.py [--steps 240] [--json OUT]
+    PYTHONPATH=. .venv/bin/python scripts/heads_learning_curve.py [--steps 240] [--json OUT]
 
 Steps, not seconds: the runs train the same heads however busy the machine is.
 

@@ -106,6 +106,19 @@ def test_a_tree_is_measured_at_its_node_budgets_in_place_of_gamma(tiny_pair: Tin
     assert verdict.totals.new_tokens > 0
 
 
+def test_lookahead_is_raced_when_named_with_its_own_options(tiny_pair: TinyPair) -> None:
+    """A drafter without a second model is measured as any other: its row reports α and τ from
+    its own tree cycles, beside the draft model's chain."""
+    plan = plan_for(tiny_pair, drafters=["lookahead", "draft-model"], gammas=(3,))
+    plan = replace(plan, adaptive=False, cost=False, prompt_ids=prompt_ids(tiny_pair)[:1])
+    advice = advise(plan)
+    rows = {verdict.to_dict()["drafter"]: verdict for verdict in advice.verdicts}
+    assert set(rows) == {"lookahead", "draft-model"}
+    look = rows["lookahead"]
+    assert look.totals.new_tokens > 0 and look.complete
+    assert look.tau == pytest.approx(look.totals.new_tokens / look.totals.target_forwards)
+
+
 def test_a_plan_without_drafters_gammas_or_prompts_is_refused(tiny_pair: TinyPair) -> None:
     with pytest.raises(UserError, match="drafter"):
         candidates(plan_for(tiny_pair, drafters=[]))
