@@ -96,13 +96,23 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _trained(args: argparse.Namespace, read: Any) -> tuple[Any, Any]:
+    """The target and what *read* finds in its heads folder (None, said in words, when no
+    heads are trained for it)."""
+    from specviz.models.heads.store import heads_folder
+
+    model, _ = load_target(args)
+    found = read(heads_folder(model))
+    if found is None:
+        say("cli.heads.none", args.lang, command="python -m specviz heads train")
+    return model, found
+
+
 def _show(args: argparse.Namespace) -> int:
     from specviz.models.heads.store import heads_folder, read_report
 
-    model, _ = load_target(args)
-    report = read_report(heads_folder(model))
+    model, report = _trained(args, read_report)
     if report is None:
-        say("cli.heads.none", args.lang, command="python -m specviz heads train")
         return 1
     _print_report(args, report, str(heads_folder(model)))
     return 0
@@ -111,14 +121,12 @@ def _show(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from specviz.models.heads.store import heads_folder, load_heads
+    from specviz.models.heads.store import load_heads
     from specviz.models.heads.train import output_weight_of
     from specviz.models.heads.vllm_export import export_vllm_medusa, first_heads
 
-    model, _ = load_target(args)
-    trained = load_heads(heads_folder(model))
+    model, trained = _trained(args, load_heads)
     if trained is None:
-        say("cli.heads.none", args.lang, command="python -m specviz heads train")
         return 1
     if args.heads is not None and not 1 <= args.heads <= trained.count:
         say("cli.heads.too_many", args.lang, asked=args.heads, trained=trained.count)

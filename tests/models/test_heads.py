@@ -176,3 +176,27 @@ def test_licences_stay_out_of_the_prose() -> None:
     for document in itertools.islice(corpus.prose_documents(), 200):
         assert not corpus.is_licence(document.text), document.name
         assert not Path(document.name).name.upper().startswith(corpus.LICENCE_NAMES)
+
+
+def test_the_export_command_writes_the_trained_heads_or_says_why_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from specviz.cli import heads as heads_cli
+    from specviz.cli.main import main
+    from specviz.models.heads.store import save_heads
+
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path / "cache"))
+    model = tiny_qwen(4)
+    monkeypatch.setattr(heads_cli, "load_target", lambda args: (model, None))
+    out = tmp_path / "medusa"
+    assert main(["heads", "export", str(out)]) == 1  # none trained yet
+    assert "heads train" in capsys.readouterr().out
+    save_heads(MedusaHeads(3, 64), heads_folder(model), {"heads": 3})
+    assert main(["heads", "export", "--heads", "5", str(out)]) == 2
+    assert "1 to 3" in capsys.readouterr().out
+    assert main(["heads", "export", "--heads", "2", str(out)]) == 0
+    assert json.loads((out / "config.json").read_text())["num_heads"] == 2
+    said = capsys.readouterr().out
+    assert '"method": "medusa"' in said and '"num_speculative_tokens": 2' in said
