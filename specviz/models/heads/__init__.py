@@ -2,5 +2,6 @@
 last hidden state that guess the tokens after the next one, trained on this machine.
 
 block: the heads themselves; store: where a target's trained heads live; corpus: the offline
-text they learn from; features: one pass of the target over it; train: fitting and measuring.
+text they learn from; features: one pass of the target over it; train: fitting and measuring;
+report: the measured agreement as a plain record, for the views.
 """
