@@ -136,7 +136,7 @@ class LiveTab:
             self.prompt_strip: gr.HTML(
                 prompt_strip_html(sess.prompt, lang=lang), visible=bool(sess.prompt)
             ),
-            self.cards: render.cycle_cards_html(last, lang=lang),
+            self.cards: render.cycle_cards_html(last, lang=lang, run=cycles, heads=sess.heads),
             self.fable: fable_html(cycles, lang=lang),
             self.counters: render.counters_html(
                 last.totals if last else None,

@@ -43,12 +43,18 @@ from specviz.core.detok import IncrementalDetokenizer, TokenizerLike, control_id
 from specviz.core.engine import speculative_stream
 from specviz.core.events import Cycle, Prefill, Step
 from specviz.drafters.base import DrafterSpec
-from specviz.drafters.registry import drafter_entry, make_drafter, prepare_drafter
+from specviz.drafters.registry import (
+    drafter_entry,
+    make_drafter,
+    prepare_drafter,
+    trained_agreement,
+)
 from specviz.export.trace import RunSetup, run_setup
 from specviz.measure.race import iter_race
 from specviz.measure.race_records import LaneGain, RaceProgress, RaceResult
 from specviz.measure.spread import Spread
 from specviz.models.allocator import return_freed_memory
+from specviz.models.heads.report import HeadsAgreement
 from specviz.models.loader import ModelCache, ModelLoadError, ModelPair
 from specviz.models.presets import Preset
 from specviz.models.runner import ForwardChoice
@@ -77,6 +83,9 @@ class Started:
     # The prompt as the target reads it (chat template applied), one token each, for a drafter
     # that copies from it (its registry entry says copies_from_text); () for any other.
     prompt: tuple[PromptToken, ...] = ()
+    # How the trained heads the drafter guesses with agreed with the target on held-out text
+    # (Medusa's report); None for a drafter without heads, or heads not trained here.
+    heads: HeadsAgreement | None = None
 
 
 @dataclass
@@ -100,6 +109,8 @@ class Session:
     engine_s: float = 0.0  # seconds the run has held the engine (the hosted limit's measure)
     # The prompt's tokens, where copies come from, for a copying drafter (Started.prompt).
     prompt: tuple[PromptToken, ...] = ()
+    # The held-out agreement of the run's heads, drawn beside the run's own (Started.heads).
+    heads: HeadsAgreement | None = None
     # ZeroGPU: no live generator can come back from the worker, so the run goes on by replaying
     # it there from its inputs (specviz.app.gpu_work); True while that is possible.
     replays: bool = False
@@ -122,7 +133,7 @@ class Session:
         (ZeroGPU) none, the run going on by replay; its cycles come later."""
         self.key, self.setup, self.drafter = inputs.key, started.setup, str(inputs.drafter)
         self.forwards, self.costs = dict(started.forwards), started.costs
-        self.prompt = started.prompt
+        self.prompt, self.heads = started.prompt, started.heads
         self.cycles, self.race, self.engine_s = [], None, 0.0
         self.cycles_iter, self.replays = records, replays
 
@@ -274,6 +285,7 @@ class App:
             None if pair.cost_report is None else pair.cost_report.phrase(),
             inputs.chat and not getattr(pair.tokenizer, "chat_template", None),
             copy_source(inputs.drafter, pair.tokenizer, prompt_ids[0].tolist()),
+            trained_agreement(inputs.drafter, pair),
         )  # fmt: skip
         records = speculative_stream(
             pair,

@@ -260,6 +260,34 @@ def tree_phone(stage: Stage, out: Path) -> None:
     page.locator("#sv-cards").screenshot(path=str(out))
 
 
+# The cycle whose kept path is longest (the latest of those): the one where the most heads were
+# right, its number.
+MOST_KEPT_JS = """() => {
+  const cycles = [...document.querySelectorAll('#sv-stream .sv-cycle[data-accepted]')];
+  const most = cycles.reduce((best, cycle) =>
+    Number(cycle.dataset.accepted) >= Number(best.dataset.accepted) ? cycle : best);
+  return Number(most.dataset.cycle);
+}"""
+
+
+def heads(stage: Stage, out: Path) -> None:
+    """Medusa on the greedy code example, 32 tokens, shown at the cycle that kept the most
+    guesses: its heads panel (the run's agreement up to it beside the held-out text's, and each
+    head's guesses). Needs the bundled target's heads trained (``heads train``)."""
+    page = stage.open(1280, 1000)
+    page.locator("#sv-drafter input").click()
+    page.get_by_role("option", name=t("drafter.medusa", "en"), exact=True).click()
+    _greedy(page, tokens=32)
+    _finish(page, "#sv-run")
+    cycle = page.evaluate(MOST_KEPT_JS)
+    page.locator(f"#sv-stream .sv-cut[data-cycle='{cycle}']").click()  # the player goes there
+    panel = page.locator(f"#sv-cards .sv-cards-wrap[data-cycle='{cycle}'] .sv-heads")
+    panel.wait_for()
+    settled(page, "#sv-tab-live")
+    page.add_style_tag(content=".toast-wrap { display: none !important; }")
+    panel.screenshot(path=str(out))
+
+
 def _viewport(page: Any, width: int, height: int) -> None:
     """Resize the page, wait until it has laid itself out again, and scroll to its top."""
     page.set_viewport_size({"width": width, "height": height})

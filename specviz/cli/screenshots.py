@@ -106,6 +106,11 @@ SHOTS: dict[str, Shot] = {
         "the tree drafter on a 390x844 phone, stepped twice",
         scenes.tree_phone,
     ),
+    "heads": Shot(
+        ("heads-panel.png",),
+        "Medusa on the greedy code example, 32 tokens: the heads panel of its best cycle",
+        scenes.heads,
+    ),
     "configs": Shot(("screenshot-configs.png",), "the production configs tab", scenes.configs),
     "inspector": Shot(
         ("lab-inspector.png",),

@@ -47,6 +47,7 @@ from specviz.drafters.base import DrafterSpec
 from specviz.drafters.layer_skip import WAITS_FOR_PREFILL
 from specviz.drafters.tree_growth import MAX_NODES, MAX_WIDTH, whole_option
 from specviz.models.heads.block import MedusaHeads
+from specviz.models.heads.report import TRAIN_COMMAND, HeadsAgreement, heads_agreement
 from specviz.models.heads.store import heads_folder, load_heads, read_report
 from specviz.models.heads.train import TrainingOptions, train_heads
 from specviz.models.runner import ModelRunner
@@ -146,7 +147,7 @@ class MedusaDrafter:
         options = MedusaOptions.from_spec(spec)
         heads = load_heads(heads_folder(pair.target))
         if heads is None:
-            raise UserError("error.medusa.untrained", command="python -m specviz heads train")
+            raise UserError("error.medusa.untrained", command=TRAIN_COMMAND)
         return cls(heads, options)
 
     @classmethod
@@ -156,6 +157,13 @@ class MedusaDrafter:
         folder = heads_folder(pair.target)
         if read_report(folder) is None:
             train_heads(pair.target, pair.tokenizer, folder, TrainingOptions(), progress)
+
+    @classmethod
+    def trained_agreement(cls, spec: DrafterSpec, pair: ModelPairLike) -> HeadsAgreement | None:
+        """How the target's heads agreed with it on held-out text when they were trained (their
+        report), None if none are trained."""
+        report = read_report(heads_folder(pair.target))
+        return None if report is None else heads_agreement(report)
 
     @property
     def cache_len(self) -> int:

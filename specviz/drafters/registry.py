@@ -25,6 +25,7 @@ from specviz.text.progress import Progress
 if TYPE_CHECKING:
     from specviz.core.engine import ModelPairLike
     from specviz.core.proposal import Drafter, TreeDrafter
+    from specviz.models.heads.report import HeadsAgreement
 
 
 class DrafterKind(Protocol):
@@ -313,6 +314,18 @@ def tokens_a_pass(spec: str | DrafterSpec, gamma: int) -> int:
     parsed = DrafterSpec.parse(spec) if isinstance(spec, str) else spec
     most_guesses = getattr(drafter_entry(parsed).load(), "most_guesses", None)
     return 1 + (gamma if most_guesses is None else int(most_guesses(parsed)))
+
+
+def trained_agreement(spec: str | DrafterSpec, pair: ModelPairLike) -> HeadsAgreement | None:
+    """How the trained heads a drafter of spec's kind guesses with agreed with the target on
+    held-out text (Medusa's report), for the views to draw beside the run's own agreement; None
+    for a kind that guesses with no trained heads, or whose heads are not trained yet."""
+    parsed = DrafterSpec.parse(spec) if isinstance(spec, str) else spec
+    measured = getattr(drafter_entry(parsed).load(), "trained_agreement", None)
+    if measured is None:
+        return None
+    agreement: HeadsAgreement | None = measured(parsed, pair)
+    return agreement
 
 
 def make_drafter(spec: str | DrafterSpec, pair: ModelPairLike) -> Drafter | TreeDrafter:

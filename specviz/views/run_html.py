@@ -23,8 +23,10 @@ from dataclasses import dataclass
 from specviz.core.events import Cycle, DraftToken, EmittedToken, Rejection, Step, Totals
 from specviz.drafters.registry import Drafts, find_drafter
 from specviz.measure.race_records import LaneGain
+from specviz.models.heads.report import HeadsAgreement
 from specviz.text import DEFAULT_LANGUAGE, Html, t, t_html
 from specviz.views.draft_length import drafted_words, short_draft_reason
+from specviz.views.heads_html import heads_panel_html
 from specviz.views.numbers import prob, ratio
 from specviz.views.token_text import (
     Joined,
@@ -389,8 +391,16 @@ def _short_draft_line(cycle: Cycle, lang: str) -> str:
     return f'<div class="sv-cards-why" data-end="{cycle.draft_end}">{line}</div>'
 
 
-def cycle_cards_html(cycle: Cycle | None, *, lang: str = DEFAULT_LANGUAGE) -> str:
-    """The current cycle: γ draft cards that flip to their verdict, then the resampled/bonus card."""
+def cycle_cards_html(
+    cycle: Cycle | None,
+    *,
+    lang: str = DEFAULT_LANGUAGE,
+    run: Sequence[Cycle] | None = None,
+    heads: HeadsAgreement | None = None,
+) -> str:
+    """The current cycle: γ draft cards that flip to their verdict, then the resampled/bonus card;
+    a tree cycle's tree under them, and a Medusa cycle's heads panel (*run*: the cycles up to
+    this one, itself alone by default; *heads*: the heads' training report, None if unknown)."""
     if cycle is None:
         return (
             f'<div class="sv-cards-wrap"><div class="sv-cards-head">{t_html("cards.title", lang)}'
@@ -435,6 +445,7 @@ def cycle_cards_html(cycle: Cycle | None, *, lang: str = DEFAULT_LANGUAGE) -> st
         f'<div class="sv-cards-wrap" data-cycle="{cycle.index + 1}">'
         f'<div class="sv-cards-head">{head}{inspect}</div>{_short_draft_line(cycle, lang)}'
         f'<div class="sv-cards">{"".join(cards)}</div>{tree_panel_html(cycle, lang=lang)}'
+        f"{heads_panel_html(cycle, (cycle,) if run is None else run, heads, lang=lang)}"
         f'<div class="sv-cards-foot">{foot}</div></div>'
     )
 

@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 import torch
-from medusa_models import CHAIN_VOCAB, chain_with_states, fitted_heads, random_heads
+from medusa_models import CHAIN_VOCAB, chain_with_states, file_heads, fitted_heads, random_heads
 from scipy.stats import chisquare
 from tiny_models import TinyPair
 
@@ -21,8 +21,11 @@ from specviz.core.settings import GenerationSettings
 from specviz.core.tree import DraftTree, TreeVerdict, verify_tree_recursive
 from specviz.core.tree_engine import tree_stream
 from specviz.drafters.medusa import MedusaDrafter, MedusaOptions, best_candidates
-from specviz.drafters.registry import check_drafter_spec, make_drafter
+from specviz.drafters.registry import check_drafter_spec, make_drafter, trained_agreement
+from specviz.models.heads.block import MedusaHeads
+from specviz.models.heads.report import heads_agreement
 from specviz.text import UserError
+from specviz.views.head_scores import run_agreement
 
 PROMPT = torch.tensor([list(b"def add(a, b):\n    return")])
 
@@ -128,6 +131,44 @@ def test_the_tree_grows_under_the_token_the_target_chose(
     assert tree is not None and emitted[0] == cycles[0].emitted[0].token_id
     first = [node.token_id for node in tree.nodes if node.parent < 0]
     assert first == expected[: len(first)] and first
+
+
+def test_greedy_first_guesses_agree_exactly_where_the_path_keeps_rank_one(
+    tiny_pair_module: TinyPair, heads_for_tiny_target
+) -> None:  # type: ignore[no-untyped-def]
+    """Greedy, head d's first guess under the kept path is the target's token exactly when the
+    path keeps that rank-1 guess at depth d (siblings are distinct, and a token the target
+    chose among the guesses is kept): the heads panel's count, on the engine's own records."""
+    settings = GenerationSettings(max_new_tokens=40, stop_on_eos=False)
+    drafter = MedusaDrafter(heads_for_tiny_target, MedusaOptions())
+    cycles = list(speculative_generate(tiny_pair_module, PROMPT, settings, drafter))
+    assert all(cycle.drafter == "medusa" for cycle in cycles)
+    for cycle in cycles[:-1]:  # the last may be cut by the budget
+        assert cycle.tree is not None
+        path = cycle.tree.path
+        for score in run_agreement([cycle], 3):
+            if not score.chances:
+                continue
+            depth = score.head
+            kept_first = len(path) >= depth and cycle.tree.nodes[path[depth - 1]].rank == 1
+            assert score.hits == int(kept_first), (cycle.index, depth)
+    totals = run_agreement(cycles, 3)
+    assert totals[0].hits > 0 and totals[0].chances >= len(cycles) - 2  # not the first
+    assert sum(score.chances for score in totals[1:]) > 0  # a kept guess gave head 2 a chance
+
+
+def test_the_heads_report_reaches_the_views_as_a_record(
+    tiny_pair: TinyPair, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("SPECVIZ_CACHE", str(tmp_path))
+    assert trained_agreement("medusa", tiny_pair) is None  # none trained: the panel says so
+    report = file_heads(tiny_pair.target, MedusaHeads(3, tiny_pair.target.config.hidden_size))
+    agreement = trained_agreement("medusa:nodes=4", tiny_pair)
+    assert agreement == heads_agreement(report) and agreement is not None
+    assert agreement.heads == 3 and agreement.steps == 7
+    assert [group.group for group in agreement.groups] == ["code", "prose", "ja"]
+    assert agreement.groups[0].top1 == (0.5, 0.25, 0.125)
+    assert trained_agreement("draft-model", tiny_pair) is None  # a drafter without heads
 
 
 # --- temperature 1: the target chain's law -------------------------------------------------
