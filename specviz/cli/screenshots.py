@@ -106,6 +106,11 @@ SHOTS: dict[str, Shot] = {
         "the tree drafter on a 390x844 phone, stepped twice",
         scenes.tree_phone,
     ),
+    "lookahead": Shot(
+        ("lookahead-window.png",),
+        "lookahead decoding on the greedy code example, stepped to a kept pooled guess: its 2D window",
+        scenes.lookahead,
+    ),
     "configs": Shot(("screenshot-configs.png",), "the production configs tab", scenes.configs),
     "inspector": Shot(
         ("lab-inspector.png",),

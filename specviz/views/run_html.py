@@ -25,6 +25,7 @@ from specviz.drafters.registry import Drafts, find_drafter
 from specviz.measure.race_records import LaneGain
 from specviz.text import DEFAULT_LANGUAGE, Html, t, t_html
 from specviz.views.draft_length import drafted_words, short_draft_reason
+from specviz.views.lookahead_html import lookahead_panel_html
 from specviz.views.numbers import prob, ratio
 from specviz.views.token_text import (
     Joined,
@@ -435,6 +436,7 @@ def cycle_cards_html(cycle: Cycle | None, *, lang: str = DEFAULT_LANGUAGE) -> st
         f'<div class="sv-cards-wrap" data-cycle="{cycle.index + 1}">'
         f'<div class="sv-cards-head">{head}{inspect}</div>{_short_draft_line(cycle, lang)}'
         f'<div class="sv-cards">{"".join(cards)}</div>{tree_panel_html(cycle, lang=lang)}'
+        f"{lookahead_panel_html(cycle, lang=lang)}"
         f'<div class="sv-cards-foot">{foot}</div></div>'
     )
 
