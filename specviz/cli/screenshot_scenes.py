@@ -288,6 +288,31 @@ def heads(stage: Stage, out: Path) -> None:
     panel.screenshot(path=str(out))
 
 
+# A lookahead cycle worth a picture: its window read n-grams into the pool and the target kept
+# one of the pooled guesses (the figure's whole loop in one cycle).
+GUESS_KEPT = ".sv-look[data-grams]:not([data-grams='0']):not([data-kept-guess='-1'])"
+LOOKAHEAD_STEPS = 24  # Step presses at most, looking for such a cycle
+
+
+def lookahead(stage: Stage, out: Path) -> None:
+    """Lookahead decoding on the greedy code example, stepped to a cycle that kept a pooled
+    guess (else the last of LOOKAHEAD_STEPS): the cycle's 2D window, n-grams and guesses."""
+    page = stage.open(1280, 900, device_scale_factor=2)
+    _greedy(page)
+    page.locator("#sv-drafter input").click()
+    page.get_by_role("option", name=t("drafter.lookahead", "en"), exact=True).click()
+    for step in range(1, LOOKAHEAD_STEPS + 1):
+        page.locator("#sv-step").click()
+        page.wait_for_selector(
+            f"#sv-cards .sv-cards-wrap[data-cycle='{step}'] .sv-look", timeout=RUN_MS
+        )
+        if page.locator(GUESS_KEPT).count():
+            break
+    settled(page, "#sv-tab-live")
+    page.add_style_tag(content=".toast-wrap { display: none !important; }")
+    page.locator("#sv-cards .sv-look").screenshot(path=str(out))
+
+
 def _viewport(page: Any, width: int, height: int) -> None:
     """Resize the page, wait until it has laid itself out again, and scroll to its top."""
     page.set_viewport_size({"width": width, "height": height})

@@ -111,6 +111,11 @@ SHOTS: dict[str, Shot] = {
         "Medusa on the greedy code example, 32 tokens: the heads panel of its best cycle",
         scenes.heads,
     ),
+    "lookahead": Shot(
+        ("lookahead-window.png",),
+        "lookahead decoding on the greedy code example, stepped to a kept pooled guess: its 2D window",
+        scenes.lookahead,
+    ),
     "configs": Shot(("screenshot-configs.png",), "the production configs tab", scenes.configs),
     "inspector": Shot(
         ("lab-inspector.png",),

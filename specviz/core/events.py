@@ -133,6 +133,18 @@ class TreeRecord:
     # Lookahead decoding's Jacobi window in the tree: per row (oldest first), the node holding
     # each slot, -1 for a slot left out; the other nodes are pooled n-grams. () otherwise.
     window_rows: tuple[tuple[int, ...], ...] = ()
+    # The rest of the window's cycle, empty for other drafters. The last committed token, where
+    # the window's positions count from (offset 0; its prob 1.0: it is committed).
+    window_root: TokenProb | None = None
+    # The target's first choice after each slot of the newest row, with its probability: the
+    # window's next row (Jacobi's update); () when the tree left a slot out and the window waits.
+    window_next: tuple[TokenProb, ...] = ()
+    # Each pooled n-gram verified this cycle (the verification branch), most recently pooled
+    # first: the node its last token reached, merged with the window's where tokens agree.
+    window_guesses: tuple[int, ...] = ()
+    # The window held all its rows, so each column read as an n-gram into the pool this cycle
+    # (its foot, its tooth, the next row's token); False while the rows fill (the warm-up).
+    window_harvest: bool = False
 
     def children(self, node: int) -> tuple[int, ...]:
         """The indices of node's children (-1: of the committed text), in rank order."""

@@ -96,6 +96,11 @@ class TreeProposal:
     # A lookahead window laid into the tree: per row of the window (oldest first), the node
     # holding each slot, -1 for one left out (TreeRecord.window_rows); () for other drafters.
     window_rows: tuple[tuple[int, ...], ...] = ()
+    # The node each pooled n-gram laid into the tree ends at (TreeRecord.window_guesses), and
+    # whether the window's columns are read as n-grams after this tree's verification
+    # (TreeRecord.window_harvest); the target's part of the window the engine records itself.
+    window_guesses: tuple[int, ...] = ()
+    window_harvest: bool = False
     # Why the tree is as small as it is: a Cycle.draft_end value ("prefill": an empty tree
     # before the target has read the prompt, for a drafter that drafts from the target's state).
     ended_by: str = "gamma"

@@ -30,6 +30,7 @@ what plain greedy decoding of the target emits.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -145,6 +146,14 @@ class TreeVerdict:
 def _row(node: int) -> int:
     """A node's row in the target's and the draft's probabilities (the root's is 0)."""
     return node + 1
+
+
+def first_choices(p_rows: torch.Tensor, nodes: Sequence[int]) -> list[tuple[int, float]]:
+    """The target's first choice after each of *nodes* and its probability, from p_rows
+    (M + 1, V) laid out as above; of equal maxima the first, as argmax takes it."""
+    rows = torch.tensor([_row(node) for node in nodes], device=p_rows.device)
+    values, indices = p_rows[rows].max(dim=-1)  # (len(nodes),) each
+    return list(zip(indices.tolist(), values.tolist(), strict=True))
 
 
 def verify_tree_walk(tree: DraftTree, p_rows: torch.Tensor, sampler: Sampler) -> TreeVerdict:

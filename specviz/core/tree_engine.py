@@ -38,6 +38,7 @@ from specviz.core.run import (
     SelfDrafter,
     bars,
     token_probs,
+    vocab_text,
 )
 from specviz.core.sampling import Sampler, top_entries_per_row
 from specviz.core.settings import GAMMA_MAX, GenerationSettings
@@ -45,6 +46,7 @@ from specviz.core.tree import (
     ROOT,
     DraftTree,
     TreeVerdict,
+    first_choices,
     verify_tree_greedy,
     verify_tree_recursive,
 )
@@ -103,7 +105,8 @@ def tree_cycles(
         pending = run.pending  # (1, L): the root is its last token
         if pending.shape[1] > 1:  # the prompt's last chunk before the first tree
             target.forward(pending[:, :-1])
-        p_rows = sampler.probs(target.tree_forward(tree, int(pending[0, -1])))  # (M + 1, V)
+        root_id = int(pending[0, -1])
+        p_rows = sampler.probs(target.tree_forward(tree, root_id))  # (M + 1, V)
         sync(run.device)
         verified = time.perf_counter()
         q_rows = proposal.q_rows if proposal.drawn else None
@@ -128,13 +131,7 @@ def tree_cycles(
             rejection = _rejection(
                 run, drafted[len(verdict.path)], stop_node, proposal, p_rows, verdict
             )
-        record = TreeRecord(
-            _node_records(run, tree, verdict, proposal, p_rows),
-            verdict.path,
-            rule_name,
-            proposal.shape,
-            proposal.window_rows,
-        )
+        record = _tree_record(run, tree, verdict, rule_name, proposal, root_id, p_rows)
         timing = Timing(proposal.seconds, verified - began, time.perf_counter() - verified)
         accepted = len(verdict.path)
         # α counts depths tested, as the chain counts positions: the kept path, and the depth
@@ -226,6 +223,43 @@ def _line_records(
             )
         )
     return tuple(records)
+
+
+def _tree_record(
+    run: Run,
+    tree: DraftTree,
+    verdict: TreeVerdict,
+    rule_name: str,
+    proposal: TreeProposal,
+    root_id: int,
+    p_rows: torch.Tensor,
+) -> TreeRecord:
+    """The tree with every node's verdict and, for a lookahead window, what the target made of
+    it in the same forward."""
+    tokenizer = run.pair.tokenizer
+    window = bool(proposal.window_rows)
+    return TreeRecord(
+        _node_records(run, tree, verdict, proposal, p_rows),
+        verdict.path,
+        rule_name,
+        proposal.shape,
+        proposal.window_rows,
+        window_root=TokenProb(root_id, vocab_text(tokenizer, root_id), 1.0) if window else None,
+        window_next=_window_next(run, proposal.window_rows, p_rows),
+        window_guesses=proposal.window_guesses,
+        window_harvest=proposal.window_harvest,
+    )
+
+
+def _window_next(
+    run: Run, window_rows: tuple[tuple[int, ...], ...], p_rows: torch.Tensor
+) -> tuple[TokenProb, ...]:
+    """A window's next row: the target's first choice after each slot of its newest row, the
+    drafter's own reading (first_choices); () when a slot was left out (the window waits)."""
+    newest = window_rows[-1] if window_rows else ()
+    if not newest or ROOT in newest:
+        return ()
+    return token_probs(run.pair.tokenizer, first_choices(p_rows, newest))
 
 
 def _node_records(

@@ -58,7 +58,7 @@ from specviz.core.engine import ModelPairLike
 from specviz.core.proposal import TreeProposal
 from specviz.core.sampling import Sampler
 from specviz.core.settings import GenerationSettings
-from specviz.core.tree import ROOT, DraftTree
+from specviz.core.tree import ROOT, DraftTree, first_choices
 from specviz.drafters.base import DrafterSpec
 from specviz.drafters.lookup_tree import TokenTrie, chosen_tree_proposal
 from specviz.drafters.tree_growth import MAX_NODES, MAX_WIDTH
@@ -265,9 +265,12 @@ class LookaheadDrafter:
             self._pool_text(context)
         root = int(context[-1])
         trie = TokenTrie()
+        guesses: list[int] = []  # where each pooled n-gram ends in the tree, once each
         if max_depth > 0:
             for gram in self.pool.guesses(root):
-                trie.add(self._cut(gram)[:max_depth], MAX_NODES - len(trie.tokens))
+                end = trie.add(self._cut(gram)[:max_depth], MAX_NODES - len(trie.tokens))
+                if end is not None and end not in guesses:
+                    guesses.append(end)
         window_nodes: list[list[int]] = []
         for row in self.window.paths():
             nodes = [
@@ -285,6 +288,8 @@ class LookaheadDrafter:
             self.kind,
             str(self.options),
             window_rows=tuple(tuple(nodes) for nodes in window_nodes),
+            window_guesses=tuple(guesses),
+            window_harvest=self._tips is not None and self.window.warm,
         )
 
     def read_verification(
@@ -294,8 +299,7 @@ class LookaheadDrafter:
         the window's newest row becomes its next row, and the columns go into the pool."""
         if tree is not self._tree or self._tips is None:
             return
-        rows = torch.tensor([tip + 1 for tip in self._tips], device=p_rows.device)
-        fresh = p_rows[rows].argmax(dim=-1).tolist()  # (len(tips),) one host sync
+        fresh = [token for token, _ in first_choices(p_rows, self._tips)]
         for key, gram in self.window.advance(fresh, self._root):
             self.pool.add(key, gram)
         self.window.replace_tokens(self._stop_ids)

@@ -261,6 +261,9 @@ def _tree(data: object, where: str) -> events.TreeRecord:
             "nodes": _items(_tree_node, MAX_TREE_NODES),
             "path": _items(_node_index, GAMMA_MAX),
             "window_rows": _items(_items(_window_slot, MAX_TREE_NODES), GAMMA_MAX),
+            "window_root": _optional(_token_prob),
+            "window_next": _items(_token_prob, MAX_TREE_NODES),
+            "window_guesses": _items(_node_index, MAX_TREE_NODES),
         },
     )
     _one_of(tree.rule, f"{where}.rule", TREE_RULES)
@@ -276,6 +279,8 @@ def _tree(data: object, where: str) -> events.TreeRecord:
     for r, row in enumerate(tree.window_rows):
         for i, slot in enumerate(row):
             check_range(slot, f"{where}.window_rows[{r}][{i}]", -1, len(tree.nodes) - 1)
+    for i, end in enumerate(tree.window_guesses):
+        check_range(end, f"{where}.window_guesses[{i}]", 0, len(tree.nodes) - 1)
     return tree
 
 

@@ -27,6 +27,7 @@ from specviz.models.heads.report import HeadsAgreement
 from specviz.text import DEFAULT_LANGUAGE, Html, t, t_html
 from specviz.views.draft_length import drafted_words, short_draft_reason
 from specviz.views.heads_html import heads_panel_html
+from specviz.views.lookahead_html import lookahead_panel_html
 from specviz.views.numbers import prob, ratio
 from specviz.views.token_text import (
     Joined,
@@ -446,6 +447,7 @@ def cycle_cards_html(
         f'<div class="sv-cards-head">{head}{inspect}</div>{_short_draft_line(cycle, lang)}'
         f'<div class="sv-cards">{"".join(cards)}</div>{tree_panel_html(cycle, lang=lang)}'
         f"{heads_panel_html(cycle, (cycle,) if run is None else run, heads, lang=lang)}"
+        f"{lookahead_panel_html(cycle, lang=lang)}"
         f'<div class="sv-cards-foot">{foot}</div></div>'
     )
 

@@ -20,6 +20,7 @@ from ui_events import trace_of
 
 import specviz.core.tree
 from specviz.core.engine import GenerationSettings, speculative_generate
+from specviz.core.events import TreeRecord
 from specviz.core.sampling import Sampler
 from specviz.core.tree import ROOT, DraftTree, tree_position_ids, tree_visibility
 from specviz.drafters.base import DrafterSpec
@@ -133,11 +134,13 @@ def test_the_target_s_guesses_at_the_window_become_its_next_row_and_the_pool() -
     first = drafter.propose_tree(torch.tensor([1, 2, 3, 4]), 16, SAMPLER)
     # Before anything is pooled, the tree is the first row: three prompt tokens in order.
     assert first.tree == DraftTree.chain((1, 2, 3)) and first.window_rows == ((0, 1, 2),)
+    assert not first.window_harvest and first.window_guesses == ()  # the warm-up: no n-grams
     drafter.read_verification(first.tree, hand_rows(first.tree, {0: 21, 1: 22, 2: 23}), ())
     assert drafter.window.rows == [[2, 3], [21, 22, 23]]
     # Root 5 now: the window's comb, nothing pooled yet.
     second = drafter.propose_tree(torch.tensor([1, 2, 3, 4, 5]), 16, SAMPLER)
     assert second.window_rows == ((0, 1), (2, 3, 4))
+    assert second.window_harvest  # both rows in place: its columns are read as n-grams
     tips = {2: 31, 3: 60, 4: 33}  # 60 a stop token: pooled, but it leaves the window
     drafter.read_verification(second.tree, hand_rows(second.tree, tips), ())
     assert drafter.pool.guesses(5) == [(21, 31)]
@@ -149,6 +152,7 @@ def test_the_target_s_guesses_at_the_window_become_its_next_row_and_the_pool() -
     third = drafter.propose_tree(torch.tensor([1, 2]), 16, SAMPLER)
     assert third.tree.tokens[:2] == (22, 60) and third.tree.parents[:2] == (ROOT, 0)
     assert third.window_rows[0][0] == 0  # the spine starts with 22, the guess's first node
+    assert third.window_guesses == (1,)  # the guess ends at its stop token, node 1
     assert third.drawn is False and third.forwards == 0
     assert third.shape == "window=3,ngram=3,guesses=4"
 
@@ -161,6 +165,7 @@ def test_a_window_deeper_than_the_budget_stays_out_and_waits() -> None:
     # The guess cut to one token, and the one window slot one deep: the spine's first token.
     assert proposal.tree == DraftTree((7, 1), (ROOT, ROOT))
     assert proposal.window_rows == ((1, ROOT, ROOT, ROOT),)
+    assert proposal.window_guesses == (0,) and not proposal.window_harvest
     drafter.read_verification(proposal.tree, hand_rows(proposal.tree, {}), ())
     assert drafter.window.rows == [[1, 2, 3, 4]]  # not advanced: its newest row was not scored
     assert drafter.propose_tree(torch.tensor([4]), 0, SAMPLER).tree.size == 0
@@ -220,6 +225,52 @@ def test_cycles_are_recorded_as_lookahead_and_survive_a_trace(tiny_pair: TinyPai
     assert any(cycle.tree is not None and cycle.tree.window_rows for cycle in cycles)
     back = read_trace(trace_text(trace_of(cycles)).encode())
     assert list(back.cycles) == cycles
+
+
+def harvested(record: TreeRecord) -> list[tuple[int, ...]]:
+    """The n-grams a full window's columns read this cycle, from the record alone: the root or
+    the spine token under the column, the column's slot in each later row, the new token."""
+    if not record.window_harvest or record.window_root is None:
+        return []
+    rows, tokens = record.window_rows, [node.token_id for node in record.nodes]
+    feet = [record.window_root.token_id, *(tokens[node] for node in rows[0])]
+    return [
+        (feet[i], *(tokens[row[i]] for row in rows[1:]), new.token_id)
+        for i, new in enumerate(record.window_next)
+    ]
+
+
+def test_the_records_tell_the_window_s_rows_n_grams_and_guesses(tiny_pair: TinyPair) -> None:
+    """Each record's next row is the target's first choices that the window takes as its
+    newest row on the next cycle; each verified guess is an n-gram an earlier record harvested
+    under the root token (cut to the budget); the root is the last token committed."""
+    settings = GenerationSettings(max_new_tokens=40, stop_on_eos=False)
+    drafter = make_drafter("lookahead", tiny_pair)
+    cycles = list(speculative_generate(tiny_pair, REPEATING_PROMPT, settings, drafter))
+    records = [cycle.tree for cycle in cycles]
+    assert all(record is not None and record.window_rows for record in records)
+    pooled: set[tuple[int, ...]] = set()
+    root = int(REPEATING_PROMPT[0, -1])
+    followed = guessed = 0
+    for cycle, record, after in zip(cycles, records, [*records[1:], None], strict=True):
+        assert record is not None and record.window_root is not None
+        assert record.window_root.token_id == root
+        for end in record.window_guesses:
+            path = [record.nodes[end].token_id]
+            while record.nodes[end].parent >= 0:
+                end = record.nodes[end].parent
+                path.insert(0, record.nodes[end].token_id)
+            assert any(gram[: len(path) + 1] == (root, *path) for gram in pooled)
+            guessed += 1
+        # The default window has N − 1 = 2 rows: the first cycle's one row reads no n-grams.
+        assert record.window_harvest == (len(record.window_rows) == 2 and bool(record.window_next))
+        pooled.update(harvested(record))
+        fresh = [token.token_id for token in record.window_next]
+        if after is not None and fresh and ROOT not in after.window_rows[-1]:
+            assert [after.nodes[node].token_id for node in after.window_rows[-1]] == fresh
+            followed += 1
+        root = cycle.emitted[-1].token_id
+    assert followed >= len(cycles) // 2 and guessed > 0 and pooled
 
 
 def lookahead_chi_square(samples: int) -> float:

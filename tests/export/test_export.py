@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from lookahead_records import lookahead_cycle
 from tiny_models import TinyPair
 from ui_events import (
     HARDWARE,
@@ -212,6 +213,32 @@ def test_a_damaged_record_is_named_where_it_is_damaged() -> None:
     with pytest.raises(TraceError) as caught:
         read_trace(json.dumps(trace))
     assert caught.value.key == "error.trace.no_cycles"
+
+
+def test_a_lookahead_window_reads_back_and_a_broken_one_is_named() -> None:
+    """The window's root, next row, guesses and harvest go into the trace and come back; a
+    guess past the tree's nodes or a next token without an id is refused where it is."""
+    cycles = [sample_run()[0], lookahead_cycle()]
+    trace = trace_of(cycles)
+    window = trace["cycles"][1]["tree"]
+    assert window["window_root"] == {"token_id": 100, "text": " the", "prob": 1.0}
+    assert [token["token_id"] for token in window["window_next"]] == [12, 17, 18]
+    assert window["window_guesses"] == [1, 3] and window["window_harvest"] is True
+    assert list(read_trace(json.dumps(trace)).cycles) == cycles
+    window["window_guesses"] = [1, 7]  # the tree has 7 nodes, 0 to 6
+    with pytest.raises(TraceError) as caught:
+        read_trace(json.dumps(trace))
+    assert "cycles[1].tree.window_guesses[1]" in caught.value.message("en")
+    window["window_guesses"] = [1, 3]
+    del window["window_next"][2]["token_id"]
+    with pytest.raises(TraceError) as caught:
+        read_trace(json.dumps(trace))
+    assert "cycles[1].tree.window_next[2]" in caught.value.message("en")
+    # A trace written before the window's fields reads them as empty.
+    for name in ("window_root", "window_next", "window_guesses", "window_harvest"):
+        del window[name]
+    record = read_trace(json.dumps(trace)).cycles[1].tree
+    assert record is not None and record.window_rows and not record.window_next
 
 
 def test_a_huge_file_is_refused_before_it_is_parsed(tmp_path: Path) -> None:
