@@ -7,8 +7,8 @@ Not a test module: tests import from here (pytest puts tests/ on sys.path).
 
 from __future__ import annotations
 
+import math
 import tempfile
-import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -88,8 +88,9 @@ def own_text(model: torch.nn.Module, length: int, seed: int) -> list[int]:
     return ids
 
 
-def fitted_heads(model: torch.nn.Module, count: int = 3, seconds: float = 3.0) -> MedusaHeads:
-    """Heads fitted for *seconds* on the model's own text (six 96-token chunks)."""
+def fitted_heads(model: torch.nn.Module, count: int = 3, steps: int = 1500) -> MedusaHeads:
+    """Heads fitted for *steps* on the model's own text (six 96-token chunks): a step count,
+    not seconds, so a busy machine fits the same heads."""
     chunks = [target_features(model, own_text(model, 96, seed), 8, "code") for seed in range(6)]
     heads = MedusaHeads(count, chunks[0].hidden.shape[1])
     options = TrainingOptions(heads=count, batch=64, learning_rate=3e-3)
@@ -99,9 +100,10 @@ def fitted_heads(model: torch.nn.Module, count: int = 3, seconds: float = 3.0) -
             output_weight_of(model),
             head_pairs(chunks, count),
             options,
-            time.perf_counter() + seconds,
+            math.inf,
             Path(folder) / "checkpoint.pt",
             lambda step, loss: None,
+            max_steps=steps,
         )
     return heads
 

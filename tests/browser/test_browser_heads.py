@@ -57,7 +57,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Cycle]]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("SPECVIZ_CACHE", str(tmp_path_factory.mktemp("cache")))
         target = TinyCache().pair.target  # the served pair's target: the same weights
-        file_heads(target, fitted_heads(target, count=3, seconds=1.0))
+        file_heads(target, fitted_heads(target, count=3, steps=800))
         patch.setattr(session_module, "speculative_stream", recording)
         yield cycles
 

@@ -68,7 +68,7 @@ def test_untrained_heads_are_named_with_the_command_that_trains_them(
 
 @pytest.fixture(scope="module")
 def heads_for_tiny_target(tiny_pair_module: TinyPair):  # type: ignore[no-untyped-def]
-    return fitted_heads(tiny_pair_module.target, count=3, seconds=2.0)
+    return fitted_heads(tiny_pair_module.target, count=3)
 
 
 @pytest.fixture(scope="module")
