@@ -178,3 +178,16 @@ def open_page(browser: Any, url: str, width: int, height: int) -> Iterator[Any]:
     page.wait_for_selector("#sv-run")
     yield page
     context.close()
+
+
+# A chip's border colour, and the colour a CSS variable of the stream's palette (--sv-accepted,
+# ...) holds, as rgb(): the browser tests compare a verdict's drawn colour with its variable.
+BORDER = "(el) => getComputedStyle(el).borderTopColor"
+PALETTE = """(kind) => {
+  const probe = document.createElement('span');
+  probe.style.color = `var(--sv-${kind})`;
+  document.body.appendChild(probe);
+  const colour = getComputedStyle(probe).color;
+  probe.remove();
+  return colour;
+}"""

@@ -9,21 +9,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_checks import WAIT_MS, needs_chromium
+from browser_checks import BORDER, PALETTE, WAIT_MS, needs_chromium
 
 from specviz.core.events import Cycle
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
-BORDER = "(el) => getComputedStyle(el).borderTopColor"
-PALETTE = """(kind) => {
-  const probe = document.createElement('span');
-  probe.style.color = `var(--sv-${kind})`;
-  document.body.appendChild(probe);
-  const colour = getComputedStyle(probe).color;
-  probe.remove();
-  return colour;
-}"""
 # What the panel of a cycle's cards shows: each head's bars, then its line of guesses.
 PANEL_JS = """(panel) => ({
   bars: [...panel.querySelectorAll('.sv-heads-score')].map((line) => Object.fromEntries(

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_checks import WAIT_MS, needs_chromium
+from browser_checks import BORDER, PALETTE, WAIT_MS, needs_chromium
 
 from specviz.core.events import Cycle, TreeRecord
 from specviz.export.records import cycle_from_dict
@@ -25,15 +25,6 @@ CELLS_JS = """(panel) => [...panel.querySelectorAll('.sv-look-grid .sv-look-chip
 # The token ids on each line of a list (the n-grams, the guesses).
 LINES_JS = """(items) => items.map((li) =>
   [...li.querySelectorAll('.sv-look-chip')].map((el) => Number(el.dataset.token)))"""
-BORDER = "(el) => getComputedStyle(el).borderTopColor"
-PALETTE = """(kind) => {
-  const probe = document.createElement('span');
-  probe.style.color = `var(--sv-${kind})`;
-  document.body.appendChild(probe);
-  const colour = getComputedStyle(probe).color;
-  probe.remove();
-  return colour;
-}"""
 
 
 def expected_cells(record: TreeRecord) -> list[list[Any]]:

@@ -5,20 +5,9 @@ earlier cycle's tree again, and a click on a guess (or Enter on it) opens it in 
 from __future__ import annotations
 
 import pytest
-from browser_checks import WAIT_MS, needs_chromium
+from browser_checks import BORDER, PALETTE, WAIT_MS, needs_chromium
 
 pytestmark = [pytest.mark.browser, needs_chromium]
-
-BORDER = "(el) => getComputedStyle(el).borderTopColor"
-# The colour a CSS variable of the stream's palette (--sv-accepted, ...) holds, as rgb().
-PALETTE = """(kind) => {
-  const probe = document.createElement('span');
-  probe.style.color = `var(--sv-${kind})`;
-  document.body.appendChild(probe);
-  const colour = getComputedStyle(probe).color;
-  probe.remove();
-  return colour;
-}"""
 
 
 def check_tree(page, cycle: int) -> None:  # type: ignore[no-untyped-def]
