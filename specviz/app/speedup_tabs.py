@@ -104,6 +104,7 @@ class TreeLabSection:
 
     nodes: gr.Textbox
     budget: gr.Slider
+    repeats: gr.Slider
     button: gr.Button
     status: gr.HTML
     plot: gr.Plot
@@ -112,9 +113,13 @@ class TreeLabSection:
     def wire(self, wiring: LabWiring) -> None:
         lang = wiring.lang
         cap = int(self.budget.maximum)
+        repeat_cap = int(self.repeats.maximum)
 
-        def work(lab: LabRun, nodes_value: str, budget_value: float) -> Iterator[Any]:
+        def work(
+            lab: LabRun, nodes_value: str, budget_value: float, repeats_value: float
+        ) -> Iterator[Any]:
             wiring.app.checks.check_lab_size(budget_value, cap, "app.trees.budget")
+            wiring.app.checks.check_lab_size(repeats_value, repeat_cap, "app.tasks.repeats")
             budgets = _tree_budgets(nodes_value, lang)
             settings = lab.inputs.settings
             stages = wiring.app.run_locked(
@@ -125,6 +130,7 @@ class TreeLabSection:
                     gamma=settings.gamma,
                     budgets=budgets,
                     time_budget_s=float(budget_value),
+                    repeats=int(repeats_value or 1),
                 ),
                 "app.doing.trees",
             )
@@ -141,7 +147,8 @@ class TreeLabSection:
             }
 
         outputs = [self.status, self.plot, self.summary]
-        wiring.start(self.button, work, show, [self.nodes, self.budget], outputs, self.status)
+        inputs = [self.nodes, self.budget, self.repeats]
+        wiring.start(self.button, work, show, inputs, outputs, self.status)
 
 
 def done_line(complete: bool, seconds: float, lang: str) -> str:
@@ -162,11 +169,22 @@ def tree_lab_section(wiring: LabWiring, cap: int) -> TreeLabSection:
             elem_id="sv-trees-nodes",
         )
         budget = wiring.size_slider(20, cap, 150, 10, "app.trees.budget", scale=2)
+        # One run per method fits the default budget; a 64-token run's speed moves by a fifth
+        # between identical runs on a 2-core CPU, so the median of three is steadier.
+        repeats = wiring.size_slider(
+            1,
+            wiring.app.limits.task_repeats,
+            1,
+            1,
+            "app.tasks.repeats",
+            scale=1,
+            elem_id="sv-trees-repeats",
+        )
         button = run_button(t("app.button.measure_trees", lang), "sv-trees-run")
     status = status_box(t("app.status.not_run", lang), "sv-trees-status")
     plot = chart(speedup_charts.tree_chart(None, lang=lang), "sv-trees-plot")
     summary = gr.HTML(speedup_panel.tree_lab_html(None, lang=lang), elem_id="sv-trees-summary")
-    return TreeLabSection(nodes, budget, button, status, plot, summary)
+    return TreeLabSection(nodes, budget, repeats, button, status, plot, summary)
 
 
 def _tree_budgets(text: str, lang: str) -> tuple[int, ...]:

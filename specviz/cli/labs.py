@@ -82,6 +82,12 @@ def add_lab_commands(commands: Any, add_model: Any, add_settings: Any) -> None:
         "--tree", default="tree", help="the dynamic tree's other options, e.g. tree:depth=8"
     )
     trees.add_argument("--time-budget", type=float, default=150.0, help="seconds, at most")
+    trees.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="runs of each method, interleaved; each speedup is the median over them",
+    )
     trees.add_argument("--json", action="store_true")
     trees.set_defaults(run=_trees)
 
@@ -273,6 +279,7 @@ def _trees(args: argparse.Namespace) -> int:
         budgets=budgets,
         tree_spec=args.tree,
         time_budget_s=args.time_budget,
+        repeats=args.repeats,
     )
     lab = staged_result(stages, progress_line(args.lang))
     if args.json:

@@ -34,6 +34,16 @@ def expected_tokens_per_pass(alpha: float, gamma: int) -> float:
     return sum(alpha**i for i in range(gamma + 1))
 
 
+def tokens_per_pass_over(tau: float, new_tokens: int | None) -> float:
+    """Tokens per target pass over a whole run of *new_tokens* tokens, for passes that give τ
+    each on average: the run stops at its token limit inside its last pass, which then gives
+    fewer, so it takes about N/τ + 1/2 passes (half a pass's tokens are cut, on average, when
+    the cut falls anywhere in the pass). τ itself for an unlimited run (None)."""
+    if new_tokens is None or new_tokens <= 0 or tau <= 0:
+        return tau
+    return new_tokens / (new_tokens / tau + 0.5)
+
+
 def predicted_speedup(alpha: float, gamma: int, draft_cost: float, verify_cost: float) -> float:
     """S = τ / (γ·c + v): plain decoding spends one target step per token, a cycle γ·c + v steps.
 

@@ -581,7 +581,7 @@ TABLE = MappingProxyType(
         "tree_lab.row.tree": "ツリー、{nodes} ノード以下",
         "tree_lab.rank": "{rank} 番目の候補：{rate}（{tested} 回検証）",
         "tree_lab.rank_separator": "、",
-        "tree_lab.summary": "通常のデコード：毎秒 {plain_tps} トークン（実験は {seconds} 秒）。ツリーの実行では、親が採択され先の兄弟が棄却されたとき、ノードは兄弟内の順位ごとに次の率で採択されました：{ranks}。チェーンは推測の α = {alpha} を採択しました。",
+        "tree_lab.summary": "通常のデコード：毎秒 {plain_tps} トークン（実験は {seconds} 秒）。ツリーの実行では、親が採択され先の兄弟が棄却されたとき、ノードは兄弟内の順位ごとに次の率で採択されました：{ranks}。予測は深さごとの率も加味し（深いノードはそこまでの文が易しかったときだけ検査されるので、第一候補がより多く採択されます）、τ を {tokens} トークンの実行全体で数えます（最後のパスは途中で打ち切られます）。チェーンは推測の α = {alpha} を採択しました。",
         "tree_lab.verdict.chain": "このマシンでの予測：γ = {gamma} のチェーンが最速（{chain}×）で、最良のツリー（{nodes} ノード）は {best}× です。ツリーは 1 パスあたり多く残します（τ {tau} 対 {chain_tau}）が、ターゲットが {size} トークンを読むパスは通常デコードの {verify} ステップ分かかり、チェーンは {chain_verify} ステップ分です。この CPU ではノードごとに計算が増えます。GPU では数トークン増えてもパスの時間はほぼ変わりません（下の予測モデル）。",
         "tree_lab.verdict.close": "このマシンでの予測：γ = {gamma} のチェーン（{chain}×）と最良のツリー（{nodes} ノード、{best}×）の差は 1 割未満で、この予測では見分けられません。表の実測で決まります。ツリーは 1 パスあたり τ {tau} トークンを残し（チェーンは {chain_tau}）、{size} トークンのパスは通常デコードの {verify} ステップ分（チェーンは {chain_verify} ステップ分）です。",
         "tree_lab.verdict.tree": "このマシンでの予測：{nodes} ノードのツリーが最速です（{best}×、γ = {gamma} のチェーンは {chain}×）。1 パスあたり τ {tau} トークンを残し（チェーンは {chain_tau}）、{size} トークンのパスは通常デコードの {verify} ステップ分（チェーンは {chain_verify} ステップ分）です。",

@@ -7,6 +7,7 @@ import pytest
 import torch
 from tiny_models import TinyPair
 
+from specviz.core.cost_model import tokens_per_pass_over
 from specviz.core.settings import GAMMA_MAX, GenerationSettings
 from specviz.labs.speedup.charts import tree_chart
 from specviz.labs.speedup.cost_curve import CostCurve, CostPoint
@@ -118,6 +119,33 @@ def test_the_lab_measures_the_chain_and_each_tree_and_predicts_them(tiny_pair: T
     assert names[:2] == ["tree, predicted", "tree, measured"] and "best tree here" in names[-1]
 
 
+def test_a_run_of_n_tokens_pays_for_its_cut_last_pass() -> None:
+    """τ = 8 over 64 tokens: 8.5 passes on average, not 8; the chain and a tree alike."""
+    flat, draft = curve({1: 1.0, 6: 1.0, 17: 1.0}), curve({n: 0.0 for n in range(1, 9)})
+    chain = predict_chain(1.0, 7, flat, draft, 0.1, new_tokens=64)
+    assert chain.tau == pytest.approx(64 / 8.5) and chain.speedup == pytest.approx(64 / 8.5)
+    assert predict_chain(1.0, 7, flat, draft, 0.1).tau == pytest.approx(8.0)
+    assert tokens_per_pass_over(8.0, None) == 8.0
+    tree = predict_tree(rates(0.9, 0.3), 16, 6, 4, flat, draft, 0.1)
+    cut = predict_tree(rates(0.9, 0.3), 16, 6, 4, flat, draft, 0.1, new_tokens=32)
+    assert cut.tau == pytest.approx(32 / (32 / tree.tau + 0.5)) and cut.tau < tree.tau
+
+
+def test_repeats_give_each_method_the_median_of_its_runs(tiny_pair: TinyPair) -> None:
+    settings = GenerationSettings(max_new_tokens=8, stop_on_eos=False)
+    lab = staged_result(
+        iter_tree_lab(tiny_pair, PROMPT, settings, gamma=2, budgets=(4,), cost_repeats=1, repeats=3)
+    )
+    for run in (lab.chain, *lab.trees):
+        assert len(run.speedups) == 3
+        assert run.speedup == pytest.approx(sorted(run.speedups)[1])
+    # the rank counts pool every repeat's trees: three identical greedy runs, three times one's
+    one = staged_result(
+        iter_tree_lab(tiny_pair, PROMPT, settings, gamma=2, budgets=(4,), cost_repeats=1)
+    )
+    assert lab.acceptance.tested == tuple(3 * n for n in one.acceptance.tested)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "key"),
     [
@@ -126,6 +154,7 @@ def test_the_lab_measures_the_chain_and_each_tree_and_predicts_them(tiny_pair: T
         ({"tree_spec": "tree:shape=2x2"}, "error.tree_lab.spec"),
         ({"tree_spec": "draft-model"}, "error.tree_lab.spec"),
         ({"gamma": 0}, "error.speedup.gammas"),
+        ({"repeats": 0}, "error.harness.repeats"),
     ],
 )
 def test_bad_lab_settings_are_refused_before_any_run(

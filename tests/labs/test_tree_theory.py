@@ -92,3 +92,28 @@ def test_a_best_tree_of_any_budget_is_a_tree_with_parents_first() -> None:
     assert (
         best_tree(rates, 6).tau >= expected_tokens(rates, (2, 2)) > expected_tokens(rates, (1,) * 6)
     )
+
+
+def test_the_rate_at_a_depth_leans_on_its_own_counts_as_they_grow() -> None:
+    """a[1] pooled 0.5; at depth 3, 40 of 40 first guesses were kept."""
+    rates = RankAcceptance((60, 1), (120, 10), by_depth=((1, 1, 20, 80), (3, 1, 40, 40)))
+    assert rates.rate(1) == pytest.approx(0.5)
+    assert rates.rate_at(2, 1) == pytest.approx(0.5)  # never tested there: the pooled rate
+    assert rates.rate_at(3, 1) == pytest.approx((40 + 4 * 0.5) / 44)
+    assert rates.rate_at(3, 1, shrink=0.0) == 1.0
+    assert rates.rate_at(1, 1) == pytest.approx((20 + 4 * 0.5) / 84)
+
+
+def test_the_best_tree_goes_deeper_where_deep_guesses_are_kept_more_often() -> None:
+    """The same pooled rates, but deep first guesses measured as always kept: the best tree of
+    4 nodes turns from a bush into a line, and expects more tokens."""
+    pooled = RankAcceptance((50, 50), (100, 100))
+    deep = RankAcceptance(
+        (50, 50), (100, 100), by_depth=tuple((d, 1, 1000, 1000) for d in range(2, 6))
+    )
+    bush, line = best_tree(pooled, 4), best_tree(deep, 4)
+    assert bush.depth < line.depth == 4
+    assert line.tau > bush.tau
+    # a line of four whose first step is 0.5 and the rest nearly certain
+    step = deep.rate_at(2, 1)
+    assert line.tau == pytest.approx(1 + 0.5 * (1 + step + step**2 + step**3))

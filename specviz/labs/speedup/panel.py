@@ -183,6 +183,7 @@ def tree_lab_paragraphs(lab: TreeLab, lang: str) -> list[str]:
             plain_tps=f"{lab.plain_tokens_per_s:.2f}",
             seconds=f"{lab.elapsed_s:.0f}",
             ranks=ranks or "—",
+            tokens=lab.plain_new_tokens,
             alpha=f"{lab.chain_alpha:.2f}",
         ),
         t(_verdict_key(lab), lang, **values),

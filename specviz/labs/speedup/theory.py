@@ -273,7 +273,7 @@ def iter_speedup_lab(
         _repeated(g, measured[method.name].samples, plain_by_repeat)
         for g, method in zip(gammas, at_gammas, strict=True)
     ]
-    plain_outcome = _median_outcome(list(plain_by_repeat.values()))
+    plain_outcome = median_outcome(list(plain_by_repeat.values()))
     plain = engine_totals(plain_outcome)
 
     # The curves stage after every forward, so Stop ends the lab within one forward here too.
@@ -353,7 +353,7 @@ def engine_totals(outcome: Outcome) -> Totals:
     return outcome.totals
 
 
-def _median_outcome(outcomes: list[Outcome]) -> Outcome:
+def median_outcome(outcomes: list[Outcome]) -> Outcome:
     """The outcome of median speed (the lower middle one of an even count)."""
     ranked = sorted(outcomes, key=lambda outcome: engine_totals(outcome).tokens_per_s)
     return ranked[(len(ranked) - 1) // 2]

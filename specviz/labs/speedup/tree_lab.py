@@ -13,7 +13,10 @@ the runner the engine verifies with, and D_c the draft's work: a forward over th
 tokens it has not read, the root's, then one per further depth over its widest frontier
 (specviz.drafters.draft_tree), each priced by the draft's own timed forwards. The chain at γ is
 τ = (1 − α^(γ+1)) / (1 − α) over γ·c + v(γ + 1) with α from its own run (Leviathan et al.
-2023, eq. 1). The unit is the seconds per token plain decoding took in this lab, the
+2023, eq. 1). Both τ are then taken over a run as long as the lab's: it stops at its token limit
+inside its last pass, which costs a whole pass for part of its tokens (about half a pass's worth
+cut, specviz.core.cost_model.tokens_per_pass_over): a 64-token run of a tree that gives 7.9
+tokens a pass takes 9 passes, not 8.1. The unit is the seconds per token plain decoding took in this lab, the
 denominator of every measured speedup, not a one-token forward timed alone: that forward is
 not plain decoding's step (a verification forward keeps logits for every position it reads),
 and on a 2-core CPU it took a quarter longer. On a GPU v barely grows with k, so wide trees cost
@@ -29,12 +32,12 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import torch
 
-from specviz.core.cost_model import expected_tokens_per_pass
+from specviz.core.cost_model import expected_tokens_per_pass, tokens_per_pass_over
 from specviz.core.engine import DraftModelPairLike
 from specviz.core.events import Cycle, Totals
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
@@ -50,11 +53,12 @@ from specviz.labs.speedup.gpu_projection import (
     model_footprint,
     roofline_forward_s,
 )
-from specviz.labs.speedup.theory import engine_totals, fixed_gamma
+from specviz.labs.speedup.theory import engine_totals, fixed_gamma, median_outcome
 from specviz.labs.speedup.tree_theory import RankAcceptance, best_tree
 from specviz.measure.firmness import Judgement, judge_lab
 from specviz.measure.harness import (
     Outcome,
+    Sample,
     Staged,
     iter_measurements,
     staged_part,
@@ -77,15 +81,17 @@ _CHAIN = "chain"
 
 @dataclass(frozen=True)
 class MeasuredMethod:
-    """One decoding run: the chain at γ (nodes = γ) or a tree of at most *nodes* nodes."""
+    """One decoding method's runs: the chain at γ (nodes = γ) or a tree of at most *nodes*
+    nodes; the median repeat's counters, the median of the repeats' speedups."""
 
     name: str  # "γ = 5" or the drafter spec, "tree:nodes=16"
     nodes: int
     tau: float  # new tokens per target pass
-    speedup: float  # tokens/s over plain decoding's in this lab
+    speedup: float  # tokens/s over plain decoding's of the same repeat, the median of repeats
     tokens_per_s: float
     new_tokens: int
     complete: bool
+    speedups: tuple[float, ...] = ()  # each repeat's
 
 
 @dataclass(frozen=True)
@@ -93,7 +99,7 @@ class Predicted:
     """The model at one tree budget (or for the chain, at its γ)."""
 
     nodes: int
-    tau: float
+    tau: float  # tokens per pass over a run as long as the lab's (module doc)
     draft_cost: float  # the draft's work per cycle, in plain decoding's steps
     verify_cost: float  # the target's pass over the root and the nodes, likewise
     speedup: float
@@ -127,9 +133,9 @@ class TreeLab:
         return next(row for row in self.predicted if row.nodes == nodes)
 
     def firmness(self, run: MeasuredMethod) -> Judgement:
-        """How firm a run's measured speedup is (tokens, one run, the CPU others took)."""
+        """How firm a run's measured speedup is (tokens, its repeats, the CPU others took)."""
         tokens = min(run.new_tokens, self.plain_new_tokens)
-        return judge_lab(tokens, Spread.of([run.speedup]), self.others_share)
+        return judge_lab(tokens, Spread.of(run.speedups or [run.speedup]), self.others_share)
 
     @property
     def chain_wins(self) -> bool:
@@ -167,10 +173,12 @@ def predict_tree(
     target_tree: CostCurve,
     draft: CostCurve,
     plain_step_s: float,
+    new_tokens: int | None = None,
 ) -> Predicted:
     """τ(N) over a cycle's forwards for the best tree of *nodes* nodes (module doc), in plain
     decoding's steps of *plain_step_s*; *depth*: the depths the drafter grows at least; *width*:
-    the most nodes a depth's draft forward reads."""
+    the most nodes a depth's draft forward reads; *new_tokens*: the run's length (None: τ of
+    an unlimited run)."""
     tree = best_tree(acceptance, nodes, max_depth=min(reach(acceptance, depth), nodes))
     # The committed tokens not yet read (about τ − 1 of them), the root, then every further
     # depth: the drafter grows at least *depth* depths (no more than its budget of nodes could
@@ -181,7 +189,8 @@ def predict_tree(
         forward_s(draft, unread) + forward_s(draft, 1) + (depths - 1) * forward_s(draft, width)
     )
     verify_s = forward_s(target_tree, tree.nodes + 1)
-    return _predicted(nodes, tree.tau, draft_s, verify_s, plain_step_s)
+    tau = tokens_per_pass_over(tree.tau, new_tokens)
+    return _predicted(nodes, tau, draft_s, verify_s, plain_step_s)
 
 
 def reach(acceptance: RankAcceptance, depth: int) -> int:
@@ -197,11 +206,18 @@ def reach(acceptance: RankAcceptance, depth: int) -> int:
 
 
 def predict_chain(
-    alpha: float, gamma: int, target_chain: CostCurve, draft: CostCurve, plain_step_s: float
+    alpha: float,
+    gamma: int,
+    target_chain: CostCurve,
+    draft: CostCurve,
+    plain_step_s: float,
+    new_tokens: int | None = None,
 ) -> Predicted:
     """S = τ / (γ·c + v(γ + 1)), Leviathan et al.'s model with this lab's timings, c and v in
-    plain decoding's steps."""
-    tau = expected_tokens_per_pass(min(max(alpha, 0.0), 1.0), gamma)
+    plain decoding's steps, τ over a run of *new_tokens* (None: unlimited)."""
+    tau = tokens_per_pass_over(
+        expected_tokens_per_pass(min(max(alpha, 0.0), 1.0), gamma), new_tokens
+    )
     draft_s = gamma * forward_s(draft, 1)
     return _predicted(gamma, tau, draft_s, forward_s(target_chain, gamma + 1), plain_step_s)
 
@@ -285,10 +301,14 @@ def iter_tree_lab(
     cost_repeats: int = 3,
     time_budget_s: float = 150.0,
     gpu: GpuSpec | None = GPU_PRESETS["NVIDIA H100 SXM"],
+    repeats: int = 1,
 ) -> Iterator[Staged[TreeLab]]:
-    """Decode plainly, with the chain at γ and with a tree at each budget (interleaved, 75 % of
-    the time budget), then time the forwards the prediction needs; a stage before each run and
-    after each forward, the lab in the last. Checked on the first next()."""
+    """Decode plainly, with the chain at γ and with a tree at each budget, *repeats* times
+    interleaved (75 % of the time budget), then time the forwards the prediction needs; a stage
+    before each run and after each forward, the lab in the last. Each method's speedup is the
+    median over its repeats of its run against the same repeat's plain run: on a 2-core CPU
+    one 64-token run's speed moves by a fifth between identical runs. Checked on the first
+    next()."""
     budgets = tuple(sorted(set(budgets)))
     if not GAMMA_MIN <= gamma <= GAMMA_MAX:
         raise UserError("error.speedup.gammas", low=GAMMA_MIN, high=GAMMA_MAX, gammas=(gamma,))
@@ -325,27 +345,30 @@ def iter_tree_lab(
     ]
     measured = None
     for update in iter_measurements(
-        methods, warm_up=warm_up, time_budget_s=_RUN_SHARE * time_budget_s
+        methods, repeats, warm_up=warm_up, time_budget_s=_RUN_SHARE * time_budget_s
     ):
         if update.finished:
             measured = update.measurements
         else:
             yield Staged(_RUN_SHARE * update.fraction, update.message)
     assert measured is not None  # the harness always ends with a finished update
-    outcomes = {name: measured[name].samples[0].outcome for name in (_PLAIN, _CHAIN, *specs)}
-    plain = engine_totals(outcomes[_PLAIN])
-    chain = _measured(f"γ = {gamma}", gamma, outcomes[_CHAIN], plain)
+    plain_by_repeat = {sample.repeat: sample.outcome for sample in measured[_PLAIN].samples}
+    plain = engine_totals(median_outcome(list(plain_by_repeat.values())))
+    chain = _repeated(f"γ = {gamma}", gamma, measured[_CHAIN].samples, plain_by_repeat)
     trees = [
-        _measured(spec, n, outcomes[spec], plain) for n, spec in zip(budgets, specs, strict=True)
+        _repeated(spec, n, measured[spec].samples, plain_by_repeat)
+        for n, spec in zip(budgets, specs, strict=True)
     ]
     acceptance = RankAcceptance.measure(
         event
         for spec in specs
-        for event in outcomes[spec].events
+        for sample in measured[spec].samples
+        for event in sample.outcome.events
         if isinstance(event, Cycle) and not event.finished
     )
-    chain_totals = engine_totals(outcomes[_CHAIN])
-    chain_alpha = chain_totals.acceptance_rate
+    chain_counts = [engine_totals(sample.outcome) for sample in measured[_CHAIN].samples]
+    tested = sum(totals.tested_positions for totals in chain_counts)
+    chain_alpha = sum(t.accepted_positions for t in chain_counts) / tested if tested else 0.0
 
     # The forwards the prediction prices, each as the engine runs it.
     tree_sizes = sorted({1, *(n + 1 for n in (*PREDICTED_NODES, *budgets))})
@@ -373,8 +396,11 @@ def iter_tree_lab(
         timings.append(curve)
     target_tree, target_chain, draft = timings
     plain_step_s = 1.0 / plain.tokens_per_s if plain.tokens_per_s else 0.0
+    length = plain.new_tokens  # the runs' length, which the last pass is cut at
     predicted = tuple(
-        predict_tree(acceptance, n, growth.depth, growth.topk, target_tree, draft, plain_step_s)
+        predict_tree(
+            acceptance, n, growth.depth, growth.topk, target_tree, draft, plain_step_s, length
+        )
         for n in sorted({*PREDICTED_NODES, *budgets})
     )
     best = max(predicted, key=lambda row: (row.speedup, -row.nodes))
@@ -405,7 +431,9 @@ def iter_tree_lab(
             trees=tuple(trees),
             acceptance=acceptance,
             chain_alpha=chain_alpha,
-            chain_predicted=predict_chain(chain_alpha, gamma, target_chain, draft, plain_step_s),
+            chain_predicted=predict_chain(
+                chain_alpha, gamma, target_chain, draft, plain_step_s, length
+            ),
             predicted=predicted,
             best=best,
             target_tree_curve=target_tree,
@@ -417,6 +445,22 @@ def iter_tree_lab(
             gpu=projection,
         ),
     )
+
+
+def _repeated(
+    name: str, nodes: int, samples: Iterable[Sample], plain: Mapping[int, Outcome]
+) -> MeasuredMethod:
+    """A method's repeats as one: each repeat's speedup over the plain run of the same repeat (a
+    repeat the budget skipped for plain decoding is paired with plain's first), their median as
+    the speedup and the median repeat's counters."""
+    first = next(iter(plain.values()))
+    paired = [
+        _measured(name, nodes, sample.outcome, engine_totals(plain.get(sample.repeat, first)))
+        for sample in samples
+    ]
+    middle = sorted(paired, key=lambda run: run.speedup)[(len(paired) - 1) // 2]
+    speedups = tuple(run.speedup for run in paired)
+    return replace(middle, speedup=Spread.of(speedups).median, speedups=speedups)
 
 
 def _measured(name: str, nodes: int, outcome: Outcome, plain: Totals) -> MeasuredMethod:

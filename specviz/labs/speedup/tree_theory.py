@@ -14,9 +14,15 @@ the target adds after it:
     τ(w) = 1 + Σ_{d=1..D} Π_{k=1..d} A(w_k).
 
 A chain of γ guesses is the shape (1, ..., 1), where this is the chain's
-τ = (1 − α^(γ+1)) / (1 − α) with α = a[1] (Leviathan et al. 2023, eq. 1). The model takes
-acceptance to depend on the rank alone (pooled over depths, as the counts per depth are small);
-``RankAcceptance.by_depth`` says how far that holds in a run.
+τ = (1 − α^(γ+1)) / (1 − α) with α = a[1] (Leviathan et al. 2023, eq. 1). These formulas take
+acceptance to depend on the rank alone, pooled over depths.
+
+A node at depth d is tested only where the kept path reached d − 1, so the text there has been
+easy so far, and easy text tends to stay easy: measured, a first guess deep in a tree is kept
+more often than the pooled a[1] says (greedy code on the bundled pair: 0.83 at depth 1, 0.95 at
+depths 3 to 6). ``RankAcceptance.rate_at`` follows that: the rate at (depth, rank) measured
+there, drawn towards the pooled a[rank] by SHRINK pseudo-counts where few nodes were tested.
+``best_tree`` uses it, so a deep tree is not priced as if every depth were as hard as the first.
 
 The same sum, node by node, gives any tree's τ: a node of rank r is on the kept path with the
 chance its parent is, times Π_{j<r} (1 − a[j]) · a[r] (its elder siblings lost, it won), and τ is
@@ -35,6 +41,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from specviz.core.events import Cycle
+
+# Pseudo-counts of the pooled rate added at each (depth, rank): at 4, a depth with 4 tested
+# nodes weighs its own rate and the pooled one alike. On the bundled pair's 64-token runs this
+# brought the best tree's τ within 10 % of the drafter's on greedy code and story trees of 8 to
+# 32 nodes at either temperature, where the pooled rates missed the 8-node tree at T = 1 by 20 %
+# (docs/performance.md, "Draft trees against the chain").
+SHRINK = 4.0
 
 
 @dataclass(frozen=True)
@@ -80,6 +93,17 @@ class RankAcceptance:
             return 0.0
         return self.kept[rank - 1] / self.tested[rank - 1]
 
+    def rate_at(self, depth: int, rank: int, shrink: float = SHRINK) -> float:
+        """The kept share of rank-*rank* nodes tested at *depth*, drawn towards the pooled
+        a[rank] by *shrink* pseudo-counts (module doc); a[rank] where none was tested there."""
+        pooled = self.rate(rank)
+        kept, tested = next(
+            ((k, n) for d, r, k, n in self.by_depth if d == depth and r == rank), (0, 0)
+        )
+        if tested + shrink <= 0:
+            return pooled
+        return (kept + shrink * pooled) / (tested + shrink)
+
 
 def step_chance(acceptance: RankAcceptance, width: int) -> float:
     """A(w): the chance that one of a node's w children is kept."""
@@ -114,33 +138,34 @@ class BestTree:
 def best_tree(acceptance: RankAcceptance, nodes: int, max_depth: int = 64) -> BestTree:
     """Grow the tree of at most *nodes* nodes, *max_depth* deep, by adding, each time, the open
     node with the highest chance of being kept: the first child of a node in the tree, or the
-    next sibling of one (module doc). Stops early where no open node has a chance above zero."""
+    next sibling of one, each priced with the rate at its depth and rank (module doc). Stops
+    early where no open node has a chance above zero."""
     ranks = len(acceptance.tested)
-    # a heap of (−chance, order, parent, rank, chance its elder siblings all lost)
-    opened: list[tuple[float, int, int, int, float]] = []
+    # a heap of (−chance, order, parent, depth, rank, parent's chance, chance its elder
+    # siblings all lost)
+    opened: list[tuple[float, int, int, int, int, float, float]] = []
     order = 0
 
-    def open_node(parent: int, rank: int, reach: float, lost: float) -> None:
+    def open_node(parent: int, depth: int, rank: int, reach: float, lost: float) -> None:
         nonlocal order
         if rank > ranks:
             return
-        chance = reach * lost * acceptance.rate(rank)
+        chance = reach * lost * acceptance.rate_at(depth, rank)
         if chance > 0:
-            heapq.heappush(opened, (-chance, order, parent, rank, lost))
+            heapq.heappush(opened, (-chance, order, parent, depth, rank, reach, lost))
             order += 1
 
     parents: list[int] = []
     depths: list[int] = []
     total = 1.0
-    open_node(-1, 1, 1.0, 1.0)
+    open_node(-1, 1, 1, 1.0, 1.0)
     while opened and len(parents) < nodes:
-        negative, _, parent, rank, lost = heapq.heappop(opened)
+        negative, _, parent, depth, rank, reach, lost = heapq.heappop(opened)
         chance = -negative
         parents.append(parent)
-        depths.append(1 if parent < 0 else depths[parent] + 1)
+        depths.append(depth)
         total += chance
-        reach = chance / (lost * acceptance.rate(rank))  # the parent's chance
-        if depths[-1] < max_depth:
-            open_node(len(parents) - 1, 1, chance, 1.0)
-        open_node(parent, rank + 1, reach, lost * (1.0 - acceptance.rate(rank)))
+        if depth < max_depth:
+            open_node(len(parents) - 1, depth + 1, 1, chance, 1.0)
+        open_node(parent, depth, rank + 1, reach, lost * (1.0 - acceptance.rate_at(depth, rank)))
     return BestTree(len(parents), total, tuple(parents), max(depths, default=0))
