@@ -822,13 +822,15 @@ TABLE = MappingProxyType(
         "speedup.whatif.hover.measured": "measured at γ = {gamma}: {value}",
         "speedup.pass.intro": (
             "What each drafter sends a pass: a forward over M tokens costs v(M) one-token "
-            "forwards here, so a drafter gains only if it keeps more than v(M) tokens a pass, "
-            "before its own drafting time."
+            "forwards here."
+        ),
+        "speedup.pass.gain": (
+            "v(M) is also the bar a drafter must clear: it gains only if it keeps more than v(M) "
+            "tokens a pass, before its own drafting time."
         ),
         "speedup.pass.column.drafter": "drafter (its largest pass)",
         "speedup.pass.column.tokens": "tokens a pass, M",
         "speedup.pass.column.cost": "v(M), one-token forwards",
-        "speedup.pass.column.needs": "keeps more than this a pass to gain",
         "speedup.pass.fitted": "(on the fitted line)",
         "speedup.cost.title": "Verification cost (measured)",
         "speedup.cost.title_cut": (

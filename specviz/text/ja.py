@@ -623,13 +623,15 @@ TABLE = MappingProxyType(
         "speedup.whatif.hover.measured": "γ = {gamma} で実測：{value}",
         "speedup.pass.intro": (
             "各ドラフターが1回のパスで送るトークン：M トークンのフォワードはこのマシンで1トークンの"
-            "フォワード v(M) 回分かかります。ドラフターが得をするのは、自分の下書き時間を数える前に、"
+            "フォワード v(M) 回分かかります。"
+        ),
+        "speedup.pass.gain": (
+            "v(M) はドラフターが越えるべき線でもあります：得をするのは、自分の下書き時間を数える前に、"
             "1パスあたり v(M) より多くのトークンを残せるときだけです。"
         ),
         "speedup.pass.column.drafter": "ドラフター（最大のパス）",
         "speedup.pass.column.tokens": "1パスのトークン数 M",
         "speedup.pass.column.cost": "v(M)（1トークンのフォワード何回分か）",
-        "speedup.pass.column.needs": "得をするのに1パスで残すべき数（これより多く）",
         "speedup.pass.fitted": "（当てはめた直線上）",
         "speedup.cost.title": "検証コスト（実測）",
         "speedup.cost.title_cut": "検証コスト（実測）、{n} トークンで時間の上限に到達",
