@@ -81,6 +81,24 @@
     if (handled) event.preventDefault(); // no page scroll, no second action by the focused control
   });
 
+  // A cycle's tree in presentation mode is a short strip that scrolls: each tree drawn there
+  // opens on its root, centred (a tall tree's root is mid-height, under the strip's first lines).
+  const centreRoots = () => {
+    const strips = "#sv-page.sv-present #sv-cards .sv-tree-scroll:not([data-centred])";
+    for (const strip of document.querySelectorAll(strips)) {
+      const root = strip.querySelector('.sv-tnode[data-verdict="root"]');
+      if (root === null || strip.clientHeight === 0) continue;
+      strip.dataset.centred = "1";
+      strip.scrollTop = root.offsetTop - (strip.clientHeight - root.offsetHeight) / 2;
+    }
+  };
+  new MutationObserver(centreRoots).observe(document.body, {
+    childList: true,
+    subtree: true,
+    attributes: true,
+    attributeFilter: ["class"],
+  });
+
   document.addEventListener("keyup", (event) => {
     if (event.key === " " && swallowSpace) {
       swallowSpace = false;

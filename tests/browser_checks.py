@@ -191,3 +191,34 @@ PALETTE = """(kind) => {
   probe.remove();
   return colour;
 }"""
+
+
+# What presentation mode must show of the cycle on screen without scrolling: the stream, the
+# cards' head, the cards, the tree's strip; a panel's selectors are added by the test.
+CYCLE_PARTS = (
+    "#sv-stream .sv-stream",
+    "#sv-cards .sv-cards-head",
+    "#sv-cards .sv-cards",
+    "#sv-cards .sv-tree",
+)
+
+# For each selector: how many of its elements are drawn, and those that reach past an edge of
+# the viewport (selector, top, bottom, left, right).
+OFF_SCREEN_JS = """(selectors) => selectors.map((selector) => {
+  const drawn = [...document.querySelectorAll(selector)].filter((el) => el.offsetParent !== null);
+  const outside = drawn.map((el) => el.getBoundingClientRect())
+    .filter((b) => b.top < 0 || b.left < 0 || b.bottom > innerHeight || b.right > innerWidth)
+    .map((b) => [selector, ...[b.top, b.bottom, b.left, b.right].map(Math.round)]);
+  return {selector, drawn: drawn.length, outside};
+})"""
+
+
+def off_screen(page, panel: tuple[str, ...]) -> list[Any]:
+    """Once nothing on the live tab moves, scrolled to the top as a projector shows it: what
+    of the cycle's parts and of *panel* lies past the viewport's edges, or is not drawn at all
+    (empty when the whole cycle is on one screen)."""
+    settled(page, "#sv-tab-live")
+    page.evaluate("window.scrollTo(0, 0)")
+    found = page.evaluate(OFF_SCREEN_JS, [*CYCLE_PARTS, *panel])
+    missing = [part["selector"] for part in found if part["drawn"] == 0]
+    return missing + [box for part in found for box in part["outside"]]

@@ -314,6 +314,7 @@ def _cost_curve(args: argparse.Namespace) -> int:
         for row in passes:
             fitted = " " + t("speedup.pass.fitted", lang) if row.fitted else ""
             print(f"{row.spec:>16} M={row.tokens:<3} v(M)={row.cost:.2f}{fitted}")
+        say("speedup.pass.gain", lang)
     return 0
 
 

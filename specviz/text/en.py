@@ -822,13 +822,15 @@ TABLE = MappingProxyType(
         "speedup.whatif.hover.measured": "measured at γ = {gamma}: {value}",
         "speedup.pass.intro": (
             "What each drafter sends a pass: a forward over M tokens costs v(M) one-token "
-            "forwards here, so a drafter gains only if it keeps more than v(M) tokens a pass, "
-            "before its own drafting time."
+            "forwards here."
+        ),
+        "speedup.pass.gain": (
+            "v(M) is also the bar a drafter must clear: it gains only if it keeps more than v(M) "
+            "tokens a pass, before its own drafting time."
         ),
         "speedup.pass.column.drafter": "drafter (its largest pass)",
         "speedup.pass.column.tokens": "tokens a pass, M",
         "speedup.pass.column.cost": "v(M), one-token forwards",
-        "speedup.pass.column.needs": "keeps more than this a pass to gain",
         "speedup.pass.fitted": "(on the fitted line)",
         "speedup.cost.title": "Verification cost (measured)",
         "speedup.cost.title_cut": (
@@ -1157,7 +1159,8 @@ TABLE = MappingProxyType(
         "tree.heads.group.prose": "held-out prose",
         "tree.heads.group.ja": "held-out Japanese",
         "tree.heads.group.other": "held-out {group}",
-        "tree.heads.held.value": "top-1 {top1} · top-5 {top5}",
+        "tree.heads.held.top1": "top-1 {top1}",
+        "tree.heads.held.top5": "top-5 {top5}",
         "tree.heads.untrained": "No heads are trained for this target here, so their held-out agreement is unknown; train them with {command}",
         "tree.heads.guesses": "This cycle, head by head: its guesses with their q (the head's probability), and what the target did at its position",
         "tree.heads.chip.tip": "{verdict} · head {head}, guess {rank} · q {q}",

@@ -623,13 +623,15 @@ TABLE = MappingProxyType(
         "speedup.whatif.hover.measured": "γ = {gamma} で実測：{value}",
         "speedup.pass.intro": (
             "各ドラフターが1回のパスで送るトークン：M トークンのフォワードはこのマシンで1トークンの"
-            "フォワード v(M) 回分かかります。ドラフターが得をするのは、自分の下書き時間を数える前に、"
+            "フォワード v(M) 回分かかります。"
+        ),
+        "speedup.pass.gain": (
+            "v(M) はドラフターが越えるべき線でもあります：得をするのは、自分の下書き時間を数える前に、"
             "1パスあたり v(M) より多くのトークンを残せるときだけです。"
         ),
         "speedup.pass.column.drafter": "ドラフター（最大のパス）",
         "speedup.pass.column.tokens": "1パスのトークン数 M",
         "speedup.pass.column.cost": "v(M)（1トークンのフォワード何回分か）",
-        "speedup.pass.column.needs": "得をするのに1パスで残すべき数（これより多く）",
         "speedup.pass.fitted": "（当てはめた直線上）",
         "speedup.cost.title": "検証コスト（実測）",
         "speedup.cost.title_cut": "検証コスト（実測）、{n} トークンで時間の上限に到達",
@@ -935,7 +937,8 @@ TABLE = MappingProxyType(
         "tree.heads.group.prose": "取り分けた文章",
         "tree.heads.group.ja": "取り分けた日本語",
         "tree.heads.group.other": "取り分けた {group}",
-        "tree.heads.held.value": "1位 {top1} · 5位内 {top5}",
+        "tree.heads.held.top1": "1位 {top1}",
+        "tree.heads.held.top5": "5位内 {top5}",
         "tree.heads.untrained": "このターゲットのヘッドはここでは学習されていないため、取り分けた文章での一致率は分かりません。{command} で学習できます",
         "tree.heads.guesses": "このサイクルのヘッドごとの推測と q（ヘッドの確率）、その位置でターゲットがしたこと",
         "tree.heads.chip.tip": "{verdict} · ヘッド {head} の推測 {rank} · q {q}",

@@ -55,17 +55,22 @@ def _group_label(group: str, lang: str) -> str:
     return t(key, lang) if key is not None else t("tree.heads.group.other", lang, group=group)
 
 
-def _bar(measure: str, label: str, fills: str, value: str, data: dict[str, str]) -> str:
-    """One labelled bar: *fills* are its spans, *label* and *value* plain text (escaped here)."""
+def _bar(measure: str, label: str, fills: str, values: Sequence[str], data: dict[str, str]) -> str:
+    """One labelled bar: *fills* are its spans, *label* and *values* plain text (escaped here).
+    The values after the first are classed so presentation mode can leave them to the tooltip."""
     attrs = "".join(f' data-{key}="{esc(text)}"' for key, text in data.items())
     # The label shows over the first head's bars only (on a phone, over each): the title and the
     # bar's name say it for every bar.
-    named = esc(f"{label}: {value}")
+    named = esc(f"{label}: {' · '.join(values)}")
+    first, *more = values
+    shown_values = esc(first) + "".join(
+        f'<span class="sv-hbar-more"> · {esc(value)}</span>' for value in more
+    )
     return (
         f'<div class="sv-hbar-cell" data-measure="{esc(measure)}"{attrs} title="{named}">'
         f'<span class="sv-hbar-label">{esc(label)}</span>'
         f'<span class="sv-hbar" role="img" aria-label="{named}">{fills}</span>'
-        f'<span class="sv-hbar-value">{esc(value)}</span></div>'
+        f'<span class="sv-hbar-value">{shown_values}</span></div>'
     )
 
 
@@ -84,7 +89,7 @@ def _run_bar(score: HeadScore, lang: str) -> str:
         )
         fill = f'<span class="sv-hbar-top1" style="width:{_width(rate)}"></span>'
     data = {"hits": str(score.hits), "chances": str(score.chances)}
-    return _bar("run", t("tree.heads.run", lang), fill, value, data)
+    return _bar("run", t("tree.heads.run", lang), fill, [value], data)
 
 
 def _held_out_bar(group: GroupAgreement, head: int, lang: str) -> str:
@@ -96,9 +101,12 @@ def _held_out_bar(group: GroupAgreement, head: int, lang: str) -> str:
         f'<span class="sv-hbar-top5" style="width:{_width(top5)}"></span>'
         f'<span class="sv-hbar-top1" style="width:{_width(top1)}"></span>'
     )
-    value = t("tree.heads.held.value", lang, top1=_percent(top1), top5=_percent(top5))
+    values = [
+        t("tree.heads.held.top1", lang, top1=_percent(top1)),
+        t("tree.heads.held.top5", lang, top5=_percent(top5)),
+    ]
     data = {"top1": num(top1), "top5": num(top5), "positions": str(group.positions)}
-    return _bar(group.group, _group_label(group.group, lang), fills, value, data)
+    return _bar(group.group, _group_label(group.group, lang), fills, values, data)
 
 
 def _scores_html(scores: Sequence[HeadScore], agreement: HeadsAgreement | None, lang: str) -> str:

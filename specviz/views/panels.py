@@ -20,7 +20,10 @@ def table_html(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def panel_html(paragraphs: Sequence[str], table: str = "", css: str = "") -> str:
-    """A result panel: escaped paragraphs, then an already-built table."""
+def panel_html(
+    paragraphs: Sequence[str], table: str = "", css: str = "", notes: Sequence[str] = ()
+) -> str:
+    """A result panel: escaped paragraphs, then an already-built table, then escaped notes."""
     text = "".join(f"<p>{esc(paragraph)}</p>" for paragraph in paragraphs)
-    return f'<div class="sv-lab-result {esc(css)}">{text}{table}</div>'
+    after = "".join(f"<p>{esc(note)}</p>" for note in notes)
+    return f'<div class="sv-lab-result {esc(css)}">{text}{table}{after}</div>'

@@ -442,13 +442,16 @@ def cycle_cards_html(
         f'<button type="button" class="sv-inspect-open" data-cycle="{cycle.index + 1}">'
         f"{t_html('cards.inspect', lang)}</button>"
     )
+    heads_panel = heads_panel_html(cycle, (cycle,) if run is None else run, heads, lang=lang)
+    panel = heads_panel + lookahead_panel_html(cycle, lang=lang)
+    # A cycle with a panel under its tree (Medusa's heads, lookahead's window) is laid out around
+    # it in presentation mode, to fit one screen (assets/specviz.css, .sv-with-panel).
+    wrap = "sv-cards-wrap sv-with-panel" if panel else "sv-cards-wrap"
     return (
-        f'<div class="sv-cards-wrap" data-cycle="{cycle.index + 1}">'
+        f'<div class="{wrap}" data-cycle="{cycle.index + 1}">'
         f'<div class="sv-cards-head">{head}{inspect}</div>{_short_draft_line(cycle, lang)}'
         f'<div class="sv-cards">{"".join(cards)}</div>{tree_panel_html(cycle, lang=lang)}'
-        f"{heads_panel_html(cycle, (cycle,) if run is None else run, heads, lang=lang)}"
-        f"{lookahead_panel_html(cycle, lang=lang)}"
-        f'<div class="sv-cards-foot">{foot}</div></div>'
+        f'{panel}<div class="sv-cards-foot">{foot}</div></div>'
     )
 
 

@@ -1,7 +1,8 @@
 """Medusa's heads panel in Debian's chromium, on the tiny pair with heads filed for its target:
 three Steps each show, under the cycle's tree, every head's guesses and the run's agreement as
 the engine's own records give them, the kept guess in the stream's colour; Back shows an
-earlier cycle's numbers again; a phone stacks the bars within its width."""
+earlier cycle's numbers again; a phone stacks the bars within its width, and presentation mode
+shows the whole cycle, heads panel included, on one 1280x720 screen."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_checks import BORDER, PALETTE, WAIT_MS, needs_chromium
+from browser_checks import BORDER, PALETTE, WAIT_MS, needs_chromium, off_screen
 
 from specviz.core.events import Cycle
 
@@ -153,4 +154,30 @@ def test_a_phone_stacks_the_bars_within_its_width(browser, recorded: list[Cycle]
     widest = panel.evaluate("(el) => Math.max(...[...el.querySelectorAll('*')].map("
                             "(x) => x.getBoundingClientRect().right))")  # fmt: skip
     assert widest <= 390
+    page.context.close()
+
+
+# The heads panel's parts in presentation mode: every head's bars, and this cycle's guesses (or
+# the note that the first cycle has none).
+HEADS_PARTS = (
+    "#sv-cards .sv-heads-head",
+    "#sv-cards .sv-hbar-cell",
+    "#sv-cards :is(.sv-hguess, .sv-heads .sv-heads-note)",
+)
+
+
+def test_presentation_mode_shows_each_medusa_cycle_on_one_screen(
+    browser, recorded: list[Cycle]
+) -> None:  # type: ignore[no-untyped-def]
+    """At 1280x720 in presentation mode, three Steps each show the stream, the cards, the tree
+    and the whole heads panel within the screen, with no scrolling."""
+    from hosted_fixtures import tiny_app
+
+    page = medusa_page(browser, tiny_app(hosted=False), 1280, 720)
+    page.locator("#sv-present-toggle input").check()
+    page.wait_for_selector("#sv-page.sv-present")
+    for cycle in (1, 2, 3):
+        page.locator("#sv-step").click()
+        panel_of(page, cycle)
+        assert off_screen(page, HEADS_PARTS) == [], cycle
     page.context.close()

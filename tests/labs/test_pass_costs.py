@@ -7,6 +7,7 @@ from specviz.drafters.registry import tokens_a_pass
 from specviz.labs.speedup.cost_curve import CostCurve, CostPoint
 from specviz.labs.speedup.panel import pass_costs_html
 from specviz.labs.speedup.pass_costs import cost_of, pass_costs
+from specviz.text import t
 
 
 def curve(*relative: float) -> CostCurve:
@@ -40,8 +41,10 @@ def test_v_is_measured_inside_the_curve_and_fitted_past_it() -> None:
 
 def test_the_table_names_each_drafter_with_its_options() -> None:
     html = pass_costs_html(pass_costs(curve(1.0, 1.2, 1.3, 1.4, 1.5, 1.6), 5), lang="en")
-    assert "tokens a pass, M" in html and "(nodes=32)" in html
+    assert "tokens a pass, M" in html and "Draft tree (several guesses per step) · nodes=32" in html
     assert html.count("<tr>") == 6  # the head and five drafters
+    assert html.count("<th>") == 3  # v(M) once: the sentence under the table says it is the bar
     assert "2.60× (on the fitted line)" in html  # lookahead: 16 tokens, 1.6 + 10 × 0.1
+    assert html.endswith(f"<p>{t('speedup.pass.gain', 'en')}</p></div>")
     assert pass_costs_html([], lang="en") == ""
     assert "1パスのトークン数" in pass_costs_html(pass_costs(curve(1.0, 1.1), 5), lang="ja")

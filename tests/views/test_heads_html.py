@@ -176,6 +176,7 @@ def test_cycles_another_drafter_drafted_do_not_count() -> None:
     assert run_agreement([other], 3) == tuple(HeadScore(d, 0, 0) for d in (1, 2, 3))
     assert heads_panel_html(other, [other], AGREEMENT) == ""
     assert "sv-heads" not in cycle_cards_html(other)
+    assert "sv-with-panel" not in cycle_cards_html(other)  # laid out as any tree's cards
     assert heads_panel_html(None, [], AGREEMENT) == ""
 
 
@@ -206,9 +207,11 @@ def test_the_bars_show_the_run_and_the_held_out_numbers() -> None:
                 "top5": f"{measured['top5'][head - 1]:.4f}",
                 "positions": str(measured["positions"]),
             }
-    text = unescape(re.sub(r"<[^>]+>", " ", html))
+    text = " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
     assert "75% (3 of 4)" in text and "50% (1 of 2)" in text and "100% (1 of 1)" in text
     assert "top-1 50% · top-5 75%" in text  # head 1 on held-out code
+    # The first five's share in a span of its own (presentation mode leaves it to the tooltip).
+    assert '<span class="sv-hbar-more"> · top-5 75%</span>' in html
     # The corpus's order, not the JSON's: code, prose, Japanese.
     assert [group.group for group in AGREEMENT.groups] == ["code", "prose", "ja"]
     first_line = html.split('<div class="sv-heads-score" data-head="')[1]
@@ -284,6 +287,7 @@ def test_the_cards_carry_the_panel_under_the_tree_in_either_language() -> None:
     cards = cycle_cards_html(cycle, run=run()[:2], heads=AGREEMENT)
     panel = heads_panel_html(cycle, run()[:2], AGREEMENT)
     assert panel in cards and cards.index('class="sv-tree"') < cards.index(panel)
+    assert 'class="sv-cards-wrap sv-with-panel"' in cards  # presentation mode lays it out
     assert heads_panel_html(cycle, [cycle], AGREEMENT) in cycle_cards_html(cycle, heads=AGREEMENT)
     japanese = heads_panel_html(cycle, run()[:2], AGREEMENT, lang="ja")
     assert "ヘッド 1" in japanese and "取り分けたコード" in japanese and "this run" not in japanese

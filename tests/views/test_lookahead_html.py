@@ -128,6 +128,8 @@ def test_a_warming_window_reads_no_n_grams_and_a_waiting_one_no_new_row() -> Non
 def test_only_a_cycle_with_a_window_gets_the_panel() -> None:
     cycle = lookahead_cycle()
     assert lookahead_panel_html(cycle) in cycle_cards_html(cycle)
+    assert 'class="sv-cards-wrap sv-with-panel"' in cycle_cards_html(cycle)
+    assert "sv-with-panel" not in cycle_cards_html(sample_run()[0])
     assert lookahead_panel_html(None) == ""
     assert lookahead_panel_html(sample_run()[0]) == ""  # a chain cycle
     assert cycle.tree is not None

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from specviz.drafters.base import DrafterSpec
-from specviz.drafters.registry import drafter_label
 from specviz.labs.speedup.charts import break_even_paragraph
 from specviz.labs.speedup.fixed_cost import mode_words
 from specviz.labs.speedup.gpu_projection import Projection
@@ -15,6 +13,7 @@ from specviz.labs.speedup.theory import SpeedupLab, SpeedupTheory
 from specviz.labs.speedup.tree_lab import TreeLab, median_error
 from specviz.text import DEFAULT_LANGUAGE, t
 from specviz.views.panels import panel_html, table_html
+from specviz.views.race_html import drafter_name
 
 _HEADERS = (
     "speedup.column.gamma",
@@ -241,21 +240,22 @@ _PASS_HEADERS = (
     "speedup.pass.column.drafter",
     "speedup.pass.column.tokens",
     "speedup.pass.column.cost",
-    "speedup.pass.column.needs",
 )
 
 
 def pass_costs_html(rows: Sequence[PassCost], *, lang: str = DEFAULT_LANGUAGE) -> str:
-    """Where each drafter's largest pass sits on the cost curve, and the tokens a pass it must
-    keep to gain (more than v(M)); empty before a curve is measured."""
+    """Where each drafter's largest pass sits on the cost curve, and under the table that v(M) is
+    also the tokens a pass it must keep (more than) to gain; empty before a curve is measured."""
     if not rows:
         return ""
     cells = []
     for row in rows:
-        spec = DrafterSpec.parse(row.spec)
-        options = ", ".join(f"{name}={value}" for name, value in spec.options)
-        label = drafter_label(spec.kind, lang) + (f" ({options})" if options else "")
         cost = f"{row.cost:.2f}×" + (" " + t("speedup.pass.fitted", lang) if row.fitted else "")
-        cells.append([label, str(row.tokens), cost, f"{row.cost:.2f}"])
+        cells.append([drafter_name(row.spec, lang), str(row.tokens), cost])
     table = table_html([t(key, lang) for key in _PASS_HEADERS], cells)
-    return panel_html([t("speedup.pass.intro", lang)], table, css="sv-pass-costs")
+    return panel_html(
+        [t("speedup.pass.intro", lang)],
+        table,
+        css="sv-pass-costs",
+        notes=[t("speedup.pass.gain", lang)],
+    )
