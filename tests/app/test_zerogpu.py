@@ -254,7 +254,7 @@ def test_on_zerogpu_the_app_runs_steps_and_generates_the_same_tokens(spaces, loc
 LABS = {
     "exactness (greedy)": (0, (100, 1, "exact"), "greedy"),
     "speedup": (1, ("1,2", 20, 1), "measured"),
-    "trees": (2, ("4", 20), "Prediction against the runs"),
+    "trees": (2, ("4", 20, 1), "Prediction against the runs"),
     "cost": (3, (2, 1), "Measured"),
     "tasks": (4, (1, 1), "inconclusive"),  # 4 tokens: too few to rank the tasks
     "advisor": (5, ("prompt", "code", ["draft-model"], [], [2], False, 4, 20), "decoding"),
