@@ -6,10 +6,19 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+import torch
+from medusa_models import fitted_heads
+from tiny_models import TinyPair
 from ui_events import make_cycle
 
+from specviz.core.engine import speculative_generate
 from specviz.core.events import Cycle, Origin, Totals, TreeNode, TreeRecord
+from specviz.core.settings import GenerationSettings
+from specviz.drafters.medusa import MedusaDrafter, MedusaOptions
 from specviz.labs.speedup.heads_theory import measure_heads
+from specviz.views.head_scores import run_agreement
+
+PROMPT = torch.tensor([list(b"def add(a, b):\n    return")])
 
 # Two heads, two guesses each for head 1; head 2 guesses twice under head 1's first guess and
 # once under its second: nodes (parent, rank).
@@ -76,3 +85,21 @@ def test_only_trees_drafted_by_heads_count() -> None:
         ]
     )
     assert theory.heads == () and theory.cycles == 0 and theory.tau == 1.0
+
+
+def test_a_greedy_medusa_run_s_first_guesses_are_its_head_agreement(tiny_pair: TinyPair) -> None:
+    """On tiny Qwen2 models with heads fitted to the target's own text, greedy: a head's pass
+    kept with its first guess is exactly a hit of the heads panel's agreement (a different
+    count of the same cycles), and the heads' kept tokens are the run's accepted ones."""
+    heads = fitted_heads(tiny_pair.target, count=3, steps=300)
+    settings = GenerationSettings(max_new_tokens=40, stop_on_eos=False)
+    drafter = MedusaDrafter(heads, MedusaOptions())
+    cycles = list(speculative_generate(tiny_pair, PROMPT, settings, drafter))[:-1]  # whole ones
+    theory = measure_heads(cycles)
+    agreement = run_agreement(cycles, len(theory.heads))
+    assert theory.cycles == len(cycles) - 1  # all but the first, which reads the prompt
+    assert theory.heads[0].reached == theory.cycles
+    for head, score in zip(theory.heads, agreement, strict=True):
+        assert head.reached == score.chances
+        assert (head.kept_by_rank or (0,))[0] == score.hits
+    assert sum(head.kept for head in theory.heads) == sum(c.accepted_len for c in cycles) > 0
