@@ -1,6 +1,7 @@
-"""The speedup labs' tabs: theory vs measurement, with the what-if sliders, and trees against
-the chain (the verification-cost tab and its GPU projection are in ``cost_tab``). Wiring only;
-the work is in ``theory``, ``what_if`` and ``tree_lab``.
+"""The speedup labs' tabs: theory vs measurement, with the what-if sliders, trees against the
+chain, and Medusa heads and lookahead against their papers (``self_draft_section``; the
+verification-cost tab and its GPU projection are in ``cost_tab``). Wiring only; the work is in
+``theory``, ``what_if``, ``tree_lab`` and ``self_draft_lab``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from specviz.app.lab_tabs import (
     status_box,
     status_line,
 )
+from specviz.app.self_draft_section import self_draft_section
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN
 from specviz.drafters.tree_growth import budgets_of
 from specviz.labs.speedup import charts as speedup_charts
@@ -54,6 +56,7 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
         summary = gr.HTML(speedup_panel.speedup_html(None, lang=lang), elem_id="sv-speedup-summary")
         alpha = gr.Number(visible=False)  # the measured α, handed to the projection
         trees = tree_lab_section(wiring, cap)
+        self_drafts = self_draft_section(wiring, cap)
 
     def speedup_work(
         lab: LabRun, gammas_value: str, budget_value: float, repeats_value: float
@@ -95,6 +98,7 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
     outputs = [status, plot, summary, alpha, *what.outputs]
     wiring.start(button, speedup_work, show_speedup, [gammas, budget, repeats], outputs, status)
     trees.wire(wiring)
+    self_drafts.wire(wiring, done_line)
     return alpha
 
 

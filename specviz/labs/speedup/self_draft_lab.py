@@ -24,7 +24,8 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 import torch
 
@@ -144,6 +145,24 @@ class SelfDraftLab:
         """How firm the measured speedup is (tokens, one run, the CPU others took)."""
         tokens = min(self.new_tokens, self.plain_new_tokens)
         return judge_lab(tokens, Spread.of([self.speedup]), self.others_share)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict, with the model's derived numbers: τ, each head's α_d and reach, the
+        mean accepted length and guesses a pass."""
+        record = asdict(self)
+        record["model_tau"] = self.model_tau
+        if self.heads is not None:
+            for row, head in zip(record["heads"]["heads"], self.heads.heads, strict=True):
+                row.update(
+                    rate=head.rate,
+                    first_guess_rate=head.first_guess_rate,
+                    reach=self.heads.reach(head.head),
+                )
+        if self.ngrams is not None:
+            record["ngrams"].update(
+                mean_accepted=self.ngrams.mean_accepted, mean_guesses=self.ngrams.mean_guesses
+            )
+        return record
 
 
 def iter_self_draft_lab(
