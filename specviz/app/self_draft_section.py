@@ -11,7 +11,13 @@ from typing import Any
 
 import gradio as gr
 
-from specviz.app.lab_tabs import LabRun, LabWiring, run_button, status_box, status_line
+from specviz.app.lab_tabs import (
+    LabRun,
+    LabWiring,
+    run_button,
+    speedup_shown,
+    status_box,
+)
 from specviz.drafters.registry import drafter_label
 from specviz.labs.speedup import self_draft_lab, self_draft_panel
 from specviz.measure.harness import Staged
@@ -28,9 +34,8 @@ class SelfDraftSection:
     status: gr.HTML
     summary: gr.HTML
 
-    def wire(self, wiring: LabWiring, done_line: Any) -> None:
-        """Start the lab from the button; *done_line* words its closing status line (the
-        speedup labs' own)."""
+    def wire(self, wiring: LabWiring) -> None:
+        """Start the lab from the button, and show its stages as they come."""
         lang = wiring.lang
         cap = int(self.budget.maximum)
 
@@ -42,7 +47,8 @@ class SelfDraftSection:
                 lambda: self_draft_lab.check_modelled(chosen), "app.doing.self_draft"
             )
             wiring.app.prepare(spec, lab.pair, lab.progress)  # Medusa's heads, if not trained
-            stages = wiring.app.run_locked(
+            yield from wiring.run_staged(
+                lab,
                 lambda: self_draft_lab.iter_self_draft_lab(
                     lab.pair,
                     lab.prompt_ids,
@@ -52,16 +58,16 @@ class SelfDraftSection:
                 ),
                 "app.doing.self_draft",
             )
-            yield from wiring.staged(lab, stages, "app.doing.self_draft")
 
         def show(stage: Staged[Any]) -> dict[Any, Any]:
-            measured = stage.result
-            if measured is None:
-                return {self.status: status_line(stage.message.text(lang))}
-            return {
-                self.status: done_line(measured.complete, measured.elapsed_s, lang),
-                self.summary: self_draft_panel.self_draft_html(measured, lang=lang),
-            }
+            return speedup_shown(
+                stage,
+                self.status,
+                lang,
+                lambda measured: {
+                    self.summary: self_draft_panel.self_draft_html(measured, lang=lang)
+                },
+            )
 
         outputs = [self.status, self.summary]
         wiring.start(self.button, work, show, [self.drafter, self.budget], outputs, self.status)

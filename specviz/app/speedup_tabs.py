@@ -18,8 +18,8 @@ from specviz.app.lab_tabs import (
     chart,
     lab_tab,
     run_button,
+    speedup_shown,
     status_box,
-    status_line,
 )
 from specviz.app.self_draft_section import self_draft_section
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN
@@ -79,26 +79,27 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
         yield from wiring.staged(lab, stages, "app.doing.speedups")
 
     def show_speedup(stage: Staged[Any]) -> dict[Any, Any]:
-        measured = stage.result
-        if measured is None:  # a stage on the way; the last one holds the lab's result
-            return {status: status_line(stage.message.text(lang))}
-        return {
-            status: done_line(measured.complete, measured.elapsed_s, lang),
-            plot: speedup_charts.theory_chart(
-                measured.theory,
-                measured.runs,
-                lang=lang,
-                draw_best=measured.firmness.refusal is None,
-            ),
-            summary: speedup_panel.speedup_html(measured, lang=lang),
-            alpha: measured.theory.alpha,
-            **what.show(what_if.from_lab(measured)),
-        }
+        return speedup_shown(
+            stage,
+            status,
+            lang,
+            lambda measured: {
+                plot: speedup_charts.theory_chart(
+                    measured.theory,
+                    measured.runs,
+                    lang=lang,
+                    draw_best=measured.firmness.refusal is None,
+                ),
+                summary: speedup_panel.speedup_html(measured, lang=lang),
+                alpha: measured.theory.alpha,
+                **what.show(what_if.from_lab(measured)),
+            },
+        )
 
     outputs = [status, plot, summary, alpha, *what.outputs]
     wiring.start(button, speedup_work, show_speedup, [gammas, budget, repeats], outputs, status)
     trees.wire(wiring)
-    self_drafts.wire(wiring, done_line)
+    self_drafts.wire(wiring)
     return alpha
 
 
@@ -121,7 +122,8 @@ class TreeLabSection:
             wiring.app.checks.check_lab_size(budget_value, cap, "app.trees.budget")
             budgets = _tree_budgets(nodes_value, lang)
             settings = lab.inputs.settings
-            stages = wiring.app.run_locked(
+            yield from wiring.run_staged(
+                lab,
                 lambda: tree_lab.iter_tree_lab(
                     lab.pair,
                     lab.prompt_ids,
@@ -132,26 +134,20 @@ class TreeLabSection:
                 ),
                 "app.doing.trees",
             )
-            yield from wiring.staged(lab, stages, "app.doing.trees")
 
         def show(stage: Staged[Any]) -> dict[Any, Any]:
-            measured = stage.result
-            if measured is None:
-                return {self.status: status_line(stage.message.text(lang))}
-            return {
-                self.status: done_line(measured.complete, measured.elapsed_s, lang),
-                self.plot: speedup_charts.tree_chart(measured, lang=lang),
-                self.summary: speedup_panel.tree_lab_html(measured, lang=lang),
-            }
+            return speedup_shown(
+                stage,
+                self.status,
+                lang,
+                lambda measured: {
+                    self.plot: speedup_charts.tree_chart(measured, lang=lang),
+                    self.summary: speedup_panel.tree_lab_html(measured, lang=lang),
+                },
+            )
 
         outputs = [self.status, self.plot, self.summary]
         wiring.start(self.button, work, show, [self.nodes, self.budget], outputs, self.status)
-
-
-def done_line(complete: bool, seconds: float, lang: str) -> str:
-    """A speedup lab's closing status line: done (or cut by its budget) after so many seconds."""
-    note = t("app.status.done" if complete else "app.speedup.cut", lang)
-    return status_line(t("app.speedup.done", lang, note=note, seconds=f"{seconds:.0f}"), "done")
 
 
 def tree_lab_section(wiring: LabWiring, cap: int) -> TreeLabSection:

@@ -41,7 +41,13 @@ from specviz.labs.speedup.ngram_theory import NgramTheory, measure_ngrams
 from specviz.labs.speedup.theory import engine_totals
 from specviz.labs.speedup.tree_lab import forward_s
 from specviz.measure.firmness import Judgement, judge_lab
-from specviz.measure.harness import Staged, iter_measurements, staged_part, warm_up_settings
+from specviz.measure.harness import (
+    Staged,
+    iter_measurements,
+    staged_measurements,
+    staged_part,
+    warm_up_settings,
+)
 from specviz.measure.methods import plain_decoding, speculative_decoding
 from specviz.measure.spread import Spread
 from specviz.models.cpu_load import OthersShare
@@ -197,15 +203,10 @@ def iter_self_draft_lab(
         plain_decoding(pair, prompt_ids, warm, "warm-up plain"),
         speculative_decoding(pair, prompt_ids, warm, "warm-up self", drafter_spec=spec),
     ]
-    measured = None
-    for update in iter_measurements(
-        methods, warm_up=warm_up, time_budget_s=_RUN_SHARE * time_budget_s
-    ):
-        if update.finished:
-            measured = update.measurements
-        else:
-            yield Staged(_RUN_SHARE * update.fraction, update.message)
-    assert measured is not None  # the harness always ends with a finished update
+    measured = yield from staged_measurements(
+        iter_measurements(methods, warm_up=warm_up, time_budget_s=_RUN_SHARE * time_budget_s),
+        _RUN_SHARE,
+    )
     plain_outcome = measured[_PLAIN].samples[0].outcome
     outcome = measured[_SELF].samples[0].outcome
     cycles = [event for event in outcome.events if isinstance(event, Cycle)]

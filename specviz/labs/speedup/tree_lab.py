@@ -57,6 +57,7 @@ from specviz.measure.harness import (
     Outcome,
     Staged,
     iter_measurements,
+    staged_measurements,
     staged_part,
     warm_up_settings,
 )
@@ -323,15 +324,10 @@ def iter_tree_lab(
         plain_decoding(pair, prompt_ids, warm, "warm-up plain"),
         speculative_decoding(pair, prompt_ids, warm, "warm-up tree", drafter_spec=specs[-1]),
     ]
-    measured = None
-    for update in iter_measurements(
-        methods, warm_up=warm_up, time_budget_s=_RUN_SHARE * time_budget_s
-    ):
-        if update.finished:
-            measured = update.measurements
-        else:
-            yield Staged(_RUN_SHARE * update.fraction, update.message)
-    assert measured is not None  # the harness always ends with a finished update
+    measured = yield from staged_measurements(
+        iter_measurements(methods, warm_up=warm_up, time_budget_s=_RUN_SHARE * time_budget_s),
+        _RUN_SHARE,
+    )
     outcomes = {name: measured[name].samples[0].outcome for name in (_PLAIN, _CHAIN, *specs)}
     plain = engine_totals(outcomes[_PLAIN])
     chain = _measured(f"γ = {gamma}", gamma, outcomes[_CHAIN], plain)
