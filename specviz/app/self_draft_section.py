@@ -88,9 +88,10 @@ def self_draft_section(wiring: LabWiring, cap: int) -> SelfDraftSection:
             label=t("app.self_draft.drafter", lang),
             allow_custom_value=True,  # a spec with options: lookahead:window=5,ngram=4
             scale=2,
+            min_width=260,  # its own line on a phone: the labels are long
             elem_id="sv-self-draft-drafter",
         )
-        budget = wiring.size_slider(20, cap, 60, 10, "app.self_draft.budget", scale=2)
+        budget = wiring.size_slider(20, cap, 90, 10, "app.self_draft.budget", scale=2)
         button = run_button(t("app.button.measure_self_draft", lang), "sv-self-draft-run")
     status = status_box(t("app.status.not_run", lang), "sv-self-draft-status")
     summary = gr.HTML(

@@ -98,7 +98,7 @@ def add_lab_commands(commands: Any, add_model: Any, add_settings: Any) -> None:
         help="medusa or lookahead, with options as kind:name=value,... (default: lookahead; "
         "Medusa's heads are trained on first use)",
     )
-    self_draft.add_argument("--time-budget", type=float, default=60.0, help="seconds, at most")
+    self_draft.add_argument("--time-budget", type=float, default=90.0, help="seconds, at most")
     self_draft.add_argument("--json", action="store_true")
     self_draft.set_defaults(run=_self_draft)
 

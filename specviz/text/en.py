@@ -805,6 +805,7 @@ TABLE = MappingProxyType(
         "self_draft.cost": "A pass sent {mean_tokens} tokens on average (at most {most}); the target's tree forward over them takes as long as {verify} steps of plain decoding, the drafter's own work {draft}. Predicted: {model_tau} / ({draft} + {verify}) = {predicted}× plain decoding. Measured: {measured}× ({tps} against {plain_tps} tokens/s; the lab took {seconds} s).",
         "self_draft.progress.run": "{spec}",
         "self_draft.progress.cost": "the target's tree forward at the sizes the passes sent",
+        "self_draft.curve_cut": "The time budget ended the tree forward's timings at {largest} tokens: larger passes are priced in proportion to their size.",
         "speedup.chart.title": "Speedup: theory vs measurement",
         "speedup.chart.gamma_axis": "γ (tokens drafted per cycle)",
         "speedup.chart.y": "speedup over plain",

@@ -606,6 +606,7 @@ TABLE = MappingProxyType(
         "self_draft.cost": "1 パスが送ったトークンは平均 {mean_tokens} 個（最大 {most} 個）。それに対するターゲットのツリー順伝播は通常のデコード {verify} ステップ分、ドラフター自身の作業は {draft} ステップ分かかります。予測：{model_tau} / ({draft} + {verify}) = 通常のデコードの {predicted}×。実測：{measured}×（毎秒 {tps} トークン、通常は {plain_tps}。実験は {seconds} 秒）。",
         "self_draft.progress.run": "{spec}",
         "self_draft.progress.cost": "パスが送った大きさでのターゲットのツリー順伝播",
+        "self_draft.curve_cut": "時間の上限でツリー順伝播の計測は {largest} トークンまでで終わりました。それより大きいパスは大きさに比例して見積もっています。",
         "speedup.chart.title": "速度向上：理論と実測",
         "speedup.chart.gamma_axis": "γ（1サイクルにドラフトするトークン数）",
         "speedup.chart.y": "通常デコーディングに対する速度比",

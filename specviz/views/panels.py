@@ -20,7 +20,11 @@ def table_html(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def panel_html(paragraphs: Sequence[str], table: str = "", css: str = "") -> str:
-    """A result panel: escaped paragraphs, then an already-built table."""
+def panel_html(
+    paragraphs: Sequence[str], table: str = "", css: str = "", after: Sequence[str] = ()
+) -> str:
+    """A result panel: escaped paragraphs, then an already-built table, then the paragraphs
+    *after* it."""
     text = "".join(f"<p>{esc(paragraph)}</p>" for paragraph in paragraphs)
-    return f'<div class="sv-lab-result {esc(css)}">{text}{table}</div>'
+    rest = "".join(f"<p>{esc(paragraph)}</p>" for paragraph in after)
+    return f'<div class="sv-lab-result {esc(css)}">{text}{table}{rest}</div>'

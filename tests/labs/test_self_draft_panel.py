@@ -18,9 +18,12 @@ NGRAMS = NgramTheory(3, (2, 1, 1), (0, 0, 1), (2, 2, 2, 2), (8, 8, 8, 8))
 
 
 def lab(
-    spec: str, heads: HeadsTheory | None = None, ngrams: NgramTheory | None = None
+    spec: str,
+    heads: HeadsTheory | None = None,
+    ngrams: NgramTheory | None = None,
+    timed_whole: bool = True,
 ) -> SelfDraftLab:
-    point = CostPoint(1, 0.1, (0.1,))
+    points = (CostPoint(1, 0.1, (0.1,)), CostPoint(9, 0.2, (0.2,)))
     theory = heads or ngrams
     assert theory is not None
     return SelfDraftLab(
@@ -36,9 +39,9 @@ def lab(
         speedup=1.2,
         draft_s_per_cycle=0.001,
         predicted=Prediction(theory.tau, 0.01, 1.5, theory.tau / 1.51),
-        tree_curve=CostCurve("cpu", 10, (point,), True),
+        tree_curve=CostCurve("cpu", 10, points, timed_whole),
         elapsed_s=30.0,
-        complete=True,
+        runs_complete=True,
         others_share=0.0,
     )
 
@@ -78,3 +81,14 @@ def test_record_text_is_escaped() -> None:
 def test_before_a_measurement_the_placeholder_says_what_it_will_show() -> None:
     assert "lookahead decoding" in self_draft_html(None)
     assert "Medusa" in self_draft_html(None, lang="ja")
+
+
+def test_the_table_sits_under_the_paragraph_it_counts_for() -> None:
+    html = self_draft_html(lab("lookahead", ngrams=NGRAMS))
+    assert html.index("Lookahead (lookahead)") < html.index("<table>") < html.index("A pass sent")
+
+
+def test_a_tree_forward_cut_short_says_where_its_timings_end() -> None:
+    html = self_draft_html(lab("lookahead", ngrams=NGRAMS, timed_whole=False))
+    assert "timings at 9 tokens" in html and "cut runs short" not in html
+    assert "timings at" not in self_draft_html(lab("lookahead", ngrams=NGRAMS))

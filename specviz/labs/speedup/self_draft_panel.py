@@ -109,8 +109,11 @@ def self_draft_paragraphs(lab: SelfDraftLab, lang: str) -> list[str]:
         seconds=f"{lab.elapsed_s:.0f}",
     )
     paragraphs = [found, cost]
-    if not lab.complete:
+    if not lab.runs_complete:
         paragraphs.append(t("speedup.refused.cut", lang))
+    elif not lab.tree_curve.complete:
+        largest = lab.tree_curve.points[-1].new_tokens
+        paragraphs.append(t("self_draft.curve_cut", lang, largest=largest))
     paragraphs.append(t("labs.firmness", lang, line=lab.firmness.line))
     return paragraphs
 
@@ -122,4 +125,5 @@ def self_draft_html(lab: SelfDraftLab | None, *, lang: str = DEFAULT_LANGUAGE) -
     keys, rows = table_of(lab)
     paragraphs = self_draft_paragraphs(lab, lang)
     table = table_html([t(key, lang) for key in keys], rows)
-    return panel_html(paragraphs, table, css="sv-self-draft")
+    # The table under the paragraph it counts for, before the costs.
+    return panel_html(paragraphs[:1], table, css="sv-self-draft", after=paragraphs[1:])
