@@ -408,16 +408,14 @@ def trees(stage: Stage, out: Path) -> None:
     _section_shot(page, "#sv-trees-intro", "#sv-trees-summary", out)
 
 
-def self_draft(stage: Stage, out: Path, phone: Path) -> None:
+def self_draft(stage: Stage, out: Path) -> None:
     """Lookahead against its paper on the greedy code example: the section under the speedup
-    lab, from its heading to its summary; then the same section on a 390x844 phone."""
+    lab, from its heading to its summary."""
     page = stage.open(1440, 1400)
     _greedy(page)
     _tab(page, "speedup")
     _finish(page, "#sv-self-draft-run", "#sv-self-draft-status")
     _section_shot(page, "#sv-self-draft-intro", "#sv-self-draft-summary", out)
-    _viewport(page, 390, 844)
-    _section_shot(page, "#sv-self-draft-intro", "#sv-self-draft-summary", phone)
 
 
 def _section_shot(page: Any, top_id: str, bottom_id: str, out: Path) -> None:

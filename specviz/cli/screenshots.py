@@ -130,8 +130,8 @@ SHOTS: dict[str, Shot] = {
         ("lab-trees.png",), "trees against the chain, greedy code, 48 tokens", scenes.trees
     ),
     "self-draft": Shot(
-        ("lab-self-draft.png", "lab-self-draft-phone.png"),
-        "lookahead against its paper, greedy code, 48 tokens; then on a 390x844 phone",
+        ("lab-self-draft.png",),
+        "heads and n-grams: lookahead against its paper, greedy code, 48 tokens",
         scenes.self_draft,
     ),
     "cost": Shot(("lab-cost.png",), "the verification-cost lab and its projection", scenes.cost),

@@ -601,7 +601,7 @@ TABLE = MappingProxyType(
         "self_draft.ngrams.column.passes": "パス数",
         "self_draft.ngrams.column.share": "割合",
         "self_draft.ngrams.column.guess": "n-gram による",
-        "self_draft.heads.summary": "Medusa ヘッド（{spec}）、推測したパス {cycles} 回：ヘッド d の α_d は、採択経路が深さ d − 1 に達しその下にヘッド d の候補があったパスのうち、深さ d まで進んだ割合です（第 1 候補でもそれ以降の候補でも）。到達率はそれらの積です。論文のモデル τ = 1 + Σ_d Π_{{k≤d}} α_k は、{heads} 個のヘッドからターゲット 1 パスあたり {model_tau} トークンを与えます。実行では {tau} でした（プロンプトを読む最初のパスを含む）。",
+        "self_draft.heads.summary": "Medusa ヘッド（{spec}）、推測したパス {cycles} 回：ヘッド d の α_d は、採択経路が深さ d − 1 に達しその下にヘッド d の候補があったパスのうち、深さ d まで進んだ割合です（第 1 候補でもそれ以降の候補でも）。到達率はそれらの積です。論文のモデル τ = 1 + Σ_d α_1⋯α_d は、{heads} 個のヘッドからターゲット 1 パスあたり {model_tau} トークンを与えます。実行では {tau} でした（プロンプトを読む最初のパスを含む）。",
         "self_draft.ngrams.summary": "Lookahead（{spec}）、{cycles} パス：ターゲットは 1 パスあたり平均 {mean} 個の推測トークンを受理しました（N = {ngram} のプールの n-gram は最大 {longest} 個、ウィンドウ自身の経路はさらに先まで運べます）。よって τ = 1 + {mean} = ターゲット 1 パスあたり {model_tau} トークンです。実行では {tau} でした。各パスはプールの n-gram を平均 {guesses} 個検証しました。表は受理長ごとのパス数と、そのうちプールの n-gram が運んだ数です。",
         "self_draft.cost": "1 パスが送ったトークンは平均 {mean_tokens} 個（最大 {most} 個）。それに対するターゲットのツリー順伝播は通常のデコード {verify} ステップ分、ドラフター自身の作業は {draft} ステップ分かかります。予測：{model_tau} / ({draft} + {verify}) = 通常のデコードの {predicted}×。実測：{measured}×（毎秒 {tps} トークン、通常は {plain_tps}。実験は {seconds} 秒）。",
         "self_draft.progress.run": "{spec}",

@@ -1,5 +1,5 @@
 """Medusa's model from a run's trees: each head's acceptance α_d from hand-built trees with known
-counts, the τ = 1 + Σ_d Π_{k≤d} α_k they give, and what is left out of the count."""
+counts, the τ = 1 + Σ_d α_1⋯α_d they give, and what is left out of the count."""
 
 from __future__ import annotations
 

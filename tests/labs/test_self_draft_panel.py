@@ -3,6 +3,7 @@ length, both languages, and nothing in a record written as markup."""
 
 from __future__ import annotations
 
+import pytest
 from ui_events import XSS, XSS_IMG
 
 from specviz.labs.speedup.cost_curve import CostCurve, CostPoint
@@ -92,3 +93,13 @@ def test_a_tree_forward_cut_short_says_where_its_timings_end() -> None:
     html = self_draft_html(lab("lookahead", ngrams=NGRAMS, timed_whole=False))
     assert "timings at 9 tokens" in html and "cut runs short" not in html
     assert "timings at" not in self_draft_html(lab("lookahead", ngrams=NGRAMS))
+
+
+def test_the_json_record_carries_the_model_s_derived_numbers() -> None:
+    heads = lab("medusa", heads=HEADS).to_dict()
+    assert heads["model_tau"] == 2.25 and heads["ngrams"] is None
+    first, second = heads["heads"]["heads"]
+    assert (first["rate"], first["first_guess_rate"], first["reach"]) == (0.75, 0.5, 0.75)
+    assert second["reach"] == pytest.approx(0.5) and second["kept_by_rank"] == (2,)
+    ngrams = lab("lookahead", ngrams=NGRAMS).to_dict()
+    assert ngrams["ngrams"]["mean_accepted"] == 0.75 and ngrams["ngrams"]["mean_guesses"] == 2.0
