@@ -264,11 +264,36 @@ class LabWiring:
             lab.progress(stage.fraction, stage.message)
             yield stage
 
+    def run_staged(
+        self, lab: LabRun, make: Callable[[], Iterator[Staged[R]]], doing: str
+    ) -> Iterator[Staged[R]]:
+        """*make*'s staged lab, its input checks worded for the page (``App.run_locked``), then
+        advanced under the engine lock one stage at a time (``staged``)."""
+        stages = self.app.run_locked(make, doing)
+        yield from self.staged(lab, stages, doing)
+
     def warm_up(self, inputs: Inputs) -> bool:
         """True the first time a preset runs a lab here: one short unmeasured run comes first."""
         first = inputs.preset.id not in self.warmed
         self.warmed.add(inputs.preset.id)
         return first
+
+
+def done_line(complete: bool, seconds: float, lang: str) -> str:
+    """A speedup lab's closing status line: done (or cut by its budget) after so many seconds."""
+    note = t("app.status.done" if complete else "app.speedup.cut", lang)
+    return status_line(t("app.speedup.done", lang, note=note, seconds=f"{seconds:.0f}"), "done")
+
+
+def speedup_shown(
+    stage: Staged[Any], status: gr.HTML, lang: str, views: Callable[[Any], dict[Any, Any]]
+) -> dict[Any, Any]:
+    """A speedup lab's updates for *stage*: its words on the status line on the way, then the
+    closing line (done_line) and *views* of the lab's result."""
+    measured = stage.result
+    if measured is None:
+        return {status: status_line(stage.message.text(lang))}
+    return {status: done_line(measured.complete, measured.elapsed_s, lang), **views(measured)}
 
 
 def rule_choices(lang: str) -> list[tuple[str, str]]:

@@ -264,12 +264,17 @@ class App:
         except in hosted mode."""
         pair = self.load(inputs.preset, progress)
         prompt_ids = self.prompt_ids(inputs, pair)
+        self.prepare(inputs.drafter, pair, self.progress_bar(progress))
+        return pair, prompt_ids
+
+    def prepare(self, drafter: str | DrafterSpec, pair: ModelPair, progress: Progress) -> None:
+        """Make ready what *drafter* needs first (Medusa's heads, trained on first use), under
+        the engine lock, except in hosted mode."""
         # A hosted app's visitor never starts minutes of training on the shared engine: there a
         # drafter that is not ready says so when it is built (the host prepares it beforehand).
         if not self.limits.hosted:
             with self.engine_lock:
-                prepare_drafter(inputs.drafter, pair, self.progress_bar(progress))
-        return pair, prompt_ids
+                prepare_drafter(drafter, pair, progress)
 
     def start(self, inputs: Inputs, pair: ModelPair) -> tuple[Started, Iterator[Prefill | Cycle]]:
         """A new speculative run for these inputs on their pair: how it began (the caller warns

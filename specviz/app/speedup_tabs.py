@@ -1,6 +1,7 @@
-"""The speedup labs' tabs: theory vs measurement, with the what-if sliders, and trees against
-the chain (the verification-cost tab and its GPU projection are in ``cost_tab``). Wiring only;
-the work is in ``theory``, ``what_if`` and ``tree_lab``.
+"""The speedup labs' tabs: theory vs measurement, with the what-if sliders, trees against the
+chain, and Medusa heads and lookahead against their papers (``self_draft_section``; the
+verification-cost tab and its GPU projection are in ``cost_tab``). Wiring only; the work is in
+``theory``, ``what_if``, ``tree_lab`` and ``self_draft_lab``.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from specviz.app.lab_tabs import (
     chart,
     lab_tab,
     run_button,
+    speedup_shown,
     status_box,
-    status_line,
 )
+from specviz.app.self_draft_section import self_draft_section
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN
 from specviz.drafters.tree_growth import budgets_of
 from specviz.labs.speedup import charts as speedup_charts
@@ -54,6 +56,7 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
         summary = gr.HTML(speedup_panel.speedup_html(None, lang=lang), elem_id="sv-speedup-summary")
         alpha = gr.Number(visible=False)  # the measured α, handed to the projection
         trees = tree_lab_section(wiring, cap)
+        self_drafts = self_draft_section(wiring, cap)
 
     def speedup_work(
         lab: LabRun, gammas_value: str, budget_value: float, repeats_value: float
@@ -76,25 +79,27 @@ def speedup_tab(wiring: LabWiring) -> gr.Number:
         yield from wiring.staged(lab, stages, "app.doing.speedups")
 
     def show_speedup(stage: Staged[Any]) -> dict[Any, Any]:
-        measured = stage.result
-        if measured is None:  # a stage on the way; the last one holds the lab's result
-            return {status: status_line(stage.message.text(lang))}
-        return {
-            status: done_line(measured.complete, measured.elapsed_s, lang),
-            plot: speedup_charts.theory_chart(
-                measured.theory,
-                measured.runs,
-                lang=lang,
-                draw_best=measured.firmness.refusal is None,
-            ),
-            summary: speedup_panel.speedup_html(measured, lang=lang),
-            alpha: measured.theory.alpha,
-            **what.show(what_if.from_lab(measured)),
-        }
+        return speedup_shown(
+            stage,
+            status,
+            lang,
+            lambda measured: {
+                plot: speedup_charts.theory_chart(
+                    measured.theory,
+                    measured.runs,
+                    lang=lang,
+                    draw_best=measured.firmness.refusal is None,
+                ),
+                summary: speedup_panel.speedup_html(measured, lang=lang),
+                alpha: measured.theory.alpha,
+                **what.show(what_if.from_lab(measured)),
+            },
+        )
 
     outputs = [status, plot, summary, alpha, *what.outputs]
     wiring.start(button, speedup_work, show_speedup, [gammas, budget, repeats], outputs, status)
     trees.wire(wiring)
+    self_drafts.wire(wiring)
     return alpha
 
 
@@ -122,7 +127,8 @@ class TreeLabSection:
             wiring.app.checks.check_lab_size(repeats_value, repeat_cap, "app.tasks.repeats")
             budgets = _tree_budgets(nodes_value, lang)
             settings = lab.inputs.settings
-            stages = wiring.app.run_locked(
+            yield from wiring.run_staged(
+                lab,
                 lambda: tree_lab.iter_tree_lab(
                     lab.pair,
                     lab.prompt_ids,
@@ -134,27 +140,21 @@ class TreeLabSection:
                 ),
                 "app.doing.trees",
             )
-            yield from wiring.staged(lab, stages, "app.doing.trees")
 
         def show(stage: Staged[Any]) -> dict[Any, Any]:
-            measured = stage.result
-            if measured is None:
-                return {self.status: status_line(stage.message.text(lang))}
-            return {
-                self.status: done_line(measured.complete, measured.elapsed_s, lang),
-                self.plot: speedup_charts.tree_chart(measured, lang=lang),
-                self.summary: speedup_panel.tree_lab_html(measured, lang=lang),
-            }
+            return speedup_shown(
+                stage,
+                self.status,
+                lang,
+                lambda measured: {
+                    self.plot: speedup_charts.tree_chart(measured, lang=lang),
+                    self.summary: speedup_panel.tree_lab_html(measured, lang=lang),
+                },
+            )
 
         outputs = [self.status, self.plot, self.summary]
         inputs = [self.nodes, self.budget, self.repeats]
         wiring.start(self.button, work, show, inputs, outputs, self.status)
-
-
-def done_line(complete: bool, seconds: float, lang: str) -> str:
-    """A speedup lab's closing status line: done (or cut by its budget) after so many seconds."""
-    note = t("app.status.done" if complete else "app.speedup.cut", lang)
-    return status_line(t("app.speedup.done", lang, note=note, seconds=f"{seconds:.0f}"), "done")
 
 
 def tree_lab_section(wiring: LabWiring, cap: int) -> TreeLabSection:

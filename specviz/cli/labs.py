@@ -1,4 +1,5 @@
-"""The teaching labs on the command line: `python -m specviz inspect|exactness|speedup|trees|tasks`.
+"""The teaching labs on the command line:
+`python -m specviz inspect|exactness|speedup|trees|self-draft|tasks`.
 
 Each command loads the preset's pair, runs the same lab function the app's tab runs, and prints its
 record as a table (or JSON with --json) in the language of ``--lang``. Parsing helpers are shared
@@ -90,6 +91,22 @@ def add_lab_commands(commands: Any, add_model: Any, add_settings: Any) -> None:
     )
     trees.add_argument("--json", action="store_true")
     trees.set_defaults(run=_trees)
+
+    self_draft = prompt_lab(
+        "self-draft",
+        "Medusa's acceptance per head or lookahead's accepted n-gram length, the τ its paper's "
+        "model gives, and the speedup predicted and measured",
+    )
+    self_draft.add_argument(
+        "--drafter",
+        metavar="SPEC",
+        default="lookahead",
+        help="medusa or lookahead, with options as kind:name=value,... (default: lookahead; "
+        "Medusa's heads are trained on first use)",
+    )
+    self_draft.add_argument("--time-budget", type=float, default=90.0, help="seconds, at most")
+    self_draft.add_argument("--json", action="store_true")
+    self_draft.set_defaults(run=_self_draft)
 
     project = commands.add_parser(
         "project", help="what-if: the speedup a GPU would give (a roofline model, not measured)"
@@ -297,6 +314,34 @@ def _trees(args: argparse.Namespace) -> int:
     for name, tau, tau_predicted, speedup, predicted, _, cut in tree_lab_rows(lab, lang):
         print(f"{name:>22} {tau:>10} {tau_predicted:>11} {speedup:>8} {predicted:>10} {cut}")
     for paragraph in tree_lab_paragraphs(lab, lang):
+        print(paragraph)
+    return 0
+
+
+def _self_draft(args: argparse.Namespace) -> int:
+    from specviz.cli.heads import throttled
+    from specviz.drafters.registry import prepare_drafter
+    from specviz.labs.speedup.self_draft_lab import check_modelled, iter_self_draft_lab
+    from specviz.labs.speedup.self_draft_panel import self_draft_paragraphs, table_of
+    from specviz.measure.harness import staged_result
+
+    spec = check_modelled(args.drafter)  # a wrong drafter fails before minutes of loading
+    _, settings, pair, prompt_ids = prepared_run(args)
+    lang = args.lang
+    prepare_drafter(spec, pair, throttled(lang))  # Medusa's heads, trained on first use
+    stages = iter_self_draft_lab(
+        pair, prompt_ids, settings, spec=spec, time_budget_s=args.time_budget
+    )
+    lab = staged_result(stages, progress_line(lang))
+    if args.json:
+        print_json(lab.to_dict())
+        return 0
+    keys, rows = table_of(lab)
+    widths = [max(len(t(key, lang)), *(len(row[i]) for row in rows)) for i, key in enumerate(keys)]
+    print_header(lang, *zip(keys, widths, strict=True))
+    for row in rows:
+        print(" ".join(f"{cell:>{width}}" for cell, width in zip(row, widths, strict=True)))
+    for paragraph in self_draft_paragraphs(lab, lang):
         print(paragraph)
     return 0
 

@@ -405,12 +405,27 @@ def trees(stage: Stage, out: Path) -> None:
     _greedy(page)
     _tab(page, "speedup")
     _finish(page, "#sv-trees-run", "#sv-trees-status")
+    _section_shot(page, "#sv-trees-intro", "#sv-trees-summary", out)
+
+
+def self_draft(stage: Stage, out: Path) -> None:
+    """Lookahead against its paper on the greedy code example: the section under the speedup
+    lab, from its heading to its summary."""
+    page = stage.open(1440, 1400)
+    _greedy(page)
+    _tab(page, "speedup")
+    _finish(page, "#sv-self-draft-run", "#sv-self-draft-status")
+    _section_shot(page, "#sv-self-draft-intro", "#sv-self-draft-summary", out)
+
+
+def _section_shot(page: Any, top_id: str, bottom_id: str, out: Path) -> None:
+    """The part of the speedup tab from *top_id* down to *bottom_id*, once nothing in it moves."""
     settled(page, "#sv-tab-speedup")
     page.evaluate("window.scrollTo(0, 0)")  # boxes in the page's coordinates, as clip takes them
-    top = page.locator("#sv-trees-intro").bounding_box()
-    bottom = page.locator("#sv-trees-summary").bounding_box()
+    top = page.locator(top_id).bounding_box()
+    bottom = page.locator(bottom_id).bounding_box()
     if top is None or bottom is None:
-        raise RuntimeError("the tree lab's section is not on the page")
+        raise RuntimeError(f"{top_id} and {bottom_id} are not on the page")
     page.screenshot(
         path=str(out),
         full_page=True,

@@ -129,6 +129,11 @@ SHOTS: dict[str, Shot] = {
     "trees": Shot(
         ("lab-trees.png",), "trees against the chain, greedy code, 48 tokens", scenes.trees
     ),
+    "self-draft": Shot(
+        ("lab-self-draft.png",),
+        "heads and n-grams: lookahead against its paper, greedy code, 48 tokens",
+        scenes.self_draft,
+    ),
     "cost": Shot(("lab-cost.png",), "the verification-cost lab and its projection", scenes.cost),
     "tasks": Shot(("lab-tasks.png",), "the tasks lab, 32 tokens per task", scenes.tasks),
     "advisor": Shot(("lab-advisor.png",), "the advisor on the editing prompts", scenes.advisor),

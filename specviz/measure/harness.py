@@ -310,6 +310,18 @@ def staged_part(
     raise AssertionError("a staged computation always ends with its result")  # pragma: no cover
 
 
+def staged_measurements(
+    updates: Iterable[Update], end: float
+) -> Generator[Staged[Any], None, Measurements]:
+    """A measurement run as the first part of a lab, up to *end* of its progress: each update a
+    stage, the measurements returned: ``measured = yield from staged_measurements(...)``."""
+    for update in updates:
+        if update.finished:
+            return update.measurements
+        yield Staged(end * update.fraction, update.message)
+    raise AssertionError("a measurement always ends with a finished update")  # pragma: no cover
+
+
 def last_update(updates: Iterable[U], progress: Progress | None = None) -> U:
     """Run a stream of updates to its finished one (returned); progress gets each on the way."""
     for update in updates:

@@ -21,9 +21,10 @@ def table_html(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def panel_html(
-    paragraphs: Sequence[str], table: str = "", css: str = "", notes: Sequence[str] = ()
+    paragraphs: Sequence[str], table: str = "", css: str = "", after: Sequence[str] = ()
 ) -> str:
-    """A result panel: escaped paragraphs, then an already-built table, then escaped notes."""
+    """A result panel: escaped paragraphs, then an already-built table, then the paragraphs
+    *after* it."""
     text = "".join(f"<p>{esc(paragraph)}</p>" for paragraph in paragraphs)
-    after = "".join(f"<p>{esc(note)}</p>" for note in notes)
-    return f'<div class="sv-lab-result {esc(css)}">{text}{table}{after}</div>'
+    rest = "".join(f"<p>{esc(paragraph)}</p>" for paragraph in after)
+    return f'<div class="sv-lab-result {esc(css)}">{text}{table}{rest}</div>'

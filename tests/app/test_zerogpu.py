@@ -216,7 +216,7 @@ def test_on_zerogpu_a_race_crosses_as_its_progress(spaces) -> None:
 
 
 def lab_handler(demo: gr.Blocks, index: int) -> Any:
-    """The *index*-th lab's run handler (exactness 0, speedup 1, cost 2, tasks 3, advisor 4)."""
+    """The *index*-th lab's run handler, in the order LABS lists them."""
     handlers = [fn.fn for fn in demo.fns.values() if fn.fn is not None]
     return [handler for handler in handlers if handler.__name__ == "run_lab"][index]
 
@@ -255,9 +255,10 @@ LABS = {
     "exactness (greedy)": (0, (100, 1, "exact"), "greedy"),
     "speedup": (1, ("1,2", 20, 1), "measured"),
     "trees": (2, ("4", 20, 1), "Prediction against the runs"),
-    "cost": (3, (2, 1), "Measured"),
-    "tasks": (4, (1, 1), "inconclusive"),  # 4 tokens: too few to rank the tasks
-    "advisor": (5, ("prompt", "code", ["draft-model"], [], [2], False, 4, 20), "decoding"),
+    "self-draft": (3, ("lookahead", 20), "Predicted: "),
+    "cost": (4, (2, 1), "Measured"),
+    "tasks": (5, (1, 1), "inconclusive"),  # 4 tokens: too few to rank the tasks
+    "advisor": (6, ("prompt", "code", ["draft-model"], [], [2], False, 4, 20), "decoding"),
 }
 
 

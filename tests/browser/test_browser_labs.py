@@ -96,6 +96,20 @@ def test_speedup_and_cost_labs_measure_and_project(page):
     at_least(_bars(page, "#sv-projection-plot"), 16)
 
 
+def test_self_draft_lab_counts_lookahead_s_accepted_lengths(page):
+    """Heads and n-grams, under the trees: lookahead against plain decoding, a row per accepted
+    length, the model's τ and the predicted and measured speedup."""
+    set_number(page, "sv-max-new-tokens", 12)
+    _open(page, "speedup")
+    page.locator("#sv-self-draft-run").click()
+    page.wait_for_selector("#sv-self-draft-status .sv-status-done", timeout=300_000)
+    summary = page.locator("#sv-self-draft-summary")
+    text = summary.inner_text()
+    assert "Lookahead (lookahead)" in text and "Predicted: " in text and "Measured: " in text
+    lengths = summary.locator("tbody tr td:first-child").all_inner_texts()
+    assert lengths[:3] == ["0", "1", "2"]  # every length a 3-gram can give, then any longer
+
+
 def test_task_dependence_lab_runs_every_task(page):
     from playwright.sync_api import expect
 

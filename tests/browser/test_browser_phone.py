@@ -143,3 +143,20 @@ def test_a_draft_tree_scrolls_within_its_panel_on_a_phone(phone):
     assert no_horizontal_scroll(phone)
     box = phone.locator("#sv-cards").evaluate("(el) => el.getBoundingClientRect().right")
     assert box <= 390, box
+
+
+def test_the_heads_and_n_grams_lab_fits_a_phone(phone):
+    """Under the speedup lab: the drafter menu on a line of its own, and the lab's table and
+    words within the screen's width once it has run."""
+    set_number(phone, "sv-max-new-tokens", 12)
+    phone.locator("#sv-tab-speedup-button").tap()
+    drafter = phone.locator("#sv-self-draft-drafter").bounding_box()
+    run = phone.locator("#sv-self-draft-run").bounding_box()
+    assert drafter is not None and run is not None
+    assert drafter["width"] > 300 and run["y"] > drafter["y"] + drafter["height"]
+    phone.locator("#sv-self-draft-run").tap()
+    phone.wait_for_selector("#sv-self-draft-status .sv-status-done", timeout=WAIT_MS)
+    table = phone.locator("#sv-self-draft-summary table")
+    right = table.evaluate("(el) => el.getBoundingClientRect().right")
+    assert right <= 390, right
+    assert no_horizontal_scroll(phone)

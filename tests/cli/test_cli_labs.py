@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from commands import assert_plain_error, run_cli
@@ -68,3 +69,39 @@ def test_speedup_and_tasks_print_their_tables() -> None:
     assert [task["task"] for task in report["tasks"]] == [
         "code", "story", "explanation", "translation", "rewriting", "editing",
     ]  # fmt: skip
+
+
+def test_self_draft_prints_the_lookahead_table_and_its_json(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tiny_pair: Any
+) -> None:
+    from commands import EncodingPair
+
+    import specviz.cli.options
+    from specviz.cli.main import main
+
+    pair = EncodingPair(tiny_pair.draft, tiny_pair.target, tiny_pair.tokenizer, frozenset())
+    monkeypatch.setattr(specviz.cli.options, "load_pair_for", lambda args, preset: pair)
+    run = ["self-draft", "--prompt", "def add(a, b):\n    return a + b\n\ndef add(a, b):"]
+    run += ["--raw", "--max-new-tokens", "16", "--temperature", "0"]
+    assert main(run) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].split() == ["accepted", "passes", "share", "by", "an", "n-gram"]
+    assert [line.split()[0] for line in lines[1:4]] == ["0", "1", "2"]
+    assert "Lookahead (lookahead), " in out and "Predicted: " in out
+    assert main([*run, "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["heads"] is None and record["ngrams"]["ngram"] == 3
+    lengths = record["ngrams"]["lengths"]
+    mean = sum(k * count for k, count in enumerate(lengths)) / sum(lengths)
+    assert record["ngrams"]["mean_accepted"] == pytest.approx(mean)
+    assert record["model_tau"] == pytest.approx(1 + mean)
+    assert main([*run, "--lang", "ja"]) == 0
+    assert "受理長" in capsys.readouterr().out
+
+
+def test_self_draft_refuses_a_drafter_it_does_not_model_before_loading() -> None:
+    assert_plain_error(
+        ["self-draft", "--prompt", "hi", "--drafter", "draft-model"],
+        "this lab models the drafters that draft with the target itself (lookahead, medusa)",
+    )

@@ -257,5 +257,5 @@ def pass_costs_html(rows: Sequence[PassCost], *, lang: str = DEFAULT_LANGUAGE) -
         [t("speedup.pass.intro", lang)],
         table,
         css="sv-pass-costs",
-        notes=[t("speedup.pass.gain", lang)],
+        after=[t("speedup.pass.gain", lang)],
     )

@@ -34,6 +34,7 @@ from specviz.measure.harness import (
     Sample,
     Staged,
     iter_measurements,
+    staged_measurements,
     staged_part,
     warm_up_settings,
 )
@@ -261,13 +262,7 @@ def iter_speedup_lab(
     updates = iter_measurements(
         methods, repeats, warm_up=warm_up, time_budget_s=_RUN_SHARE * time_budget_s
     )
-    measured = None
-    for update in updates:
-        if update.finished:  # the harness's "done": the cost curves come next
-            measured = update.measurements
-        else:
-            yield Staged(_RUN_SHARE * update.fraction, update.message)
-    assert measured is not None  # the harness always ends with a finished update
+    measured = yield from staged_measurements(updates, _RUN_SHARE)  # the cost curves come next
     plain_by_repeat = {sample.repeat: sample.outcome for sample in measured[_PLAIN].samples}
     runs = [
         _repeated(g, measured[method.name].samples, plain_by_repeat)

@@ -61,6 +61,7 @@ from specviz.measure.harness import (
     Sample,
     Staged,
     iter_measurements,
+    staged_measurements,
     staged_part,
     warm_up_settings,
 )
@@ -343,15 +344,12 @@ def iter_tree_lab(
         plain_decoding(pair, prompt_ids, warm, "warm-up plain"),
         speculative_decoding(pair, prompt_ids, warm, "warm-up tree", drafter_spec=specs[-1]),
     ]
-    measured = None
-    for update in iter_measurements(
-        methods, repeats, warm_up=warm_up, time_budget_s=_RUN_SHARE * time_budget_s
-    ):
-        if update.finished:
-            measured = update.measurements
-        else:
-            yield Staged(_RUN_SHARE * update.fraction, update.message)
-    assert measured is not None  # the harness always ends with a finished update
+    measured = yield from staged_measurements(
+        iter_measurements(
+            methods, repeats, warm_up=warm_up, time_budget_s=_RUN_SHARE * time_budget_s
+        ),
+        _RUN_SHARE,
+    )
     plain_by_repeat = {sample.repeat: sample.outcome for sample in measured[_PLAIN].samples}
     plain = engine_totals(median_outcome(list(plain_by_repeat.values())))
     chain = _repeated(f"γ = {gamma}", gamma, measured[_CHAIN].samples, plain_by_repeat)
