@@ -17,8 +17,9 @@ share other programs took while the lab ran): a short or disturbed lab draws no 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
+from typing import Protocol, TypeVar
 
 import torch
 
@@ -354,18 +355,37 @@ def median_outcome(outcomes: list[Outcome]) -> Outcome:
     return ranked[(len(ranked) - 1) // 2]
 
 
-def _repeated(gamma: int, samples: Iterable[Sample], plain: Mapping[int, Outcome]) -> MeasuredRun:
-    """One γ's repeats as one run: each repeat's speedup over the plain run of the same repeat
-    (a repeat the budget skipped for plain decoding is paired with plain's first), their median
-    as the speedup and the median repeat's counters."""
+class _Paced(Protocol):
+    @property
+    def speedup(self) -> float: ...
+
+
+Run = TypeVar("Run", bound=_Paced)
+
+
+def median_repeat(
+    samples: Iterable[Sample],
+    plain: Mapping[int, Outcome],
+    measured: Callable[[Outcome, Totals], Run],
+) -> tuple[Run, tuple[float, ...]]:
+    """A method's repeats, each *measured* against the plain run of the same repeat (a repeat
+    the budget skipped for plain decoding is paired with plain's first): the repeat of median
+    speedup, and every repeat's speedup."""
     first = next(iter(plain.values()))
     paired = [
-        _measured(gamma, sample.outcome, engine_totals(plain.get(sample.repeat, first)))
+        measured(sample.outcome, engine_totals(plain.get(sample.repeat, first)))
         for sample in samples
     ]
-    ranked = sorted(paired, key=lambda run: run.speedup)
-    middle = ranked[(len(ranked) - 1) // 2]
-    speedups = tuple(run.speedup for run in paired)
+    middle = sorted(paired, key=lambda run: run.speedup)[(len(paired) - 1) // 2]
+    return middle, tuple(run.speedup for run in paired)
+
+
+def _repeated(gamma: int, samples: Iterable[Sample], plain: Mapping[int, Outcome]) -> MeasuredRun:
+    """One γ's repeats as one run: the median of their speedups over the same repeat's plain
+    run, with the median repeat's counters."""
+    middle, speedups = median_repeat(
+        samples, plain, lambda outcome, totals: _measured(gamma, outcome, totals)
+    )
     return replace(middle, speedup=Spread.of(speedups).median, speedups=speedups)
 
 

@@ -3,8 +3,8 @@ what each pass costs, and which size of tree, if any, beats the chain here.
 
 The prediction is the chain's speedup model (specviz.labs.speedup.theory) with a tree in place
 of the chain. Per cycle a tree of N nodes gives τ(N) tokens, the best N-node tree's under the
-rank model of specviz.labs.speedup.tree_theory with the acceptance per sibling rank measured in
-this lab's tree runs, and costs
+rank model of specviz.labs.speedup.tree_theory with the acceptance per sibling rank and depth
+measured in this lab's tree runs, and costs
 
     D_c + v_tree(N + 1)      (in plain decoding's steps)
 
@@ -16,8 +16,8 @@ tokens it has not read, the root's, then one per further depth over its widest f
 2023, eq. 1). Both τ are then taken over a run as long as the lab's: it stops at its token limit
 inside its last pass, which costs a whole pass for part of its tokens (about half a pass's worth
 cut, specviz.core.cost_model.tokens_per_pass_over): a 64-token run of a tree that gives 7.9
-tokens a pass takes 9 passes, not 8.1. The unit is the seconds per token plain decoding took in this lab, the
-denominator of every measured speedup, not a one-token forward timed alone: that forward is
+tokens a pass takes 9 passes, not 8.1. The unit is the seconds per token plain decoding took in
+this lab, the denominator of every measured speedup, not a one-token forward timed alone: that forward is
 not plain decoding's step (a verification forward keeps logits for every position it reads),
 and on a 2-core CPU it took a quarter longer. On a GPU v barely grows with k, so wide trees cost
 little; on a 2-core CPU every node costs arithmetic, and the prediction says where that stops
@@ -53,7 +53,12 @@ from specviz.labs.speedup.gpu_projection import (
     model_footprint,
     roofline_forward_s,
 )
-from specviz.labs.speedup.theory import engine_totals, fixed_gamma, median_outcome
+from specviz.labs.speedup.theory import (
+    engine_totals,
+    fixed_gamma,
+    median_outcome,
+    median_repeat,
+)
 from specviz.labs.speedup.tree_theory import RankAcceptance, best_tree
 from specviz.measure.firmness import Judgement, judge_lab
 from specviz.measure.harness import (
@@ -448,16 +453,11 @@ def iter_tree_lab(
 def _repeated(
     name: str, nodes: int, samples: Iterable[Sample], plain: Mapping[int, Outcome]
 ) -> MeasuredMethod:
-    """A method's repeats as one: each repeat's speedup over the plain run of the same repeat (a
-    repeat the budget skipped for plain decoding is paired with plain's first), their median as
-    the speedup and the median repeat's counters."""
-    first = next(iter(plain.values()))
-    paired = [
-        _measured(name, nodes, sample.outcome, engine_totals(plain.get(sample.repeat, first)))
-        for sample in samples
-    ]
-    middle = sorted(paired, key=lambda run: run.speedup)[(len(paired) - 1) // 2]
-    speedups = tuple(run.speedup for run in paired)
+    """A method's repeats as one: the median of their speedups over the same repeat's plain
+    run, with the median repeat's counters (theory.median_repeat)."""
+    middle, speedups = median_repeat(
+        samples, plain, lambda outcome, totals: _measured(name, nodes, outcome, totals)
+    )
     return replace(middle, speedup=Spread.of(speedups).median, speedups=speedups)
 
 
