@@ -117,6 +117,30 @@ def _tab_shot(page: Any, name: str, out: Path) -> None:
     page.locator(f"#sv-tab-{name}").screenshot(path=str(out))
 
 
+def _choose_drafter(page: Any, kind: str) -> None:
+    """Pick *kind* in the live run's drafter menu, by its English label."""
+    page.locator("#sv-drafter input").click()
+    page.get_by_role("option", name=t(f"drafter.{kind}", "en"), exact=True).click()
+
+
+def _step_cycles(page: Any, steps: int, shown: str, wanted: str = "") -> None:
+    """Press Step up to *steps* times, each time waiting for that cycle's *shown* part under the
+    cards; stop early at a cycle where *wanted* is on the page."""
+    for step in range(1, steps + 1):
+        page.locator("#sv-step").click()
+        page.wait_for_selector(
+            f"#sv-cards .sv-cards-wrap[data-cycle='{step}'] {shown}", timeout=RUN_MS
+        )
+        if wanted and page.locator(wanted).count():
+            break
+
+
+def _settled_live(page: Any) -> None:
+    """The live tab drawn in full, its toasts hidden: ready for a picture."""
+    settled(page, "#sv-tab-live")
+    page.add_style_tag(content=".toast-wrap { display: none !important; }")
+
+
 def live_run(stage: Stage, out: Path) -> None:
     """The live tab after a 24-token greedy run of the code example, the whole page."""
     page = stage.open(1440, 1800)
@@ -176,8 +200,7 @@ COPY_REGION_JS = """() => {
 def copy(stage: Stage, out: Path) -> None:
     """Prompt lookup on the first editing example: a copy hovered, its tooltip, its source lit."""
     page = stage.open(1440, 1200, device_scale_factor=1)
-    page.locator("#sv-drafter input").click()
-    page.get_by_role("option", name=t("drafter.lookup"), exact=True).click()
+    _choose_drafter(page, "lookup")
     _example(page, "editing", "Fix the bugs in this code: average", 56)
     _finish(page, "#sv-run")
     if not page.evaluate(PICK_COPY_JS):
@@ -214,8 +237,7 @@ def fable(stage: Stage, out: Path) -> None:
         page.wait_for_selector(f"#sv-fable .sv-fable-current[data-cycle='{step}']", timeout=RUN_MS)
         if story.locator(".sv-rejected").count() and step > 2:
             break
-    settled(page, "#sv-tab-live")
-    page.add_style_tag(content=".toast-wrap { display: none !important; }")
+    _settled_live(page)
     page.evaluate("document.querySelector('#sv-stream').scrollIntoView()")
     page.evaluate(NEXT_FRAME_JS)
     page.screenshot(path=str(out))
@@ -230,17 +252,9 @@ def tree(stage: Stage, out: Path) -> None:
     """The tree drafter, greedy, stepped to a cycle that kept an alternative (else the last of
     STEPS): the cards and the draft tree under them."""
     page = stage.open(1280, 900)
-    page.locator("#sv-drafter input").click()
-    page.get_by_role("option", name=t("drafter.tree", "en"), exact=True).click()
-    for step in range(1, STEPS + 1):
-        page.locator("#sv-step").click()
-        page.wait_for_selector(
-            f"#sv-cards .sv-cards-wrap[data-cycle='{step}'] .sv-tree", timeout=RUN_MS
-        )
-        if page.locator(ALTERNATIVE_KEPT).count():
-            break
-    settled(page, "#sv-tab-live")
-    page.add_style_tag(content=".toast-wrap { display: none !important; }")
+    _choose_drafter(page, "tree")
+    _step_cycles(page, STEPS, ".sv-tree", ALTERNATIVE_KEPT)
+    _settled_live(page)
     page.locator("#sv-cards").screenshot(path=str(out))
 
 
@@ -248,15 +262,9 @@ def tree_phone(stage: Stage, out: Path) -> None:
     """The tree drafter on a 390x844 phone, stepped twice: the second cycle's cards and tree,
     which scrolls sideways within its panel."""
     page = stage.open(390, 844)
-    page.locator("#sv-drafter input").click()
-    page.get_by_role("option", name=t("drafter.tree", "en"), exact=True).click()
-    for step in (1, 2):
-        page.locator("#sv-step").click()
-        page.wait_for_selector(
-            f"#sv-cards .sv-cards-wrap[data-cycle='{step}'] .sv-tree", timeout=RUN_MS
-        )
-    settled(page, "#sv-tab-live")
-    page.add_style_tag(content=".toast-wrap { display: none !important; }")
+    _choose_drafter(page, "tree")
+    _step_cycles(page, 2, ".sv-tree")
+    _settled_live(page)
     page.locator("#sv-cards").screenshot(path=str(out))
 
 
@@ -275,16 +283,14 @@ def heads(stage: Stage, out: Path) -> None:
     guesses: its heads panel (the run's agreement up to it beside the held-out text's, and each
     head's guesses). Needs the bundled target's heads trained (``heads train``)."""
     page = stage.open(1280, 1000)
-    page.locator("#sv-drafter input").click()
-    page.get_by_role("option", name=t("drafter.medusa", "en"), exact=True).click()
+    _choose_drafter(page, "medusa")
     _greedy(page, tokens=32)
     _finish(page, "#sv-run")
     cycle = page.evaluate(MOST_KEPT_JS)
     page.locator(f"#sv-stream .sv-cut[data-cycle='{cycle}']").click()  # the player goes there
     panel = page.locator(f"#sv-cards .sv-cards-wrap[data-cycle='{cycle}'] .sv-heads")
     panel.wait_for()
-    settled(page, "#sv-tab-live")
-    page.add_style_tag(content=".toast-wrap { display: none !important; }")
+    _settled_live(page)
     panel.screenshot(path=str(out))
 
 
@@ -299,17 +305,9 @@ def lookahead(stage: Stage, out: Path) -> None:
     guess (else the last of LOOKAHEAD_STEPS): the cycle's 2D window, n-grams and guesses."""
     page = stage.open(1280, 900, device_scale_factor=2)
     _greedy(page)
-    page.locator("#sv-drafter input").click()
-    page.get_by_role("option", name=t("drafter.lookahead", "en"), exact=True).click()
-    for step in range(1, LOOKAHEAD_STEPS + 1):
-        page.locator("#sv-step").click()
-        page.wait_for_selector(
-            f"#sv-cards .sv-cards-wrap[data-cycle='{step}'] .sv-look", timeout=RUN_MS
-        )
-        if page.locator(GUESS_KEPT).count():
-            break
-    settled(page, "#sv-tab-live")
-    page.add_style_tag(content=".toast-wrap { display: none !important; }")
+    _choose_drafter(page, "lookahead")
+    _step_cycles(page, LOOKAHEAD_STEPS, ".sv-look", GUESS_KEPT)
+    _settled_live(page)
     page.locator("#sv-cards .sv-look").screenshot(path=str(out))
 
 
