@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from specviz.cli.browser_waits import NEXT_FRAME_JS, WAIT_MS, at_least, events_over, settled
+from specviz.drafters.registry import drafter_label
 from specviz.text import t
 from specviz.views.guide_html import SEEN_KEY
 
@@ -120,7 +121,7 @@ def _tab_shot(page: Any, name: str, out: Path) -> None:
 def _choose_drafter(page: Any, kind: str) -> None:
     """Pick *kind* in the live run's drafter menu, by its English label."""
     page.locator("#sv-drafter input").click()
-    page.get_by_role("option", name=t(f"drafter.{kind}", "en"), exact=True).click()
+    page.get_by_role("option", name=drafter_label(kind, "en"), exact=True).click()
 
 
 def _step_cycles(page: Any, steps: int, shown: str, wanted: str = "") -> None:
