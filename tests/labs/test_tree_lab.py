@@ -17,13 +17,14 @@ from specviz.labs.speedup.tree_lab import (
     forward_s,
     iter_tree_lab,
     median_error,
+    merged_curve,
     predict_chain,
     predict_tree,
     reach,
 )
 from specviz.labs.speedup.tree_theory import RankAcceptance, best_tree
 from specviz.measure.harness import staged_result
-from specviz.text import UserError
+from specviz.text import Phrase, UserError
 
 PROMPT = torch.tensor([list(b"def fibonacci(n):")])
 
@@ -119,6 +120,16 @@ def test_the_lab_measures_the_chain_and_each_tree_and_predicts_them(tiny_pair: T
     assert names[:2] == ["tree, predicted", "tree, measured"] and "best tree here" in names[-1]
 
 
+def test_timings_of_several_repeats_pool_into_one_curve() -> None:
+    early = CostCurve("cpu", 9, (CostPoint(1, 1.0, (1.0,)), CostPoint(2, 2.0, (2.0,))), True)
+    late = CostCurve("cpu", 9, (CostPoint(1, 3.0, (3.0, 5.0)),), False)
+    pooled = merged_curve([early, late])
+    assert [(p.new_tokens, p.median_s, p.runs_s) for p in pooled.points] == [
+        (1, 3.0, (1.0, 3.0, 5.0))
+    ]
+    assert not pooled.complete
+
+
 def test_a_run_of_n_tokens_pays_for_its_cut_last_pass() -> None:
     """τ = 8 over 64 tokens: 8.5 passes on average, not 8; the chain and a tree alike."""
     flat, draft = curve({1: 1.0, 6: 1.0, 17: 1.0}), curve({n: 0.0 for n in range(1, 9)})
@@ -133,9 +144,25 @@ def test_a_run_of_n_tokens_pays_for_its_cut_last_pass() -> None:
 
 def test_repeats_give_each_method_the_median_of_its_runs(tiny_pair: TinyPair) -> None:
     settings = GenerationSettings(max_new_tokens=8, stop_on_eos=False)
-    lab = staged_result(
+    stages = list(
         iter_tree_lab(tiny_pair, PROMPT, settings, gamma=2, budgets=(4,), cost_repeats=1, repeats=3)
     )
+    lab = stages[-1].result
+    assert lab is not None
+    # the forwards are timed in every repeat, after its runs, and pooled into one curve
+    runs = [  # what each run was, in order: "progress.method_repeat" names it
+        stage.message.values["name"].key
+        for stage in stages
+        if isinstance(stage.message, Phrase) and stage.message.key == "progress.method_repeat"
+    ]
+    assert runs.count("tree_lab.progress.forwards") == 3
+    assert runs[:4] == [
+        "speedup.progress.plain",
+        "speedup.progress.gamma",
+        "tree_lab.progress.tree",
+        "tree_lab.progress.forwards",
+    ]
+    assert all(len(point.runs_s) == 3 for point in lab.target_tree_curve.points)
     for run in (lab.chain, *lab.trees):
         assert len(run.speedups) == 3
         assert run.speedup == pytest.approx(sorted(run.speedups)[1])

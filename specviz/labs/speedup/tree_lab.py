@@ -23,8 +23,11 @@ and on a 2-core CPU it took a quarter longer. On a GPU v barely grows with k, so
 little; on a 2-core CPU every node costs arithmetic, and the prediction says where that stops
 paying before any run does.
 
-The same runs are then measured: plain decoding, the chain and a tree at each budget,
-interleaved by the measurement harness, each against plain decoding's tokens/s.
+The same runs are measured: plain decoding, the chain and a tree at each budget, interleaved by
+the measurement harness, each against plain decoding's tokens/s of the same repeat. The forwards
+are timed in every repeat too, after that repeat's runs, and each repeat is predicted from its
+own plain run and its own forwards: this machine's speed drifts by a tenth or more over a few
+minutes, and forwards timed after all the runs once predicted a chain 31 % faster than it ran.
 """
 
 from __future__ import annotations
@@ -62,12 +65,13 @@ from specviz.labs.speedup.theory import (
 from specviz.labs.speedup.tree_theory import RankAcceptance, best_tree
 from specviz.measure.firmness import Judgement, judge_lab
 from specviz.measure.harness import (
+    Method,
     Outcome,
     Sample,
     Staged,
+    Trial,
     iter_measurements,
     staged_measurements,
-    staged_part,
     warm_up_settings,
 )
 from specviz.measure.methods import plain_decoding, speculative_decoding
@@ -80,9 +84,10 @@ PREDICTED_NODES = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64)  # the budgets predicted
 # Predictions this near each other name no winner: on a quiet 2-core CPU the runs differed
 # from their predictions by about a tenth at the median (docs/performance.md).
 CLOSE = 0.10
-_RUN_SHARE = 0.75  # of the time budget for the decoding runs; the forward timings get the rest
 _PLAIN = "plain"
 _CHAIN = "chain"
+_FORWARDS = "forwards"  # the harness method that times the forwards, once a repeat
+_PARTS = ("target_tree", "target_chain", "draft")  # RoundTimings' fields, in the lab's order
 
 
 @dataclass(frozen=True)
@@ -309,12 +314,12 @@ def iter_tree_lab(
     gpu: GpuSpec | None = GPU_PRESETS["NVIDIA H100 SXM"],
     repeats: int = 1,
 ) -> Iterator[Staged[TreeLab]]:
-    """Decode plainly, with the chain at γ and with a tree at each budget, *repeats* times
-    interleaved (75 % of the time budget), then time the forwards the prediction needs; a stage
-    before each run and after each forward, the lab in the last. Each method's speedup is the
-    median over its repeats of its run against the same repeat's plain run: on a 2-core CPU
-    one 64-token run's speed moves by a fifth between identical runs. Checked on the first
-    next()."""
+    """Decode plainly, with the chain at γ and with a tree at each budget, and time the forwards
+    the prediction needs (*cost_repeats* times a size in all, shared among the repeats), all of
+    it *repeats* times interleaved within *time_budget_s*; a stage before each run, the lab in
+    the last. Each method's speedup is the median over its repeats of its run against the same
+    repeat's plain run: on a 2-core CPU one 64-token run's speed moves by a fifth between
+    identical runs. Checked on the first next()."""
     budgets = tuple(sorted(set(budgets)))
     if not GAMMA_MIN <= gamma <= GAMMA_MAX:
         raise UserError("error.speedup.gammas", low=GAMMA_MIN, high=GAMMA_MAX, gammas=(gamma,))
@@ -324,7 +329,6 @@ def iter_tree_lab(
         raise UserError("error.prompt_too_short")
     growth, specs = tree_specs(tree_spec, budgets)
     began = time.perf_counter()
-    deadline = began + time_budget_s
     others = OthersShare()
     fixed = fixed_gamma(settings, gamma)  # the chain's model assumes γ drafts every cycle
     methods = [
@@ -344,16 +348,29 @@ def iter_tree_lab(
             for n, spec in zip(budgets, specs, strict=True)
         ),
     ]
+    # The forwards the prediction prices, timed once a repeat, in the round of that repeat's
+    # runs: on a shared 2-core machine the speed drifts by a tenth or more over minutes, so
+    # forwards timed after every run predicted runs made at another speed.
+    tree_sizes = sorted({1, *(n + 1 for n in (*PREDICTED_NODES, *budgets))})
+    timings: dict[int, RoundTimings] = {}
+    per_round = max(1, math.ceil(cost_repeats / max(repeats, 1)))  # the harness refuses 0
+    methods.append(
+        Method(
+            _FORWARDS,
+            lambda trial: _time_forwards(
+                pair, prompt_ids, gamma, tree_sizes, per_round, trial, timings
+            ),
+            settings,
+            Phrase("tree_lab.progress.forwards"),
+        )
+    )
     warm = warm_up_settings(settings)
     warm_up = [
         plain_decoding(pair, prompt_ids, warm, "warm-up plain"),
         speculative_decoding(pair, prompt_ids, warm, "warm-up tree", drafter_spec=specs[-1]),
     ]
     measured = yield from staged_measurements(
-        iter_measurements(
-            methods, repeats, warm_up=warm_up, time_budget_s=_RUN_SHARE * time_budget_s
-        ),
-        _RUN_SHARE,
+        iter_measurements(methods, repeats, warm_up=warm_up, time_budget_s=time_budget_s), 1.0
     )
     plain_by_repeat = {sample.repeat: sample.outcome for sample in measured[_PLAIN].samples}
     plain = engine_totals(median_outcome(list(plain_by_repeat.values())))
@@ -373,39 +390,48 @@ def iter_tree_lab(
     tested = sum(totals.tested_positions for totals in chain_counts)
     chain_alpha = sum(t.accepted_positions for t in chain_counts) / tested if tested else 0.0
 
-    # The forwards the prediction prices, each as the engine runs it.
-    tree_sizes = sorted({1, *(n + 1 for n in (*PREDICTED_NODES, *budgets))})
-    timings: list[CostCurve] = []
-    parts = (
-        (pair.target, tree_sizes, True, Phrase("tree_lab.progress.tree_cost")),
-        (pair.target, [1, gamma + 1], False, Phrase("speedup.progress.cost")),
-        (pair.draft, list(range(1, 9)), True, Phrase("tree_lab.progress.draft_cost")),
-    )
-    for index, (model, sizes, tree, message) in enumerate(parts):
-        share = (1.0 - _RUN_SHARE) / len(parts)
-        curve = yield from staged_part(
-            iter_verification_cost(
-                model,
-                prompt_ids,
-                repeats=cost_repeats,
-                time_budget_s=max(0.0, deadline - time.perf_counter()),
-                sizes=sizes,
-                tree=tree,
-            ),
-            _RUN_SHARE + index * share,
-            _RUN_SHARE + (index + 1) * share,
-            message,
-        )
-        timings.append(curve)
-    target_tree, target_chain, draft = timings
-    plain_step_s = 1.0 / plain.tokens_per_s if plain.tokens_per_s else 0.0
+    # Each repeat is predicted from its own plain run and its own forwards, timed in the same
+    # round as its runs, and the lab predicts the median repeat, as it measures the median.
+    first = next(iter(plain_by_repeat.values()))
+    steps = {  # plain decoding's seconds a token in each round (its first where it was skipped)
+        r: _step_s(engine_totals(plain_by_repeat.get(r, first))) for r in timings
+    }
     length = plain.new_tokens  # the runs' length, which the last pass is cut at
+    sizes = sorted({*PREDICTED_NODES, *budgets})
+    by_round = {
+        r: [
+            predict_tree(
+                acceptance,
+                n,
+                growth.depth,
+                growth.topk,
+                timed.target_tree,
+                timed.draft,
+                steps[r],
+                length,
+            )
+            for n in sizes
+        ]
+        for r, timed in timings.items()
+    }
     predicted = tuple(
-        predict_tree(
-            acceptance, n, growth.depth, growth.topk, target_tree, draft, plain_step_s, length
-        )
-        for n in sorted({*PREDICTED_NODES, *budgets})
+        _median_prediction([rows[index] for rows in by_round.values()])
+        for index in range(len(sizes))
     )
+    chain_predicted = _median_prediction(
+        [
+            predict_chain(
+                chain_alpha,
+                gamma,
+                timed.target_chain,
+                timed.draft,
+                steps[r],
+                length,
+            )
+            for r, timed in timings.items()
+        ]
+    )
+    curves = [merged_curve([getattr(timed, part) for timed in timings.values()]) for part in _PARTS]
     best = max(predicted, key=lambda row: (row.speedup, -row.nodes))
     projection = None
     if gpu is not None:
@@ -434,20 +460,87 @@ def iter_tree_lab(
             trees=tuple(trees),
             acceptance=acceptance,
             chain_alpha=chain_alpha,
-            chain_predicted=predict_chain(
-                chain_alpha, gamma, target_chain, draft, plain_step_s, length
-            ),
+            chain_predicted=chain_predicted,
             predicted=predicted,
             best=best,
-            target_tree_curve=target_tree,
-            target_chain_curve=target_chain,
-            draft_curve=draft,
+            target_tree_curve=curves[0],
+            target_chain_curve=curves[1],
+            draft_curve=curves[2],
             elapsed_s=time.perf_counter() - began,
-            complete=measured.complete and all(curve.complete for curve in timings),
+            complete=measured.complete,
             others_share=others.share(),
             gpu=projection,
         ),
     )
+
+
+@dataclass(frozen=True)
+class RoundTimings:
+    """The forwards one repeat's prediction prices, each as the engine runs it."""
+
+    target_tree: CostCurve  # the tree verification forward over 1 to 65 positions
+    target_chain: CostCurve  # the chain's verification forward over 1 and γ + 1 positions
+    draft: CostCurve  # the draft's forwards over 1 to 8 positions (a tree depth's frontier)
+
+
+def _time_forwards(
+    pair: DraftModelPairLike,
+    prompt_ids: torch.Tensor,
+    gamma: int,
+    tree_sizes: Sequence[int],
+    repeats: int,
+    trial: Trial,
+    timings: dict[int, RoundTimings],
+) -> Outcome | None:
+    """The harness run that times one repeat's forwards within its share of the budget; the
+    curves go to *timings* under the repeat, the Outcome says only whether they are whole."""
+    parts = (
+        (pair.target, tree_sizes, True),
+        (pair.target, [1, gamma + 1], False),
+        (pair.draft, list(range(1, 9)), True),
+    )
+    curves = []
+    for model, sizes, tree in parts:
+        stages = iter_verification_cost(
+            model,
+            prompt_ids,
+            repeats=repeats,
+            time_budget_s=max(0.0, trial.deadline - time.perf_counter()),
+            sizes=sizes,
+            tree=tree,
+        )
+        for stage in stages:
+            if trial.should_stop():
+                return None
+            if stage.result is not None:
+                curves.append(stage.result)
+    timings[trial.repeat] = RoundTimings(*curves)
+    return Outcome(new_tokens=0, complete=all(curve.complete for curve in curves))
+
+
+def merged_curve(curves: Sequence[CostCurve]) -> CostCurve:
+    """One curve from several timings of the same forwards: every run of a size pooled, its
+    median the size's time; only the sizes every timing reached."""
+    reached = set.intersection(*({point.new_tokens for point in c.points} for c in curves))
+    points = []
+    for size in sorted(reached):
+        runs = tuple(
+            p_s for c in curves for p in c.points if p.new_tokens == size for p_s in p.runs_s
+        )
+        points.append(CostPoint(size, statistics.median(runs), runs))
+    first = curves[0]
+    complete = all(curve.complete for curve in curves)
+    return CostCurve(first.device, first.context_len, tuple(points), complete, first.forward)
+
+
+def _step_s(totals: Totals) -> float:
+    return 1.0 / totals.tokens_per_s if totals.tokens_per_s else 0.0
+
+
+def _median_prediction(rows: Sequence[Predicted]) -> Predicted:
+    """The repeat whose predicted speedup is the median (the lower middle of an even count, as
+    median_repeat takes its run)."""
+    return sorted(rows, key=lambda row: row.speedup)[(len(rows) - 1) // 2]
 
 
 def _repeated(
