@@ -21,6 +21,7 @@ from specviz.labs.speedup.tree_lab import (
     predict_chain,
     predict_tree,
     reach,
+    read_between,
 )
 from specviz.labs.speedup.tree_theory import RankAcceptance, best_tree
 from specviz.measure.harness import staged_result
@@ -128,6 +129,34 @@ def test_timings_of_several_repeats_pool_into_one_curve() -> None:
         (1, 3.0, (1.0, 3.0, 5.0))
     ]
     assert not pooled.complete
+
+
+def test_a_run_pays_its_prompt_once_and_its_trees_the_depths_it_grew() -> None:
+    flat, draft = curve({1: 1.0, 6: 1.0, 17: 1.0}), curve({n: 0.1 for n in range(1, 33)})
+    # 64 tokens in 8 passes of 0.1 s against 64 plain steps of 0.1 s: 8×; a prompt read of
+    # 0.8 s more doubles the run's time and halves that
+    free = curve({n: 0.0 for n in range(1, 9)})
+    assert predict_chain(1.0, 7, flat, free, 0.1, 64).speedup == pytest.approx(64 / 8.5)
+    paid = predict_chain(1.0, 7, flat, free, 0.1, 64, prompt_s=0.85)
+    assert paid.speedup == pytest.approx(64 * 0.1 / (0.85 + 8.5 * 0.1))
+    # the draft's depth forwards: as many as the runs grew, not as deep as the best tree goes
+    deep = predict_tree(rates(0.99, 0.3), 16, 6, 4, flat, draft, 0.1)
+    grown = predict_tree(rates(0.99, 0.3), 16, 6, 4, flat, draft, 0.1, depths=3.0)
+    assert grown.draft_cost == pytest.approx((0.01 + 0.01 + 2 * 0.01) / 0.1)
+    assert deep.draft_cost > grown.draft_cost and deep.tau == grown.tau
+    # and the target's pass reads as many nodes as the runs' trees held
+    rising = curve({1: 1.0, 6: 1.0, 9: 2.0, 17: 3.0})
+    full = predict_tree(rates(0.99, 0.3), 16, 6, 4, rising, draft, 0.1)
+    held = predict_tree(rates(0.99, 0.3), 16, 6, 4, rising, draft, 0.1, sent=8.0)
+    assert full.verify_cost == pytest.approx(3.0) and held.verify_cost == pytest.approx(2.0)
+
+
+def test_what_the_runs_showed_is_read_between_the_measured_budgets() -> None:
+    measured = {8: 7.0, 16: 9.0, 32: None}
+    assert read_between(8, measured) == 7.0 and read_between(12, measured) == pytest.approx(8.0)
+    assert read_between(64, measured) == 9.0  # the largest measured, past it
+    assert read_between(4, measured) is None  # below the budgets run: the model's own count
+    assert read_between(16, {}) is None
 
 
 def test_a_run_of_n_tokens_pays_for_its_cut_last_pass() -> None:

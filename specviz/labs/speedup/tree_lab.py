@@ -6,22 +6,31 @@ of the chain. Per cycle a tree of N nodes gives τ(N) tokens, the best N-node tr
 rank model of specviz.labs.speedup.tree_theory with the acceptance per sibling rank and depth
 measured in this lab's tree runs, and costs
 
-    D_c + v_tree(N + 1)      (in plain decoding's steps)
+    D_c + v_tree(N + 1)
 
 where v_tree(k) is the target's tree forward over the root and k − 1 nodes, timed here through
 the runner the engine verifies with, and D_c the draft's work: a forward over the committed
 tokens it has not read, the root's, then one per further depth over its widest frontier
-(specviz.drafters.draft_tree), each priced by the draft's own timed forwards. The chain at γ is
-τ = (1 − α^(γ+1)) / (1 − α) over γ·c + v(γ + 1) with α from its own run (Leviathan et al.
-2023, eq. 1). Both τ are then taken over a run as long as the lab's: it stops at its token limit
-inside its last pass, which costs a whole pass for part of its tokens (about half a pass's worth
-cut, specviz.core.cost_model.tokens_per_pass_over): a 64-token run of a tree that gives 7.9
-tokens a pass takes 9 passes, not 8.1. The unit is the seconds per token plain decoding took in
-this lab, the denominator of every measured speedup, not a one-token forward timed alone: that forward is
-not plain decoding's step (a verification forward keeps logits for every position it reads),
-and on a 2-core CPU it took a quarter longer. On a GPU v barely grows with k, so wide trees cost
-little; on a 2-core CPU every node costs arithmetic, and the prediction says where that stops
-paying before any run does.
+(specviz.drafters.draft_tree), each priced by the draft's own timed forwards. How many depths
+a cycle's tree grows and how many nodes it holds are counted in the lab's tree runs, as the
+acceptance is, and read between the budgets run: the greedy drafter goes past its spec's depth
+while its own q stays confident, which no rate measured on the target's side predicts, and at
+T > 0 its drawn trees are not the best tree of their budget. The chain at γ is
+τ = (1 − α^(γ+1)) / (1 − α) over γ·c + v(γ + 1) with α from its own run (Leviathan et al. 2023,
+eq. 1).
+
+A run of N tokens then takes N/τ cycles, N the run's own length (at T > 0 a run may end its
+text early) and τ taken over a run that long (it stops at its token limit inside its last
+pass, which costs a whole pass for part of its tokens: specviz.core.cost_model.
+tokens_per_pass_over; a 64-token run of a tree that gives 7.9 tokens a pass takes 9 passes, not
+8.1), plus what it pays once for its prompt beyond plain decoding: the target's read of it
+(plain decoding's first step less its others) and the draft's (timed). Plain decoding took N
+steps of the seconds per token it measured in this lab, the denominator of every
+measured speedup; its own read of the prompt is inside that unit. A one-token forward timed
+alone is not plain decoding's step: on this 2-core Zen 4 it ran at 0.18 s in one plain run and
+0.22 s in the next. On a GPU v barely grows with k, so wide trees cost little; on a 2-core CPU
+every node costs arithmetic, and the prediction says where that stops paying before the runs
+at other sizes do.
 
 The same runs are measured: plain decoding, the chain and a tree at each budget, interleaved by
 the measurement harness, each against plain decoding's tokens/s of the same repeat. The forwards
@@ -32,6 +41,7 @@ minutes, and forwards timed after all the runs once predicted a chain 31 % faste
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 import time
@@ -41,8 +51,9 @@ from dataclasses import dataclass, replace
 import torch
 
 from specviz.core.cost_model import expected_tokens_per_pass, tokens_per_pass_over
+from specviz.core.device import sync
 from specviz.core.engine import DraftModelPairLike
-from specviz.core.events import Cycle, Totals
+from specviz.core.events import Cycle, Step, Totals
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
 from specviz.drafters.base import DrafterSpec
 from specviz.drafters.draft_tree import tokens_above_floor
@@ -77,6 +88,7 @@ from specviz.measure.harness import (
 from specviz.measure.methods import plain_decoding, speculative_decoding
 from specviz.measure.spread import Spread
 from specviz.models.cpu_load import OthersShare
+from specviz.models.runner import ModelRunner
 from specviz.text import Phrase, UserError
 
 DEFAULT_NODES = COMPARED_BUDGETS  # the tree budgets measured, as the advisor's tree rows
@@ -185,23 +197,32 @@ def predict_tree(
     draft: CostCurve,
     plain_step_s: float,
     new_tokens: int | None = None,
+    depths: float | None = None,
+    prompt_s: float = 0.0,
+    sent: float | None = None,
 ) -> Predicted:
     """τ(N) over a cycle's forwards for the best tree of *nodes* nodes (module doc), in plain
     decoding's steps of *plain_step_s*; *depth*: the depths the drafter grows at least; *width*:
     the most nodes a depth's draft forward reads; *new_tokens*: the run's length (None: τ of
-    an unlimited run)."""
+    an unlimited run); *depths*: the draft forwards a cycle's tree took in the lab's runs at this
+    budget (None: as many as the best tree is deep); *prompt_s*: what a run pays once for its
+    prompt beyond plain decoding (counted only with *new_tokens*); *sent*: the nodes a cycle's
+    tree held in those runs (None: the best tree's), which the target's pass reads."""
     tree = best_tree(acceptance, nodes, max_depth=min(reach(acceptance, depth), nodes))
     # The committed tokens not yet read (about τ − 1 of them), the root, then every further
     # depth: the drafter grows at least *depth* depths (no more than its budget of nodes could
     # keep) whatever its budget, and keeps the best.
     unread = max(1, round(tree.tau - 1))
-    depths = max(min(depth, nodes), tree.depth)
+    grown = depths if depths is not None else max(min(depth, nodes), tree.depth)
     draft_s = (
-        forward_s(draft, unread) + forward_s(draft, 1) + (depths - 1) * forward_s(draft, width)
+        forward_s(draft, unread)
+        + forward_s(draft, 1)
+        + max(0.0, grown - 1) * forward_s(draft, width)
     )
-    verify_s = forward_s(target_tree, tree.nodes + 1)
+    read = tree.nodes if sent is None else max(1, round(sent))
+    verify_s = forward_s(target_tree, read + 1)
     tau = tokens_per_pass_over(tree.tau, new_tokens)
-    return _predicted(nodes, tau, draft_s, verify_s, plain_step_s)
+    return _predicted(nodes, tau, draft_s, verify_s, plain_step_s, new_tokens, prompt_s)
 
 
 def reach(acceptance: RankAcceptance, depth: int) -> int:
@@ -223,23 +244,38 @@ def predict_chain(
     draft: CostCurve,
     plain_step_s: float,
     new_tokens: int | None = None,
+    prompt_s: float = 0.0,
 ) -> Predicted:
     """S = τ / (γ·c + v(γ + 1)), Leviathan et al.'s model with this lab's timings, c and v in
-    plain decoding's steps, τ over a run of *new_tokens* (None: unlimited)."""
+    plain decoding's steps, τ over a run of *new_tokens* (None: unlimited), which pays
+    *prompt_s* once for its prompt beyond plain decoding."""
     tau = tokens_per_pass_over(
         expected_tokens_per_pass(min(max(alpha, 0.0), 1.0), gamma), new_tokens
     )
     draft_s = gamma * forward_s(draft, 1)
-    return _predicted(gamma, tau, draft_s, forward_s(target_chain, gamma + 1), plain_step_s)
+    verify_s = forward_s(target_chain, gamma + 1)
+    return _predicted(gamma, tau, draft_s, verify_s, plain_step_s, new_tokens, prompt_s)
 
 
 def _predicted(
-    nodes: int, tau: float, draft_s: float, verify_s: float, plain_step_s: float
+    nodes: int,
+    tau: float,
+    draft_s: float,
+    verify_s: float,
+    plain_step_s: float,
+    new_tokens: int | None = None,
+    prompt_s: float = 0.0,
 ) -> Predicted:
+    """A run of N tokens takes N/τ cycles and its prompt's extra read against plain decoding's
+    N steps (plain's own prompt read is inside its step); without N, one cycle's τ tokens
+    against τ steps."""
     step = max(plain_step_s, 1e-9)
-    return Predicted(
-        nodes, tau, draft_s / step, verify_s / step, tau * step / max(draft_s + verify_s, 1e-9)
-    )
+    cycle_s = max(draft_s + verify_s, 1e-9)
+    if new_tokens:
+        speedup = new_tokens * step / (prompt_s + new_tokens / tau * cycle_s)
+    else:
+        speedup = tau * step / cycle_s
+    return Predicted(nodes, tau, draft_s / step, verify_s / step, speedup)
 
 
 @dataclass(frozen=True)
@@ -396,8 +432,30 @@ def iter_tree_lab(
     steps = {  # plain decoding's seconds a token in each round (its first where it was skipped)
         r: _step_s(engine_totals(plain_by_repeat.get(r, first))) for r in timings
     }
-    length = plain.new_tokens  # the runs' length, which the last pass is cut at
+    # What a speculative run pays once beyond plain decoding: the draft's read of the prompt
+    # (the target's, in plain decoding's first step, is inside plain's unit and the run's).
+    prompts = {
+        r: _target_prompt_s(plain_by_repeat.get(r, first)) + timed.draft_prompt_s
+        for r, timed in timings.items()
+    }
+    # How the drafter's trees came out in the runs, at each budget: the depths it grew (draft
+    # forwards) and the nodes the target read. At T > 0 the drawn trees are not the best tree
+    # of the budget, and the greedy ones grow as deep as the draft's own q allows.
+    shapes = {
+        n: _tree_shape(sample.outcome for sample in measured[spec].samples)
+        for n, spec in zip(budgets, specs, strict=True)
+    }
+    depths = {n: shape[0] for n, shape in shapes.items()}
+    sent = {n: shape[1] for n, shape in shapes.items()}
+    # Each run is predicted at its own length: at T > 0 a run may end its text early, and a
+    # short run spends more of its time on the prompt and its last, cut pass.
+    lengths = {
+        (name, sample.repeat): sample.outcome.new_tokens
+        for name in (_CHAIN, *specs)
+        for sample in measured[name].samples
+    }
     sizes = sorted({*PREDICTED_NODES, *budgets})
+    spec_of = dict(zip(budgets, specs, strict=True))
     by_round = {
         r: [
             predict_tree(
@@ -408,7 +466,10 @@ def iter_tree_lab(
                 timed.target_tree,
                 timed.draft,
                 steps[r],
-                length,
+                lengths.get((spec_of.get(n, ""), r), plain_by_repeat.get(r, first).new_tokens),
+                read_between(n, depths),
+                prompts[r],
+                read_between(n, sent),
             )
             for n in sizes
         ]
@@ -426,7 +487,8 @@ def iter_tree_lab(
                 timed.target_chain,
                 timed.draft,
                 steps[r],
-                length,
+                lengths.get((_CHAIN, r), plain_by_repeat.get(r, first).new_tokens),
+                prompts[r],
             )
             for r, timed in timings.items()
         ]
@@ -481,6 +543,7 @@ class RoundTimings:
     target_tree: CostCurve  # the tree verification forward over 1 to 65 positions
     target_chain: CostCurve  # the chain's verification forward over 1 and γ + 1 positions
     draft: CostCurve  # the draft's forwards over 1 to 8 positions (a tree depth's frontier)
+    draft_prompt_s: float = 0.0  # the draft's forward over the prompt, which a run pays once
 
 
 def _time_forwards(
@@ -514,8 +577,29 @@ def _time_forwards(
                 return None
             if stage.result is not None:
                 curves.append(stage.result)
-    timings[trial.repeat] = RoundTimings(*curves)
+    tree_curve, chain_curve, draft_curve = curves
+    timings[trial.repeat] = RoundTimings(
+        tree_curve, chain_curve, draft_curve, _prompt_read_s(pair, prompt_ids)
+    )
     return Outcome(new_tokens=0, complete=all(curve.complete for curve in curves))
+
+
+@torch.inference_mode()
+def _prompt_read_s(pair: DraftModelPairLike, prompt_ids: torch.Tensor) -> float:
+    """Seconds the draft takes to read the prompt, as a run's first draft forward does (the
+    second of two reads: the first settles allocations)."""
+    runner = ModelRunner(pair.draft)
+    ids = prompt_ids.to(runner.device)
+    seconds = 0.0
+    for _ in range(2):
+        runner.reset()
+        sync(runner.device)
+        began = time.perf_counter()
+        runner.forward(ids, logits_to_keep=1)
+        sync(runner.device)
+        seconds = time.perf_counter() - began
+    runner.reset()
+    return seconds
 
 
 def merged_curve(curves: Sequence[CostCurve]) -> CostCurve:
@@ -531,6 +615,45 @@ def merged_curve(curves: Sequence[CostCurve]) -> CostCurve:
     first = curves[0]
     complete = all(curve.complete for curve in curves)
     return CostCurve(first.device, first.context_len, tuple(points), complete, first.forward)
+
+
+def _target_prompt_s(plain: Outcome) -> float:
+    """What plain decoding's first step took beyond its others: the target reading the prompt,
+    which a speculative run's first target pass pays as well."""
+    steps = [event.time_s for event in plain.events if isinstance(event, Step)]
+    if len(steps) < 2:
+        return 0.0
+    return max(0.0, steps[0] - statistics.median(steps[1:]))
+
+
+def _tree_shape(outcomes: Iterable[Outcome]) -> tuple[float | None, float | None]:
+    """(draft forwards a tree cycle spent growing its depths, nodes its tree held), the means
+    over the runs' cycles but each run's first (which read the prompt). The forwards are a
+    cycle's less the one over the committed tokens the draft had not read (there are some
+    whenever a guess was kept). (None, None) without such cycles."""
+    forwards, nodes = [], []
+    for outcome in outcomes:
+        cycles = [event for event in outcome.events if isinstance(event, Cycle)]
+        for before, cycle in itertools.pairwise(cycles):
+            spent = cycle.totals.draft_forwards - before.totals.draft_forwards
+            forwards.append(spent - (1 if before.accepted_len else 0))
+            nodes.append(len(cycle.tree.nodes) if cycle.tree is not None else cycle.draft_len)
+    if not forwards:
+        return None, None
+    return statistics.mean(forwards), statistics.mean(nodes)
+
+
+def read_between(nodes: int, measured: Mapping[int, float | None]) -> float | None:
+    """A quantity measured at the lab's budgets, at *nodes*: interpolated between them, the
+    largest's above them; None (the model's own) below the smallest, where the drafter was not
+    seen."""
+    known = sorted((n, value) for n, value in measured.items() if value is not None)
+    if not known or nodes < known[0][0]:
+        return None
+    for (low, low_value), (high, high_value) in itertools.pairwise(known):
+        if low <= nodes <= high:
+            return low_value + (nodes - low) / (high - low) * (high_value - low_value)
+    return known[-1][1]
 
 
 def _step_s(totals: Totals) -> float:
