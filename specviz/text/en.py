@@ -772,7 +772,7 @@ TABLE = MappingProxyType(
         "tree_lab.chart.chain_predicted": "{chain}, predicted {speedup}×",
         "tree_lab.chart.chain_measured": "{chain}, measured {speedup}×",
         "tree_lab.chart.best": "best tree here: {nodes} nodes, {speedup}×",
-        "tree_lab.chart.hover.predicted": "≤ {nodes} nodes: predicted {speedup}×<br>τ {tau} · pass {verify} · draft {draft} (in plain decoding's steps)",
+        "tree_lab.chart.hover.predicted": "≤ {nodes} nodes: predicted {speedup}×<br>τ {tau} · pass {verify} · draft {draft} · the prompt's extra read {prompt}, once a run (in plain decoding's steps)",
         "tree_lab.chart.hover.measured": "≤ {nodes} nodes: measured {speedup}×<br>τ {tau} · {tps} tokens/s",
         "tree_lab.placeholder": "Measure to see whether a draft tree beats the chain on this machine: plain decoding, the chain at the γ above and trees of 8, 16 and 32 nodes, each first predicted from the acceptance by sibling rank and the forwards timed here, then measured.",
         "tree_lab.column.method": "drafter",

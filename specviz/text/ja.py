@@ -573,7 +573,7 @@ TABLE = MappingProxyType(
         "tree_lab.chart.chain_predicted": "{chain}（予測 {speedup}×）",
         "tree_lab.chart.chain_measured": "{chain}（実測 {speedup}×）",
         "tree_lab.chart.best": "このマシンで最良のツリー：{nodes} ノード、{speedup}×",
-        "tree_lab.chart.hover.predicted": "{nodes} ノード以下：予測 {speedup}×<br>τ {tau} · パス {verify} · ドラフト {draft}（通常デコードの 1 ステップ単位）",
+        "tree_lab.chart.hover.predicted": "{nodes} ノード以下：予測 {speedup}×<br>τ {tau} · パス {verify} · ドラフト {draft} · プロンプトの追加読み込み {prompt}（1 回の実行につき 1 度）（通常デコードの 1 ステップ単位）",
         "tree_lab.chart.hover.measured": "{nodes} ノード以下：実測 {speedup}×<br>τ {tau} · 毎秒 {tps} トークン",
         "tree_lab.placeholder": "このマシンでドラフトツリーがチェーンに勝つかを測ります。通常のデコード、上の γ のチェーン、8・16・32 ノードのツリーを、まず兄弟順位ごとの採択率とここで計った順伝播から予測し、それから実測します。",
         "tree_lab.column.method": "ドラフター",

@@ -103,6 +103,11 @@ def test_the_lab_measures_the_chain_and_each_tree_and_predicts_them(tiny_pair: T
     assert {row.nodes for row in lab.predicted} >= {*PREDICTED_NODES, 4, 8}
     assert lab.best in lab.predicted
     assert lab.best.speedup == max(row.speedup for row in lab.predicted)
+    # the parts the chart's hover shows make the speedup: N tokens in N/τ passes and one read
+    # of the prompt, against plain decoding's N steps
+    n, row = lab.plain_new_tokens, lab.best
+    cycles = n / row.tau * (row.draft_cost + row.verify_cost)
+    assert row.prompt_cost > 0 and row.speedup == pytest.approx(n / (row.prompt_cost + cycles))
     # the target's tree forward was timed at every predicted size, the draft's at 1 to 8 tokens
     sizes = [point.new_tokens for point in lab.target_tree_curve.points]
     assert sizes == sorted({1, *(n + 1 for n in (*PREDICTED_NODES, 4, 8))})

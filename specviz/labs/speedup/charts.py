@@ -360,7 +360,9 @@ def tree_chart(lab: TreeLab | None, *, lang: str = DEFAULT_LANGUAGE) -> go.Figur
             mode="lines+markers",
             line={"color": PREDICTED, "width": 3},
             marker={"size": 7},
-            customdata=[[row.tau, row.verify_cost, row.draft_cost] for row in rows],
+            customdata=[
+                [row.tau, row.verify_cost, row.draft_cost, row.prompt_cost] for row in rows
+            ],
             hovertemplate=hover(
                 "tree_lab.chart.hover.predicted",
                 lang,
@@ -369,6 +371,7 @@ def tree_chart(lab: TreeLab | None, *, lang: str = DEFAULT_LANGUAGE) -> go.Figur
                 tau="%{customdata[0]:.2f}",
                 verify="%{customdata[1]:.2f}",
                 draft="%{customdata[2]:.2f}",
+                prompt="%{customdata[3]:.2f}",
             ),
         )
     )

@@ -126,6 +126,7 @@ class Predicted:
     draft_cost: float  # the draft's work per cycle, in plain decoding's steps
     verify_cost: float  # the target's pass over the root and the nodes, likewise
     speedup: float
+    prompt_cost: float = 0.0  # a run's one read of its prompt beyond plain decoding's, likewise
 
 
 @dataclass(frozen=True)
@@ -275,7 +276,8 @@ def _predicted(
         speedup = new_tokens * step / (prompt_s + new_tokens / tau * cycle_s)
     else:
         speedup = tau * step / cycle_s
-    return Predicted(nodes, tau, draft_s / step, verify_s / step, speedup)
+    prompt = prompt_s / step if new_tokens else 0.0
+    return Predicted(nodes, tau, draft_s / step, verify_s / step, speedup, prompt)
 
 
 @dataclass(frozen=True)
