@@ -92,7 +92,16 @@
       strip.scrollTop = root.offsetTop - (strip.clientHeight - root.offsetHeight) / 2;
     }
   };
-  new MutationObserver(centreRoots).observe(document.body, {
+  // Once a frame at most, however many changes a render makes: a strip's height is read there.
+  let centring = 0;
+  const centreSoon = () => {
+    if (centring !== 0) return;
+    centring = requestAnimationFrame(() => {
+      centring = 0;
+      centreRoots();
+    });
+  };
+  new MutationObserver(centreSoon).observe(document.body, {
     childList: true,
     subtree: true,
     attributes: true,
