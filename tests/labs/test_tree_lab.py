@@ -108,6 +108,8 @@ def test_the_lab_measures_the_chain_and_each_tree_and_predicts_them(tiny_pair: T
     n, row = lab.plain_new_tokens, lab.best
     cycles = n / row.tau * (row.draft_cost + row.verify_cost)
     assert row.prompt_cost > 0 and row.speedup == pytest.approx(n / (row.prompt_cost + cycles))
+    # past the largest budget run, the target's pass reads as many more nodes as the budget grows
+    assert lab.predicted_at(64).verify_cost > lab.predicted_at(8).verify_cost
     # the target's tree forward was timed at every predicted size, the draft's at 1 to 8 tokens
     sizes = [point.new_tokens for point in lab.target_tree_curve.points]
     assert sizes == sorted({1, *(n + 1 for n in (*PREDICTED_NODES, 4, 8))})

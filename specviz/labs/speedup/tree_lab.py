@@ -448,7 +448,8 @@ def iter_tree_lab(
         for n, spec in zip(budgets, specs, strict=True)
     }
     depths = {n: shape[0] for n, shape in shapes.items()}
-    sent = {n: shape[1] for n, shape in shapes.items()}
+    # The nodes held as a share of the budget, so a size past the largest run scales with it.
+    held = {n: None if shape[1] is None else shape[1] / n for n, shape in shapes.items()}
     # Each run is predicted at its own length: at T > 0 a run may end its text early, and a
     # short run spends more of its time on the prompt and its last, cut pass.
     lengths = {
@@ -471,7 +472,7 @@ def iter_tree_lab(
                 lengths.get((spec_of.get(n, ""), r), plain_by_repeat.get(r, first).new_tokens),
                 read_between(n, depths),
                 prompts[r],
-                read_between(n, sent),
+                _times(read_between(n, held), n),
             )
             for n in sizes
         ]
@@ -656,6 +657,10 @@ def read_between(nodes: int, measured: Mapping[int, float | None]) -> float | No
         if low <= nodes <= high:
             return low_value + (nodes - low) / (high - low) * (high_value - low_value)
     return known[-1][1]
+
+
+def _times(share: float | None, nodes: int) -> float | None:
+    return None if share is None else share * nodes
 
 
 def _step_s(totals: Totals) -> float:
