@@ -180,4 +180,12 @@ def test_presentation_mode_shows_each_medusa_cycle_on_one_screen(
         page.locator("#sv-step").click()
         panel_of(page, cycle)
         assert off_screen(page, HEADS_PARTS) == [], cycle
+    # every measure's label is read whole (wrapped where the column is narrow), none cut short
+    cut = page.evaluate(
+        """() => [...document.querySelectorAll('#sv-cards .sv-hbar-label')]
+            .filter((label) => label.offsetParent !== null)
+            .filter((label) => label.scrollWidth > label.clientWidth + 1)
+            .map((label) => label.textContent)"""
+    )
+    assert cut == []
     page.context.close()
