@@ -17,7 +17,7 @@ share other programs took while the lab ran): a short or disturbed lab draws no 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
 
@@ -349,10 +349,17 @@ def engine_totals(outcome: Outcome) -> Totals:
     return outcome.totals
 
 
+Item = TypeVar("Item")
+
+
+def lower_middle(items: Sequence[Item], key: Callable[[Item], float]) -> Item:
+    """The item at the median of *key* (the lower middle one of an even count)."""
+    return sorted(items, key=key)[(len(items) - 1) // 2]
+
+
 def median_outcome(outcomes: list[Outcome]) -> Outcome:
     """The outcome of median speed (the lower middle one of an even count)."""
-    ranked = sorted(outcomes, key=lambda outcome: engine_totals(outcome).tokens_per_s)
-    return ranked[(len(ranked) - 1) // 2]
+    return lower_middle(outcomes, lambda outcome: engine_totals(outcome).tokens_per_s)
 
 
 class _Paced(Protocol):
@@ -376,8 +383,7 @@ def median_repeat(
         measured(sample.outcome, engine_totals(plain.get(sample.repeat, first)))
         for sample in samples
     ]
-    middle = sorted(paired, key=lambda run: run.speedup)[(len(paired) - 1) // 2]
-    return middle, tuple(run.speedup for run in paired)
+    return lower_middle(paired, lambda run: run.speedup), tuple(run.speedup for run in paired)
 
 
 def _repeated(gamma: int, samples: Iterable[Sample], plain: Mapping[int, Outcome]) -> MeasuredRun:

@@ -51,7 +51,6 @@ from dataclasses import dataclass, replace
 import torch
 
 from specviz.core.cost_model import expected_tokens_per_pass, tokens_per_pass_over
-from specviz.core.device import sync
 from specviz.core.engine import DraftModelPairLike
 from specviz.core.events import Cycle, Step, Totals
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
@@ -70,6 +69,7 @@ from specviz.labs.speedup.gpu_projection import (
 from specviz.labs.speedup.theory import (
     engine_totals,
     fixed_gamma,
+    lower_middle,
     median_outcome,
     median_repeat,
 )
@@ -89,6 +89,7 @@ from specviz.measure.methods import plain_decoding, speculative_decoding
 from specviz.measure.spread import Spread
 from specviz.models.cpu_load import OthersShare
 from specviz.models.runner import ModelRunner
+from specviz.models.step_costs import time_forward
 from specviz.text import Phrase, UserError
 
 DEFAULT_NODES = COMPARED_BUDGETS  # the tree budgets measured, as the advisor's tree rows
@@ -99,7 +100,6 @@ CLOSE = 0.10
 _PLAIN = "plain"
 _CHAIN = "chain"
 _FORWARDS = "forwards"  # the harness method that times the forwards, once a repeat
-_PARTS = ("target_tree", "target_chain", "draft")  # RoundTimings' fields, in the lab's order
 
 
 @dataclass(frozen=True)
@@ -431,14 +431,12 @@ def iter_tree_lab(
     # Each repeat is predicted from its own plain run and its own forwards, timed in the same
     # round as its runs, and the lab predicts the median repeat, as it measures the median.
     first = next(iter(plain_by_repeat.values()))
-    steps = {  # plain decoding's seconds a token in each round (its first where it was skipped)
-        r: _step_s(engine_totals(plain_by_repeat.get(r, first))) for r in timings
-    }
+    plain_of = {r: plain_by_repeat.get(r, first) for r in timings}  # its first where skipped
+    steps = {r: _step_s(engine_totals(outcome)) for r, outcome in plain_of.items()}
     # What a speculative run pays once beyond plain decoding: the draft's read of the prompt
     # (the target's, in plain decoding's first step, is inside plain's unit and the run's).
     prompts = {
-        r: _target_prompt_s(plain_by_repeat.get(r, first)) + timed.draft_prompt_s
-        for r, timed in timings.items()
+        r: _target_prompt_s(plain_of[r]) + timed.draft_prompt_s for r, timed in timings.items()
     }
     # How the drafter's trees came out in the runs, at each budget: the depths it grew (draft
     # forwards) and the nodes the target read. At T > 0 the drawn trees are not the best tree
@@ -469,7 +467,7 @@ def iter_tree_lab(
                 timed.target_tree,
                 timed.draft,
                 steps[r],
-                lengths.get((spec_of.get(n, ""), r), plain_by_repeat.get(r, first).new_tokens),
+                lengths.get((spec_of.get(n, ""), r), plain_of[r].new_tokens),
                 read_between(n, depths),
                 prompts[r],
                 _times(read_between(n, held), n),
@@ -490,13 +488,13 @@ def iter_tree_lab(
                 timed.target_chain,
                 timed.draft,
                 steps[r],
-                lengths.get((_CHAIN, r), plain_by_repeat.get(r, first).new_tokens),
+                lengths.get((_CHAIN, r), plain_of[r].new_tokens),
                 prompts[r],
             )
             for r, timed in timings.items()
         ]
     )
-    curves = [merged_curve([getattr(timed, part) for timed in timings.values()]) for part in _PARTS]
+    rounds = list(timings.values())
     best = max(predicted, key=lambda row: (row.speedup, -row.nodes))
     projection = None
     if gpu is not None:
@@ -528,9 +526,9 @@ def iter_tree_lab(
             chain_predicted=chain_predicted,
             predicted=predicted,
             best=best,
-            target_tree_curve=curves[0],
-            target_chain_curve=curves[1],
-            draft_curve=curves[2],
+            target_tree_curve=merged_curve([timed.target_tree for timed in rounds]),
+            target_chain_curve=merged_curve([timed.target_chain for timed in rounds]),
+            draft_curve=merged_curve([timed.draft for timed in rounds]),
             elapsed_s=time.perf_counter() - began,
             complete=measured.complete,
             others_share=others.share(),
@@ -592,17 +590,9 @@ def _prompt_read_s(pair: DraftModelPairLike, prompt_ids: torch.Tensor) -> float:
     """Seconds the draft takes to read the prompt, as a run's first draft forward does (the
     second of two reads: the first settles allocations)."""
     runner = ModelRunner(pair.draft)
-    ids = prompt_ids.to(runner.device)
-    seconds = 0.0
-    for _ in range(2):
-        runner.reset()
-        sync(runner.device)
-        began = time.perf_counter()
-        runner.forward(ids, logits_to_keep=1)
-        sync(runner.device)
-        seconds = time.perf_counter() - began
-    runner.reset()
-    return seconds
+    prompt = prompt_ids[0].to(runner.device)
+    reads = [time_forward(runner, prompt, prompt.shape[0], logits_to_keep=1) for _ in range(2)]
+    return reads[-1]
 
 
 def merged_curve(curves: Sequence[CostCurve]) -> CostCurve:
@@ -668,9 +658,8 @@ def _step_s(totals: Totals) -> float:
 
 
 def _median_prediction(rows: Sequence[Predicted]) -> Predicted:
-    """The repeat whose predicted speedup is the median (the lower middle of an even count, as
-    median_repeat takes its run)."""
-    return sorted(rows, key=lambda row: row.speedup)[(len(rows) - 1) // 2]
+    """The repeat whose predicted speedup is the median, as median_repeat takes its run."""
+    return lower_middle(rows, lambda row: row.speedup)
 
 
 def _repeated(
