@@ -158,6 +158,48 @@ def test_sampler_draw_follows_the_distribution() -> None:
     assert 0.7 < draws.count(2) / len(draws) < 0.9
 
 
+def test_each_row_is_drawn_from_its_own_law() -> None:
+    laws = torch.tensor([[0.0, 0.2, 0.0, 0.5, 0.3, 0.0], [0.6, 0.0, 0.0, 0.0, 0.0, 0.4]])
+    assert sampler().draw(laws.expand(3, 2, V)).shape == (3, 2)
+    one = sampler(seed=1)
+    counts = torch.zeros(2, V)
+    for _ in range(100):
+        drawn = one.draw(laws.expand(500, 2, V))  # (500, 2)
+        for row in range(2):
+            counts[row] += torch.bincount(drawn[:, row], minlength=V)
+    # 50,000 draws a row: each share within 4 standard errors of its probability (≤ 0.009)
+    torch.testing.assert_close(counts / counts.sum(-1, keepdim=True), laws, atol=0.009, rtol=0)
+    assert counts[laws == 0].sum() == 0
+
+
+class _Uniform(TorchFunctionMode):
+    """torch.rand giving *u* everywhere: the draw's edges without waiting for a seed to hit them."""
+
+    def __init__(self, u: float) -> None:
+        super().__init__()
+        self.u = u
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        if func is torch.rand:
+            return torch.full(tuple(args), self.u)
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize(
+    ("u", "token"),
+    [
+        (0.0, 1),  # the first token with mass, not the zero before it
+        (0.25, 3),  # a token's mass is [start, end): 0.25 is past token 1's
+        (1.0 - 2.0**-24, 3),  # torch.rand's largest: the last token with mass, not the zeros
+        (1.0, 3),  # never from torch.rand, but u · total = total must not run off the end
+    ],
+)
+def test_a_uniform_at_an_edge_picks_a_token_with_mass(u: float, token: int) -> None:
+    law = torch.tensor([0.0, 0.25, 0.0, 0.75, 0.0, 0.0])
+    with _Uniform(u):
+        assert int(sampler().draw(law)) == token
+
+
 # -- a deterministic proposer: q one-hot at the drafts, passed as None -----------------------------
 
 

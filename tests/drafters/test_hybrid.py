@@ -17,6 +17,9 @@ from specviz.drafters.registry import make_drafter
 
 # Repeats (copyable) and fresh text (nothing to copy at first), so both parts propose.
 PROMPT = torch.tensor([list(b"abcdefg")])
+# Ends with a repeat of its start, so the first cycle copies whatever is sampled; the fresh text
+# after it has nothing to copy at first, so the draft model proposes too.
+COPY_FIRST = torch.tensor([list(b"abcdefg abc")])
 
 
 def hybrid(pair: TinyPair, spec: str = "hybrid") -> HybridDrafter:
@@ -62,7 +65,7 @@ def test_each_cycle_records_which_part_proposed(tiny_pair: TinyPair, temperature
     settings = GenerationSettings(
         gamma=4, temperature=temperature, max_new_tokens=40, stop_on_eos=False, seed=3
     )
-    cycles = list(speculative_generate(tiny_pair, PROMPT, settings, hybrid(tiny_pair)))
+    cycles = list(speculative_generate(tiny_pair, COPY_FIRST, settings, hybrid(tiny_pair)))
     kinds = [cycle.drafter for cycle in cycles]
     assert set(kinds) == {"lookup", "draft-model"}
     for cycle in cycles:

@@ -14,6 +14,7 @@ from specviz.labs.speedup.cost_curve import CostCurve, CostPoint
 from specviz.labs.speedup.panel import tree_lab_html
 from specviz.labs.speedup.tree_lab import (
     PREDICTED_NODES,
+    best_tree_for,
     forward_s,
     iter_tree_lab,
     median_error,
@@ -108,6 +109,13 @@ def test_the_lab_measures_the_chain_and_each_tree_and_predicts_them(tiny_pair: T
     n, row = lab.plain_new_tokens, lab.best
     cycles = n / row.tau * (row.draft_cost + row.verify_cost)
     assert row.prompt_cost > 0 and row.speedup == pytest.approx(n / (row.prompt_cost + cycles))
+    # at a budget run, τ is the share of the best tree's that the runs' trees gave
+    assert [nodes for nodes, _ in lab.reached] == [4, 8]
+    for nodes, share in lab.reached:
+        best = best_tree_for(lab.acceptance, nodes, 6).tau
+        assert share > 0 and lab.predicted_at(nodes).tau == pytest.approx(
+            tokens_per_pass_over(share * best, 24)
+        )
     # past the largest budget run, the target's pass reads as many more nodes as the budget grows
     assert lab.predicted_at(64).verify_cost > lab.predicted_at(8).verify_cost
     # the target's tree forward was timed at every predicted size, the draft's at 1 to 8 tokens
@@ -118,6 +126,7 @@ def test_the_lab_measures_the_chain_and_each_tree_and_predicts_them(tiny_pair: T
     # shown: the verdict, a row per run (no "cut" column when none was cut), in both languages
     html = tree_lab_html(lab)
     assert "Predicted for this machine" in html and "tree, ≤ 8 nodes" in html
+    assert "of the tokens a pass that the best tree of the same budget would give" in html
     assert html.count("<th>") == 6
     assert "ツリー、8 ノード以下" in tree_lab_html(lab, lang="ja")
     # and projected onto a GPU, labelled as a projection: there a pass reads the weights once
@@ -156,6 +165,9 @@ def test_a_run_pays_its_prompt_once_and_its_trees_the_depths_it_grew() -> None:
     full = predict_tree(rates(0.99, 0.3), 16, 6, 4, rising, draft, 0.1)
     held = predict_tree(rates(0.99, 0.3), 16, 6, 4, rising, draft, 0.1, sent=8.0)
     assert full.verify_cost == pytest.approx(3.0) and held.verify_cost == pytest.approx(2.0)
+    # and it gives the share of the best tree's tokens a pass that the runs' trees gave
+    half = predict_tree(rates(0.99, 0.3), 16, 6, 4, flat, draft, 0.1, reached=0.5)
+    assert half.tau == pytest.approx(deep.tau / 2) and half.draft_cost == deep.draft_cost
 
 
 def test_what_the_runs_showed_is_read_between_the_measured_budgets() -> None:

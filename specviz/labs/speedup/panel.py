@@ -185,9 +185,19 @@ def tree_lab_paragraphs(lab: TreeLab, lang: str) -> list[str]:
             tokens=lab.plain_new_tokens,
             alpha=f"{lab.chain_alpha:.2f}",
         ),
+        *([_reached_paragraph(lab, lang)] if lab.reached else []),
         t(_verdict_key(lab), lang, **values),
         t("tree_lab.accuracy", lang, error=f"{median_error(lab):.0%}"),
     ] + ([] if lab.gpu is None else [_gpu_paragraph(lab, lang)])
+
+
+def _reached_paragraph(lab: TreeLab, lang: str) -> str:
+    """How near the drafter's trees came to the best tree of their budget, by budget."""
+    shares = t("tree_lab.rank_separator", lang).join(
+        t("tree_lab.reached_share", lang, nodes=nodes, share=f"{share:.0%}")
+        for nodes, share in lab.reached
+    )
+    return t("tree_lab.reached", lang, shares=shares)
 
 
 def _gpu_paragraph(lab: TreeLab, lang: str) -> str:

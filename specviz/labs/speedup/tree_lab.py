@@ -2,9 +2,17 @@
 what each pass costs, and which size of tree, if any, beats the chain here.
 
 The prediction is the chain's speedup model (specviz.labs.speedup.theory) with a tree in place
-of the chain. Per cycle a tree of N nodes gives τ(N) tokens, the best N-node tree's under the
-rank model of specviz.labs.speedup.tree_theory with the acceptance per sibling rank and depth
-measured in this lab's tree runs, and costs
+of the chain. Per cycle a tree of N nodes gives τ(N) tokens: the best N-node tree's under the
+rank model of specviz.labs.speedup.tree_theory, with the acceptance per sibling rank and depth
+measured in this lab's tree runs, times the share of it the drafter's own trees gave in those
+runs (read between the budgets run; the best tree's own below them). The drafter's trees are
+not the best tree: a drawn tree (T > 0) spends its budget where the draft's q points, not where
+the rates say a node is most likely kept, and the rates, averaged over easy and hard stretches
+of text, price a confident draft's deep line as if it were drawn in an average stretch. On the
+bundled pair (64 tokens, eight labs on a 2-core Zen 4) the share ran from 0.89 (32 nodes drawn
+on a story at T = 1) to 1.17 (32 nodes on code, greedy), which the best tree alone had
+predicted 9 % too slow (docs/performance.md, "The tree lab's prediction against its runs"). A
+tree of N nodes costs
 
     D_c + v_tree(N + 1)
 
@@ -73,7 +81,7 @@ from specviz.labs.speedup.theory import (
     median_outcome,
     median_repeat,
 )
-from specviz.labs.speedup.tree_theory import RankAcceptance, best_tree
+from specviz.labs.speedup.tree_theory import BestTree, RankAcceptance, best_tree
 from specviz.measure.firmness import Judgement, judge_lab
 from specviz.measure.harness import (
     Method,
@@ -140,6 +148,8 @@ class TreeLab:
     chain: MeasuredMethod
     trees: tuple[MeasuredMethod, ...]
     acceptance: RankAcceptance  # pooled over the tree runs
+    # (budget, the share of the best tree's tokens a pass its runs' trees gave), each budget run
+    reached: tuple[tuple[int, float], ...]
     chain_alpha: float
     chain_predicted: Predicted
     predicted: tuple[Predicted, ...]  # at PREDICTED_NODES and each measured budget
@@ -201,6 +211,7 @@ def predict_tree(
     depths: float | None = None,
     prompt_s: float = 0.0,
     sent: float | None = None,
+    reached: float | None = None,
 ) -> Predicted:
     """τ(N) over a cycle's forwards for the best tree of *nodes* nodes (module doc), in plain
     decoding's steps of *plain_step_s*; *depth*: the depths the drafter grows at least; *width*:
@@ -208,8 +219,10 @@ def predict_tree(
     an unlimited run); *depths*: the draft forwards a cycle's tree took in the lab's runs at this
     budget (None: as many as the best tree is deep); *prompt_s*: what a run pays once for its
     prompt beyond plain decoding (counted only with *new_tokens*); *sent*: the nodes a cycle's
-    tree held in those runs (None: the best tree's), which the target's pass reads."""
-    tree = best_tree(acceptance, nodes, max_depth=min(reach(acceptance, depth), nodes))
+    tree held in those runs (None: the best tree's), which the target's pass reads; *reached*:
+    the share of the best tree's tokens a pass that the drafter's trees gave in those runs
+    (None: all of it)."""
+    tree = best_tree_for(acceptance, nodes, depth)
     # The committed tokens not yet read (about τ − 1 of them), the root, then every further
     # depth: the drafter grows at least *depth* depths (no more than its budget of nodes could
     # keep) whatever its budget, and keeps the best.
@@ -222,8 +235,14 @@ def predict_tree(
     )
     read = tree.nodes if sent is None else max(1, round(sent))
     verify_s = forward_s(target_tree, read + 1)
-    tau = tokens_per_pass_over(tree.tau, new_tokens)
+    tau = tokens_per_pass_over(tree.tau * (1.0 if reached is None else reached), new_tokens)
     return _predicted(nodes, tau, draft_s, verify_s, plain_step_s, new_tokens, prompt_s)
+
+
+def best_tree_for(acceptance: RankAcceptance, nodes: int, depth: int) -> BestTree:
+    """The best tree of *nodes* nodes under the rank model, as deep as the drafter would go
+    (reach, from the spec's *depth*)."""
+    return best_tree(acceptance, nodes, max_depth=min(reach(acceptance, depth), nodes))
 
 
 def reach(acceptance: RankAcceptance, depth: int) -> int:
@@ -302,10 +321,12 @@ def project_trees(
     target: Footprint,
     draft: Footprint,
     fixed: FixedCost = PUBLISHED[EAGER],
+    reached: Mapping[int, float | None] | None = None,
 ) -> GpuProjection:
     """The lab's prediction with roofline forward times in bfloat16 on *gpu*, each forward paying
     *fixed* for its layers, in place of the timed ones, plain decoding's step being the target's
-    one-token forward there."""
+    one-token forward there; *reached*: by budget, the share of the best tree's tokens a pass
+    the drafter's trees gave in the lab's runs (read_between), as the CPU prediction takes it."""
 
     def curve(footprint: Footprint, sizes: Sequence[int]) -> CostCurve:
         points = []
@@ -320,7 +341,16 @@ def project_trees(
     draft_curve = curve(draft, range(1, 9))
     step = target_curve.points[0].median_s
     trees = [
-        predict_tree(acceptance, n, depth, width, target_curve, draft_curve, step)
+        predict_tree(
+            acceptance,
+            n,
+            depth,
+            width,
+            target_curve,
+            draft_curve,
+            step,
+            reached=read_between(n, reached or {}),
+        )
         for n in PREDICTED_NODES
     ]
     return GpuProjection(
@@ -442,12 +472,19 @@ def iter_tree_lab(
     # forwards) and the nodes the target read. At T > 0 the drawn trees are not the best tree
     # of the budget, and the greedy ones grow as deep as the draft's own q allows.
     shapes = {
-        n: _tree_shape(sample.outcome for sample in measured[spec].samples)
+        n: _run_trees(sample.outcome for sample in measured[spec].samples)
         for n, spec in zip(budgets, specs, strict=True)
     }
-    depths = {n: shape[0] for n, shape in shapes.items()}
+    depths = {n: shape.forwards for n, shape in shapes.items()}
     # The nodes held as a share of the budget, so a size past the largest run scales with it.
-    held = {n: None if shape[1] is None else shape[1] / n for n, shape in shapes.items()}
+    held = {n: _share(shape.nodes, n) for n, shape in shapes.items()}
+    # What the drafter's trees gave against the best tree of their budget under the same rates
+    # (module doc: below 1 where it drew its nodes where q pointed, above where its confident
+    # deep lines were kept more often than the averaged rates say).
+    reached = {
+        n: _share(shape.tokens, best_tree_for(acceptance, n, growth.depth).tau)
+        for n, shape in shapes.items()
+    }
     # Each run is predicted at its own length: at T > 0 a run may end its text early, and a
     # short run spends more of its time on the prompt and its last, cut pass.
     lengths = {
@@ -471,6 +508,7 @@ def iter_tree_lab(
                 read_between(n, depths),
                 prompts[r],
                 _times(read_between(n, held), n),
+                read_between(n, reached),
             )
             for n in sizes
         ]
@@ -510,6 +548,7 @@ def iter_tree_lab(
             target_fp,
             draft_fp,
             eager,
+            reached,
         )
     yield Staged(
         1.0,
@@ -522,6 +561,7 @@ def iter_tree_lab(
             chain=chain,
             trees=tuple(trees),
             acceptance=acceptance,
+            reached=tuple((n, share) for n, share in reached.items() if share is not None),
             chain_alpha=chain_alpha,
             chain_predicted=chain_predicted,
             predicted=predicted,
@@ -619,21 +659,34 @@ def _target_prompt_s(plain: Outcome) -> float:
     return max(0.0, steps[0] - statistics.median(steps[1:]))
 
 
-def _tree_shape(outcomes: Iterable[Outcome]) -> tuple[float | None, float | None]:
-    """(draft forwards a tree cycle spent growing its depths, nodes its tree held), the means
-    over the runs' cycles but each run's first (which read the prompt). The forwards are a
-    cycle's less the one over the committed tokens the draft had not read (there are some
-    whenever a guess was kept). (None, None) without such cycles."""
-    forwards, nodes = [], []
+@dataclass(frozen=True)
+class RunTrees:
+    """How a budget's trees came out in the lab's runs, each a mean over their cycles (None
+    where there were none)."""
+
+    forwards: float | None  # draft forwards a cycle spent growing its depths
+    nodes: float | None  # nodes a tree held, which the target's pass read
+    tokens: float | None  # tokens a pass gave: the kept path and the target's own token
+
+
+def _run_trees(outcomes: Iterable[Outcome]) -> RunTrees:
+    """The forwards and nodes over every cycle but each run's first (which read the prompt),
+    the forwards less the one over the committed tokens the draft had not read (there are some
+    whenever a guess was kept); the tokens over every tree cycle but the one that ended the
+    run (cut at the token limit)."""
+    forwards, nodes, tokens = [], [], []
     for outcome in outcomes:
         cycles = [event for event in outcome.events if isinstance(event, Cycle)]
         for before, cycle in itertools.pairwise(cycles):
             spent = cycle.totals.draft_forwards - before.totals.draft_forwards
             forwards.append(spent - (1 if before.accepted_len else 0))
             nodes.append(len(cycle.tree.nodes) if cycle.tree is not None else cycle.draft_len)
-    if not forwards:
-        return None, None
-    return statistics.mean(forwards), statistics.mean(nodes)
+        tokens += [len(c.tree.path) + 1 for c in cycles if c.tree is not None and not c.finished]
+    return RunTrees(
+        statistics.mean(forwards) if forwards else None,
+        statistics.mean(nodes) if nodes else None,
+        statistics.mean(tokens) if tokens else None,
+    )
 
 
 def read_between(nodes: int, measured: Mapping[int, float | None]) -> float | None:
@@ -651,6 +704,10 @@ def read_between(nodes: int, measured: Mapping[int, float | None]) -> float | No
 
 def _times(share: float | None, nodes: int) -> float | None:
     return None if share is None else share * nodes
+
+
+def _share(part: float | None, whole: float) -> float | None:
+    return None if part is None or whole <= 0 else part / whole
 
 
 def _step_s(totals: Totals) -> float:
