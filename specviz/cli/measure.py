@@ -11,6 +11,7 @@
     app-speed             the app's tokens/s against the engine alone, first cycle shown
     bf16-rows             the target's forward of 1..n tokens: torch's bfloat16 product vs the kernel
     tree-drafting         a tree proposal's draft time: each depth's new nodes vs the whole tree
+    tree-headroom         τ a draft tree could give over the chain at T > 0: rank rates per rule
 
 Each prints a table, or JSON with --json.
 """
@@ -85,6 +86,27 @@ def add_measure_commands(commands: Any) -> None:
     )
     drafting.add_argument("--task", default="code", help="the preset's first prompt of this group")
     drafting.add_argument("--repeats", type=int, default=5, help="proposals timed each way")
+
+    headroom_tree = measurement(
+        "tree-headroom",
+        "tokens per target pass a draft tree could give over the chain at T > 0, per rule",
+        _tree_headroom,
+    )
+    headroom_tree.add_argument("--tasks", default="story,code", help="comma-separated task groups")
+    headroom_tree.add_argument(
+        "--prompts-file", metavar="TOML", help="prompts per task group instead of the preset's"
+    )
+    headroom_tree.add_argument("--temperature", type=float, default=1.0)
+    headroom_tree.add_argument("--seed", type=int, default=0, help="the first prompt's; +1 each")
+    headroom_tree.add_argument("--gamma", type=int, default=5, help="the chain's γ")
+    headroom_tree.add_argument("--nodes", type=int, default=16, help="the tree's node budget")
+    headroom_tree.add_argument(
+        "--draft-temperatures",
+        default="1,0.8,0.6",
+        help="comma-separated: the draft's logits over T times each, for the drawn rule",
+    )
+    headroom_tree.add_argument("--draws", type=int, default=400, help="root tests a position")
+    headroom_tree.add_argument("--max-new-tokens", type=int, default=128)
 
     feeding = measurement(
         "draft-feeding", "the draft's law: one forward vs prefill + one token", _draft_feeding
@@ -321,6 +343,67 @@ def _tree_drafting(args: argparse.Namespace) -> int:
             f"  each depth reads the whole tree:    {whole:7.0f} ms  ({timing.ratio:.2f}x)",
             f"  the same tree both ways: {timing.same_trees} of {args.repeats}",
         ),
+    )
+
+
+def _tree_headroom(args: argparse.Namespace) -> int:
+    from specviz.core.settings import GenerationSettings
+    from specviz.drafters.tree_growth import MAX_NODES
+    from specviz.measure.tree_headroom import tree_headroom
+
+    preset, tasks, table = _preset_and_tasks(args)
+    try:
+        temperatures = [float(part) for part in _csv(args.draft_temperatures)]
+    except ValueError:
+        raise UserError("error.measure.draft_temperatures", got=args.draft_temperatures) from None
+    if not 1 <= args.nodes <= MAX_NODES:
+        raise UserError("error.tree_lab.nodes", got=args.nodes, most=MAX_NODES)
+    if args.draws < 1:
+        raise UserError("error.measure.repeats", got=args.draws)
+    settings = GenerationSettings(
+        gamma=args.gamma,
+        temperature=args.temperature,
+        max_new_tokens=args.max_new_tokens,
+        seed=args.seed,
+    )
+    if settings.temperature <= 0:  # before minutes of loading
+        raise UserError("error.measure.headroom_greedy")
+    pair = load_pair_for(args, preset)
+    prompts = [(task, _encoded(pair, preset, text)) for task in tasks for text in table[task]]
+    reports = tree_headroom(
+        pair, prompts, settings, nodes=args.nodes, draft_temperatures=temperatures, draws=args.draws
+    )
+
+    def lines() -> Iterable[str]:
+        for report in reports:
+            chain = report.chain_as_drawn
+            yield (
+                f"{report.task}: {report.prompts} answer{'s' if report.prompts != 1 else ''}, "
+                f"{report.positions} tokens, "
+                f"T = {report.temperature:g}; mass outside the tokens read {report.outside_mass:.2%}"
+            )
+            yield (
+                f"  {'rule':<22} {'a[1..4]':<27} {'chain γ=' + str(report.gamma):>9} "
+                f"{'tree ' + str(report.nodes):>8} {'tree / chain as drawn':>22}"
+            )
+            for row in report.rows:
+                name = {
+                    "drawn": f"drawn, draft T x {row.draft_temperature:g}",
+                    "top": "top picks, one-hot",
+                    "bound": "any exact rule (bound)",
+                }[row.rule]
+                rates = " ".join(f"{rate:.3f}" for rate in row.rates)
+                yield (
+                    f"  {name:<22} {rates:<27} {row.chain_tau:9.2f} {row.tree_tau:8.2f} "
+                    f"{row.tree_tau / chain:21.3f}x"
+                )
+
+    return _report(
+        args,
+        [asdict(report) for report in reports],
+        "tokens per target pass by the rank model, from the rates at the root of each answer "
+        "position (docs/performance.md, 'How far trees can go at T = 1'):",
+        lines(),
     )
 
 

@@ -2013,6 +2013,8 @@ TABLE = MappingProxyType(
         "error.llama.engine": "specviz can set up {known}; got {engine}",
         "error.measure.tree_drafter": "tree-drafting times a tree drafter (tree, tree:nodes=32, tree:shape=2x2x1), got {got}",
         "error.measure.repeats": "repeats must be at least 1, got {got}",
+        "error.measure.headroom_greedy": "tree-headroom counts how often a draft's later guesses are kept when the target samples: give --temperature above 0 (greedy, a tree keeps the target's first choice wherever the draft ranks it)",
+        "error.measure.draft_temperatures": "draft temperatures are numbers above 0, comma-separated (1,0.8,0.6), got {got}",
         "error.advisor.no_drafters": "the advisor needs at least one drafter to compare",
         "error.advisor.no_gammas": "the advisor needs at least one γ, or the adaptive schedule",
         "error.advisor.no_prompts": "the advisor needs at least one prompt",

@@ -1361,6 +1361,8 @@ TABLE = MappingProxyType(
         "error.llama.engine": "specviz が用意できるエンジンは {known} です（指定：{engine}）",
         "error.measure.tree_drafter": "tree-drafting はツリーのドラフター（tree、tree:nodes=32、tree:shape=2x2x1）を計測します。指定：{got}",
         "error.measure.repeats": "繰り返しは 1 以上です。指定：{got}",
+        "error.measure.headroom_greedy": "tree-headroom は、ターゲットがサンプリングするときにドラフトの 2 番目以降の候補がどれだけ採択されるかを数えます。--temperature に 0 より大きい値を指定してください（貪欲法では、ドラフトの順位にかかわらずターゲットの第一候補が残ります）",
+        "error.measure.draft_temperatures": "ドラフトの温度は 0 より大きい数をカンマ区切りで指定します（1,0.8,0.6）。指定：{got}",
         "error.advisor.no_drafters": "アドバイザーには比べるドラフターが少なくとも1つ必要です",
         "error.advisor.no_gammas": "アドバイザーには γ が少なくとも1つ、または適応スケジュールが必要です",
         "error.advisor.no_prompts": "アドバイザーにはプロンプトが少なくとも1つ必要です",

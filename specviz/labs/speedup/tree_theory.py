@@ -87,6 +87,11 @@ class RankAcceptance:
             ),
         )
 
+    @classmethod
+    def from_rates(cls, rates: Sequence[float], tested: int = 1_000_000) -> RankAcceptance:
+        """Counts that give these rates a[1], a[2], ... (each rank tested *tested* times)."""
+        return cls(tuple(round(rate * tested) for rate in rates), (tested,) * len(rates))
+
     def rate(self, rank: int) -> float:
         """a[rank]: kept / tested at that rank; 0.0 where no node of that rank was tested."""
         if rank > len(self.tested) or self.tested[rank - 1] == 0:
