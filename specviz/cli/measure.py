@@ -19,6 +19,7 @@ Each prints a table, or JSON with --json.
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, replace
 from itertools import groupby
@@ -355,18 +356,20 @@ def _tree_headroom(args: argparse.Namespace) -> int:
     try:
         temperatures = [float(part) for part in _csv(args.draft_temperatures)]
     except ValueError:
-        raise UserError("error.measure.draft_temperatures", got=args.draft_temperatures) from None
+        temperatures = []
+    if not all(0 < value < math.inf for value in temperatures or [0.0]):  # before any loading
+        raise UserError("error.measure.draft_temperatures", got=args.draft_temperatures)
     if not 1 <= args.nodes <= MAX_NODES:
         raise UserError("error.tree_lab.nodes", got=args.nodes, most=MAX_NODES)
     if args.draws < 1:
-        raise UserError("error.measure.repeats", got=args.draws)
+        raise UserError("error.measure.draws", got=args.draws)
     settings = GenerationSettings(
         gamma=args.gamma,
         temperature=args.temperature,
         max_new_tokens=args.max_new_tokens,
         seed=args.seed,
     )
-    if settings.temperature <= 0:  # before minutes of loading
+    if settings.temperature <= 0:
         raise UserError("error.measure.headroom_greedy")
     pair = load_pair_for(args, preset)
     prompts = [(task, _encoded(pair, preset, text)) for task in tasks for text in table[task]]

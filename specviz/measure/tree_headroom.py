@@ -33,6 +33,7 @@ under p + q, renormalised; the mass left outside is reported.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -233,7 +234,7 @@ def tree_headroom(
     one-hot top picks and the bound, on the target's sampled answers (module doc)."""
     if settings.temperature <= 0:
         raise UserError("error.measure.headroom_greedy")
-    if not draft_temperatures or min(draft_temperatures) <= 0:
+    if not all(0 < value < math.inf for value in draft_temperatures or [0.0]):
         raise UserError("error.measure.draft_temperatures", got=list(draft_temperatures))
     sampler = Sampler(1.0, 0, 1.0, torch.Generator().manual_seed(settings.seed))
     reports: list[TreeHeadroom] = []

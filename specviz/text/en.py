@@ -2014,6 +2014,7 @@ TABLE = MappingProxyType(
         "error.measure.tree_drafter": "tree-drafting times a tree drafter (tree, tree:nodes=32, tree:shape=2x2x1), got {got}",
         "error.measure.repeats": "repeats must be at least 1, got {got}",
         "error.measure.headroom_greedy": "tree-headroom counts how often a draft's later guesses are kept when the target samples: give --temperature above 0 (greedy, a tree keeps the target's first choice wherever the draft ranks it)",
+        "error.measure.draws": "draws must be at least 1 (the root tests counted at each position), got {got}",
         "error.measure.draft_temperatures": "draft temperatures are numbers above 0, comma-separated (1,0.8,0.6), got {got}",
         "error.advisor.no_drafters": "the advisor needs at least one drafter to compare",
         "error.advisor.no_gammas": "the advisor needs at least one γ, or the adaptive schedule",

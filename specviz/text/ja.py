@@ -1362,6 +1362,7 @@ TABLE = MappingProxyType(
         "error.measure.tree_drafter": "tree-drafting はツリーのドラフター（tree、tree:nodes=32、tree:shape=2x2x1）を計測します。指定：{got}",
         "error.measure.repeats": "繰り返しは 1 以上です。指定：{got}",
         "error.measure.headroom_greedy": "tree-headroom は、ターゲットがサンプリングするときにドラフトの 2 番目以降の候補がどれだけ採択されるかを数えます。--temperature に 0 より大きい値を指定してください（貪欲法では、ドラフトの順位にかかわらずターゲットの第一候補が残ります）",
+        "error.measure.draws": "draws は 1 以上です（各位置で数える根の検定の回数）。指定：{got}",
         "error.measure.draft_temperatures": "ドラフトの温度は 0 より大きい数をカンマ区切りで指定します（1,0.8,0.6）。指定：{got}",
         "error.advisor.no_drafters": "アドバイザーには比べるドラフターが少なくとも1つ必要です",
         "error.advisor.no_gammas": "アドバイザーには γ が少なくとも1つ、または適応スケジュールが必要です",

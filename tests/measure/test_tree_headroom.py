@@ -140,5 +140,8 @@ def test_the_command_prints_each_rule_and_refuses_greedy(
     assert record["task"] == "code" and len(record["rows"]) == 5
     assert main([*args, "--temperature", "0"]) == 2
     assert "give --temperature above 0" in capsys.readouterr().err
-    assert main([*args, "--draft-temperatures", "warm"]) == 2
-    assert "draft temperatures are numbers above 0" in capsys.readouterr().err
+    for bad in ("warm", "1,-2", "nan", ""):
+        assert main([*args, "--draft-temperatures", bad]) == 2
+        assert "draft temperatures are numbers above 0" in capsys.readouterr().err
+    assert main([*args, "--draws", "0"]) == 2
+    assert "draws must be at least 1" in capsys.readouterr().err
