@@ -103,7 +103,7 @@ class TreeHeadroom:
     temperature: float
     gamma: int
     nodes: int
-    outside_mass: float  # mean mass of p and q outside the support read (drawn and bound rules)
+    outside_mass: float  # mean mass of p and q outside the support read, q as the drafter draws it
     rows: tuple[HeadroomRow, ...] = field(default=())
 
     @property
@@ -219,6 +219,58 @@ def _support(
     return p_in / p_in.sum(), q_in / q_in.sum(), left_out
 
 
+@dataclass
+class _Tallies:
+    """One task group's counts so far: the drawn rule at each draft temperature, the top picks,
+    the bound, and the mass the support left out."""
+
+    settings: GenerationSettings
+    draft_temperatures: Sequence[float]
+    ranks: int
+    draws: int
+    support: int
+    sampler: Sampler
+    drawn: dict[float, RankTally] = field(default_factory=dict)
+    top: RankTally = field(init=False)
+    bound: RankTally = field(init=False)
+    positions: int = 0
+    left_out: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.drawn = {t: RankTally.empty(self.ranks) for t in self.draft_temperatures}
+        self.top, self.bound = RankTally.empty(self.ranks), RankTally.empty(self.ranks)
+
+    def _law(self, draft_logits: torch.Tensor, scale: float = 1.0) -> torch.Tensor:
+        """The draft's law under the settings' transform, its temperature times *scale*."""
+        settings = self.settings
+        return logits_to_probs(
+            draft_logits, settings.temperature * scale, settings.top_k, settings.top_p
+        )
+
+    def add_position(self, p: torch.Tensor, draft_logits: torch.Tensor) -> None:
+        """Count one answer position under every rule."""
+        self.positions += 1
+        for scale, tally in self.drawn.items():
+            p_in, q_in, _ = _support(p, self._law(draft_logits, scale), self.support)
+            tally.add(*drawn_rank_counts(p_in, q_in, self.ranks, self.draws, self.sampler))
+        q = self._law(draft_logits)
+        self.top.add(*top_rank_chances(p, q, self.ranks))
+        p_in, q_in, outside = _support(p, q, self.support)
+        self.left_out += outside
+        kept_by = bound_kept(p_in, q_in, self.ranks, self.draws, self.sampler)
+        before = [0.0, *kept_by[:-1]]  # P(one of the first k − 1 kept), as ranks are tested
+        self.bound.add(
+            [now - then for now, then in zip(kept_by, before, strict=True)],
+            [1.0 - then for then in before],
+        )
+
+    def rows(self, nodes: int) -> tuple[HeadroomRow, ...]:
+        counted = [("drawn", scale, tally) for scale, tally in self.drawn.items()]
+        counted += [("top", 1.0, self.top), ("bound", 1.0, self.bound)]
+        gamma = self.settings.gamma
+        return tuple(_row(rule, scale, tally, gamma, nodes) for rule, scale, tally in counted)
+
+
 def tree_headroom(
     pair: DraftModelPairLike,
     prompts: Sequence[tuple[str, torch.Tensor]],
@@ -231,7 +283,8 @@ def tree_headroom(
     support: int = 2048,
 ) -> list[TreeHeadroom]:
     """Each task group's rank rates under the drawn rule (at each draft temperature), the
-    one-hot top picks and the bound, on the target's sampled answers (module doc)."""
+    one-hot top picks and the bound, on the target's sampled answers (module doc); the answer
+    to a group's i-th prompt is sampled with the settings' seed + i."""
     if settings.temperature <= 0:
         raise UserError("error.measure.headroom_greedy")
     if not all(0 < value < math.inf for value in draft_temperatures or [0.0]):
@@ -239,46 +292,22 @@ def tree_headroom(
     sampler = Sampler(1.0, 0, 1.0, torch.Generator().manual_seed(settings.seed))
     reports: list[TreeHeadroom] = []
     for task in dict.fromkeys(task for task, _ in prompts):
-        drawn = {t: RankTally.empty(ranks) for t in draft_temperatures}
-        top, bound = RankTally.empty(ranks), RankTally.empty(ranks)
-        count, left_out, answers = 0, 0.0, 0
-        for index, (_, prompt_ids) in enumerate(item for item in prompts if item[0] == task):
-            answers += 1
+        group = [prompt_ids for name, prompt_ids in prompts if name == task]
+        tallies = _Tallies(settings, draft_temperatures, ranks, draws, support, sampler)
+        for index, prompt_ids in enumerate(group):
             seeded = replace(settings, seed=settings.seed + index)
             for p, draft_logits in answer_positions(pair, prompt_ids, seeded):
-                p, count = p.float().cpu(), count + 1
-                draft_logits = draft_logits.float().cpu()
-                for t, tally in drawn.items():
-                    q = logits_to_probs(
-                        draft_logits, settings.temperature * t, settings.top_k, settings.top_p
-                    )
-                    p_in, q_in, outside = _support(p, q, support)
-                    tally.add(*drawn_rank_counts(p_in, q_in, ranks, draws, sampler))
-                    if t == draft_temperatures[0]:
-                        left_out += outside
-                q = logits_to_probs(
-                    draft_logits, settings.temperature, settings.top_k, settings.top_p
-                )
-                top.add(*top_rank_chances(p, q, ranks))
-                p_in, q_in, _ = _support(p, q, support)
-                kept_by = bound_kept(p_in, q_in, ranks, draws, sampler)
-                before = [0.0, *kept_by[:-1]]
-                bound.add(
-                    [now - then for now, then in zip(kept_by, before, strict=True)],
-                    [1.0 - then for then in before],
-                )
-        rows = [("drawn", t, tally) for t, tally in drawn.items()]
-        rows += [("top", 1.0, top), ("bound", 1.0, bound)]
+                tallies.add_position(p.float().cpu(), draft_logits.float().cpu())
         reports.append(
             TreeHeadroom(
                 task,
-                answers,
-                count,
+                len(group),
+                tallies.positions,
                 settings.temperature,
                 settings.gamma,
                 nodes,
-                left_out / max(count, 1),
-                tuple(_row(rule, t, tally, settings.gamma, nodes) for rule, t, tally in rows),
+                tallies.left_out / max(tallies.positions, 1),
+                tallies.rows(nodes),
             )
         )
     return reports
