@@ -350,7 +350,7 @@ def _tree_drafting(args: argparse.Namespace) -> int:
 def _tree_headroom(args: argparse.Namespace) -> int:
     from specviz.core.settings import GenerationSettings
     from specviz.drafters.tree_growth import MAX_NODES
-    from specviz.measure.tree_headroom import tree_headroom
+    from specviz.labs.speedup.tree_headroom import tree_headroom
 
     preset, tasks, table = _preset_and_tasks(args)
     try:

@@ -13,7 +13,7 @@ from specviz.cli.main import main
 from specviz.core.sampling import Sampler
 from specviz.core.settings import GenerationSettings
 from specviz.core.tree import positive_residual, without
-from specviz.measure.tree_headroom import (
+from specviz.labs.speedup.tree_headroom import (
     bound_kept,
     drawn_rank_counts,
     top_rank_chances,
