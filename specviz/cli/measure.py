@@ -393,7 +393,7 @@ def _tree_headroom(args: argparse.Namespace) -> int:
                 name = {
                     "drawn": f"drawn, draft T x {row.draft_temperature:g}",
                     "top": "top picks, one-hot",
-                    "bound": "any exact rule (bound)",
+                    "bound": "any exact rule, T x 1",
                 }[row.rule]
                 rates = " ".join(f"{rate:.3f}" for rate in row.rates)
                 yield (

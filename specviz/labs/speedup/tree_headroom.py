@@ -19,7 +19,8 @@ under three rules:
   from q, the token it emits follows p, so it is one of the children with probability at most
   Σ_x min(p(x), π_k(x)), π_k(x) the chance that x is among the k drawn (a coupling bound).
   π_k is estimated from ``draws`` draws of the first k − 1 children, the k-th taken in
-  expectation given them, so tokens never drawn still get their share.
+  expectation given them, so tokens never drawn still get their share. The bound is for q as the
+  drafter draws it (draft temperature 1); another draft temperature is another q.
 
 From each rule's rates pooled over the positions, the rank model's τ for the chain at γ
 (Leviathan et al. 2023, eq. 1, with α = a[1]) and for the best tree of ``nodes`` nodes, the
