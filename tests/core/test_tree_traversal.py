@@ -28,18 +28,26 @@ def _chain_pair(seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     return tuple(row / row.sum(dim=1, keepdim=True) for row in rows)  # type: ignore[return-value]
 
 
-def _drawn_trees(q: torch.Tensor, widths: tuple[int, ...]) -> list[tuple[DraftTree, float]]:
+def _drawn_trees(
+    q: torch.Tensor, widths: tuple[int, ...], uneven: bool = False
+) -> list[tuple[DraftTree, float]]:
     """Every tree of the shape (each node at depth d gets widths[d] children, drawn from q after
-    it without replacement), in draft order depth by depth, with its chance of being drawn."""
+    it without replacement), in draft order depth by depth, with its chance of being drawn.
+    *uneven*: below the first depth, the last node of each depth gets one child more when the
+    first node's token is 0 and one fewer otherwise, as a dynamic tree's budget, shared over a
+    depth, depends on the tokens drawn before it (never on the tokens it is about to draw)."""
     layers: list[list[tuple[list[int], list[int], float]]] = [[([], [], 1.0)]]
     frontier_of = [[(ROOT, START)]]  # per partial tree: its newest depth's (node, token)
     for width in widths:
         grown, grown_frontiers = [], []
         for (tokens, parents, chance), frontier in zip(layers[-1], frontier_of, strict=True):
             choices = []
-            for node, token in frontier:
+            for place, (node, token) in enumerate(frontier):
+                count = width
+                if uneven and node != ROOT and place == len(frontier) - 1:
+                    count = max(0, width + (1 if frontier[0][1] == 0 else -1))
                 options = []
-                for picks in itertools.permutations(range(V), width):
+                for picks in itertools.permutations(range(V), count):
                     law, pick_chance = q[token].clone(), 1.0
                     for pick in picks:
                         pick_chance *= float(law[pick] / law.sum())
@@ -125,11 +133,16 @@ def _gap(law: Counter[tuple[int, ...]], p: torch.Tensor, length: int) -> float:
     return worst
 
 
-def _laws(widths: tuple[int, ...], seed: int, state_type: type[Traversal] = Traversal) -> tuple:
+def _laws(
+    widths: tuple[int, ...],
+    seed: int,
+    state_type: type[Traversal] = Traversal,
+    uneven: bool = False,
+) -> tuple:
     p, q = _chain_pair(seed)
     traversal: Counter[tuple[int, ...]] = Counter()
     recursive: Counter[tuple[int, ...]] = Counter()
-    for tree, chance in _drawn_trees(q, widths):
+    for tree, chance in _drawn_trees(q, widths, uneven):
         q_rows, p_rows = _rows(q, tree), _rows(p, tree)
         _traversal_law(state_type.start(tree, q_rows, p_rows), chance, traversal)
         _recursive_law(tree, q_rows, p_rows, ROOT, chance, recursive)
@@ -155,6 +168,13 @@ def test_the_walk_emits_the_targets_law_and_keeps_at_least_as_much(
     assert _tokens_a_pass(traversal) >= _tokens_a_pass(recursive) - 1e-12
     if widths == (1, 1, 1):  # on a chain it is block verification: strictly more
         assert _tokens_a_pass(traversal) > _tokens_a_pass(recursive) + 0.01
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_shape_that_depends_on_tokens_drawn_before_keeps_the_law(seed: int) -> None:
+    p, traversal, recursive = _laws((2, 1), seed, uneven=True)
+    assert _gap(traversal, p, 3) < 1e-12 and _gap(recursive, p, 3) < 1e-12
+    assert _tokens_a_pass(traversal) >= _tokens_a_pass(recursive) - 1e-12
 
 
 class _WrongUpdate(Traversal):
