@@ -26,6 +26,9 @@ Two exact rules choose the path that survives and the one token after it:
 
 Greedy decoding descends while the target's argmax is a child (``verify_tree_greedy``), which is
 what plain greedy decoding of the target emits.
+
+A third exact rule for drawn trees, tested from the leaves up (specviz.core.tree_traversal), keeps
+at least as much on the shapes checked; the engine runs the two above.
 """
 
 from __future__ import annotations
