@@ -19,7 +19,6 @@ Each prints a table, or JSON with --json.
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, replace
 from itertools import groupby
@@ -350,15 +349,13 @@ def _tree_drafting(args: argparse.Namespace) -> int:
 def _tree_headroom(args: argparse.Namespace) -> int:
     from specviz.core.settings import GenerationSettings
     from specviz.drafters.tree_growth import MAX_NODES
-    from specviz.labs.speedup.tree_headroom import tree_headroom
+    from specviz.labs.speedup.tree_headroom import check_headroom, tree_headroom
 
     preset, tasks, table = _preset_and_tasks(args)
     try:
         temperatures = [float(part) for part in _csv(args.draft_temperatures)]
     except ValueError:
         temperatures = []
-    if not all(0 < value < math.inf for value in temperatures or [0.0]):  # before any loading
-        raise UserError("error.measure.draft_temperatures", got=args.draft_temperatures)
     if not 1 <= args.nodes <= MAX_NODES:
         raise UserError("error.tree_lab.nodes", got=args.nodes, most=MAX_NODES)
     if args.draws < 1:
@@ -369,8 +366,7 @@ def _tree_headroom(args: argparse.Namespace) -> int:
         max_new_tokens=args.max_new_tokens,
         seed=args.seed,
     )
-    if settings.temperature <= 0:
-        raise UserError("error.measure.headroom_greedy")
+    check_headroom(settings, temperatures, args.draft_temperatures)  # before any loading
     pair = load_pair_for(args, preset)
     prompts = [(task, _encoded(pair, preset, text)) for task in tasks for text in table[task]]
     reports = tree_headroom(

@@ -35,11 +35,7 @@ from dataclasses import dataclass, field
 import torch
 
 from specviz.core.sampling import Sampler
-from specviz.core.tree import ROOT, DraftTree, TreeVerdict, without
-
-
-def _row(node: int) -> int:
-    return node + 1
+from specviz.core.tree import ROOT, DraftTree, TreeVerdict, _row, without
 
 
 @dataclass

@@ -54,6 +54,7 @@ __all__ = [
     "TreeHeadroom",
     "answer_positions",
     "bound_kept",
+    "check_headroom",
     "drawn_rank_counts",
     "top_rank_chances",
     "tree_headroom",
@@ -109,14 +110,15 @@ class TreeHeadroom:
 
     @property
     def chain_as_drawn(self) -> float:
-        """The chain's τ with q as the drafter draws it: what every row is compared against."""
+        """The chain's τ with q as the drafter draws it: what every row is compared against (the
+        bound's, whose a[1] is Σ min(p, q) exactly, where no drawn row is at draft temperature 1)."""
         return next(
             (
                 row.chain_tau
                 for row in self.rows
                 if row.rule == "drawn" and row.draft_temperature == 1.0
             ),
-            self.rows[0].chain_tau if self.rows else 0.0,
+            next((row.chain_tau for row in self.rows if row.rule == "bound"), 0.0),
         )
 
 
@@ -272,6 +274,18 @@ class _Tallies:
         return tuple(_row(rule, scale, tally, gamma, nodes) for rule, scale, tally in counted)
 
 
+def check_headroom(
+    settings: GenerationSettings, draft_temperatures: Sequence[float], shown: object = None
+) -> None:
+    """A UserError unless the settings sample (T > 0) and every draft temperature is a finite
+    number above 0 (*shown*: the temperatures as the user gave them, for the message)."""
+    if settings.temperature <= 0:
+        raise UserError("error.measure.headroom_greedy")
+    if not all(0 < value < math.inf for value in draft_temperatures or [0.0]):
+        got = list(draft_temperatures) if shown is None else shown
+        raise UserError("error.measure.draft_temperatures", got=got)
+
+
 def tree_headroom(
     pair: DraftModelPairLike,
     prompts: Sequence[tuple[str, torch.Tensor]],
@@ -286,10 +300,7 @@ def tree_headroom(
     """Each task group's rank rates under the drawn rule (at each draft temperature), the
     one-hot top picks and the bound, on the target's sampled answers (module doc); the answer
     to a group's i-th prompt is sampled with the settings' seed + i."""
-    if settings.temperature <= 0:
-        raise UserError("error.measure.headroom_greedy")
-    if not all(0 < value < math.inf for value in draft_temperatures or [0.0]):
-        raise UserError("error.measure.draft_temperatures", got=list(draft_temperatures))
+    check_headroom(settings, draft_temperatures)
     sampler = Sampler(1.0, 0, 1.0, torch.Generator().manual_seed(settings.seed))
     reports: list[TreeHeadroom] = []
     for task in dict.fromkeys(task for task, _ in prompts):
