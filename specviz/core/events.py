@@ -124,9 +124,10 @@ class TreeRecord:
 
     nodes: tuple[TreeNode, ...]
     path: tuple[int, ...]  # the kept nodes, from the committed text's child down
-    # "greedy" (descend while the target's argmax is a child), "recursive" (children drawn from
-    # q without replacement, tested with min(1, p'/q')) or "recursive_one_hot" (children chosen,
-    # not drawn: each tested with p'(x)).
+    # "greedy" (descend while the target's argmax is a child), "traversal" (children drawn from
+    # q without replacement, tested from the leaves up: a node's chance is that of keeping the
+    # whole path down to it), "recursive" (drawn, siblings tested in turn with min(1, p'/q')) or
+    # "recursive_one_hot" (children chosen, not drawn: each tested with p'(x)).
     rule: str
     # A node's children, the drafter's choice ("shape=2x2x1"; "nodes=16,depth=6,topk=4").
     shape: str = ""

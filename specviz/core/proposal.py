@@ -104,6 +104,10 @@ class TreeProposal:
     # Why the tree is as small as it is: a Cycle.draft_end value ("prefill": an empty tree
     # before the target has read the prompt, for a drafter that drafts from the target's state).
     ended_by: str = "gamma"
+    # How a drawn tree is verified at a temperature above 0: "traversal" from the leaves up
+    # (specviz.core.tree_traversal) or "recursive", siblings in turn from the root
+    # (specviz.core.tree); both exact, the first keeps at least as much on the shapes checked.
+    rule: str = "recursive"
 
 
 @runtime_checkable

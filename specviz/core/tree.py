@@ -28,7 +28,8 @@ Greedy decoding descends while the target's argmax is a child (``verify_tree_gre
 what plain greedy decoding of the target emits.
 
 A third exact rule for drawn trees, tested from the leaves up (specviz.core.tree_traversal), keeps
-at least as much on the shapes checked; the engine runs the two above.
+at least as much on the shapes checked; the tree drafter's trees use it unless their spec asks
+for ``rule=recursive``.
 """
 
 from __future__ import annotations

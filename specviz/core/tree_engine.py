@@ -2,9 +2,10 @@
 scores all of it in one forward (specviz.core.tree), a rule picks the path that survives, and
 the target's KV cache keeps that path's entries only (a gather, no second forward).
 
-The target's law is kept exactly by the rule: ``verify_tree_recursive`` at a temperature above 0
-(with the draft's q where the children were drawn from it, one-hot proposals where they were
-chosen), ``verify_tree_greedy`` at temperature 0. Each cycle is a ``Cycle`` record, as the chain
+The target's law is kept exactly by the rule: at a temperature above 0, where the children were
+drawn from the draft's q, the one the proposal names (``verify_tree_traversal`` from the leaves
+up, or ``verify_tree_recursive``, siblings in turn from the root); where they were chosen,
+``verify_tree_recursive`` with one-hot proposals; ``verify_tree_greedy`` at temperature 0. Each cycle is a ``Cycle`` record, as the chain
 engine writes: its ``drafted`` tokens are the tree's main line, so every chain view reads it,
 and its ``tree`` holds every node with its verdict. specviz.core.engine.speculative_stream runs
 this loop for any drafter with ``propose_tree``; chains keep the chain engine.
@@ -50,6 +51,7 @@ from specviz.core.tree import (
     verify_tree_greedy,
     verify_tree_recursive,
 )
+from specviz.core.tree_traversal import verify_tree_traversal
 
 
 class TreeRunner(Protocol):
@@ -68,6 +70,12 @@ class TreeRunner(Protocol):
 # A sampled verification rule: (tree, q rows or None, p rows, sampler) -> verdict. Tests pass a
 # wrong one to see the statistical check fail.
 Rule = Callable[[DraftTree, "torch.Tensor | None", torch.Tensor, Sampler], TreeVerdict]
+
+# The exact rules for a tree whose children were drawn from q, by TreeProposal.rule.
+SAMPLED_RULES: dict[str, Rule] = {
+    "traversal": verify_tree_traversal,
+    "recursive": verify_tree_recursive,
+}
 
 
 def tree_stream(
@@ -109,12 +117,15 @@ def tree_cycles(
         p_rows = sampler.probs(target.tree_forward(tree, root_id))  # (M + 1, V)
         sync(run.device)
         verified = time.perf_counter()
-        q_rows = proposal.q_rows if proposal.drawn else None
         if sampler.greedy:
             verdict, rule_name = verify_tree_greedy(tree, p_rows), "greedy"
+        elif proposal.drawn:
+            rule_name = proposal.rule
+            chosen = rule or SAMPLED_RULES[rule_name]
+            verdict = chosen(tree, proposal.q_rows, p_rows, sampler)
         else:
-            verdict = (rule or verify_tree_recursive)(tree, q_rows, p_rows, sampler)
-            rule_name = "recursive" if proposal.drawn else "recursive_one_hot"
+            verdict = (rule or verify_tree_recursive)(tree, None, p_rows, sampler)
+            rule_name = "recursive_one_hot"
         target.keep_path(verdict.path)
         if isinstance(drafter, VerificationReader):
             drafter.read_verification(tree, p_rows, verdict.path)

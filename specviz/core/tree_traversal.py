@@ -25,7 +25,8 @@ another without replacement, in the form checked exact here by enumeration
 
 On a chain this is block verification; under the root of a one-level tree it is recursive
 rejection sampling. The recorded chance of a tested node is its weight when tested: the chance
-that the whole path down to it is kept, not a per-token ratio.
+that the whole path down to it is kept, not a per-token ratio; the nodes of the kept path share
+the one test that kept them.
 """
 
 from __future__ import annotations
@@ -97,10 +98,13 @@ class Traversal:
 
 
 def verify_tree_traversal(
-    tree: DraftTree, q_rows: torch.Tensor, p_rows: torch.Tensor, sampler: Sampler
+    tree: DraftTree, q_rows: torch.Tensor | None, p_rows: torch.Tensor, sampler: Sampler
 ) -> TreeVerdict:
     """Leaf-to-root verification of a tree drawn from q without replacement (module doc); q_rows
-    and p_rows (M + 1, V) as for specviz.core.tree.verify_tree_recursive."""
+    and p_rows (M + 1, V) as for specviz.core.tree.verify_tree_recursive, q_rows required. The
+    kept path's nodes are recorded with the one test that kept them all: its chance and u."""
+    if q_rows is None:
+        raise ValueError("leaf-to-root verification needs the q the children were drawn from")
     state = Traversal.start(tree, q_rows, p_rows)
     tested, drawn = dict[int, float](), dict[int, float]()
     while True:
@@ -116,5 +120,7 @@ def verify_tree_traversal(
             dist = state.target[leaf]
             token = int(sampler.draw(dist))
             path = tuple(tree.path_to(leaf))
+            for node in path:
+                tested[node], drawn[node] = chance, u
             return TreeVerdict(path, token, dist, not tree.children(leaf), tested, drawn)
         state.reject(leaf)

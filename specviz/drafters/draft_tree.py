@@ -12,12 +12,17 @@ Two ways to grow it:
 - **A fixed shape** (``tree:shape=2x2x1``), for teaching: every node at depth d gets the d-th
   width's children (two guesses for the next token, two for the one after each, then one).
   At a temperature above 0 they are drawn from q one after another without replacement, which
-  recursive rejection sampling needs (specviz.core.tree); at 0, the most likely.
+  the exact rules need; at 0, the most likely.
+
+A tree drawn at a temperature above 0 is verified from its leaves up (``rule=traversal``,
+specviz.core.tree_traversal), or siblings in turn from the root (``rule=recursive``, recursive
+rejection sampling, specviz.core.tree): both keep the target's law, the first at least as much
+on the shapes checked, the second the easier to follow step by step.
 
 Greedy, a dynamic tree's children are the draft's most likely tokens. At a temperature above 0
-they are drawn from q without replacement as well, so recursive rejection sampling tests them
+they are drawn from q without replacement as well, so the rule tests them
 against q and a diffuse draft keeps what it knows (the top few tokens of a flat q are each rarely
-the target's choice). Recursive sampling is exact only if whether a child is in the tree does not
+the target's choice). Both rules are exact only if whether a child is in the tree does not
 depend on which token it is, so the drawn dynamic tree decides each depth's child counts before
 drawing and never prunes afterwards, unlike EAGLE-2's final rerank: at each depth the slots
 (node, k-th child) are valued by the branch's log probability with the node's k-th largest q,
@@ -48,7 +53,7 @@ from specviz.core.sampling import Sampler
 from specviz.core.settings import GenerationSettings
 from specviz.core.tree import ROOT, DraftTree, without
 from specviz.drafters.base import DrafterSpec
-from specviz.drafters.tree_growth import TreeGrowth, growth_of
+from specviz.drafters.tree_growth import TREE_RULES, TreeGrowth, growth_of, rule_of
 from specviz.models.runner import ModelRunner
 from specviz.text import UserError
 
@@ -73,6 +78,7 @@ class DraftTreeDrafter:
     @classmethod
     def check_spec(cls, spec: DrafterSpec) -> None:
         growth_of(spec)
+        rule_of(spec)
 
     @classmethod
     def most_guesses(cls, spec: DrafterSpec) -> int:
@@ -86,13 +92,19 @@ class DraftTreeDrafter:
         draft = getattr(pair, "draft", None)
         if not isinstance(draft, torch.nn.Module):
             raise UserError("error.drafter.needs_draft", kind=repr(cls.kind))
-        return cls(draft, growth)
+        return cls(draft, growth, rule=rule_of(spec))
 
     def __init__(
-        self, model: torch.nn.Module, growth: TreeGrowth, runner: ModelRunner | None = None
+        self,
+        model: torch.nn.Module,
+        growth: TreeGrowth,
+        runner: ModelRunner | None = None,
+        rule: str = TREE_RULES[0],
     ) -> None:
-        """*runner*: the model's runner, by default a new one (a measurement may wrap one)."""
+        """*runner*: the model's runner, by default a new one (a measurement may wrap one);
+        *rule*: how a tree drawn at T > 0 is verified (tree_growth.TREE_RULES)."""
         self.growth = growth
+        self.rule = rule
         self.device = device_of(model)
         self._runner = runner or ModelRunner(model)
         self._stop_ids: frozenset[int] = frozenset()
@@ -151,6 +163,7 @@ class DraftTreeDrafter:
             seconds=time.perf_counter() - began,
             drafter=self.kind,
             shape=str(self.growth),
+            rule=self.rule,
         )
 
 

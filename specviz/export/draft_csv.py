@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from specviz.core.events import Cycle, DraftToken
 from specviz.text import DEFAULT_LANGUAGE
-from specviz.views.verdicts import draft_sentence, has_dice_roll
+from specviz.views.verdicts import decided_by_path, draft_sentence, has_dice_roll
 
 COLUMNS = (
     "cycle",  # 1-based, as the app numbers cycles
@@ -25,9 +25,11 @@ COLUMNS = (
     "token_text",
     "q_draft",  # q(x), the drafter's probability of the token
     "p_target",  # p(x), the target's
-    "accept_prob",  # min(1, p/q) where it decided the token, else empty
+    # min(1, p/q) where it decided the token (the whole path's chance in a tree tested from its
+    # leaves up), else empty
+    "accept_prob",
     "uniform",  # the u drawn against it, else empty
-    "rule",  # "min(1,p/q)", "greedy_argmax" or "untested"
+    "rule",  # "min(1,p/q)", "path_chance", "greedy_argmax" or "untested"
     "verdict",  # "accepted", "rejected" or "untested"
     "drafter",
     "decision",  # the inspector's sentence
@@ -36,7 +38,7 @@ COLUMNS = (
 
 def _rule(cycle: Cycle, token: DraftToken) -> str:
     if has_dice_roll(cycle, token):
-        return "min(1,p/q)"
+        return "path_chance" if decided_by_path(cycle) else "min(1,p/q)"
     return "greedy_argmax" if token.tested else "untested"
 
 

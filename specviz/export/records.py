@@ -45,7 +45,7 @@ MAX_TEXT = 1000  # characters in one string of a record: a token's text holds a 
 MAX_BARS = 64  # bars in one chart of q, p or the residual (the engine writes 10)
 MAX_TREE_NODES = 64  # nodes in one draft tree (the tree drafter's cap)
 TREE_VERDICTS = ("accepted", "rejected", "untested")
-TREE_RULES = ("greedy", "recursive", "recursive_one_hot")
+TREE_RULES = ("greedy", "traversal", "recursive", "recursive_one_hot")
 
 _TIMES = ("elapsed_s", "prefill_s", "draft_s", "verify_s", "overhead_s", "time_s")
 _PROBABILITIES = ("prob", "q_draft", "p_target", "accept_prob", "uniform")

@@ -43,6 +43,7 @@ from specviz.views.run_charts import (
 from specviz.views.token_text import esc, quoted, shown, tip_name
 from specviz.views.verdicts import (
     accept_text,
+    decided_by_path,
     dice_numbers,
     draft_sentence,
     has_dice_roll,
@@ -148,7 +149,7 @@ def inspector_lines(cycle: Cycle, lang: str = DEFAULT_LANGUAGE) -> list[str]:
         # The maths that decided a sampled draft, then the same in words (the table's columns).
         decision = draft_sentence(cycle, token, lang)
         if has_dice_roll(cycle, token):
-            decision = f"{math_text(token, lang)}  {decision}"
+            decision = f"{math_text(cycle, token, lang)}  {decision}"
         lines.append(
             t(
                 "inspector.lines.draft",
@@ -192,6 +193,10 @@ _COLUMNS = (
     "inspector.column.u",
     "inspector.column.decision",
 )
+# A tree verified from its leaves up: the chance is the whole path's, not min(1, p/q).
+_PATH_COLUMNS = tuple(
+    "inspector.column.path_chance" if key == "inspector.column.accept" else key for key in _COLUMNS
+)
 
 
 def inspector_html(
@@ -228,7 +233,8 @@ def inspector_html(
             f"<td>{u}</td>"
             f"<td>{esc(draft_sentence(cycle, token, lang))}</td></tr>"
         )
-    columns = "".join(f"<th>{t_html(key, lang)}</th>" for key in _COLUMNS)
+    keys = _PATH_COLUMNS if decided_by_path(cycle) else _COLUMNS
+    columns = "".join(f"<th>{t_html(key, lang)}</th>" for key in keys)
     table = (
         f'<table class="sv-inspect-table"><thead><tr>{columns}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
@@ -292,7 +298,9 @@ def _tree_table(cycle: Cycle, chosen: int | None, lang: str) -> str:
             f"<td>{t_html(_NODE_VERDICTS[node.verdict], lang)}</td></tr>"
         )
     columns = "".join(f"<th>{t_html(key, lang)}</th>" for key in _TREE_COLUMNS)
-    title = t_html("inspector.tree.title", lang, nodes=len(nodes))
+    from_leaves = cycle.tree.rule == "traversal"
+    title_key = "inspector.tree.title_traversal" if from_leaves else "inspector.tree.title"
+    title = t_html(title_key, lang, nodes=len(nodes))
     told = "" if chosen is None else node_story_html(cycle.tree, chosen, lang)
     pick = t_html("inspector.node.pick", lang)
     return (
@@ -321,16 +329,23 @@ def node_story(record: TreeRecord, index: int, lang: str = DEFAULT_LANGUAGE) -> 
         ),
         t("inspector.node.numbers", lang, q=prob(node.q_draft), p=prob(node.p_target)),
     ]
+    from_leaves = record.rule == "traversal"  # tested from the leaves up: a path's chance
     if node.verdict == "untested":
         parent_kept = node.parent < 0 or node.parent in record.path
-        lines.append(
-            t("inspector.node.untested_sibling" if parent_kept else "inspector.node.untested", lang)
-        )
+        key = "inspector.node.untested_sibling" if parent_kept else "inspector.node.untested"
+        lines.append(t("inspector.node.path_untested" if from_leaves else key, lang))
     elif node.uniform is None:
         kept = node.verdict == "accepted"
         lines.append(
             t("inspector.node.greedy_kept" if kept else "inspector.node.greedy_lost", lang)
         )
+    elif from_leaves:
+        numbers = {"chance": prob(node.accept_prob), "u": prob(node.uniform)}
+        if node.verdict == "accepted":
+            leaf = record.path[-1] + 1
+            lines.append(t("inspector.node.path_kept", lang, leaf=leaf, **numbers))
+        else:
+            lines.append(t("inspector.node.path_lost", lang, **numbers))
     else:
         key = "inspector.node.kept" if node.verdict == "accepted" else "inspector.node.lost"
         lines.append(t(key, lang, chance=prob(node.accept_prob), u=prob(node.uniform)))

@@ -81,6 +81,7 @@ TABLE = MappingProxyType(
         "card.verdict.resampled": "↻ resampled",
         "card.u": "u = {u}",
         "card.q_and_p": "q {q} · p {p}",
+        "card.path_prob": "path kept {accept}",
         "card.accept_prob": "min(1, p/q) {accept}",
         # --- why each token is where it is: the cards, the tooltips, the inspector, the CSV
         "verdict.sentence": "{verdict}: {reason}",
@@ -91,6 +92,17 @@ TABLE = MappingProxyType(
         "verdict.bonus": "bonus",
         "verdict.reason.below": "the die showed {u}, below the {accept} chance of keeping it",
         "verdict.reason.above": "the die showed {u}, above the {accept} chance of keeping it",
+        "verdict.reason.path_below": (
+            "kept with its branch: the die showed {u}, below the {accept} chance of keeping the "
+            "whole path down to the guess tested"
+        ),
+        "verdict.reason.path_above": (
+            "the die showed {u}, above the {accept} chance of keeping the whole path down to it"
+        ),
+        "verdict.reason.path_always": (
+            "the whole path down to the guess tested had chance {accept} of being kept, so it is "
+            "kept whatever the die shows"
+        ),
         "verdict.reason.always": (
             "the target rates it at least as high as the draft did (p {p} ≥ q {q}), so it is kept "
             "whatever the die shows"
@@ -115,6 +127,8 @@ TABLE = MappingProxyType(
             "every draft was kept, so the same target pass gives one more token free (p {prob})"
         ),
         "verdict.reason.alone": "nothing was drafted, so the target wrote it alone (p {prob})",
+        "verdict.math.path_below": "u = {u} < the path's chance {accept}",
+        "verdict.math.path_above": "u = {u} ≥ the path's chance {accept}",
         "verdict.math.below": "u = {u} < min(1, p/q) = {accept}",
         "verdict.math.above": "u = {u} ≥ min(1, p/q) = {accept}",
         "cards.title": "Current cycle",
@@ -485,6 +499,7 @@ TABLE = MappingProxyType(
         "inspector.column.p": "p(x)",
         "inspector.column.ratio": "p/q",
         "inspector.column.accept": "min(1, p/q)",
+        "inspector.column.path_chance": "path's chance",
         "inspector.column.u": "u",
         "inspector.column.decision": "decision",
         "inspector.column.node": "node",
@@ -497,11 +512,15 @@ TABLE = MappingProxyType(
         "inspector.node.numbers": "The draft gave it q = {q}; the target, reading the same words before it, p = {p}.",
         "inspector.node.kept": "Tested: kept with chance {chance}, and the dice roll u = {u} fell below it, so the target kept it.",
         "inspector.node.lost": "Tested: kept with chance {chance}, but the dice roll u = {u} did not fall below it, so the target rejected it.",
+        "inspector.node.path_kept": "Kept with its branch: the target tested the branch down to guess {leaf} as one, with chance {chance} of keeping that whole path, and the dice roll u = {u} fell below it.",
+        "inspector.node.path_lost": "Tested from the leaves up: the chance of keeping the whole path down to it was {chance}, and the dice roll u = {u} did not fall below it, so it was struck off and the walk went on to the next leaf.",
+        "inspector.node.path_untested": "Never tested: the walk from the leaves up kept a branch before it came to this guess.",
         "inspector.node.greedy_kept": "Tested: the target's own top choice here is this token, so it was kept.",
         "inspector.node.greedy_lost": "Tested: the target's own top choice here is another token, so it was rejected.",
         "inspector.node.untested": "Never tested: the guess it grows from was not kept, so the target's walk never reached it.",
         "inspector.node.untested_sibling": "Never tested: an earlier guess for the same position was kept first.",
         "inspector.tree.title": "Every node of the draft tree ({nodes}): a guess is tested only if its parent was kept, and after its earlier siblings lost",
+        "inspector.tree.title_traversal": "Every node of the draft tree ({nodes}): tested from the leaves up, the first branch first; a guess's chance is that of keeping the whole path down to it",
         "inspector.chart.empty_title": "The dice roll, position by position",
         "inspector.chart.no_cycle": "no cycle selected",
         "inspector.chart.title": "Cycle {cycle}: q (draft) and p (target) at each drafted position",
@@ -1159,10 +1178,12 @@ TABLE = MappingProxyType(
         "tree.root.tip": "The committed text: every guess grows from its last token",
         "tree.tip": "{verdict} · guess {rank} here · q {q} · p {p}",
         "tree.tip.accept": "chance it was kept: {accept}",
+        "tree.tip.accept_path": "chance its whole path was kept: {accept}",
         "tree.tip.extra": "{origin}: drawn by the target · p {p}",
         "tree.tip.inspect": "click (or Enter) to read this guess in the inspector",
         "tree.head": "Draft tree: {nodes} guesses, {depth} deep, one target pass; the target kept {kept}",
         "tree.rule.greedy": "Greedy: the target follows a branch while its own top choice is one of the guesses there.",
+        "tree.rule.traversal": "Each guess was drawn from the draft; the target tests from the leaves up: the first leaf is kept with the chance of keeping its whole path (p/q multiplied down it, at most 1 at each step); when it loses, the next leaf is tested with what it left over, so the text keeps the target's law.",
         "tree.rule.recursive": "Each guess was drawn from the draft; the target tests siblings in turn with min(1, p′/q′), taking what each loser leaves out of p and q, so the text keeps the target's law.",
         "tree.rule.recursive_one_hot": "The guesses were the draft's top choices; the target tests siblings in turn, keeping one with its probability p′ (what is left of p once the earlier ones lost), so the text keeps the target's law.",
         # the heads panel of a Medusa cycle, under its tree
@@ -1509,6 +1530,8 @@ TABLE = MappingProxyType(
         ),
         "fable.tree.kept": "Of the apprentice's guesses for this word the master keeps guess {rank}: {word}.",
         "fable.tree.all_lost": "Every guess for this word fails the master ({words}); none of their branches is read further.",
+        "fable.tree.all_lost_leaves": "Every guess for this word fails the master ({words}), each once every branch below it had failed.",
+        "fable.tree.from_leaves": "The master reads this slate from the end of a branch back to its start: he keeps a whole branch at once, with the chance that it is all right for him, and when it fails he strikes off its last word and tries the next branch with what it left over.",
         "fable.wiped": "Everything after the crossing-out is wiped from the slate unread: {words}.",
         "fable.resample": (
             "In its place goes the master's own word, {word}, drawn from what the master wanted "
@@ -1927,6 +1950,7 @@ TABLE = MappingProxyType(
         "error.drafter.unknown_option": "drafter {kind} does not take {unknown} (it takes {takes})",
         "error.drafter.no_options": "no options",
         "error.drafter.unknown": "unknown drafter {kind}; known drafters: {known}",
+        "error.drafter.tree_rule": "drafter tree: rule is traversal (from the leaves up) or recursive (siblings in turn), got {got}",
         "error.drafter.tree_option": "drafter tree: {name} must be a whole number from {low} to {high}, got {got}",
         "error.drafter.tree_shape": "drafter tree: shape is widths per depth such as 2x2x1, each 1 to {most}, got {got}",
         "error.drafter.tree_shape_alone": "drafter tree: shape sets the whole tree; give it without nodes, depth or topk ({spec})",

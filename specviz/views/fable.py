@@ -174,7 +174,8 @@ def _tree_slate(tree: TreeRecord) -> Line:
 def _tree_choices(tree: TreeRecord) -> list[Line]:
     """Where the master kept an alternative rather than the first guess, and the word where
     several alternatives all failed."""
-    lines = []
+    from_leaves = tree.rule == "traversal"
+    lines = [Line("fable.tree.from_leaves")] if from_leaves else []
     for node_index in tree.path:
         node = tree.nodes[node_index]
         if node.rank > 1:
@@ -184,7 +185,8 @@ def _tree_choices(tree: TreeRecord) -> list[Line]:
     lost = [tree.nodes[child] for child in tree.children(stop)]
     if len(lost) > 1:
         words = Words(tuple(Word(node.text, node.special, "rejected") for node in lost))
-        lines.append(Line("fable.tree.all_lost", {"words": words}))
+        key = "fable.tree.all_lost_leaves" if from_leaves else "fable.tree.all_lost"
+        lines.append(Line(key, {"words": words}))
     return lines
 
 

@@ -41,7 +41,7 @@ from specviz.views.token_text import (
 )
 from specviz.views.tree_html import tree_panel_html
 from specviz.views.verdicts import (
-    accept_text,
+    chance_text,
     dice_numbers,
     draft_verdict,
     extra_verdict,
@@ -117,7 +117,7 @@ def _draft_span(
     # The maths that decided a sampled draft, then the same in words (the inspector's sentence).
     # Greedy compares argmaxes and has no die; an untested draft was never judged.
     if rolled:
-        lines.append(math_text(token, lang))
+        lines.append(math_text(cycle, token, lang))
     lines.append(draft_verdict(cycle, token).text(lang))
     if copied is not None:
         source, prompt_len = copied
@@ -316,7 +316,7 @@ _VERDICTS = {
 }
 
 
-def _acceptance_bar(token: DraftToken, lang: str) -> str:
+def _acceptance_bar(cycle: Cycle, token: DraftToken, lang: str) -> str:
     """min(1, p/q) as a filled bar with the drawn u as a labelled tick: accepted when the tick
     lies inside the fill."""
     accept_pct = max(0.0, min(100.0, token.accept_prob * 100))
@@ -331,7 +331,7 @@ def _acceptance_bar(token: DraftToken, lang: str) -> str:
             f'<span class="sv-bar-u-label">{label}</span></span>'
         )
     return (
-        f'<div class="sv-bar" role="img" aria-label="{esc(math_text(token, lang))}">'
+        f'<div class="sv-bar" role="img" aria-label="{esc(math_text(cycle, token, lang))}">'
         f'<span class="sv-bar-fill" style="width:{accept_pct:.1f}%"></span>{marker}</div>'
     )
 
@@ -343,8 +343,8 @@ def _card(cycle: Cycle, token: DraftToken, lang: str) -> str:
     lines: list[str] = [t_html("card.q_and_p", lang, q=prob(token.q_draft), p=prob(token.p_target))]
     bar = ""
     if has_dice_roll(cycle, token):
-        bar = _acceptance_bar(token, lang)
-        lines.append(t_html("card.accept_prob", lang, accept=accept_text(cycle, token)))
+        bar = _acceptance_bar(cycle, token, lang)
+        lines.append(esc(chance_text(cycle, token, lang)))
     reason = esc(draft_verdict(cycle, token).reason.text(lang))
     return (
         f'<div class="sv-card {_KINDS[kind].css}" style="--i:{token.position - 1}" '

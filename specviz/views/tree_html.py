@@ -36,6 +36,7 @@ _LABELS = {
 _VERDICT_WORDS = {kind: f"verdict.{kind}" for kind in _LABELS}
 _RULES = {
     "greedy": "tree.rule.greedy",
+    "traversal": "tree.rule.traversal",
     "recursive": "tree.rule.recursive",
     "recursive_one_hot": "tree.rule.recursive_one_hot",
 }
@@ -70,7 +71,8 @@ def _chips(cycle: Cycle, record: TreeRecord, lang: str) -> list[_Chip]:
             rank=node.rank,
         )
         if node.verdict != "untested":
-            tip += " · " + t("tree.tip.accept", lang, accept=prob(node.accept_prob))
+            chance_key = "tree.tip.accept_path" if record.rule == "traversal" else "tree.tip.accept"
+            tip += " · " + t(chance_key, lang, accept=prob(node.accept_prob))
         numbers = f"q {prob(node.q_draft)} · p {prob(node.p_target)}"
         brief = f"{t(_VERDICT_WORDS[node.verdict], lang)} · {numbers}"
         tip += "\n" + t("tree.tip.inspect", lang)

@@ -3,7 +3,8 @@
 A sampled draft x is kept when the die u ~ U(0, 1) falls below min(1, p(x)/q(x)) (Leviathan et al.
 2023, Algorithm 1), so its sentence names both numbers: "rejected: the die showed 0.86, above the
 0.63 chance of keeping it". A draft the target rates at least as high as the drafter (p ≥ q) is
-kept whatever the die shows; a draft chosen by rule (a copy, q = 1) has p itself as its chance. In
+kept whatever the die shows; a draft chosen by rule (a copy, q = 1) has p itself as its chance. A
+tree verified from its leaves up tests a whole path with one die, so its chance is the path's. In
 greedy mode there is no die: a draft is kept while it is the target's top choice. A draft after
 the first rejection is never tested. The token that closes a cycle is the resampled replacement,
 drawn from norm(max(0, p − q)), or the bonus token from p, each with its probability.
@@ -38,6 +39,13 @@ class Verdict:
         return t("verdict.sentence", lang, verdict=self.verdict, reason=self.reason)
 
 
+def decided_by_path(cycle: Cycle) -> bool:
+    """Whether the cycle's tree was verified from its leaves up (specviz.core.tree_traversal):
+    a tested guess's chance is then that of keeping the whole path down to it, not min(1, p/q),
+    and the guesses of the kept path share the one test that kept them."""
+    return cycle.tree is not None and cycle.tree.rule == "traversal"
+
+
 def has_dice_roll(cycle: Cycle, token: DraftToken) -> bool:
     """Whether min(1, p/q) decided the token: a sampled cycle's tested draft. Greedy keeps a
     draft when it is the target's argmax, and an untested draft was never judged."""
@@ -57,11 +65,21 @@ def accept_text(cycle: Cycle, token: DraftToken) -> str:
     return dice_numbers(token)[1] if has_dice_roll(cycle, token) else NO_VALUE
 
 
-def math_text(token: DraftToken, lang: str = DEFAULT_LANGUAGE) -> str:
-    """The comparison that decided a sampled draft, in symbols: "u = 0.93 ≥ min(1, p/q) = 0.29"."""
+def math_text(cycle: Cycle, token: DraftToken, lang: str = DEFAULT_LANGUAGE) -> str:
+    """The comparison that decided a sampled draft, in symbols: "u = 0.93 ≥ min(1, p/q) = 0.29"
+    (the path's chance where the tree was verified from its leaves up)."""
     u, accept = dice_numbers(token)
-    key = "verdict.math.below" if token.accepted else "verdict.math.above"
+    if decided_by_path(cycle):
+        key = "verdict.math.path_below" if token.accepted else "verdict.math.path_above"
+    else:
+        key = "verdict.math.below" if token.accepted else "verdict.math.above"
     return t(key, lang, u=u, accept=accept)
+
+
+def chance_text(cycle: Cycle, token: DraftToken, lang: str = DEFAULT_LANGUAGE) -> str:
+    """The card's line under the bar: min(1, p/q), or the path's chance, where a die decided."""
+    key = "card.path_prob" if decided_by_path(cycle) else "card.accept_prob"
+    return t(key, lang, accept=accept_text(cycle, token))
 
 
 def drafted_by_rule(cycle: Cycle) -> bool:
@@ -93,6 +111,12 @@ def draft_verdict(cycle: Cycle, token: DraftToken) -> Verdict:
         choice = greedy_choice(cycle, token)
         top = quoted(choice[1] or choice[0]) if choice is not None else "?"
         return Verdict(word, Phrase("verdict.reason.greedy_other", top=top))
+    if decided_by_path(cycle):
+        u, accept = dice_numbers(token)
+        if token.accepted and token.accept_prob >= 1.0:
+            return Verdict(word, Phrase("verdict.reason.path_always", accept=accept))
+        key = "verdict.reason.path_below" if token.accepted else "verdict.reason.path_above"
+        return Verdict(word, Phrase(key, u=u, accept=accept))
     if token.accepted and token.accept_prob >= 1.0:  # p ≥ q: kept whatever the die shows
         p, q = prob(token.p_target), prob(token.q_draft)
         return Verdict(word, Phrase("verdict.reason.always", p=p, q=q))

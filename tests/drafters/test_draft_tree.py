@@ -20,7 +20,9 @@ from specviz.core.settings import GenerationSettings
 from specviz.core.tree import ROOT, DraftTree, TreeVerdict
 from specviz.core.tree_engine import tree_stream
 from specviz.drafters.draft_tree import DraftTreeDrafter, _Grower
-from specviz.drafters.tree_growth import TreeGrowth
+from specviz.drafters.registry import make_drafter
+from specviz.drafters.tree_growth import TREE_RULES, TreeGrowth
+from specviz.text import UserError
 
 
 def ShapeTreeDrafter(model: torch.nn.Module, widths: tuple[int, ...]) -> DraftTreeDrafter:
@@ -81,7 +83,7 @@ def first_child_always(tree: DraftTree, q_rows, p_rows, sampler) -> TreeVerdict:
 
 
 def sample_joint(
-    widths: tuple[int, ...] | TreeGrowth, samples: int, rule=None
+    widths: tuple[int, ...] | TreeGrowth, samples: int, rule=None, tree_rule: str = "traversal"
 ) -> Counter[tuple[int, ...]]:  # type: ignore[no-untyped-def]
     pair = chain_pair()
     prompt = torch.tensor([[0, 1]])  # ends with token 1, as chi_square_p_value expects
@@ -91,17 +93,18 @@ def sample_joint(
             temperature=1.0, max_new_tokens=CHAIN_TOKENS, seed=seed, stop_on_eos=False
         )
         growth = widths if isinstance(widths, TreeGrowth) else TreeGrowth(widths=widths)
-        drafter = DraftTreeDrafter(pair.draft, growth)
+        drafter = DraftTreeDrafter(pair.draft, growth, rule=tree_rule)
         cycles = tree_stream(pair, prompt, settings, drafter, rule)
         counts[tuple(token.token_id for cycle in cycles for token in cycle.emitted)] += 1
     return counts
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("tree_rule", TREE_RULES)
 @pytest.mark.parametrize("widths", [(2, 2), (3, 1, 1)])
-def test_sampled_trees_emit_the_target_chain(widths: tuple[int, ...]) -> None:
+def test_sampled_trees_emit_the_target_chain(widths: tuple[int, ...], tree_rule: str) -> None:
     pair = chain_pair()
-    assert chi_square_p_value(pair, sample_joint(widths, 3000)) > 0.001
+    assert chi_square_p_value(pair, sample_joint(widths, 3000, tree_rule=tree_rule)) > 0.001
 
 
 def test_the_wrong_rule_fails_through_the_engine() -> None:
@@ -110,11 +113,13 @@ def test_the_wrong_rule_fails_through_the_engine() -> None:
 
 
 @pytest.mark.slow
-def test_dynamic_trees_emit_the_target_chain() -> None:
-    """The dynamic tree at T > 0: child counts set per depth before drawing, none pruned."""
+@pytest.mark.parametrize("tree_rule", TREE_RULES)
+def test_dynamic_trees_emit_the_target_chain(tree_rule: str) -> None:
+    """The dynamic tree at T > 0: child counts set per depth before drawing (from the tokens
+    drawn at the depths before, siblings' included), none pruned."""
     pair = chain_pair()
     growth = TreeGrowth(nodes=5, depth=3, topk=2)
-    assert chi_square_p_value(pair, sample_joint(growth, 3000)) > 0.001
+    assert chi_square_p_value(pair, sample_joint(growth, 3000, tree_rule=tree_rule)) > 0.001
 
 
 def test_pruning_drawn_children_by_their_tokens_fails(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -137,12 +142,51 @@ def test_a_drawn_dynamic_tree_stays_within_its_budget(tiny_pair: TinyPair) -> No
     cycles = list(speculative_generate(tiny_pair, PROMPT, settings, drafter))
     assert cycles
     for cycle in cycles:
-        assert cycle.tree is not None and cycle.tree.rule == "recursive"
+        assert cycle.tree is not None and cycle.tree.rule == "traversal"
         nodes = cycle.tree.nodes
         assert 1 <= len(nodes) <= 7 and all(node.depth <= 4 for node in nodes)
         for index in (-1, *range(len(nodes))):
             tokens = [nodes[child].token_id for child in cycle.tree.children(index)]
             assert len(tokens) <= 3 and len(set(tokens)) == len(tokens)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_tree_tested_from_its_leaves_records_one_test_for_its_path(
+    tiny_pair: TinyPair, seed: int
+) -> None:
+    """From the leaves up: the kept path's nodes share the one test that kept them (u below
+    its chance), every node tested and lost has u at or above its chance, a lost node's whole
+    subtree was tested before it, and a node never reached has no tested descendant."""
+    settings = GenerationSettings(temperature=1.0, seed=seed, max_new_tokens=24)
+    drafter = make_drafter("tree:nodes=8,depth=4,topk=3", tiny_pair)
+    for cycle in speculative_generate(tiny_pair, PROMPT, settings, drafter):
+        record = cycle.tree
+        assert record is not None and record.rule == "traversal"
+        kept = [record.nodes[node] for node in record.path]
+        assert len({(node.accept_prob, node.uniform) for node in kept}) <= 1
+        for node in kept:
+            assert node.uniform is not None and node.uniform < node.accept_prob
+        for index, node in enumerate(record.nodes):
+            below = [record.nodes[child].verdict for child in record.children(index)]
+            if node.verdict == "rejected":
+                assert node.uniform is not None and node.uniform >= node.accept_prob
+                assert set(below) <= {"rejected"}
+            if node.verdict == "untested":
+                assert set(below) <= {"untested"}
+        stop = record.path[-1] if record.path else ROOT
+        assert {record.nodes[child].verdict for child in record.children(stop)} <= {"rejected"}
+
+
+def test_the_spec_chooses_the_rule_and_refuses_an_unknown_one(tiny_pair: TinyPair) -> None:
+    settings = GenerationSettings(temperature=1.0, seed=0, max_new_tokens=8)
+    drafter = make_drafter("tree:shape=2x1,rule=recursive", tiny_pair)
+    rules = {
+        cycle.tree.rule for cycle in speculative_generate(tiny_pair, PROMPT, settings, drafter)
+    }
+    assert rules == {"recursive"}
+    with pytest.raises(UserError) as refused:
+        make_drafter("tree:rule=sideways", tiny_pair)
+    assert "traversal" in str(refused.value) and "'sideways'" in str(refused.value)
 
 
 def test_a_dynamic_tree_keeps_its_best_branches(tiny_pair: TinyPair) -> None:

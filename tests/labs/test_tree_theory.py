@@ -11,7 +11,7 @@ from specviz.core.cost_model import expected_tokens_per_pass
 from specviz.core.engine import speculative_generate
 from specviz.core.settings import GenerationSettings
 from specviz.drafters.draft_tree import DraftTreeDrafter
-from specviz.drafters.tree_growth import TreeGrowth
+from specviz.drafters.tree_growth import TREE_RULES, TreeGrowth
 from specviz.labs.speedup.tree_theory import (
     RankAcceptance,
     best_tree,
@@ -42,15 +42,17 @@ def test_alternatives_only_add_and_by_their_own_chance() -> None:
     assert tree_nodes((2, 2, 1)) == 2 + 4 + 4
 
 
-def test_a_measured_run_of_trees_bears_the_prediction_out(tiny_pair: TinyPair) -> None:
-    """Counts from sampled (2, 2, 1) trees predict the run's own tokens per pass."""
+@pytest.mark.parametrize("rule", TREE_RULES)
+def test_a_measured_run_of_trees_bears_the_prediction_out(tiny_pair: TinyPair, rule: str) -> None:
+    """Counts from sampled (2, 2, 1) trees predict the run's own tokens per pass, whichever
+    rule tested them (from the leaves up, the counts are read from the kept path)."""
     widths = (2, 2, 1)
     cycles = []
     for seed in range(6):
         settings = GenerationSettings(
             temperature=1.0, seed=seed, max_new_tokens=64, stop_on_eos=False
         )
-        drafter = DraftTreeDrafter(tiny_pair.draft, TreeGrowth(widths=widths))
+        drafter = DraftTreeDrafter(tiny_pair.draft, TreeGrowth(widths=widths), rule=rule)
         prompt = torch.tensor([list(b"def add(a, b):\n    return")])
         cycles += [
             c for c in speculative_generate(tiny_pair, prompt, settings, drafter) if not c.finished

@@ -16,21 +16,26 @@ from specviz.core.events import Cycle
 from specviz.core.settings import GenerationSettings
 from specviz.drafters.draft_tree import DraftTreeDrafter
 from specviz.drafters.tree_growth import TreeGrowth
+from specviz.export.draft_csv import draft_rows
 from specviz.export.records import RecordError, cycle_from_dict
 from specviz.labs.inspector import inspector_html, node_story
+from specviz.text import t, t_html
 from specviz.views.fable import narrate, story_text
 from specviz.views.numbers import prob
 from specviz.views.run_html import cycle_cards_html
 from specviz.views.tree_html import tree_panel_html
+from specviz.views.verdicts import draft_sentence
 
 PROMPT = torch.tensor([list(b"def add(a, b):\n    return")])
 
 
-def tree_cycles(pair: TinyPair, growth: TreeGrowth, temperature: float = 0.0) -> list[Cycle]:
+def tree_cycles(
+    pair: TinyPair, growth: TreeGrowth, temperature: float = 0.0, rule: str = "traversal"
+) -> list[Cycle]:
     settings = GenerationSettings(
         temperature=temperature, seed=3, max_new_tokens=20, stop_on_eos=False
     )
-    drafter = DraftTreeDrafter(pair.draft, growth)
+    drafter = DraftTreeDrafter(pair.draft, growth, rule=rule)
     return list(speculative_generate(pair, PROMPT, settings, drafter))
 
 
@@ -80,8 +85,9 @@ def test_token_text_never_becomes_markup(tiny_pair: TinyPair) -> None:
     assert "<img" not in html and "&lt;img" in html
 
 
-def test_the_fable_tells_the_branches(tiny_pair: TinyPair) -> None:
-    cycles = tree_cycles(tiny_pair, TreeGrowth(widths=(3, 1)))
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_the_fable_tells_the_branches(tiny_pair: TinyPair, temperature: float) -> None:
+    cycles = tree_cycles(tiny_pair, TreeGrowth(widths=(3, 1)), temperature)
     for cycle in cycles:
         assert cycle.tree is not None
         story = " ".join(story_text(narrate(cycle), "en"))
@@ -90,30 +96,44 @@ def test_the_fable_tells_the_branches(tiny_pair: TinyPair) -> None:
             continue
         first = sum(node.parent < 0 for node in cycle.tree.nodes)
         assert f"{first} of them for the very next word" in story
+        assert ("from the end of a branch" in story) is (cycle.tree.rule == "traversal")
         kept_alternative = [cycle.tree.nodes[i].rank for i in cycle.tree.path[:1]]
         if kept_alternative and kept_alternative[0] > 1:
             assert f"keeps guess {kept_alternative[0]}" in story
 
 
 @pytest.mark.parametrize(
-    ("growth", "temperature"), [(TreeGrowth(widths=(3, 2)), 1.0), (TreeGrowth(widths=(2, 2)), 0.0)]
+    ("growth", "temperature", "rule"),
+    [
+        (TreeGrowth(widths=(3, 2)), 1.0, "recursive"),
+        (TreeGrowth(widths=(3, 2)), 1.0, "traversal"),
+        (TreeGrowth(widths=(2, 2)), 0.0, "traversal"),
+    ],
 )
 def test_the_inspector_says_why_each_node_was_kept_lost_or_never_tested(
-    tiny_pair: TinyPair, growth: TreeGrowth, temperature: float
+    tiny_pair: TinyPair, growth: TreeGrowth, temperature: float, rule: str
 ) -> None:
     seen = set()
-    for cycle in tree_cycles(tiny_pair, growth, temperature):
+    for cycle in tree_cycles(tiny_pair, growth, temperature, rule):
         assert cycle.tree is not None
         for i, node in enumerate(cycle.tree.nodes):
             story = " ".join(node_story(cycle.tree, i))
             above = [] if node.parent < 0 else [cycle.tree.nodes[node.parent].text]
             assert f"for position {node.depth}" in story and f"choice {node.rank}" in story
             assert all(json.dumps(text)[1:-1] in story or text in story for text in above)
-            if node.verdict == "untested":
+            from_leaves = cycle.tree.rule == "traversal"
+            if node.verdict == "untested" and from_leaves:
+                ending = "came to this guess."
+            elif node.verdict == "untested":
                 parent_kept = node.parent < 0 or node.parent in cycle.tree.path
                 ending = "kept first." if parent_kept else "never reached it."
             elif cycle.greedy:
                 ending = "so it was kept." if node.verdict == "accepted" else "so it was rejected."
+            elif from_leaves:
+                assert f"chance {prob(node.accept_prob)} of keeping that whole path" in story or (
+                    f"whole path down to it was {prob(node.accept_prob)}" in story
+                )
+                ending = "fell below it." if node.verdict == "accepted" else "the next leaf."
             else:
                 assert f"chance {prob(node.accept_prob)}" in story
                 ending = "kept it." if node.verdict == "accepted" else "rejected it."
@@ -204,3 +224,32 @@ def test_each_guess_is_a_button_that_says_it_opens_the_inspector(tiny_pair: Tiny
     for key in ("root", "extra"):
         chip = re.search(rf'<div class="sv-tnode[^"]*" data-node="{key}"[^>]*>', html)
         assert chip is None or "tabindex" not in chip.group(0)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_tree_tested_from_its_leaves_is_told_by_its_paths_chance(
+    tiny_pair: TinyPair, lang: str
+) -> None:
+    """From the leaves up, a guess's chance is that of keeping the whole path down to it: the
+    panel's rule line, the cards, the stream's sentence, the inspector's column and the CSV say
+    so, where the siblings-in-turn rule says min(1, p/q)."""
+    path_words = {"en": "whole path", "ja": "経路全体"}[lang]
+    column = str(t_html("inspector.column.path_chance", lang))
+    for rule in ("traversal", "recursive"):
+        from_leaves = rule == "traversal"
+        cycles = tree_cycles(tiny_pair, TreeGrowth(widths=(3, 2)), 1.0, rule)
+        rows = draft_rows(cycles, lang)
+        assert {row["rule"] for row in rows} - {"untested"} == (
+            {"path_chance"} if from_leaves else {"min(1,p/q)"}
+        )
+        for cycle in cycles:
+            if not cycle.drafted:
+                continue
+            panel = tree_panel_html(cycle, lang=lang)
+            assert (t_html("tree.rule.traversal", lang) in panel) is from_leaves
+            tested = [token for token in cycle.drafted if token.tested]
+            for token in tested:
+                assert (path_words in draft_sentence(cycle, token, lang)) is from_leaves
+            assert (column in inspector_html(cycle, lang=lang)) is from_leaves
+            cards = cycle_cards_html(cycle, lang=lang)
+            assert (t("card.path_prob", lang, accept="") in cards) is (from_leaves and bool(tested))

@@ -3,7 +3,8 @@
 A tree keeps alternatives: when the draft's first guess for a position loses, its second may
 win. Measured from tree cycles, ``a[r]`` is the chance that a node of rank r (its parent's r-th
 child) is kept when it is tested, that is, given its parent was kept and its r − 1 earlier
-siblings lost (the rule tests siblings in rank order; specviz.core.tree). A node with w children
+siblings lost (the recursive rule tests siblings in rank order, specviz.core.tree; a tree tested
+from its leaves up is read the same way from where its kept path went). A node with w children
 then moves the kept path one deeper with probability
 
     A(w) = 1 − Π_{r=1..w} (1 − a[r]),
@@ -37,10 +38,11 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from specviz.core.events import Cycle
+from specviz.core.events import Cycle, TreeNode, TreeRecord
+from specviz.core.tree import ROOT
 
 # Pseudo-counts of the pooled rate added at each (depth, rank): at 4, a depth with 4 tested
 # nodes weighs its own rate and the pooled one alike. On the bundled pair's 64-token runs this
@@ -48,6 +50,27 @@ from specviz.core.events import Cycle
 # 32 nodes at either temperature, where the pooled rates missed the 8-node tree at T = 1 by 20 %
 # (docs/performance.md, "Draft trees against the chain").
 SHRINK = 4.0
+
+
+def _tests(record: TreeRecord) -> Iterator[tuple[TreeNode, bool]]:
+    """Each node the rank model counts as tested, and whether it won. A tree tested from its
+    leaves up (rule "traversal") tests its nodes in another order, so its counts are read from
+    where the kept path went: a node whose parent is on the path (or is the root) counts if no
+    elder sibling was kept, and won if it is on the path, the events the siblings-in-turn rule
+    records."""
+    if record.rule != "traversal":
+        for node in record.nodes:
+            if node.verdict != "untested":
+                yield node, node.verdict == "accepted"
+        return
+    reached = {ROOT, *record.path}
+    decided: set[int] = set()  # parents whose kept child has been passed
+    for index, node in enumerate(record.nodes):
+        if node.parent in reached and node.parent not in decided:
+            won = index in record.path
+            if won:
+                decided.add(node.parent)
+            yield node, won
 
 
 @dataclass(frozen=True)
@@ -69,10 +92,7 @@ class RankAcceptance:
         for cycle in cycles:
             if cycle.tree is None:
                 continue
-            for node in cycle.tree.nodes:
-                if node.verdict == "untested":
-                    continue
-                won = node.verdict == "accepted"
+            for node, won in _tests(cycle.tree):
                 tested[node.rank] += 1
                 kept[node.rank] += won
                 tested_at[node.depth, node.rank] += 1
