@@ -5,9 +5,9 @@ the target's KV cache keeps that path's entries only (a gather, no second forwar
 The target's law is kept exactly by the rule: at a temperature above 0, where the children were
 drawn from the draft's q, the one the proposal names (``verify_tree_traversal`` from the leaves
 up, or ``verify_tree_recursive``, siblings in turn from the root); where they were chosen,
-``verify_tree_recursive`` with one-hot proposals; ``verify_tree_greedy`` at temperature 0. Each cycle is a ``Cycle`` record, as the chain
-engine writes: its ``drafted`` tokens are the tree's main line, so every chain view reads it,
-and its ``tree`` holds every node with its verdict. specviz.core.engine.speculative_stream runs
+``verify_tree_recursive`` with one-hot proposals; ``verify_tree_greedy`` at temperature 0. Each
+cycle is a ``Cycle`` record, as the chain engine writes: its ``drafted`` tokens are the tree's
+main line, so every chain view reads it, and its ``tree`` holds every node with its verdict. specviz.core.engine.speculative_stream runs
 this loop for any drafter with ``propose_tree``; chains keep the chain engine.
 """
 

@@ -23,6 +23,7 @@ from specviz.labs.speedup.tree_lab import (
     predict_tree,
     reach,
     read_between,
+    tree_specs,
 )
 from specviz.labs.speedup.tree_theory import RankAcceptance, best_tree
 from specviz.measure.harness import staged_result
@@ -219,6 +220,19 @@ def test_repeats_give_each_method_the_median_of_its_runs(tiny_pair: TinyPair) ->
         iter_tree_lab(tiny_pair, PROMPT, settings, gamma=2, budgets=(4,), cost_repeats=1)
     )
     assert lab.acceptance.tested == tuple(3 * n for n in one.acceptance.tested)
+
+
+def test_the_lab_runs_each_budget_with_the_specs_other_options() -> None:
+    """The rule and growth of --tree reach every tree run; nodes is the budget's."""
+    growth, specs = tree_specs("tree:depth=4,topk=3,rule=recursive", (8, 16))
+    assert (growth.depth, growth.topk) == (4, 3)
+    assert specs == [
+        "tree:nodes=8,depth=4,topk=3,rule=recursive",
+        "tree:nodes=16,depth=4,topk=3,rule=recursive",
+    ]
+    assert tree_specs("tree", (8,))[1] == ["tree:nodes=8,depth=6,topk=4"]  # the default rule
+    with pytest.raises(UserError):
+        tree_specs("tree:rule=sideways", (8,))
 
 
 @pytest.mark.parametrize(

@@ -64,7 +64,14 @@ from specviz.core.events import Cycle, Step, Totals
 from specviz.core.settings import GAMMA_MAX, GAMMA_MIN, GenerationSettings
 from specviz.drafters.base import DrafterSpec
 from specviz.drafters.draft_tree import tokens_above_floor
-from specviz.drafters.tree_growth import COMPARED_BUDGETS, MAX_NODES, TreeGrowth, growth_of
+from specviz.drafters.tree_growth import (
+    COMPARED_BUDGETS,
+    MAX_NODES,
+    TREE_RULES,
+    TreeGrowth,
+    growth_of,
+    rule_of,
+)
 from specviz.labs.speedup.cost_curve import CostCurve, CostPoint, iter_verification_cost
 from specviz.labs.speedup.fixed_cost import EAGER, PUBLISHED, FixedCost, load_fixed_costs
 from specviz.labs.speedup.gpu_projection import (
@@ -362,12 +369,17 @@ def project_trees(
 
 
 def tree_specs(tree_spec: str, budgets: Sequence[int]) -> tuple[TreeGrowth, list[str]]:
-    """*tree_spec*'s growth, and the drafter spec for each budget: its options with nodes set."""
+    """*tree_spec*'s growth, and the drafter spec for each budget: its options with nodes set
+    (and its verification rule, where it names one other than the default)."""
     spec = DrafterSpec.parse(tree_spec)
     growth = growth_of(spec)
     if spec.kind != "tree" or growth.widths:
         raise UserError("error.tree_lab.spec", spec=repr(tree_spec))
-    return growth, [f"tree:nodes={n},depth={growth.depth},topk={growth.topk}" for n in budgets]
+    rule = rule_of(spec)
+    named = "" if rule == TREE_RULES[0] else f",rule={rule}"
+    return growth, [
+        f"tree:nodes={n},depth={growth.depth},topk={growth.topk}{named}" for n in budgets
+    ]
 
 
 def iter_tree_lab(
@@ -396,6 +408,7 @@ def iter_tree_lab(
     if prompt_ids.dim() != 2 or prompt_ids.shape[1] < 2:
         raise UserError("error.prompt_too_short")
     growth, specs = tree_specs(tree_spec, budgets)
+    shown_spec = specs[0].split(",", 1)[1]  # the options but nodes, as every tree run used them
     began = time.perf_counter()
     others = OthersShare()
     fixed = fixed_gamma(settings, gamma)  # the chain's model assumes γ drafts every cycle
@@ -555,7 +568,7 @@ def iter_tree_lab(
         Phrase("progress.done"),
         TreeLab(
             gamma=gamma,
-            tree_spec=f"depth={growth.depth},topk={growth.topk}",
+            tree_spec=shown_spec,
             plain_tokens_per_s=plain.tokens_per_s,
             plain_new_tokens=plain.new_tokens,
             chain=chain,
