@@ -12,6 +12,7 @@
     bf16-rows             the target's forward of 1..n tokens: torch's bfloat16 product vs the kernel
     tree-drafting         a tree proposal's draft time: each depth's new nodes vs the whole tree
     tree-headroom         τ a draft tree could give over the chain at T > 0: rank rates per rule
+    tree-rules            tokens per target pass of the two exact rules for drawn trees, same trees
 
 Each prints a table, or JSON with --json.
 """
@@ -107,6 +108,21 @@ def add_measure_commands(commands: Any) -> None:
     )
     headroom_tree.add_argument("--draws", type=int, default=400, help="root tests a position")
     headroom_tree.add_argument("--max-new-tokens", type=int, default=128)
+
+    rules = measurement(
+        "tree-rules",
+        "tokens per target pass of the two exact rules for drawn trees, on the same trees",
+        _tree_rules,
+    )
+    rules.add_argument("--tasks", default="story,code", help="comma-separated task groups")
+    rules.add_argument(
+        "--prompts-file", metavar="TOML", help="prompts per task group instead of the preset's"
+    )
+    rules.add_argument("--drafter", default="tree", help="a tree drafter spec (tree:nodes=32)")
+    rules.add_argument("--temperature", type=float, default=1.0)
+    rules.add_argument("--seed", type=int, default=0, help="each prompt's first run's")
+    rules.add_argument("--seeds", type=int, default=2, help="runs of each prompt: seed, seed + 1…")
+    rules.add_argument("--max-new-tokens", type=int, default=96)
 
     feeding = measurement(
         "draft-feeding", "the draft's law: one forward vs prefill + one token", _draft_feeding
@@ -402,6 +418,41 @@ def _tree_headroom(args: argparse.Namespace) -> int:
         [asdict(report) for report in reports],
         "tokens per target pass by the rank model, from the rates at the root of each answer "
         "position (docs/performance.md, 'How far trees can go at T = 1'):",
+        lines(),
+    )
+
+
+def _tree_rules(args: argparse.Namespace) -> int:
+    from specviz.core.settings import GenerationSettings
+    from specviz.measure.tree_rules import check_rules_settings, tree_rules
+
+    preset, tasks, table = _preset_and_tasks(args)
+    settings = GenerationSettings(
+        temperature=args.temperature, max_new_tokens=args.max_new_tokens, seed=args.seed
+    )
+    check_rules_settings(settings, args.drafter, args.seeds)  # before any loading
+    pair = load_pair_for(args, preset)
+    prompts = [(task, _encoded(pair, preset, text)) for task in tasks for text in table[task]]
+    rows = tree_rules(pair, prompts, settings, args.drafter, args.seeds)
+
+    def lines() -> Iterable[str]:
+        yield (
+            f"  {'task':<10} {'prompt':>6} {'trees':>6} {'tokens':>7} "
+            f"{'siblings in turn':>17} {'leaves up':>10} {'gain':>7}"
+        )
+        for row in rows:
+            prompt = "all" if row.prompt == 0 else str(row.prompt)
+            yield (
+                f"  {row.task:<10} {prompt:>6} {row.trees:>6} {row.new_tokens:>7} "
+                f"{row.recursive:17.3f} {row.traversal:10.3f} {row.gain - 1:+7.1%}"
+            )
+
+    return _report(
+        args,
+        [asdict(row) | {"gain": row.gain} for row in rows],
+        f"expected tokens a target pass on the same trees ({args.drafter}, T = "
+        f"{args.temperature:g}, {args.seeds} run(s) a prompt from seed {args.seed}), "
+        "recursive sampling (siblings in turn) against the leaf-to-root walk:",
         lines(),
     )
 
