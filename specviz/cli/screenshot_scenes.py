@@ -259,6 +259,25 @@ def tree(stage: Stage, out: Path) -> None:
     page.locator("#sv-cards").screenshot(path=str(out))
 
 
+# A sampled tree cycle worth a picture: one guess struck off from the leaves up, a path kept.
+LEAF_STRUCK = (
+    ".sv-tree:has(.sv-tnode[data-verdict='rejected']):has(.sv-tnode[data-verdict='accepted'])"
+)
+
+
+def tree_sampled(stage: Stage, out: Path) -> None:
+    """The teaching tree (2x2x1) at temperature 1 on the robot story, stepped to a cycle that
+    struck a guess off and kept a path (else the last of STEPS): the cards and the tree, whose
+    line under its head tells the leaf-to-root rule."""
+    page = stage.open(1280, 900)
+    _sampled(page)
+    page.locator("#sv-drafter input").click()
+    page.get_by_role("option", name=t("drafter.tree.shape", "en"), exact=True).click()
+    _step_cycles(page, STEPS, ".sv-tree", LEAF_STRUCK)
+    _settled_live(page)
+    page.locator("#sv-cards").screenshot(path=str(out))
+
+
 def tree_phone(stage: Stage, out: Path) -> None:
     """The tree drafter on a 390x844 phone, stepped twice: the second cycle's cards and tree,
     which scrolls sideways within its panel."""

@@ -101,6 +101,11 @@ SHOTS: dict[str, Shot] = {
         "the tree drafter, greedy, stepped to a cycle that kept an alternative",
         scenes.tree,
     ),
+    "tree-sampled": Shot(
+        ("screenshot-tree-sampled.png",),
+        "the teaching tree at temperature 1, stepped to a cycle that struck a guess off",
+        scenes.tree_sampled,
+    ),
     "tree-phone": Shot(
         ("screenshot-tree-phone.png",),
         "the tree drafter on a 390x844 phone, stepped twice",

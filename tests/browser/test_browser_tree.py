@@ -98,3 +98,29 @@ def test_a_phone_reads_the_tree_as_an_outline(browser, url) -> None:  # type: ig
     box = outline.bounding_box()
     assert box is not None and box["x"] + box["width"] <= 390
     context.close()
+
+
+def test_sampled_tree_cycles_are_told_from_the_leaves_up(browser, url) -> None:  # type: ignore[no-untyped-def]
+    """At temperature 1 the tree is tested from its leaves up: three cycles, each coloured as
+    its cards, with the rule's line under the tree and the cards' chance the path's."""
+    from playwright.sync_api import expect
+
+    from specviz.text import t
+
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector("#sv-run", timeout=WAIT_MS)
+    box = page.locator("#sv-temperature input[type=number]")
+    box.fill("1")
+    box.press("Enter")
+    page.locator("#sv-drafter input").click()
+    page.get_by_role("option", name="Draft tree (several guesses per step)", exact=True).click()
+    for cycle in (1, 2, 3):
+        page.locator("#sv-step").click()
+        check_tree(page, cycle)
+        wrap = page.locator(f"#sv-cards .sv-cards-wrap[data-cycle='{cycle}']")
+        expect(wrap.locator(".sv-tree-rule")).to_have_text(t("tree.rule.traversal", "en"))
+        if wrap.locator(".sv-card.sv-accepted, .sv-card.sv-rejected").count():
+            expect(wrap.locator(".sv-card", has_text="path kept")).not_to_have_count(0)
+    context.close()
