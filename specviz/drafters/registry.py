@@ -208,7 +208,10 @@ _BUILT_IN = (
             ServingEquivalent(ServingMethod.DRAFT_TREE),
             ServingEquivalent(ServingMethod.DRAFT_MODEL, exact=False),
         ),
-        listed_specs=(("tree:shape=2x2x1", "drafter.tree.shape"),),
+        listed_specs=(
+            ("tree:shape=2x2x1", "drafter.tree.shape"),
+            ("tree:shape=2x2x1,rule=recursive", "drafter.tree.shape_recursive"),
+        ),
         advisor_sizes=tuple(f"nodes={n}" for n in COMPARED_BUDGETS),
     ),
     DrafterEntry(

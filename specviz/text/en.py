@@ -1170,7 +1170,8 @@ TABLE = MappingProxyType(
         "drafter.layerskip": "Layer skip (target drafts for itself)",
         # a drafter spec with options: its label, then the options as the spec writes them
         "drafter.tree": "Draft tree (several guesses per step)",
-        "drafter.tree.shape": "Draft tree, fixed 2×2×1 shape (for teaching)",
+        "drafter.tree.shape": "Draft tree, fixed 2×2×1, tested from the leaves up (for teaching)",
+        "drafter.tree.shape_recursive": "Draft tree, fixed 2×2×1, siblings tested in turn (for teaching)",
         "drafter.lookahead": "Lookahead (the target drafts phrases for itself)",
         "drafter.medusa": "Medusa heads (the target guesses ahead)",
         # the draft tree panel of a tree cycle
