@@ -438,13 +438,14 @@ def _tree_rules(args: argparse.Namespace) -> int:
     def lines() -> Iterable[str]:
         yield (
             f"  {'task':<10} {'prompt':>6} {'trees':>6} {'tokens':>7} "
-            f"{'siblings in turn':>17} {'leaves up':>10} {'gain':>7}"
+            f"{'siblings in turn':>17} {'leaves up':>10} {'gain':>7} {'ms a tree, each':>16}"
         )
         for row in rows:
             prompt = "all" if row.prompt == 0 else str(row.prompt)
             yield (
                 f"  {row.task:<10} {prompt:>6} {row.trees:>6} {row.new_tokens:>7} "
-                f"{row.recursive:17.3f} {row.traversal:10.3f} {row.gain - 1:+7.1%}"
+                f"{row.recursive:17.3f} {row.traversal:10.3f} {row.gain - 1:+7.1%} "
+                f"{row.recursive_ms:8.2f} {row.traversal_ms:7.2f}"
             )
 
     return _report(

@@ -6,11 +6,15 @@ path and the token after it) under recursive rejection sampling (siblings in tur
 root, specviz.core.tree) and under the leaf-to-root walk (specviz.core.tree_traversal). Both
 are exact sums over the rule's own chances, not dice, so the rules are compared on the very
 same trees without the noise of sampling; which trees arise follows the run, which goes on
-with the drafter's own rule.
+with the drafter's own rule. Each rule's own verification of each tree is timed too (the
+decision, not the target's forward), the median per prompt; a task's pooled row weighs each
+prompt's median by its trees.
 """
 
 from __future__ import annotations
 
+import statistics
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import cast
@@ -71,12 +75,16 @@ def traversal_expected_tokens(tree: DraftTree, q_rows: torch.Tensor, p_rows: tor
 
 @dataclass
 class RulePricer:
-    """A tree rule for the engine that prices each tree under both rules, then verifies it with
-    the drafter's own rule (*rule*, a key of SAMPLED_RULES)."""
+    """A tree rule for the engine that prices each tree under both rules and times each rule's
+    own verification of it (on dice of its own, so the run's are untouched), then verifies it
+    with the drafter's rule (*rule*, a key of SAMPLED_RULES)."""
 
     rule: str
     recursive: list[float] = field(default_factory=list)
     traversal: list[float] = field(default_factory=list)
+    seconds: dict[str, list[float]] = field(
+        default_factory=lambda: {name: [] for name in SAMPLED_RULES}
+    )
 
     def __call__(
         self,
@@ -89,6 +97,12 @@ class RulePricer:
             raise ValueError("the rules compared here test children drawn from q")
         self.recursive.append(recursive_expected_tokens(tree, q_rows, p_rows))
         self.traversal.append(traversal_expected_tokens(tree, q_rows, p_rows))
+        dice = torch.Generator(device=p_rows.device).manual_seed(len(self.recursive))
+        scratch = Sampler(sampler.temperature, sampler.top_k, sampler.top_p, dice)
+        for name, verify in SAMPLED_RULES.items():
+            began = time.perf_counter()
+            verify(tree, q_rows, p_rows, scratch)
+            self.seconds[name].append(time.perf_counter() - began)
         return SAMPLED_RULES[self.rule](tree, q_rows, p_rows, sampler)
 
 
@@ -103,6 +117,9 @@ class RulesRow:
     new_tokens: int
     recursive: float
     traversal: float
+    # Each rule's verification of a tree, median ms (the decision alone, not the forward)
+    recursive_ms: float = 0.0
+    traversal_ms: float = 0.0
 
     @property
     def gain(self) -> float:
@@ -154,11 +171,17 @@ def tree_rules(
                     new_tokens,
                     _mean(pricer.recursive),
                     _mean(pricer.traversal),
+                    _median_ms(pricer.seconds["recursive"]),
+                    _median_ms(pricer.seconds["traversal"]),
                 )
             )
         rows += task_rows
         rows.append(_pooled(task, seeds, task_rows))
     return rows
+
+
+def _median_ms(seconds: Sequence[float]) -> float:
+    return statistics.median(seconds) * 1000 if seconds else 0.0
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -181,4 +204,6 @@ def _pooled(task: str, seeds: int, rows: Sequence[RulesRow]) -> RulesRow:
         sum(row.new_tokens for row in rows),
         mean([row.recursive for row in rows]),
         mean([row.traversal for row in rows]),
+        mean([row.recursive_ms for row in rows]),
+        mean([row.traversal_ms for row in rows]),
     )

@@ -12,8 +12,11 @@ from specviz.cli.main import main
 from specviz.core.sampling import Sampler
 from specviz.core.settings import GenerationSettings
 from specviz.core.tree import DraftTree, positive_residual, verify_tree_recursive
+from specviz.core.tree_engine import tree_stream
 from specviz.core.tree_traversal import verify_tree_traversal
+from specviz.drafters.registry import make_drafter
 from specviz.measure.tree_rules import (
+    RulePricer,
     recursive_expected_tokens,
     traversal_expected_tokens,
     tree_rules,
@@ -78,6 +81,7 @@ def test_every_tree_of_a_run_is_priced_per_prompt_and_pooled_per_task(pair: obje
     assert pooled.new_tokens == first.new_tokens + second.new_tokens <= 40  # EOS may end one
     for row in rows:
         assert 1.0 <= row.recursive <= 7.0 and 1.0 <= row.traversal <= 7.0
+        assert row.recursive_ms > 0 and row.traversal_ms > 0
     assert min(first.traversal, second.traversal) <= pooled.traversal
     assert pooled.traversal <= max(first.traversal, second.traversal)
 
@@ -109,3 +113,19 @@ def test_the_command_prints_each_prompt_and_the_task(
     assert "give --temperature above 0" in capsys.readouterr().err
     assert main([*args, "--drafter", "lookup"]) == 2
     assert "tree-rules prices the tree drafter's trees" in capsys.readouterr().err
+
+
+def test_pricing_and_timing_leave_the_runs_dice_alone(pair: object) -> None:
+    """The run priced emits what the same run unpriced emits: the rules timed on dice of their
+    own, the drafter's rule deciding with the run's."""
+    settings = GenerationSettings(temperature=1.0, max_new_tokens=16, seed=3, stop_on_eos=False)
+    prompt = torch.tensor([list(b"def add(a, b):")])
+
+    def emitted(rule: RulePricer | None) -> list[int]:
+        drafter = make_drafter("tree:nodes=6,depth=3", pair)  # type: ignore[arg-type]
+        cycles = tree_stream(pair, prompt, settings, drafter, rule)  # type: ignore[arg-type]
+        return [token.token_id for cycle in cycles for token in cycle.emitted]
+
+    pricer = RulePricer("traversal")
+    assert emitted(pricer) == emitted(None)
+    assert len(pricer.recursive) == len(pricer.seconds["traversal"]) >= 2
