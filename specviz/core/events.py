@@ -147,6 +147,13 @@ class TreeRecord:
     # (its foot, its tooth, the next row's token); False while the rows fill (the warm-up).
     window_harvest: bool = False
 
+    @property
+    def from_leaves(self) -> bool:
+        """Whether the tree was tested from its leaves up (rule "traversal"): a tested node's
+        chance is that of keeping the whole path down to it, and the kept path's nodes share
+        the one test that kept them."""
+        return self.rule == "traversal"
+
     def children(self, node: int) -> tuple[int, ...]:
         """The indices of node's children (-1: of the committed text), in rank order."""
         return tuple(index for index, item in enumerate(self.nodes) if item.parent == node)

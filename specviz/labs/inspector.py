@@ -298,7 +298,7 @@ def _tree_table(cycle: Cycle, chosen: int | None, lang: str) -> str:
             f"<td>{t_html(_NODE_VERDICTS[node.verdict], lang)}</td></tr>"
         )
     columns = "".join(f"<th>{t_html(key, lang)}</th>" for key in _TREE_COLUMNS)
-    from_leaves = cycle.tree.rule == "traversal"
+    from_leaves = cycle.tree.from_leaves
     title_key = "inspector.tree.title_traversal" if from_leaves else "inspector.tree.title"
     title = t_html(title_key, lang, nodes=len(nodes))
     told = "" if chosen is None else node_story_html(cycle.tree, chosen, lang)
@@ -329,7 +329,7 @@ def node_story(record: TreeRecord, index: int, lang: str = DEFAULT_LANGUAGE) -> 
         ),
         t("inspector.node.numbers", lang, q=prob(node.q_draft), p=prob(node.p_target)),
     ]
-    from_leaves = record.rule == "traversal"  # tested from the leaves up: a path's chance
+    from_leaves = record.from_leaves  # a tested node's chance is its whole path's
     if node.verdict == "untested":
         parent_kept = node.parent < 0 or node.parent in record.path
         key = "inspector.node.untested_sibling" if parent_kept else "inspector.node.untested"

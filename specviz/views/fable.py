@@ -100,6 +100,8 @@ def narrate(cycle: Cycle) -> Story:
     lines = _drafting(cycle)
     if cycle.tree is not None and cycle.tree.nodes:
         lines.append(_tree_slate(cycle.tree))
+        if cycle.tree.from_leaves:  # before the verdicts, whose chances are the paths'
+            lines.append(Line("fable.tree.from_leaves"))
     if cycle.drafted:
         lines.append(_glance(cycle))
         lines.extend(_verdict(cycle, token) for token in cycle.drafted if token.tested)
@@ -174,8 +176,7 @@ def _tree_slate(tree: TreeRecord) -> Line:
 def _tree_choices(tree: TreeRecord) -> list[Line]:
     """Where the master kept an alternative rather than the first guess, and the word where
     several alternatives all failed."""
-    from_leaves = tree.rule == "traversal"
-    lines = [Line("fable.tree.from_leaves")] if from_leaves else []
+    lines = []
     for node_index in tree.path:
         node = tree.nodes[node_index]
         if node.rank > 1:
@@ -185,7 +186,7 @@ def _tree_choices(tree: TreeRecord) -> list[Line]:
     lost = [tree.nodes[child] for child in tree.children(stop)]
     if len(lost) > 1:
         words = Words(tuple(Word(node.text, node.special, "rejected") for node in lost))
-        key = "fable.tree.all_lost_leaves" if from_leaves else "fable.tree.all_lost"
+        key = "fable.tree.all_lost_leaves" if tree.from_leaves else "fable.tree.all_lost"
         lines.append(Line(key, {"words": words}))
     return lines
 

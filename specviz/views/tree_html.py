@@ -71,7 +71,7 @@ def _chips(cycle: Cycle, record: TreeRecord, lang: str) -> list[_Chip]:
             rank=node.rank,
         )
         if node.verdict != "untested":
-            chance_key = "tree.tip.accept_path" if record.rule == "traversal" else "tree.tip.accept"
+            chance_key = "tree.tip.accept_path" if record.from_leaves else "tree.tip.accept"
             tip += " · " + t(chance_key, lang, accept=prob(node.accept_prob))
         numbers = f"q {prob(node.q_draft)} · p {prob(node.p_target)}"
         brief = f"{t(_VERDICT_WORDS[node.verdict], lang)} · {numbers}"

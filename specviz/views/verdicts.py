@@ -43,7 +43,7 @@ def decided_by_path(cycle: Cycle) -> bool:
     """Whether the cycle's tree was verified from its leaves up (specviz.core.tree_traversal):
     a tested guess's chance is then that of keeping the whole path down to it, not min(1, p/q),
     and the guesses of the kept path share the one test that kept them."""
-    return cycle.tree is not None and cycle.tree.rule == "traversal"
+    return cycle.tree is not None and cycle.tree.from_leaves
 
 
 def has_dice_roll(cycle: Cycle, token: DraftToken) -> bool:

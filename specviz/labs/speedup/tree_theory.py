@@ -58,7 +58,7 @@ def _tests(record: TreeRecord) -> Iterator[tuple[TreeNode, bool]]:
     where the kept path went: a node whose parent is on the path (or is the root) counts if no
     elder sibling was kept, and won if it is on the path, the events the siblings-in-turn rule
     records."""
-    if record.rule != "traversal":
+    if not record.from_leaves:
         for node in record.nodes:
             if node.verdict != "untested":
                 yield node, node.verdict == "accepted"
