@@ -261,6 +261,10 @@ _TREE_COLUMNS = (
     "inspector.column.u",
     "inspector.column.verdict",
 )
+_TREE_PATH_COLUMNS = tuple(
+    "inspector.column.path_chance" if key == "inspector.column.kept_chance" else key
+    for key in _TREE_COLUMNS
+)
 _NODE_VERDICTS = {
     "accepted": "origin.accepted",
     "rejected": "origin.rejected",
@@ -297,8 +301,9 @@ def _tree_table(cycle: Cycle, chosen: int | None, lang: str) -> str:
             f"<td>{chance}</td><td>{u}</td>"
             f"<td>{t_html(_NODE_VERDICTS[node.verdict], lang)}</td></tr>"
         )
-    columns = "".join(f"<th>{t_html(key, lang)}</th>" for key in _TREE_COLUMNS)
     from_leaves = cycle.tree.from_leaves
+    keys = _TREE_PATH_COLUMNS if from_leaves else _TREE_COLUMNS
+    columns = "".join(f"<th>{t_html(key, lang)}</th>" for key in keys)
     title_key = "inspector.tree.title_traversal" if from_leaves else "inspector.tree.title"
     title = t_html(title_key, lang, nodes=len(nodes))
     told = "" if chosen is None else node_story_html(cycle.tree, chosen, lang)
