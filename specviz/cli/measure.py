@@ -93,11 +93,7 @@ def add_measure_commands(commands: Any) -> None:
         "tokens per target pass a draft tree could give over the chain at T > 0, per rule",
         _tree_headroom,
     )
-    headroom_tree.add_argument("--tasks", default="story,code", help="comma-separated task groups")
-    headroom_tree.add_argument(
-        "--prompts-file", metavar="TOML", help="prompts per task group instead of the preset's"
-    )
-    headroom_tree.add_argument("--temperature", type=float, default=1.0)
+    _sampled_prompts(headroom_tree)
     headroom_tree.add_argument("--seed", type=int, default=0, help="the first prompt's; +1 each")
     headroom_tree.add_argument("--gamma", type=int, default=5, help="the chain's γ")
     headroom_tree.add_argument("--nodes", type=int, default=16, help="the tree's node budget")
@@ -114,12 +110,8 @@ def add_measure_commands(commands: Any) -> None:
         "tokens per target pass of the two exact rules for drawn trees, on the same trees",
         _tree_rules,
     )
-    rules.add_argument("--tasks", default="story,code", help="comma-separated task groups")
-    rules.add_argument(
-        "--prompts-file", metavar="TOML", help="prompts per task group instead of the preset's"
-    )
+    _sampled_prompts(rules)
     rules.add_argument("--drafter", default="tree", help="a tree drafter spec (tree:nodes=32)")
-    rules.add_argument("--temperature", type=float, default=1.0)
     rules.add_argument("--seed", type=int, default=0, help="each prompt's first run's")
     rules.add_argument("--seeds", type=int, default=2, help="runs of each prompt: seed, seed + 1…")
     rules.add_argument("--max-new-tokens", type=int, default=96)
@@ -213,6 +205,15 @@ def _add_task_groups(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--prompts-file", metavar="TOML", help="prompts per task group instead of the preset's"
     )
+
+
+def _sampled_prompts(parser: argparse.ArgumentParser) -> None:
+    """The options of a measurement over sampled answers: task groups, a prompts file, T."""
+    parser.add_argument("--tasks", default="story,code", help="comma-separated task groups")
+    parser.add_argument(
+        "--prompts-file", metavar="TOML", help="prompts per task group instead of the preset's"
+    )
+    parser.add_argument("--temperature", type=float, default=1.0)
 
 
 def _report(args: argparse.Namespace, record: Any, head: str | None, lines: Iterable[str]) -> int:
