@@ -210,7 +210,7 @@ _BUILT_IN = (
         ),
         listed_specs=(
             ("tree:shape=2x2x1", "drafter.tree.shape"),
-            ("tree:shape=2x2x1,rule=recursive", "drafter.tree.shape_recursive"),
+            ("tree:rule=recursive,shape=2x2x1", "drafter.tree.shape_recursive"),
         ),
         advisor_sizes=tuple(f"nodes={n}" for n in COMPARED_BUDGETS),
     ),

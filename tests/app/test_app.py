@@ -134,6 +134,7 @@ def test_a_bad_drafter_is_a_plain_error(chosen: str, message: str) -> None:
 
 def test_the_drafter_dropdown_offers_every_registered_kind_worded() -> None:
     from specviz.app.run_controls import drafter_choices
+    from specviz.drafters.base import DrafterSpec
     from specviz.drafters.registry import DRAFTERS
 
     choices = drafter_choices(DEFAULT, "en")
@@ -143,6 +144,8 @@ def test_the_drafter_dropdown_offers_every_registered_kind_worded() -> None:
     ]
     assert [value for _, value in choices] == listed
     assert "tree:shape=2x2x1" in listed
+    # each as a link or a config writes it back (options in order), so the menu names it
+    assert all(str(DrafterSpec.parse(spec)) == spec for spec in listed)
     assert all(label != value for label, value in choices)  # a sentence, not the bare kind
     assert len({label for label, _ in choices}) == len(choices)
 
