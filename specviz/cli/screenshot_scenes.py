@@ -120,8 +120,13 @@ def _tab_shot(page: Any, name: str, out: Path) -> None:
 
 def _choose_drafter(page: Any, kind: str) -> None:
     """Pick *kind* in the live run's drafter menu, by its English label."""
+    _choose_listed(page, drafter_label(kind, "en"))
+
+
+def _choose_listed(page: Any, label: str) -> None:
+    """Pick the drafter menu's entry *label* (a kind's, or a spec its entry lists)."""
     page.locator("#sv-drafter input").click()
-    page.get_by_role("option", name=drafter_label(kind, "en"), exact=True).click()
+    page.get_by_role("option", name=label, exact=True).click()
 
 
 def _step_cycles(page: Any, steps: int, shown: str, wanted: str = "") -> None:
@@ -271,8 +276,7 @@ def tree_sampled(stage: Stage, out: Path) -> None:
     line under its head tells the leaf-to-root rule."""
     page = stage.open(1280, 900)
     _sampled(page)
-    page.locator("#sv-drafter input").click()
-    page.get_by_role("option", name=t("drafter.tree.shape", "en"), exact=True).click()
+    _choose_listed(page, t("drafter.tree.shape", "en"))
     _step_cycles(page, STEPS, ".sv-tree", LEAF_STRUCK)
     _settled_live(page)
     page.locator("#sv-cards").screenshot(path=str(out))

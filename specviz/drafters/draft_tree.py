@@ -53,7 +53,7 @@ from specviz.core.sampling import Sampler
 from specviz.core.settings import GenerationSettings
 from specviz.core.tree import ROOT, DraftTree, without
 from specviz.drafters.base import DrafterSpec
-from specviz.drafters.tree_growth import TREE_RULES, TreeGrowth, growth_of, rule_of
+from specviz.drafters.tree_growth import DRAWN_TREE_RULES, TreeGrowth, growth_of, rule_of
 from specviz.models.runner import ModelRunner
 from specviz.text import UserError
 
@@ -99,10 +99,10 @@ class DraftTreeDrafter:
         model: torch.nn.Module,
         growth: TreeGrowth,
         runner: ModelRunner | None = None,
-        rule: str = TREE_RULES[0],
+        rule: str = DRAWN_TREE_RULES[0],
     ) -> None:
         """*runner*: the model's runner, by default a new one (a measurement may wrap one);
-        *rule*: how a tree drawn at T > 0 is verified (tree_growth.TREE_RULES)."""
+        *rule*: how a tree drawn at T > 0 is verified (tree_growth.DRAWN_TREE_RULES)."""
         self.growth = growth
         self.rule = rule
         self.device = device_of(model)

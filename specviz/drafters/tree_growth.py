@@ -76,13 +76,13 @@ def whole_option(spec: DrafterSpec, name: str, default: int, low: int, high: int
 # How a tree drawn at a temperature above 0 is verified (TreeProposal.rule): from the leaves up
 # (specviz.core.tree_traversal), the default as it keeps at least as much, or siblings in turn
 # from the root (recursive rejection sampling, specviz.core.tree), the easier one to follow.
-TREE_RULES = ("traversal", "recursive")
+DRAWN_TREE_RULES = ("traversal", "recursive")
 
 
 def rule_of(spec: DrafterSpec) -> str:
-    """The spec's ``rule`` option (TREE_RULES), or a UserError naming the choices."""
-    rule = spec.option("rule", TREE_RULES[0]).lower()
-    if rule not in TREE_RULES:
+    """The spec's ``rule`` option (DRAWN_TREE_RULES), or a UserError naming the choices."""
+    rule = spec.option("rule", DRAWN_TREE_RULES[0]).lower()
+    if rule not in DRAWN_TREE_RULES:
         raise UserError("error.drafter.tree_rule", got=repr(rule))
     return rule
 

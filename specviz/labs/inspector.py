@@ -193,10 +193,14 @@ _COLUMNS = (
     "inspector.column.u",
     "inspector.column.decision",
 )
-# A tree verified from its leaves up: the chance is the whole path's, not min(1, p/q).
-_PATH_COLUMNS = tuple(
-    "inspector.column.path_chance" if key == "inspector.column.accept" else key for key in _COLUMNS
-)
+
+
+def _path_chance_in(columns: tuple[str, ...], chance: str) -> tuple[str, ...]:
+    """*columns* for a tree tested from its leaves up: the *chance* column is the whole path's."""
+    return tuple("inspector.column.path_chance" if key == chance else key for key in columns)
+
+
+_PATH_COLUMNS = _path_chance_in(_COLUMNS, "inspector.column.accept")
 
 
 def inspector_html(
@@ -261,10 +265,7 @@ _TREE_COLUMNS = (
     "inspector.column.u",
     "inspector.column.verdict",
 )
-_TREE_PATH_COLUMNS = tuple(
-    "inspector.column.path_chance" if key == "inspector.column.kept_chance" else key
-    for key in _TREE_COLUMNS
-)
+_TREE_PATH_COLUMNS = _path_chance_in(_TREE_COLUMNS, "inspector.column.kept_chance")
 _NODE_VERDICTS = {
     "accepted": "origin.accepted",
     "rejected": "origin.rejected",

@@ -5,7 +5,7 @@ earlier cycle's tree again, and a click on a guess (or Enter on it) opens it in 
 from __future__ import annotations
 
 import pytest
-from browser_checks import BORDER, PALETTE, WAIT_MS, needs_chromium
+from browser_checks import BORDER, PALETTE, WAIT_MS, needs_chromium, set_number
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -111,9 +111,7 @@ def test_sampled_tree_cycles_are_told_from_the_leaves_up(browser, url) -> None: 
     page = context.new_page()
     page.goto(url)
     page.wait_for_selector("#sv-run", timeout=WAIT_MS)
-    box = page.locator("#sv-temperature input[type=number]")
-    box.fill("1")
-    box.press("Enter")
+    set_number(page, "sv-temperature", 1)
     page.locator("#sv-drafter input").click()
     page.get_by_role("option", name="Draft tree (several guesses per step)", exact=True).click()
     for cycle in (1, 2, 3):

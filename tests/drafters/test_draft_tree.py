@@ -21,7 +21,7 @@ from specviz.core.tree import ROOT, DraftTree, TreeVerdict
 from specviz.core.tree_engine import tree_stream
 from specviz.drafters.draft_tree import DraftTreeDrafter, _Grower
 from specviz.drafters.registry import make_drafter
-from specviz.drafters.tree_growth import TREE_RULES, TreeGrowth
+from specviz.drafters.tree_growth import DRAWN_TREE_RULES, TreeGrowth
 from specviz.text import UserError
 
 
@@ -100,7 +100,7 @@ def sample_joint(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("tree_rule", TREE_RULES)
+@pytest.mark.parametrize("tree_rule", DRAWN_TREE_RULES)
 @pytest.mark.parametrize("widths", [(2, 2), (3, 1, 1)])
 def test_sampled_trees_emit_the_target_chain(widths: tuple[int, ...], tree_rule: str) -> None:
     pair = chain_pair()
@@ -113,7 +113,7 @@ def test_the_wrong_rule_fails_through_the_engine() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("tree_rule", TREE_RULES)
+@pytest.mark.parametrize("tree_rule", DRAWN_TREE_RULES)
 def test_dynamic_trees_emit_the_target_chain(tree_rule: str) -> None:
     """The dynamic tree at T > 0: child counts set per depth before drawing (from the tokens
     drawn at the depths before, siblings' included), none pruned."""

@@ -11,7 +11,7 @@ from specviz.core.cost_model import expected_tokens_per_pass
 from specviz.core.engine import speculative_generate
 from specviz.core.settings import GenerationSettings
 from specviz.drafters.draft_tree import DraftTreeDrafter
-from specviz.drafters.tree_growth import TREE_RULES, TreeGrowth
+from specviz.drafters.tree_growth import DRAWN_TREE_RULES, TreeGrowth
 from specviz.labs.speedup.tree_theory import (
     RankAcceptance,
     best_tree,
@@ -42,7 +42,7 @@ def test_alternatives_only_add_and_by_their_own_chance() -> None:
     assert tree_nodes((2, 2, 1)) == 2 + 4 + 4
 
 
-@pytest.mark.parametrize("rule", TREE_RULES)
+@pytest.mark.parametrize("rule", DRAWN_TREE_RULES)
 def test_a_measured_run_of_trees_bears_the_prediction_out(tiny_pair: TinyPair, rule: str) -> None:
     """Counts from sampled (2, 2, 1) trees predict the run's own tokens per pass, whichever
     rule tested them (from the leaves up, the counts are read from the kept path)."""

@@ -66,8 +66,8 @@ from specviz.drafters.base import DrafterSpec
 from specviz.drafters.draft_tree import tokens_above_floor
 from specviz.drafters.tree_growth import (
     COMPARED_BUDGETS,
+    DRAWN_TREE_RULES,
     MAX_NODES,
-    TREE_RULES,
     TreeGrowth,
     growth_of,
     rule_of,
@@ -375,11 +375,15 @@ def tree_specs(tree_spec: str, budgets: Sequence[int]) -> tuple[TreeGrowth, list
     growth = growth_of(spec)
     if spec.kind != "tree" or growth.widths:
         raise UserError("error.tree_lab.spec", spec=repr(tree_spec))
+    return growth, [f"tree:nodes={n},{_options_but_nodes(growth, spec)}" for n in budgets]
+
+
+def _options_but_nodes(growth: TreeGrowth, spec: DrafterSpec) -> str:
+    """The options every tree run of the lab shares: the growth's depth and topk, and the
+    verification rule where the spec names one other than the default."""
     rule = rule_of(spec)
-    named = "" if rule == TREE_RULES[0] else f",rule={rule}"
-    return growth, [
-        f"tree:nodes={n},depth={growth.depth},topk={growth.topk}{named}" for n in budgets
-    ]
+    named = "" if rule == DRAWN_TREE_RULES[0] else f",rule={rule}"
+    return f"depth={growth.depth},topk={growth.topk}{named}"
 
 
 def iter_tree_lab(
@@ -408,7 +412,6 @@ def iter_tree_lab(
     if prompt_ids.dim() != 2 or prompt_ids.shape[1] < 2:
         raise UserError("error.prompt_too_short")
     growth, specs = tree_specs(tree_spec, budgets)
-    shown_spec = specs[0].split(",", 1)[1]  # the options but nodes, as every tree run used them
     began = time.perf_counter()
     others = OthersShare()
     fixed = fixed_gamma(settings, gamma)  # the chain's model assumes γ drafts every cycle
@@ -568,7 +571,7 @@ def iter_tree_lab(
         Phrase("progress.done"),
         TreeLab(
             gamma=gamma,
-            tree_spec=shown_spec,
+            tree_spec=_options_but_nodes(growth, DrafterSpec.parse(tree_spec)),
             plain_tokens_per_s=plain.tokens_per_s,
             plain_new_tokens=plain.new_tokens,
             chain=chain,
