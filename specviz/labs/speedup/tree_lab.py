@@ -142,6 +142,7 @@ class Predicted:
     verify_cost: float  # the target's pass over the root and the nodes, likewise
     speedup: float
     prompt_cost: float = 0.0  # a run's one read of its prompt beyond plain decoding's, likewise
+    read: int = 0  # the tokens the target's pass reads: the root and the nodes (or guesses)
 
 
 @dataclass(frozen=True)
@@ -243,7 +244,7 @@ def predict_tree(
     read = tree.nodes if sent is None else max(1, round(sent))
     verify_s = forward_s(target_tree, read + 1)
     tau = tokens_per_pass_over(tree.tau * (1.0 if reached is None else reached), new_tokens)
-    return _predicted(nodes, tau, draft_s, verify_s, plain_step_s, new_tokens, prompt_s)
+    return _predicted(nodes, tau, draft_s, verify_s, plain_step_s, new_tokens, prompt_s, read + 1)
 
 
 def best_tree_for(acceptance: RankAcceptance, nodes: int, depth: int) -> BestTree:
@@ -281,7 +282,7 @@ def predict_chain(
     )
     draft_s = gamma * forward_s(draft, 1)
     verify_s = forward_s(target_chain, gamma + 1)
-    return _predicted(gamma, tau, draft_s, verify_s, plain_step_s, new_tokens, prompt_s)
+    return _predicted(gamma, tau, draft_s, verify_s, plain_step_s, new_tokens, prompt_s, gamma + 1)
 
 
 def _predicted(
@@ -292,6 +293,7 @@ def _predicted(
     plain_step_s: float,
     new_tokens: int | None = None,
     prompt_s: float = 0.0,
+    read: int = 0,
 ) -> Predicted:
     """A run of N tokens takes N/τ cycles and its prompt's extra read against plain decoding's
     N steps (plain's own prompt read is inside its step); without N, one cycle's τ tokens
@@ -303,7 +305,7 @@ def _predicted(
     else:
         speedup = tau * step / cycle_s
     prompt = prompt_s / step if new_tokens else 0.0
-    return Predicted(nodes, tau, draft_s / step, verify_s / step, speedup, prompt)
+    return Predicted(nodes, tau, draft_s / step, verify_s / step, speedup, prompt, read)
 
 
 @dataclass(frozen=True)
