@@ -82,14 +82,22 @@
   });
 
   // A cycle's tree in presentation mode is a short strip that scrolls: each tree drawn there
-  // opens on its root, centred (a tall tree's root is mid-height, under the strip's first lines).
+  // opens on its kept path, from the root to the token the pass added, centred (a tall tree's
+  // root is mid-height, under the strip's first lines, and its kept path may climb above it).
+  // Measured on screen, as the tree's plot may be drawn zoomed.
+  const KEPT = ["root", "accepted", "resampled", "bonus"]
+    .map((verdict) => `.sv-tnode[data-verdict="${verdict}"]`)
+    .join(", ");
   const centreRoots = () => {
     const strips = "#sv-page.sv-present #sv-cards .sv-tree-scroll:not([data-centred])";
     for (const strip of document.querySelectorAll(strips)) {
-      const root = strip.querySelector('.sv-tnode[data-verdict="root"]');
-      if (root === null || strip.clientHeight === 0) continue;
+      const kept = [...strip.querySelectorAll(KEPT)].map((node) => node.getBoundingClientRect());
+      if (kept.length === 0 || strip.clientHeight === 0) continue;
       strip.dataset.centred = "1";
-      strip.scrollTop = root.offsetTop - (strip.clientHeight - root.offsetHeight) / 2;
+      const top = Math.min(...kept.map((box) => box.top));
+      const bottom = Math.max(...kept.map((box) => box.bottom));
+      const offset = strip.getBoundingClientRect().top - strip.scrollTop;
+      strip.scrollTop = (top + bottom) / 2 - offset - strip.clientHeight / 2;
     }
   };
   // Once a frame at most, however many changes a render makes: a strip's height is read there.

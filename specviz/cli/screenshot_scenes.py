@@ -282,6 +282,20 @@ def tree_sampled(stage: Stage, out: Path) -> None:
     page.locator("#sv-cards").screenshot(path=str(out))
 
 
+def tree_present(stage: Stage, out: Path) -> None:
+    """Presentation mode at 1280x720 with the tree drafter, greedy, after three Steps: the
+    cycle's tree drawn large under its head line, opened on the kept path, and its cards."""
+    page = stage.open(1280, 720)
+    _choose_drafter(page, "tree")
+    page.locator("#sv-present-toggle input").check()
+    page.wait_for_selector("#sv-page.sv-present")
+    _step_cycles(page, 3, ".sv-tree")
+    page.wait_for_selector("#sv-cards .sv-tree-scroll[data-centred]")
+    _settled_live(page)
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(out))
+
+
 def tree_phone(stage: Stage, out: Path) -> None:
     """The tree drafter on a 390x844 phone, stepped twice: the second cycle's cards and tree,
     which scrolls sideways within its panel."""

@@ -106,6 +106,11 @@ SHOTS: dict[str, Shot] = {
         "the teaching tree at temperature 1, stepped to a cycle that struck a guess off",
         scenes.tree_sampled,
     ),
+    "tree-present": Shot(
+        ("screenshot-tree-present.png",),
+        "presentation mode at 1280x720 with the tree drafter, greedy, after three Steps",
+        scenes.tree_present,
+    ),
     "tree-phone": Shot(
         ("screenshot-tree-phone.png",),
         "the tree drafter on a 390x844 phone, stepped twice",

@@ -444,13 +444,19 @@ def cycle_cards_html(
     )
     heads_panel = heads_panel_html(cycle, (cycle,) if run is None else run, heads, lang=lang)
     panel = heads_panel + lookahead_panel_html(cycle, lang=lang)
-    # A cycle with a panel under its tree (Medusa's heads, lookahead's window) is laid out around
-    # it in presentation mode, to fit one screen (assets/specviz.css, .sv-with-panel).
-    wrap = "sv-cards-wrap sv-with-panel" if panel else "sv-cards-wrap"
+    # A tree cycle is laid out around its tree in presentation mode, to fit one screen: the tree
+    # under the cards, or beside them with a panel under both (Medusa's heads, lookahead's
+    # window); assets/specviz.css, .sv-tree-cycle and .sv-with-panel.
+    tree = tree_panel_html(cycle, lang=lang)
+    wrap = "sv-cards-wrap"
+    if panel:
+        wrap += " sv-with-panel"
+    elif tree:
+        wrap += " sv-tree-cycle"
     return (
         f'<div class="{wrap}" data-cycle="{cycle.index + 1}">'
         f'<div class="sv-cards-head">{head}{inspect}</div>{_short_draft_line(cycle, lang)}'
-        f'<div class="sv-cards">{"".join(cards)}</div>{tree_panel_html(cycle, lang=lang)}'
+        f'<div class="sv-cards">{"".join(cards)}</div>{tree}'
         f'{panel}<div class="sv-cards-foot">{foot}</div></div>'
     )
 

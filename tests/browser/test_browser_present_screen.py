@@ -1,7 +1,8 @@
 """Presentation mode on one screen, in Debian's chromium, on the tiny pair in English and Japanese:
 at 1280×720 and at 150 % zoom (853×480 CSS pixels) the control bar is one line and the current
-cycle's cards end above the window's bottom edge with no scrolling; a clicker's keys step, go back
-and start and pause the autoplay."""
+cycle's cards end above the window's bottom edge with no scrolling, and a tree cycle's tree, drawn
+larger, right under its head line; a clicker's keys step, go back and start and pause the
+autoplay."""
 
 from __future__ import annotations
 
@@ -190,4 +191,65 @@ def test_a_long_run_keeps_the_cycle_on_one_screen(browser, site, window, fable):
     if fable:
         assert shown["fable"] is not None and shown["stream"]["bottom"] <= shown["fable"]["top"]
     assert shown["lastCard"] is not None and shown["lastCard"] <= shown["height"], shown
+    context.close()
+
+
+# A tree cycle's head, tree strip, kept path (the root, the kept guesses and the token after them),
+# a guess's chip, the cards drawn, and whether the page scrolls sideways.
+TREE_JS = """
+() => {
+  const box = (el) => el.getBoundingClientRect();
+  const wrap = document.querySelector('#sv-cards .sv-cards-wrap');
+  const strip = wrap.querySelector('.sv-tree-scroll');
+  const kept = ['root', 'accepted', 'resampled', 'bonus'].flatMap((verdict) =>
+    [...strip.querySelectorAll(`.sv-tnode[data-verdict="${verdict}"]`)]);
+  const cards = [...wrap.querySelectorAll('.sv-card')].filter((c) => c.offsetParent !== null);
+  const edge = (b) => ({top: b.top, bottom: b.bottom});
+  return {
+    head: box(wrap.querySelector('.sv-cards-head')).bottom,
+    strip: edge(box(strip)),
+    kept: kept.map((chip) => edge(box(chip))),
+    chip: box(strip.querySelector('.sv-tnode[data-node="n0"]')).height,
+    cards: cards.length,
+    lastCard: cards.length ? Math.max(...cards.map((card) => box(card).bottom)) : null,
+    height: window.innerHeight,
+    sideways: document.documentElement.scrollWidth - window.innerWidth,
+  };
+}
+"""
+
+
+@pytest.mark.parametrize("window", list(WINDOWS))
+def test_a_tree_cycle_shows_its_tree_on_the_first_screen(browser, site, window):  # type: ignore[no-untyped-def]
+    """Three Steps with the tree drafter: the tree comes right under the head line, drawn larger
+    than on the page (a chip a third taller on screen, in device pixels), and its strip ends on
+    screen, opened on the kept path; at 1280x720 the kept path's cards follow on the same
+    screen, on a short screen the tree takes their place."""
+    context, page = open_at(browser, site, "en", window)
+    page.goto(site + PAGES["en"] + "&drafter=tree")
+    page.wait_for_selector("#sv-run")
+    present_on(page)
+    for cycle in (1, 2, 3):
+        page.locator("#sv-step").click()
+        wait_for_cycles(page, cycle)
+    page.wait_for_selector("#sv-cards .sv-cards-wrap.sv-tree-cycle[data-cycle='3']")
+    page.wait_for_selector("#sv-cards .sv-tree-scroll[data-centred]")
+    settled(page, "#sv-tab-live")
+    page.evaluate("window.scrollTo(0, 0)")
+    shown = page.evaluate(TREE_JS)
+    scale = WINDOWS[window][1]
+    assert shown["head"] <= shown["strip"]["top"] and shown["strip"]["bottom"] <= shown["height"]
+    assert shown["sideways"] <= 0, shown
+    assert shown["chip"] * scale >= 26 * 1.3 - 0.5, shown  # the page draws a chip 26 px tall
+    # The strip opened on the kept path: as much of it as the strip holds, centred (the whole
+    # path when it fits; at least its middle when it does not).
+    top = min(chip["top"] for chip in shown["kept"])
+    bottom = max(chip["bottom"] for chip in shown["kept"])
+    inside = shown["strip"]["top"] - 1 <= top and bottom <= shown["strip"]["bottom"] + 1
+    middle = (top + bottom) / 2
+    assert inside or shown["strip"]["top"] <= middle <= shown["strip"]["bottom"], shown
+    if window == "1280x720":
+        assert shown["cards"] >= 1 and shown["lastCard"] <= shown["height"], shown
+    else:
+        assert shown["cards"] == 0, shown
     context.close()
