@@ -19,9 +19,11 @@ is placed, which is what lets the tokens be drawn:
   chosen, and the recursive rule tests each child one-hot (accepted with p'(x), a rejection
   removes x from p'), the same law as the target-only walk: exact for any tree;
 - ``q=heads`` at a temperature above 0: each node's children are drawn from the next head's q
-  one after another without replacement, and recursive rejection sampling tests them against q
-  (specviz.core.tree), exact because how many children a node has was fixed before they were
-  drawn.
+  one after another without replacement and tested against q, from the leaves up
+  (``rule=traversal``, the default, specviz.core.tree_traversal) or siblings in turn from the
+  root (``rule=recursive``, recursive rejection sampling, specviz.core.tree); both exact
+  because how many children a node has was fixed before they were drawn (none under a token
+  that ends the text: fixed by the node's own token, drawn before them).
 
 The first cycle has no verified state yet: its tree is empty, the target's first forward reads
 the prompt and emits one token, and every later cycle drafts from the state that forward left.
@@ -45,7 +47,13 @@ from specviz.core.settings import GenerationSettings
 from specviz.core.tree import ROOT, DraftTree, without
 from specviz.drafters.base import DrafterSpec
 from specviz.drafters.layer_skip import WAITS_FOR_PREFILL
-from specviz.drafters.tree_growth import MAX_NODES, MAX_WIDTH, whole_option
+from specviz.drafters.tree_growth import (
+    DRAWN_TREE_RULES,
+    MAX_NODES,
+    MAX_WIDTH,
+    rule_of,
+    whole_option,
+)
 from specviz.models.heads.block import MedusaHeads
 from specviz.models.heads.report import TRAIN_COMMAND, HeadsAgreement, heads_agreement
 from specviz.models.heads.store import heads_folder, load_heads, read_report
@@ -73,10 +81,11 @@ class MedusaOptions:
     topk: int = DEFAULT_TOPK  # guesses each head offers (children per node at most)
     heads: int | None = None  # heads used (the tree's depth); None: all that were trained
     q: str = DEFAULT_Q  # "heads": draw and test against the heads' q; "none": choose, one-hot
+    rule: str = DRAWN_TREE_RULES[0]  # how a tree drawn with q=heads is tested (module doc)
 
     @classmethod
     def from_spec(cls, spec: DrafterSpec) -> MedusaOptions:
-        spec.check_options("nodes", "topk", "heads", "q")
+        spec.check_options("nodes", "topk", "heads", "q", "rule")
         q = spec.option("q", DEFAULT_Q).lower()
         if q not in Q_CHOICES:
             raise UserError("error.medusa.q", got=repr(q), choices=", ".join(Q_CHOICES))
@@ -86,11 +95,13 @@ class MedusaOptions:
             topk=whole_option(spec, "topk", DEFAULT_TOPK, 1, MAX_WIDTH),
             heads=whole_option(spec, "heads", 1, 1, 16) if heads else None,
             q=q,
+            rule=rule_of(spec),
         )
 
     def __str__(self) -> str:
         heads = "" if self.heads is None else f",heads={self.heads}"
-        return f"nodes={self.nodes},topk={self.topk}{heads},q={self.q}"
+        rule = f",rule={self.rule}" if self.q == "heads" else ""
+        return f"nodes={self.nodes},topk={self.topk}{heads},q={self.q}{rule}"
 
 
 def best_candidates(
@@ -275,6 +286,7 @@ class MedusaDrafter:
             drafter=self.kind,
             shape=str(self.options),
             ended_by=ended_by,
+            rule=self.options.rule,
         )
 
 

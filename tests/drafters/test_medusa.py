@@ -1,7 +1,7 @@
 """The medusa drafter: the tree it builds from the heads' guesses, that it drafts from the
 target's verified state, and that decoding stays exact (greedy equality on tiny Qwen2 models
-through both forwards, the target chain's law at temperature 1 with either rule, and a wrong
-rule that must fail)."""
+through both forwards, the target chain's law at temperature 1 with chosen guesses and with
+drawn ones under either rule, and a wrong rule that must fail)."""
 
 from __future__ import annotations
 
@@ -24,8 +24,9 @@ from specviz.drafters.medusa import MedusaDrafter, MedusaOptions, best_candidate
 from specviz.drafters.registry import check_drafter_spec, make_drafter, trained_agreement
 from specviz.models.heads.block import MedusaHeads
 from specviz.models.heads.report import heads_agreement
-from specviz.text import UserError
+from specviz.text import UserError, t_html
 from specviz.views.head_scores import run_agreement
+from specviz.views.run_html import cycle_cards_html
 
 PROMPT = torch.tensor([list(b"def add(a, b):\n    return")])
 
@@ -49,10 +50,18 @@ def test_a_candidate_that_ends_the_text_gets_no_children() -> None:
 
 
 def test_the_spec_options_are_checked() -> None:
-    assert MedusaOptions.from_spec(check_drafter_spec("medusa:nodes=8,q=heads")) == MedusaOptions(
-        nodes=8, q="heads"
-    )
-    for bad in ("medusa:q=maybe", "medusa:nodes=0", "medusa:topk=99", "medusa:width=3"):
+    drawn = MedusaOptions.from_spec(check_drafter_spec("medusa:nodes=8,q=heads"))
+    assert drawn == MedusaOptions(nodes=8, q="heads", rule="traversal")
+    assert str(drawn) == "nodes=8,topk=4,q=heads,rule=traversal"
+    turns = MedusaOptions.from_spec(check_drafter_spec("medusa:q=heads,rule=recursive"))
+    assert turns.rule == "recursive" and str(MedusaOptions()).endswith("q=none")
+    for bad in (
+        "medusa:q=maybe",
+        "medusa:nodes=0",
+        "medusa:topk=99",
+        "medusa:width=3",
+        "medusa:q=heads,rule=sideways",
+    ):
         with pytest.raises(UserError):
             check_drafter_spec(bad)
 
@@ -191,7 +200,9 @@ def law_of_last_three(transition: torch.Tensor) -> dict[tuple[int, ...], float]:
     return law
 
 
-def sample_last_three(q: str, samples: int, rule=None) -> Counter[tuple[int, ...]]:  # type: ignore[no-untyped-def]
+def sample_last_three(
+    q: str, samples: int, rule=None, name="traversal"
+) -> Counter[tuple[int, ...]]:  # type: ignore[no-untyped-def]
     pair = chain_with_states()
     # Heads whose guesses differ from the chain's law: q must matter for the rule.
     heads = random_heads(2, CHAIN_VOCAB, seed=5, scale=2.0)
@@ -200,12 +211,15 @@ def sample_last_three(q: str, samples: int, rule=None) -> Counter[tuple[int, ...
         settings = GenerationSettings(
             temperature=1.0, max_new_tokens=TOKENS, seed=seed, stop_on_eos=False
         )
-        drafter = MedusaDrafter(heads, MedusaOptions(nodes=4, topk=2, q=q))
+        drafter = MedusaDrafter(heads, MedusaOptions(nodes=4, topk=2, q=q, rule=name))
         cycles = list(tree_stream(pair, torch.tensor([[0, 1]]), settings, drafter, rule))
         emitted = [token.token_id for cycle in cycles for token in cycle.emitted]
         counts[tuple(emitted[1:])] += 1
         if seed == 0:
             assert any(cycle.tree and cycle.tree.nodes for cycle in cycles)
+            if rule is None:  # the engine ran the rule the drafter named
+                rules = {cycle.tree.rule for cycle in cycles if cycle.tree and cycle.tree.nodes}
+                assert rules == {name if q == "heads" else "recursive_one_hot"}
     return counts
 
 
@@ -217,9 +231,11 @@ def p_value(counts: Counter[tuple[int, ...]]) -> float:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("q", ["heads", "none"])
-def test_sampled_medusa_trees_emit_the_target_chain(q: str) -> None:
-    assert p_value(sample_last_three(q, 2500)) > 0.001
+@pytest.mark.parametrize(
+    ("q", "name"), [("heads", "traversal"), ("heads", "recursive"), ("none", "traversal")]
+)
+def test_sampled_medusa_trees_emit_the_target_chain(q: str, name: str) -> None:
+    assert p_value(sample_last_three(q, 2500, name=name)) > 0.001
 
 
 def resample_from_p(tree: DraftTree, q_rows, p_rows, sampler: Sampler) -> TreeVerdict:  # type: ignore[no-untyped-def]
@@ -245,7 +261,7 @@ def test_drawn_children_are_distinct_and_within_the_budget(
     settings = GenerationSettings(temperature=1.0, seed=3, max_new_tokens=24, stop_on_eos=False)
     drafter = MedusaDrafter(heads_for_tiny_target, MedusaOptions(nodes=6, topk=3, q="heads"))
     cycles = list(speculative_generate(tiny_pair_module, PROMPT, settings, drafter))
-    assert any(cycle.tree and cycle.tree.rule == "recursive" for cycle in cycles)
+    assert any(cycle.tree and cycle.tree.rule == "traversal" for cycle in cycles)
     for cycle in cycles:
         nodes = cycle.tree.nodes if cycle.tree else ()
         assert len(nodes) <= 6
@@ -254,6 +270,11 @@ def test_drawn_children_are_distinct_and_within_the_budget(
             assert len(tokens) == len(set(tokens)) <= 3
         assert all(node.q_draft > 0 for node in nodes)
         assert all(math.isfinite(node.p_target) for node in nodes)
+    # told as the tree drafter's drawn trees are: from the leaves up, beside the heads' panel
+    drawn = next(cycle for cycle in cycles if cycle.tree and cycle.tree.nodes)
+    for lang in ("en", "ja"):
+        cards = cycle_cards_html(drawn, lang=lang, run=cycles)
+        assert str(t_html("tree.rule.traversal", lang)) in cards and 'class="sv-heads' in cards
 
 
 @pytest.mark.slow
