@@ -111,7 +111,11 @@ def add_measure_commands(commands: Any) -> None:
         _tree_rules,
     )
     _sampled_prompts(rules)
-    rules.add_argument("--drafter", default="tree", help="a tree drafter spec (tree:nodes=32)")
+    rules.add_argument(
+        "--drafter",
+        default="tree",
+        help="a drafter that draws trees: tree (tree:nodes=32) or medusa:q=heads",
+    )
     rules.add_argument("--seed", type=int, default=0, help="each prompt's first run's")
     rules.add_argument("--seeds", type=int, default=2, help="runs of each prompt: seed, seed + 1…")
     rules.add_argument("--max-new-tokens", type=int, default=96)

@@ -1,9 +1,10 @@
 """Tokens per target pass that the two exact rules for drawn trees keep on the same real trees.
 
-The tree drafter's trees, drawn at T > 0 and verified by the engine as the app runs them, are
-each priced twice before the engine decides them: the expected tokens of the pass (the kept
-path and the token after it) under recursive rejection sampling (siblings in turn from the
-root, specviz.core.tree) and under the leaf-to-root walk (specviz.core.tree_traversal). Both
+The trees the tree drafter (or Medusa with ``q=heads``) draws at T > 0, verified by the engine
+as the app runs them, are each priced twice before the engine decides them: the expected tokens
+of the pass (the kept path and the token after it) under recursive rejection sampling (siblings
+in turn from the root, specviz.core.tree) and under the leaf-to-root walk
+(specviz.core.tree_traversal). Both
 are exact sums over the rule's own chances, not dice, so the rules are compared on the very
 same trees without the noise of sampling; which trees arise follows the run, which goes on
 with the drafter's own rule. Each rule's own verification of each tree is timed too (the
@@ -25,11 +26,19 @@ from specviz.core.engine import ModelPairLike
 from specviz.core.proposal import TreeDrafter
 from specviz.core.sampling import Sampler
 from specviz.core.settings import GenerationSettings
-from specviz.core.tree import ROOT, DraftTree, TreeVerdict, positive_residual, without
+from specviz.core.tree import (
+    ROOT,
+    DraftTree,
+    TreeVerdict,
+    positive_residual,
+    verify_tree_recursive,
+    without,
+)
 from specviz.core.tree_engine import SAMPLED_RULES, tree_stream
 from specviz.core.tree_traversal import Traversal
 from specviz.drafters.base import DrafterSpec
 from specviz.drafters.draft_tree import DraftTreeDrafter
+from specviz.drafters.medusa import MedusaDrafter, MedusaOptions
 from specviz.drafters.registry import make_drafter
 from specviz.drafters.tree_growth import rule_of
 from specviz.text import UserError
@@ -94,7 +103,8 @@ class RulePricer:
         sampler: Sampler,
     ) -> TreeVerdict:
         if q_rows is None:
-            raise ValueError("the rules compared here test children drawn from q")
+            # Not drawn (Medusa's first, empty tree): decided as the engine would, not priced.
+            return verify_tree_recursive(tree, None, p_rows, sampler)
         self.recursive.append(recursive_expected_tokens(tree, q_rows, p_rows))
         self.traversal.append(traversal_expected_tokens(tree, q_rows, p_rows))
         dice = torch.Generator(device=p_rows.device).manual_seed(len(self.recursive))
@@ -135,10 +145,14 @@ def check_rules_settings(settings: GenerationSettings, drafter: str, seeds: int)
     if seeds < 1:
         raise UserError("error.measure.seeds", got=seeds)
     spec = DrafterSpec.parse(drafter)
-    if spec.kind != DraftTreeDrafter.kind:
-        raise UserError("error.measure.rules_drafter", got=repr(drafter))
-    DraftTreeDrafter.check_spec(spec)
-    return rule_of(spec)
+    if spec.kind == DraftTreeDrafter.kind:
+        DraftTreeDrafter.check_spec(spec)
+        return rule_of(spec)
+    if spec.kind == MedusaDrafter.kind:
+        options = MedusaOptions.from_spec(spec)
+        if options.q == "heads":  # drawn from the heads' q; q=none chooses, and is not drawn
+            return options.rule
+    raise UserError("error.measure.rules_drafter", got=repr(drafter))
 
 
 def tree_rules(

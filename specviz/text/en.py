@@ -2041,7 +2041,7 @@ TABLE = MappingProxyType(
         "error.measure.headroom_greedy": "tree-headroom counts how often a draft's later guesses are kept when the target samples: give --temperature above 0 (greedy, a tree keeps the target's first choice wherever the draft ranks it)",
         "error.measure.rules_greedy": "tree-rules compares the rules for trees drawn at a temperature above 0: give --temperature above 0",
         "error.measure.seeds": "seeds must be at least 1 (runs of each prompt), got {got}",
-        "error.measure.rules_drafter": "tree-rules prices the tree drafter's trees: give tree or tree with its options (tree:nodes=16), got {got}",
+        "error.measure.rules_drafter": "tree-rules prices drawn trees: give tree (tree:nodes=16 ...) or medusa drawing from its heads (medusa:q=heads), got {got}",
         "error.measure.draws": "draws must be at least 1 (the root tests counted at each position), got {got}",
         "error.measure.draft_temperatures": "draft temperatures are numbers above 0, comma-separated (1,0.8,0.6), got {got}",
         "error.advisor.no_drafters": "the advisor needs at least one drafter to compare",

@@ -1379,7 +1379,7 @@ TABLE = MappingProxyType(
         "error.measure.headroom_greedy": "tree-headroom は、ターゲットがサンプリングするときにドラフトの 2 番目以降の候補がどれだけ採択されるかを数えます。--temperature に 0 より大きい値を指定してください（貪欲法では、ドラフトの順位にかかわらずターゲットの第一候補が残ります）",
         "error.measure.rules_greedy": "tree-rules は温度 0 より上で引いたツリーの規則を比べます。--temperature に 0 より大きい値を指定してください",
         "error.measure.seeds": "seeds は 1 以上です（各プロンプトの実行回数）。指定：{got}",
-        "error.measure.rules_drafter": "tree-rules は tree ドラフターのツリーを評価します。tree かオプション付きの tree（tree:nodes=16）を指定してください。指定：{got}",
+        "error.measure.rules_drafter": "tree-rules は引いて作ったツリーを評価します。tree（tree:nodes=16 など）か、ヘッドから引く medusa（medusa:q=heads）を指定してください。指定：{got}",
         "error.measure.draws": "draws は 1 以上です（各位置で数える根の検定の回数）。指定：{got}",
         "error.measure.draft_temperatures": "ドラフトの温度は 0 より大きい数をカンマ区切りで指定します（1,0.8,0.6）。指定：{got}",
         "error.advisor.no_drafters": "アドバイザーには比べるドラフターが少なくとも1つ必要です",

@@ -7,6 +7,8 @@ import json
 
 import pytest
 import torch
+from medusa_models import fitted_heads
+from tiny_models import TinyPair
 
 from specviz.cli.main import main
 from specviz.core.sampling import Sampler
@@ -14,9 +16,11 @@ from specviz.core.settings import GenerationSettings
 from specviz.core.tree import DraftTree, positive_residual, verify_tree_recursive
 from specviz.core.tree_engine import tree_stream
 from specviz.core.tree_traversal import verify_tree_traversal
+from specviz.drafters.medusa import MedusaDrafter, MedusaOptions
 from specviz.drafters.registry import make_drafter
 from specviz.measure.tree_rules import (
     RulePricer,
+    check_rules_settings,
     recursive_expected_tokens,
     traversal_expected_tokens,
     tree_rules,
@@ -93,6 +97,7 @@ def test_greedy_other_drafters_and_no_seeds_are_refused(pair: object) -> None:
     for settings, drafter, seeds in (
         (greedy, "tree", 1),
         (sampled, "draft-model", 1),
+        (sampled, "medusa", 1),  # the heads' top guesses chosen: no tree drawn
         (sampled, "tree", 0),
     ):
         with pytest.raises(UserError):
@@ -112,7 +117,7 @@ def test_the_command_prints_each_prompt_and_the_task(
     assert main([*args, "--temperature", "0"]) == 2
     assert "give --temperature above 0" in capsys.readouterr().err
     assert main([*args, "--drafter", "lookup"]) == 2
-    assert "tree-rules prices the tree drafter's trees" in capsys.readouterr().err
+    assert "tree-rules prices drawn trees" in capsys.readouterr().err
 
 
 def test_pricing_and_timing_leave_the_runs_dice_alone(pair: object) -> None:
@@ -129,3 +134,23 @@ def test_pricing_and_timing_leave_the_runs_dice_alone(pair: object) -> None:
     pricer = RulePricer("traversal")
     assert emitted(pricer) == emitted(None)
     assert len(pricer.recursive) == len(pricer.seconds["traversal"]) >= 2
+
+
+def test_medusas_drawn_trees_are_priced_as_the_tree_drafters_are(pair: TinyPair) -> None:
+    """medusa:q=heads passes the command's check with its own rule; its trees, drawn from the
+    heads, priced under both rules without changing what the run emits."""
+    settings = GenerationSettings(temperature=1.0, max_new_tokens=16, seed=3, stop_on_eos=False)
+    assert check_rules_settings(settings, "medusa:q=heads", 1) == "traversal"
+    assert check_rules_settings(settings, "medusa:q=heads,rule=recursive", 1) == "recursive"
+    heads = fitted_heads(pair.target, count=3)
+    prompt = torch.tensor([list(b"def add(a, b):")])
+
+    def emitted(rule: RulePricer | None) -> list[int]:
+        drafter = MedusaDrafter(heads, MedusaOptions(nodes=6, topk=3, q="heads"))
+        cycles = tree_stream(pair, prompt, settings, drafter, rule)
+        return [token.token_id for cycle in cycles for token in cycle.emitted]
+
+    pricer = RulePricer("traversal")
+    assert emitted(pricer) == emitted(None)
+    assert len(pricer.recursive) >= 2
+    assert all(1.0 <= value <= 7.0 for value in (*pricer.recursive, *pricer.traversal))
