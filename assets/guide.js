@@ -69,17 +69,24 @@
     const reason = (el) => clean(el?.querySelector(".sv-card-reason"));
     const tokens = clean(wrap.querySelector(".sv-cards-new"));
     const stretch = document.querySelector(`#sv-stream .sv-cycle[data-cycle="${cycle}"]`);
+    // A tree cycle's guesses are its tree's (the cards follow the kept branch alone).
+    const grown = wrap.querySelector(".sv-tree");
+    const tree = Number(grown?.dataset.nodes ?? 0) > 0 ? grown : null;
+    const count = (verdict) => tree.querySelectorAll(`.sv-tnode[data-verdict="${verdict}"]`).length;
     const list = [
-      { name: "draft", anchors: [stretch ?? row], values: { cycle, drafted: drafts.length } },
+      tree
+        ? { name: "draft.tree", anchors: [tree], values: { cycle, nodes: tree.dataset.nodes } }
+        : { name: "draft", anchors: [stretch ?? row], values: { cycle, drafted: drafts.length } },
       {
-        name: "verify",
+        name: tree ? "verify.tree" : "verify",
         anchors: [row],
         values: { first: line(drafts[0]?.querySelector(".sv-card-nums")) },
       },
     ];
     if (judged !== undefined) {
+      const path = tree?.dataset.rule === "traversal"; // kept a whole branch at a time
       list.push({
-        name: rolled ? "die" : "die.greedy",
+        name: rolled ? (path ? "die.path" : "die") : "die.greedy",
         // The ring marks the bar and its tick; the callout stands beside the whole card, so
         // the card's token and verdict stay in sight.
         anchors: [rolled?.querySelector(".sv-bar") ?? judged],
@@ -88,7 +95,13 @@
       });
     }
     list.push(
-      rejected
+      tree
+        ? {
+            name: "reject.tree",
+            anchors: [tree],
+            values: { rejected: count("rejected"), untested: count("untested") },
+          }
+        : rejected
         ? {
             name: "reject",
             anchors: [rejected, resampled ?? rejected],

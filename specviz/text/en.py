@@ -1350,17 +1350,37 @@ TABLE = MappingProxyType(
             "{drafted}): quick, cheap bets on what comes next. They land in the text after the "
             "mark {cycle}, coloured by what became of them."
         ),
+        "tour.draft.tree.title": "The draft grows a tree of guesses",
+        "tour.draft.tree.body": (
+            "In cycle {cycle} the small draft model drew a tree of {nodes} guesses rather than one "
+            "line: for some positions it offered two or more candidates, each branch a different "
+            "continuation. The tree under the cards shows every branch; the branch the target kept "
+            "lands in the text after the mark {cycle}."
+        ),
         "tour.verify.title": "The target checks them in one pass",
         "tour.verify.body": (
             "The large target model read every guess in a single forward pass, in about the time "
             "it takes to write one token. Each card sets the draft's probability q of its guess "
             "beside the target's p; for the first: {first}."
         ),
+        "tour.verify.tree.body": (
+            "The large target model read the whole tree in a single forward pass, each guess "
+            "seeing only the branch above it. The cards follow the branch it kept, each setting "
+            "the draft's probability q of its guess beside the target's p; for the first: {first}."
+        ),
         "tour.die.title": "A die against each bar",
         "tour.die.body": (
             "A guess is kept with chance min(1, p/q): the bar's filled part. A uniform die u lands "
             "on the bar (the tick): inside the fill the guess is kept, past it the guess is "
             "rejected. Draft {position}: {reason}."
+        ),
+        "tour.die.path.title": "A die against a whole path",
+        "tour.die.path.body": (
+            "Tested from the leaves up, a whole branch is kept at once, with the chance of keeping "
+            "its whole path (p/q multiplied down it, at most 1 at each step): the bar's filled "
+            "part. A uniform die u lands on the bar (the tick): inside the fill the branch is "
+            "kept; past it the leaf is struck off and the next one is tested with what was left. "
+            "Draft {position}: {reason}."
         ),
         "tour.die.greedy.title": "No die at temperature 0",
         "tour.die.greedy.body": (
@@ -1372,6 +1392,12 @@ TABLE = MappingProxyType(
             "Draft {position}, “{rejected}”, was rejected, so every guess after it is thrown away "
             "unchecked. The target wrote “{resampled}” in its place: {why}. The text that comes out "
             "follows exactly the law of the target writing alone."
+        ),
+        "tour.reject.tree.title": "One branch kept, the rest dropped",
+        "tour.reject.tree.body": (
+            "In the tree, {rejected} guesses lost their test (struck through) and {untested} were "
+            "never tested (faint): the target keeps one branch, drawn thick, and drops the rest. "
+            "The text that comes out still follows exactly the law of the target writing alone."
         ),
         "tour.reject.none.title": "No rejection this cycle",
         "tour.reject.none.body": (

@@ -19,15 +19,20 @@ from specviz.views.token_text import esc
 SEEN_KEY = "specviz.guide.seen"
 
 # The callouts, each (name, title key, body key), in the order they show. A name with a suffix is
-# a variant the script picks by what the cycle on the page holds: no die at temperature 0, no
-# rejection, no bonus after a rejection or at the end of the run.
+# a variant the script picks by what the cycle on the page holds: a tree of guesses, a path tested
+# from the leaves up, no die at temperature 0, no rejection, no bonus after a rejection or at the
+# end of the run.
 CALLOUTS = (
     ("intro", "tour.intro.title", "tour.intro.body"),
     ("draft", "tour.draft.title", "tour.draft.body"),
+    ("draft.tree", "tour.draft.tree.title", "tour.draft.tree.body"),
     ("verify", "tour.verify.title", "tour.verify.body"),
+    ("verify.tree", "tour.verify.title", "tour.verify.tree.body"),
     ("die", "tour.die.title", "tour.die.body"),
+    ("die.path", "tour.die.path.title", "tour.die.path.body"),
     ("die.greedy", "tour.die.greedy.title", "tour.die.greedy.body"),
     ("reject", "tour.reject.title", "tour.reject.body"),
+    ("reject.tree", "tour.reject.tree.title", "tour.reject.tree.body"),
     ("reject.none", "tour.reject.none.title", "tour.reject.none.body"),
     ("bonus", "tour.bonus.title", "tour.bonus.body"),
     ("bonus.none", "tour.bonus.none.title", "tour.bonus.none.body"),

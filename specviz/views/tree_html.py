@@ -208,7 +208,8 @@ def tree_panel_html(cycle: Cycle | None, *, lang: str = DEFAULT_LANGUAGE) -> str
     )
     rule = t_html(_RULES[record.rule], lang)
     return (
-        f'<div class="sv-tree" data-nodes="{len(record.nodes)}" data-kept="{kept}">'
+        f'<div class="sv-tree" data-nodes="{len(record.nodes)}" data-kept="{kept}" '
+        f'data-rule="{esc(record.rule)}">'
         f'<div class="sv-tree-head">{head}</div><div class="sv-tree-rule">{rule}</div>'
         f'<div class="sv-tree-scroll"><div class="sv-tree-plot" '
         f'style="width:{width}px;height:{height}px">'

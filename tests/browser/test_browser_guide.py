@@ -36,10 +36,14 @@ BOXES_JS = """
   const elements = {
     intro: ['#sv-step'],
     draft: [`#sv-stream .sv-cycle[data-cycle="${cycle}"]`],
+    'draft.tree': ['#sv-cards .sv-tree'],
     verify: ['#sv-cards .sv-cards'],
+    'verify.tree': ['#sv-cards .sv-cards'],
     die: ['#sv-cards .sv-card[data-pos] .sv-bar'],
+    'die.path': ['#sv-cards .sv-card[data-pos] .sv-bar'],
     'die.greedy': ['#sv-cards .sv-card[data-pos]:not([data-origin="untested"])'],
     reject: [card('rejected'), card('resampled')],
+    'reject.tree': ['#sv-cards .sv-tree'],
     'reject.none': ['#sv-cards .sv-cards'],
     bonus: [card('bonus')],
     'bonus.none': [card('resampled')],
@@ -50,7 +54,8 @@ BOXES_JS = """
     right: Math.max(...boxes.map((b) => b.right)), bottom: Math.max(...boxes.map((b) => b.bottom)),
   });
   // The die's callout stands beside the card whose bar it marks.
-  const bar = name === 'die' ? document.querySelector('#sv-cards .sv-card[data-pos] .sv-bar') : null;
+  const rolled = name === 'die' || name === 'die.path';
+  const bar = rolled ? document.querySelector('#sv-cards .sv-card[data-pos] .sv-bar') : null;
   const plain = (b) => ({left: b.left, top: b.top, right: b.right, bottom: b.bottom});
   return {
     element: union(elements),
@@ -78,6 +83,9 @@ PAGE_WORDS_JS = """
     judged: clean(judged.querySelector('.sv-card-reason')),
     resampled: clean(wrap.querySelector('.sv-card[data-origin="resampled"] .sv-card-reason')),
     tokens: clean(wrap.querySelector('.sv-cards-new')),
+    nodes: wrap.querySelector('.sv-tree')?.dataset.nodes,
+    struck: wrap.querySelectorAll('.sv-tree .sv-tnode[data-verdict="rejected"]').length,
+    unseen: wrap.querySelectorAll('.sv-tree .sv-tnode[data-verdict="untested"]').length,
   };
 }
 """
@@ -142,6 +150,12 @@ def walk(page, lang: str, by_key: bool = False) -> list[str]:  # type: ignore[no
     each against the page; the callouts' names."""
     names = []
     words = page.evaluate(PAGE_WORDS_JS)
+    tree = {
+        "draft.tree": t("tour.draft.tree.body", lang, cycle=words["cycle"], nodes=words["nodes"]),
+        "reject.tree": t(
+            "tour.reject.tree.body", lang, rejected=words["struck"], untested=words["unseen"]
+        ),
+    }
     while True:
         name = callout(page)
         names.append(name)
@@ -149,8 +163,11 @@ def walk(page, lang: str, by_key: bool = False) -> list[str]:  # type: ignore[no
         body = page.locator(f"{GUIDE} .sv-guide-body").inner_text()
         quoted = {
             "draft": f"γ = {words['drafted']}",
+            **tree,
             "verify": words["first"],
+            "verify.tree": words["first"],
             "die": words["judged"],
+            "die.path": words["judged"],
             "die.greedy": words["judged"],
             "reject": words["resampled"],
             "bonus": words["tokens"],
@@ -260,6 +277,33 @@ def test_the_guide_quotes_the_die_of_a_sampled_cycle(browser, site):  # type: ig
     assert names[2] == "die"  # sampled: a die against a bar, with its u tick
     page.keyboard.press("Escape")
     expect(page.locator(".sv-guide")).to_have_count(0)
+    context.close()
+
+
+def test_the_guide_tells_a_tree_cycle(browser, site):  # type: ignore[no-untyped-def]
+    """A tree cycle at temperature 1, stepped to one that kept a branch: the guide tells the tree
+    the draft grew (its guesses counted from the tree), the one pass over it, the die against
+    the whole path's chance, and how many guesses were struck off and never tested."""
+    from playwright.sync_api import expect
+
+    context, page = opened(
+        browser, site + PAGES["en"] + "&drafter=tree", viewport={"width": 1280, "height": 900}
+    )
+    set_number(page, "sv-temperature", 1)
+    for cycle in range(1, 9):
+        page.locator("#sv-step").click()
+        page.wait_for_selector(f'#sv-stream .sv-stream[data-cycles="{cycle}"]')
+        page.wait_for_selector(f"#sv-cards .sv-cards-wrap[data-cycle='{cycle}'] .sv-tree")
+        if int(page.locator("#sv-cards .sv-tree").get_attribute("data-kept") or 0) > 0:
+            break
+    settled(page, "#sv-page")
+    page.locator("#sv-guide-open").click()
+    expect(page.locator(GUIDE)).to_be_visible()
+    wait_for_callout(page, "draft.tree")
+    names = walk(page, "en")
+    assert names[:4] == ["draft.tree", "verify.tree", "die.path", "reject.tree"], names
+    assert names[4] in ("bonus", "bonus.none", "bonus.end")
+    page.keyboard.press("Escape")
     context.close()
 
 
