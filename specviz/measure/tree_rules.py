@@ -4,12 +4,11 @@ The trees the tree drafter (or Medusa with ``q=heads``) draws at T > 0, verified
 as the app runs them, are each priced twice before the engine decides them: the expected tokens
 of the pass (the kept path and the token after it) under recursive rejection sampling (siblings
 in turn from the root, specviz.core.tree) and under the leaf-to-root walk
-(specviz.core.tree_traversal). Both
-are exact sums over the rule's own chances, not dice, so the rules are compared on the very
-same trees without the noise of sampling; which trees arise follows the run, which goes on
-with the drafter's own rule. Each rule's own verification of each tree is timed too (the
-decision, not the target's forward), the median per prompt; a task's pooled row weighs each
-prompt's median by its trees.
+(specviz.core.tree_traversal). Both are exact sums over the rule's own chances, not dice, so the
+rules are compared on the very same trees without the noise of sampling; which trees arise
+follows the run, which goes on with the drafter's own rule. Each rule's own verification of
+each tree is timed too (the decision, not the target's forward), the median per prompt; a task's
+pooled row weighs each prompt's median by its trees.
 """
 
 from __future__ import annotations

@@ -445,7 +445,7 @@ def cycle_cards_html(
     heads_panel = heads_panel_html(cycle, (cycle,) if run is None else run, heads, lang=lang)
     panel = heads_panel + lookahead_panel_html(cycle, lang=lang)
     # A tree cycle is laid out around its tree in presentation mode, to fit one screen: the tree
-    # under the cards, or beside them with a panel under both (Medusa's heads, lookahead's
+    # above the cards, or beside them with a panel under both (Medusa's heads, lookahead's
     # window); assets/specviz.css, .sv-tree-cycle and .sv-with-panel.
     tree = tree_panel_html(cycle, lang=lang)
     wrap = "sv-cards-wrap"
