@@ -86,6 +86,12 @@ class DraftTreeDrafter:
         return growth_of(spec).size
 
     @classmethod
+    def drawn_tree_rule(cls, spec: DrafterSpec) -> str | None:
+        """How the trees it draws at T > 0 are tested (tree_growth.DRAWN_TREE_RULES)."""
+        cls.check_spec(spec)
+        return rule_of(spec)
+
+    @classmethod
     def from_spec(cls, spec: DrafterSpec, pair: ModelPairLike) -> DraftTreeDrafter:
         """The registry's factory: the pair's draft model, grown as the spec says."""
         growth = growth_of(spec)

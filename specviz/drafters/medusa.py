@@ -98,9 +98,14 @@ class MedusaOptions:
             rule=rule_of(spec),
         )
 
+    @property
+    def draws(self) -> bool:
+        """Its children are drawn from the heads' q at T > 0 (else chosen, tested one-hot)."""
+        return self.q == "heads"
+
     def __str__(self) -> str:
         heads = "" if self.heads is None else f",heads={self.heads}"
-        rule = f",rule={self.rule}" if self.q == "heads" else ""
+        rule = f",rule={self.rule}" if self.draws else ""
         return f"nodes={self.nodes},topk={self.topk}{heads},q={self.q}{rule}"
 
 
@@ -145,6 +150,13 @@ class MedusaDrafter:
     @classmethod
     def check_spec(cls, spec: DrafterSpec) -> None:
         MedusaOptions.from_spec(spec)
+
+    @classmethod
+    def drawn_tree_rule(cls, spec: DrafterSpec) -> str | None:
+        """How the trees it draws at T > 0 are tested (q=heads); None with q=none, which
+        chooses its guesses rather than drawing them."""
+        options = MedusaOptions.from_spec(spec)
+        return options.rule if options.draws else None
 
     @classmethod
     def most_guesses(cls, spec: DrafterSpec) -> int:
@@ -224,7 +236,7 @@ class MedusaDrafter:
             return self._proposal(DraftTree((), ()), torch.zeros(1, 1), False, began, ended_by)
         logits = self.heads.logits(self._hidden, self._output)[:depth]  # (D, V)
         q_heads = sampler.probs(logits)  # (D, V): head d + 1's law, as p is transformed
-        drawn = not sampler.greedy and self.options.q == "heads"
+        drawn = not sampler.greedy and self.options.draws
         top = torch.topk(q_heads, min(self.options.topk, q_heads.shape[-1]), dim=-1)
         values, ids = top.values.tolist(), top.indices.tolist()
         if drawn:

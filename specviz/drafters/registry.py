@@ -331,6 +331,15 @@ def trained_agreement(spec: str | DrafterSpec, pair: ModelPairLike) -> HeadsAgre
     return agreement
 
 
+def drawn_tree_rule(spec: str | DrafterSpec) -> str | None:
+    """How the trees a drafter of *spec* draws at T > 0 are tested ("traversal", "recursive"),
+    read from its spec without a model; None for a drafter that draws no trees."""
+    parsed = DrafterSpec.parse(spec) if isinstance(spec, str) else spec
+    entry = find_drafter(parsed.kind)
+    rule_of_spec = getattr(entry.load(), "drawn_tree_rule", None) if entry else None
+    return None if rule_of_spec is None else rule_of_spec(parsed)
+
+
 def make_drafter(spec: str | DrafterSpec, pair: ModelPairLike) -> Drafter | TreeDrafter:
     """A fresh drafter of spec's kind for pair; UserError naming the known kinds if unknown."""
     parsed = DrafterSpec.parse(spec) if isinstance(spec, str) else spec

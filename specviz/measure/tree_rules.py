@@ -35,11 +35,7 @@ from specviz.core.tree import (
 )
 from specviz.core.tree_engine import SAMPLED_RULES, tree_stream
 from specviz.core.tree_traversal import Traversal
-from specviz.drafters.base import DrafterSpec
-from specviz.drafters.draft_tree import DraftTreeDrafter
-from specviz.drafters.medusa import MedusaDrafter, MedusaOptions
-from specviz.drafters.registry import make_drafter
-from specviz.drafters.tree_growth import rule_of
+from specviz.drafters.registry import drawn_tree_rule, make_drafter
 from specviz.text import UserError
 
 
@@ -143,15 +139,10 @@ def check_rules_settings(settings: GenerationSettings, drafter: str, seeds: int)
         raise UserError("error.measure.rules_greedy")
     if seeds < 1:
         raise UserError("error.measure.seeds", got=seeds)
-    spec = DrafterSpec.parse(drafter)
-    if spec.kind == DraftTreeDrafter.kind:
-        DraftTreeDrafter.check_spec(spec)
-        return rule_of(spec)
-    if spec.kind == MedusaDrafter.kind:
-        options = MedusaOptions.from_spec(spec)
-        if options.q == "heads":  # drawn from the heads' q; q=none chooses, and is not drawn
-            return options.rule
-    raise UserError("error.measure.rules_drafter", got=repr(drafter))
+    rule = drawn_tree_rule(drafter)
+    if rule is None:
+        raise UserError("error.measure.rules_drafter", got=repr(drafter))
+    return rule
 
 
 def tree_rules(
