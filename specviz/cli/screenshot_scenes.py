@@ -129,6 +129,12 @@ def _choose_listed(page: Any, label: str) -> None:
     page.get_by_role("option", name=label, exact=True).click()
 
 
+def _presenting(page: Any) -> None:
+    """Tick presentation mode and wait for the page to take its layout."""
+    page.locator("#sv-present-toggle input").check()
+    page.wait_for_selector("#sv-page.sv-present")
+
+
 def _step_cycles(page: Any, steps: int, shown: str, wanted: str = "") -> None:
     """Press Step up to *steps* times, each time waiting for that cycle's *shown* part under the
     cards; stop early at a cycle where *wanted* is on the page."""
@@ -287,8 +293,7 @@ def tree_present(stage: Stage, out: Path) -> None:
     cycle's tree drawn large under its head line, opened on the kept path, and its cards."""
     page = stage.open(1280, 720)
     _choose_drafter(page, "tree")
-    page.locator("#sv-present-toggle input").check()
-    page.wait_for_selector("#sv-page.sv-present")
+    _presenting(page)
     _step_cycles(page, 3, ".sv-tree")
     page.wait_for_selector("#sv-cards .sv-tree-scroll[data-centred]")
     _settled_live(page)
@@ -362,8 +367,7 @@ def present(stage: Stage, out: Path, phone: Path) -> None:
     """Presentation mode at 1280x720 after three Steps, the whole cycle on one screen; then a
     390x844 phone after Run, scrolled where Run takes it (the status line over the stream)."""
     page = stage.open(1280, 720)
-    page.locator("#sv-present-toggle input").check()
-    page.wait_for_selector("#sv-page.sv-present")
+    _presenting(page)
     for cycle in (1, 2, 3):
         page.locator("#sv-step").click()
         page.wait_for_selector(f'#sv-stream .sv-stream[data-cycles="{cycle}"]', timeout=RUN_MS)
